@@ -1,0 +1,6 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Regenerate the build system: ./autogen.sh && ./configure && make
+set -e
+cd "$(dirname "$0")"
+autoreconf -fi

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmactl builtins: every command has the same signature and lives in its own
+ * file. The dispatcher (pmactl.c) has parsed the global options into ctx.
+ * A command returns the process exit status: 0 ok, 1 failed, 2 usage error.
+ */
+#ifndef PMAD_CMD_BUILTIN_H
+#define PMAD_CMD_BUILTIN_H
+
+#include <stdio.h>
+
+enum cmd_exit {
+	CMD_EXIT_OK = 0,
+	CMD_EXIT_FAIL = 1,
+	CMD_EXIT_USAGE = 2,
+};
+
+struct cmd_ctx {
+	int json;      /* -j/--json: one JSON document on stdout */
+	int human;     /* -H/--human: sizes with units in JSON too */
+	int is_tty;    /* stderr is a terminal: progress bars allowed */
+	const char *prog; /* "pmactl" */
+};
+
+int cmd_create(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_ns(int argc, char **argv, struct cmd_ctx *ctx);
+
+#endif

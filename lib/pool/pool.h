@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/pool: the pool format (layout.h): create, open, check, lock, regions.
+ *
+ * A struct pool is an open pool: every part opened, verified and mapped
+ * through lib/pmem. Functions return 0 or a negative errno and record a
+ * one-line message read with pool_errormsg(); each way open can fail has
+ * its own errno/message pair:
+ *   -EINVAL           not a pool (bad magic)
+ *   -EPROTONOSUPPORT  wrong format version / unknown incompatible feature
+ *   -EBADMSG          checksum mismatch (both header copies, or a part header)
+ *   -ENOENT           missing part (file gone) / no such file
+ *   -EXDEV            part belongs to another pool, or is the wrong index
+ *   -EIO              file smaller than its header claims
+ *   -EROFS            read-only file opened for writing
+ *   -ENOSPC           device or file system too small (create)
+ *   -EBUSY            locked by another process
+ *   -EEXIST           create: target exists (use POOL_CREATE_FORCE)
+ * Not thread-safe for concurrent open/close of the same struct pool; the
+ * accessors are read-only and safe from any thread.
+ */
+#ifndef PMAD_POOL_POOL_H
+#define PMAD_POOL_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pool/layout.h"
+#include "pmem/pm.h"
+
+struct pool;
+
+enum pool_create_flags {
+	POOL_CREATE_FORCE = 1 << 0, /* overwrite an existing file or pool */
+};
+
+/* progress callback for long operations: done/total bytes */
+typedef void (*pool_progress_fn)(uint64_t done, uint64_t total, void *arg);
+
+struct pool_create_params {
+	unsigned nparts;	   /* 1..POOL_MAX_PARTS */
+	const char *const *paths;  /* nparts paths; files or devdax devices */
+	const int *nodes;	   /* nparts NUMA nodes, -1 = detect; or NULL */
+	uint64_t part_size;	   /* bytes per file part (devdax: 0 = device
+				      size, else must fit the device) */
+	mode_t mode;		   /* file mode for new files, e.g. 0660 */
+	unsigned flags;		   /* enum pool_create_flags */
+	pool_progress_fn progress; /* may be NULL */
+	void *progress_arg;
+};
+
+/* create and open (exclusively locked) a new pool */
+int pool_create(const struct pool_create_params *params,
+		struct pool **ret_pool);
+
+enum pool_open_flags {
+	POOL_OPEN_RDONLY = 1 << 0, /* map read-only, shared lock */
+	POOL_OPEN_NOLOCK = 1 << 1, /* take no lock (pmad clients) */
+};
+/* open part 0 at path and every part its table names; verify everything */
+int pool_open(const char *path, unsigned flags, struct pool **ret_pool);
+/* unmap, unlock, close; *pool becomes NULL; accepts NULL */
+void pool_close(struct pool **pool);
+
+/* the current header (a DRAM copy; valid until the next update or close) */
+const struct pool_hdr *pool_header(const struct pool *pool);
+/* which copy is current (0 = A, 1 = B) and whether the other one is valid */
+unsigned pool_header_copy(const struct pool *pool);
+int pool_header_other_valid(const struct pool *pool);
+
+unsigned pool_part_count(const struct pool *pool);
+struct pm_map *pool_part_map(const struct pool *pool, unsigned part);
+const char *pool_part_path(const struct pool *pool, unsigned part);
+int pool_part_node(const struct pool *pool, unsigned part);
+/* granularity of the pool (the coarsest over its parts) */
+enum pm_granularity pool_granularity(const struct pool *pool);
+
+/* PM offset <-> address; NULL / 0 when out of range */
+void *pool_direct(const struct pool *pool, uint64_t off);
+uint64_t pool_offset(const struct pool *pool, const void *addr);
+
+/*
+ * Add a region of size bytes (rounded up to POOL_ALIGN) of type in part,
+ * first fit in the data area; crash-safe (double header). Returns 0 and
+ * the region's index, -ENOSPC, -ENFILE (table full), -EROFS.
+ */
+int pool_region_add(struct pool *pool, uint32_t type, unsigned part,
+		    uint64_t size, const char *name, unsigned *ret_index);
+/* first region of type in part, or NULL */
+const struct pool_region *pool_region_find(const struct pool *pool,
+					   uint32_t type, unsigned part);
+
+/*
+ * Validate a raw pool header buffer (len bytes from part 0 at
+ * POOL_HDR_A_OFF or _B_OFF) without trusting any field: magic, size,
+ * version, features, checksum, table bounds. Returns 0 or the open errnos.
+ * Used by open and by the fuzz target.
+ */
+int pool_hdr_check(const void *buf, size_t len);
+/* same for a part header (POOL_PART_HDR_OFF of any part) */
+int pool_part_hdr_check(const void *buf, size_t len);
+
+/* format a UUID as 36 chars + NUL */
+void pool_uuid_format(const uint8_t uuid[16], char out[37]);
+
+/* last error message of this thread */
+const char *pool_errormsg(void);
+
+#endif

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* util crc: CRC-32C (Castagnoli), the checksum of every on-media header. */
+#ifndef PMAD_UTIL_CRC_H
+#define PMAD_UTIL_CRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* crc32c of buf, continuing from crc (start with 0) */
+uint32_t util_crc32c(uint32_t crc, const void *buf, size_t len);
+
+#endif
