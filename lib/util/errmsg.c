@@ -18,20 +18,34 @@ int util_errmsg_set(int err_no, const char *fmt, ...)
 	return -err_no;
 }
 
+/* append s at *pos, truncating at the end of the buffer */
+static void errmsg_append(size_t *pos, const char *s)
+{
+	size_t room = sizeof(errmsg_buf) - 1 - *pos;
+	size_t len = strlen(s);
+
+	if (len > room)
+		len = room;
+	memcpy(errmsg_buf + *pos, s, len);
+	*pos += len;
+	errmsg_buf[*pos] = '\0';
+}
+
 void util_errmsg_prefix(const char *fmt, ...)
 {
-	char prefix[UTIL_ERRMSG_MAX];
 	char old[UTIL_ERRMSG_MAX];
+	size_t pos = 0;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof(prefix), fmt, ap);
-	va_end(ap);
 	memcpy(old, errmsg_buf, sizeof(old));
-	if (old[0])
-		snprintf(errmsg_buf, sizeof(errmsg_buf), "%s: %s", prefix, old);
-	else
-		snprintf(errmsg_buf, sizeof(errmsg_buf), "%s", prefix);
+	va_start(ap, fmt);
+	vsnprintf(errmsg_buf, sizeof(errmsg_buf), fmt, ap);
+	va_end(ap);
+	if (!old[0])
+		return;
+	pos = strlen(errmsg_buf);
+	errmsg_append(&pos, ": ");
+	errmsg_append(&pos, old);
 }
 
 const char *util_errmsg(void)
