@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/pmem flush: flush / drain / persist / memcpy / memset through the
+ * functions libpmem2 picked for the mapping. Every call is counted the same
+ * way whatever the granularity (the counters measure what the caller asked
+ * for), and feeds the crash simulator when the mapping is armed.
+ */
+#include <libpmem2.h>
+
+#include "pmem/internal.h"
+#include "pmem/pm.h"
+
+void pm_flush(struct pm_map *map, const void *addr, size_t len)
+{
+	if (len == 0)
+		return;
+	pm_stats_count_range(addr, len);
+	if (map->crash)
+		pm_crash_on_flush(map, addr, len);
+	map->flush_fn(addr, len);
+}
+
+void pm_drain(struct pm_map *map)
+{
+	pm_stats_count_fence();
+	/* the simulator numbers the fence before it takes effect */
+	if (map->crash)
+		pm_crash_on_fence(map);
+	map->drain_fn();
+}
+
+void pm_persist(struct pm_map *map, const void *addr, size_t len)
+{
+	if (map->crash) {
+		pm_flush(map, addr, len);
+		pm_drain(map);
+		return;
+	}
+	if (len)
+		pm_stats_count_range(addr, len);
+	pm_stats_count_fence();
+	map->persist_fn(addr, len);
+}
+
+/* pmem2 flags for a copy/fill of len bytes; we always fence ourselves */
+static unsigned pm_mem_flags(size_t len)
+{
+	unsigned flags = PMEM2_F_MEM_NODRAIN;
+
+	if (len >= PM_XPLINE)
+		flags |= PMEM2_F_MEM_NONTEMPORAL;
+	return flags;
+}
+
+/* account the written range as flushed, then fence unless NODRAIN */
+static void pm_mem_done(struct pm_map *map, const void *dst, size_t len,
+			unsigned flags)
+{
+	if (len) {
+		pm_stats_count_range(dst, len);
+		if (map->crash)
+			pm_crash_on_flush(map, dst, len);
+	}
+	if (!(flags & PM_COPY_NODRAIN))
+		pm_drain(map);
+}
+
+void *pm_memcpy(struct pm_map *map, void *dst, const void *src, size_t len,
+		unsigned flags)
+{
+	map->memcpy_fn(dst, src, len, pm_mem_flags(len));
+	pm_mem_done(map, dst, len, flags);
+	return dst;
+}
+
+void *pm_memset(struct pm_map *map, void *dst, int c, size_t len,
+		unsigned flags)
+{
+	map->memset_fn(dst, c, len, pm_mem_flags(len));
+	pm_mem_done(map, dst, len, flags);
+	return dst;
+}
