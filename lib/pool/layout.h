@@ -87,7 +87,7 @@ struct pool_part_hdr {
 	uint32_t nparts;	    /* parts in the pool (as of create) */
 	uint32_t reserved0;
 	uint64_t create_time; /* seconds since the epoch */
-	uint8_t reserved[180];
+	uint8_t reserved[176]; /* pads the struct to 256 bytes */
 	uint32_t reserved1;
 	uint32_t checksum; /* crc32c of all bytes before this field */
 };

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/pool create: make every part (preallocated file or devdax device),
+ * then write the headers through lib/pmem in an order that keeps a crash
+ * harmless: part 0's header area is zeroed first, the part headers follow,
+ * and pool header copy A is persisted LAST. Until then part 0 holds no
+ * valid pool header and open reports "not a pmad pool".
+ * Part 0 is locked (exclusive) before anything is truncated or written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uuid/uuid.h>
+
+#include "ns/ns.h"
+#include "pool/internal.h"
+#include "util/errmsg.h"
+
+#define CREATE_CHUNK (64ULL << 20) /* posix_fallocate step, for progress */
+
+struct create_ctx {
+	const struct pool_create_params *params;
+	struct pool *pool;
+	int created[POOL_MAX_PARTS]; /* we made the file: remove on failure */
+	uint64_t done, total; /* progress over all file parts */
+};
+
+static int size_param_check(uint64_t size)
+{
+	if (size % POOL_ALIGN || size < POOL_PART_MIN_SIZE ||
+	    size > POOL_OFF_MASK + 1)
+		return util_errmsg_set(EINVAL,
+				       "part size %llu is invalid: it must be "
+				       "a multiple of %llu KiB, at least %llu "
+				       "KiB",
+				       (unsigned long long)size,
+				       POOL_ALIGN >> 10,
+				       POOL_PART_MIN_SIZE >> 10);
+	return 0;
+}
+
+static int params_check(const struct pool_create_params *p)
+{
+	unsigned i, j;
+
+	if (!p || p->nparts < 1 || p->nparts > POOL_MAX_PARTS || !p->paths)
+		return util_errmsg_set(EINVAL, "a pool has 1..%u parts, not %u",
+				       POOL_MAX_PARTS, p ? p->nparts : 0);
+	for (i = 0; i < p->nparts; i++) {
+		if (!p->paths[i] || !p->paths[i][0])
+			return util_errmsg_set(EINVAL, "part %u has no path",
+					       i);
+		for (j = 0; j < i; j++)
+			if (!strcmp(p->paths[i], p->paths[j]))
+				return util_errmsg_set(EINVAL,
+						       "'%s' is listed twice "
+						       "(parts %u and %u)",
+						       p->paths[i], j, i);
+		if (!p->part_size && ns_path_is_devdax(p->paths[i]) != 1)
+			return util_errmsg_set(EINVAL,
+					       "part size is required for "
+					       "'%s' (not a devdax device)",
+					       p->paths[i]);
+	}
+	return p->part_size ? size_param_check(p->part_size) : 0;
+}
+
+/* preallocate a file part in chunks, reporting progress */
+static int file_prealloc(struct create_ctx *ctx, unsigned i)
+{
+	struct pool_part *part = &ctx->pool->parts[i];
+	const struct pool_create_params *p = ctx->params;
+	uint64_t off, len;
+	int err;
+
+	for (off = 0; off < part->size; off += len) {
+		len = part->size - off < CREATE_CHUNK ? part->size - off :
+							CREATE_CHUNK;
+		err = posix_fallocate(part->fd, (off_t)off, (off_t)len);
+		if (err == ENOSPC)
+			return util_errmsg_set(ENOSPC,
+					       "'%s': not enough space on file "
+					       "system for %llu bytes",
+					       part->path,
+					       (unsigned long long)part->size);
+		if (err)
+			return util_errmsg_set(err, "'%s': cannot allocate: %s",
+					       part->path, strerror(err));
+		ctx->done += len;
+		if (p->progress)
+			p->progress(ctx->done, ctx->total, p->progress_arg);
+	}
+	part->dev_size = part->size;
+	return 0;
+}
+
+/* an existing file with POOL_CREATE_FORCE: lock (part 0), then empty it */
+static int file_reuse(struct create_ctx *ctx, unsigned i)
+{
+	struct pool_part *part = &ctx->pool->parts[i];
+	int rc;
+
+	part->fd = open(part->path, O_RDWR | O_CLOEXEC);
+	if (part->fd < 0)
+		return util_errmsg_set(errno, "cannot open '%s': %s",
+				       part->path, strerror(errno));
+	if (i == 0) {
+		rc = pool_lock(ctx->pool);
+		if (rc < 0)
+			return rc;
+	}
+	if (ftruncate(part->fd, 0) < 0)
+		return util_errmsg_set(errno, "'%s': cannot truncate: %s",
+				       part->path, strerror(errno));
+	return 0;
+}
+
+static int file_part_create(struct create_ctx *ctx, unsigned i)
+{
+	const struct pool_create_params *p = ctx->params;
+	struct pool_part *part = &ctx->pool->parts[i];
+	int rc;
+
+	part->size = p->part_size;
+	part->fd = open(part->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+			p->mode);
+	if (part->fd < 0 && errno == EEXIST && (p->flags & POOL_CREATE_FORCE)) {
+		rc = file_reuse(ctx, i);
+	} else if (part->fd < 0 && errno == EEXIST) {
+		return util_errmsg_set(EEXIST,
+				       "'%s' already exists (force overwrites "
+				       "it)",
+				       part->path);
+	} else if (part->fd < 0) {
+		return util_errmsg_set(errno, "cannot create '%s': %s",
+				       part->path, strerror(errno));
+	} else {
+		ctx->created[i] = 1;
+		/* the requested mode exactly, not filtered by the umask */
+		if (fchmod(part->fd, p->mode) < 0)
+			return util_errmsg_set(errno, "'%s': chmod: %s",
+					       part->path, strerror(errno));
+		rc = i == 0 ? pool_lock(ctx->pool) : 0;
+	}
+	if (rc < 0)
+		return rc;
+	return file_prealloc(ctx, i);
+}
+
+/*
+ * A device always exists: refuse one that holds a pmad part unless forced.
+ * devdax takes no read(2), so look through the mapping (kept for later).
+ */
+static int devdax_in_use_check(struct create_ctx *ctx, unsigned i)
+{
+	struct pool_part *part = &ctx->pool->parts[i];
+	int rc;
+
+	rc = pm_map_new(part->fd, 0, &part->map);
+	if (rc < 0) {
+		util_errmsg_prefix("'%s': cannot map", part->path);
+		return rc;
+	}
+	if (!(ctx->params->flags & POOL_CREATE_FORCE) &&
+	    !memcmp(pm_map_addr(part->map), POOL_PART_MAGIC, POOL_MAGIC_LEN))
+		return util_errmsg_set(EEXIST,
+				       "'%s' holds a pmad pool part (force "
+				       "overwrites it)",
+				       part->path);
+	return 0;
+}
+
+static int devdax_part_create(struct create_ctx *ctx, unsigned i)
+{
+	struct pool_part *part = &ctx->pool->parts[i];
+	uint64_t want = ctx->params->part_size;
+	int rc;
+
+	part->is_devdax = 1;
+	part->fd = open(part->path, O_RDWR | O_CLOEXEC);
+	if (part->fd < 0)
+		return util_errmsg_set(errno, "cannot open '%s': %s",
+				       part->path, strerror(errno));
+	rc = ns_devdax_size(part->path, &part->dev_size);
+	if (rc < 0) {
+		util_errmsg_prefix("'%s'", part->path);
+		return rc;
+	}
+	part->size = want ? want : part->dev_size & ~(POOL_ALIGN - 1);
+	if (part->size > part->dev_size || part->size < POOL_PART_MIN_SIZE)
+		return util_errmsg_set(
+			ENOSPC,
+			"'%s': device too small (%llu bytes, "
+			"need %llu)",
+			part->path, (unsigned long long)part->dev_size,
+			(unsigned long long)(want ? want : POOL_PART_MIN_SIZE));
+	rc = i == 0 ? pool_lock(ctx->pool) : 0;
+	if (rc < 0)
+		return rc;
+	return devdax_in_use_check(ctx, i);
+}
+
+/* the part table entry of part i (needs the file to exist) */
+static int part_entry_fill(struct create_ctx *ctx, unsigned i)
+{
+	const struct pool_create_params *p = ctx->params;
+	struct pool_part *part = &ctx->pool->parts[i];
+	struct pool_part_entry *e = &ctx->pool->hdr.parts[i];
+	char *real;
+	int node;
+
+	real = realpath(part->path, NULL);
+	if (!real)
+		return util_errmsg_set(errno, "'%s': cannot resolve path: %s",
+				       part->path, strerror(errno));
+	if (strlen(real) >= sizeof(e->path_hint)) {
+		util_errmsg_set(ENAMETOOLONG,
+				"'%s': absolute path is %zu bytes, at most %zu "
+				"fit in the part table",
+				real, strlen(real), sizeof(e->path_hint) - 1);
+		free(real);
+		return -ENAMETOOLONG;
+	}
+	strcpy(e->path_hint, real);
+	free(real);
+	node = p->nodes && p->nodes[i] >= 0 ? p->nodes[i] : -1;
+	if (node < 0)
+		node = ns_path_node(part->path);
+	if (node < 0)
+		node = (int)(i % ns_node_count());
+	e->node = node;
+	e->size = part->size;
+	e->flags = part->is_devdax ? POOL_PART_DEVDAX : 0;
+	uuid_generate(e->uuid);
+	return 0;
+}
+
+static int parts_create(struct create_ctx *ctx)
+{
+	const struct pool_create_params *p = ctx->params;
+	struct pool *pool = ctx->pool;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < p->nparts; i++) {
+		pool->parts[i].path = strdup(p->paths[i]);
+		if (!pool->parts[i].path)
+			return util_errmsg_set(ENOMEM, "out of memory");
+		if (ns_path_is_devdax(p->paths[i]) == 1)
+			rc = devdax_part_create(ctx, i);
+		else
+			rc = file_part_create(ctx, i);
+		if (rc < 0)
+			return rc;
+		rc = part_entry_fill(ctx, i);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* part header of part i, sealed with its checksum */
+static void part_hdr_build(const struct pool *pool, unsigned i,
+			   struct pool_part_hdr *phdr)
+{
+	memset(phdr, 0, sizeof(*phdr));
+	memcpy(phdr->magic, POOL_PART_MAGIC, POOL_MAGIC_LEN);
+	phdr->major = POOL_FORMAT_MAJOR;
+	phdr->minor = POOL_FORMAT_MINOR;
+	phdr->part_index = i;
+	memcpy(phdr->pool_uuid, pool->hdr.uuid, sizeof(phdr->pool_uuid));
+	memcpy(phdr->part_uuid, pool->hdr.parts[i].uuid,
+	       sizeof(phdr->part_uuid));
+	phdr->size = pool->parts[i].size;
+	phdr->nparts = pool->nparts;
+	phdr->create_time = pool->hdr.create_time;
+	phdr->checksum = pool_part_hdr_checksum(phdr);
+}
+
+/* everything of the pool header but the part table (filled per part) */
+static void hdr_init(struct pool_hdr *h, unsigned nparts)
+{
+	memcpy(h->magic, POOL_HDR_MAGIC, POOL_MAGIC_LEN);
+	h->major = POOL_FORMAT_MAJOR;
+	h->minor = POOL_FORMAT_MINOR;
+	h->hdr_size = POOL_HDR_SIZE;
+	h->generation = 1;
+	uuid_generate(h->uuid);
+	h->create_time = (uint64_t)time(NULL);
+	h->nparts = nparts;
+	h->nregions = 0;
+}
+
+/* write and persist the headers; header copy A is the commit point */
+static void headers_write(struct pool *pool)
+{
+	struct pm_map *map0 = pool->parts[0].map;
+	char *base0 = pm_map_addr(map0);
+	struct pool_part_hdr phdr;
+	unsigned i;
+	void *dst;
+
+	/* an old pool (force, devdax) must be invalid before we write */
+	pm_memset(map0, base0, 0, POOL_DATA_OFF, 0);
+	for (i = pool->nparts; i-- > 0;) {
+		part_hdr_build(pool, i, &phdr);
+		dst = pm_map_addr(pool->parts[i].map);
+		memcpy(dst, &phdr, sizeof(phdr));
+		pm_persist(pool->parts[i].map, dst, sizeof(phdr));
+	}
+	pool->hdr.checksum = pool_hdr_checksum(&pool->hdr);
+	dst = base0 + POOL_HDR_A_OFF;
+	memcpy(dst, &pool->hdr, sizeof(pool->hdr));
+	/* last step: from here on the pool is valid */
+	pm_persist(map0, dst, sizeof(pool->hdr));
+	pool->hdr_copy = 0;
+	pool->other_valid = 0;
+}
+
+static void create_undo(struct create_ctx *ctx)
+{
+	unsigned i;
+
+	for (i = 0; i < ctx->params->nparts; i++)
+		if (ctx->created[i])
+			unlink(ctx->pool->parts[i].path);
+	pool_close(&ctx->pool);
+}
+
+int pool_create(const struct pool_create_params *params, struct pool **ret_pool)
+{
+	struct create_ctx ctx = { .params = params };
+	unsigned i;
+	int rc;
+
+	rc = params_check(params);
+	if (rc < 0)
+		return rc;
+	ctx.pool = pool_alloc(0);
+	if (!ctx.pool)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	ctx.pool->nparts = params->nparts;
+	hdr_init(&ctx.pool->hdr, params->nparts);
+	for (i = 0; i < params->nparts; i++)
+		if (ns_path_is_devdax(params->paths[i]) != 1)
+			ctx.total += params->part_size;
+	rc = parts_create(&ctx);
+	if (rc < 0)
+		goto out_undo;
+	rc = pool_parts_map(ctx.pool);
+	if (rc < 0)
+		goto out_undo;
+	headers_write(ctx.pool);
+	*ret_pool = ctx.pool;
+	return 0;
+
+out_undo:
+	create_undo(&ctx);
+	return rc;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/pool private interface: the in-DRAM struct pool shared by create.c,
+ * open.c, header.c and region.c.
+ *
+ * Invariant: pool->hdr is a copy of the current on-media header copy
+ * (pool->hdr_copy); it changes only through pool_hdr_write(), which makes
+ * the new copy durable before pool->hdr and pool->hdr_copy move.
+ */
+#ifndef PMAD_POOL_INTERNAL_H
+#define PMAD_POOL_INTERNAL_H
+
+#include <stdint.h>
+
+#include "pool/layout.h"
+#include "pool/pool.h"
+#include "pmem/pm.h"
+
+/* one open part */
+struct pool_part {
+	int fd; /* open file or devdax device, -1 if none */
+	struct pm_map *map; /* the whole file / device, NULL until mapped */
+	char *path; /* path it was opened by (malloc'd) */
+	uint64_t size; /* bytes used by the pool (part header size) */
+	uint64_t dev_size; /* bytes of the file or device */
+	int is_devdax; /* a devdax character device */
+};
+
+struct pool {
+	unsigned flags; /* enum pool_open_flags */
+	unsigned nparts; /* == hdr.nparts */
+	struct pool_part parts[POOL_MAX_PARTS];
+	struct pool_hdr hdr; /* DRAM copy of the current header copy */
+	unsigned hdr_copy; /* 0 = A, 1 = B */
+	int other_valid; /* the non-current copy passed pool_hdr_check */
+};
+
+/* media offset of header copy 0 (A) or 1 (B) in part 0 */
+static inline uint64_t pool_hdr_copy_off(unsigned copy)
+{
+	return copy ? POOL_HDR_B_OFF : POOL_HDR_A_OFF;
+}
+
+/* checksums: crc32c of every byte before the checksum field */
+uint32_t pool_hdr_checksum(const struct pool_hdr *hdr);
+uint32_t pool_part_hdr_checksum(const struct pool_part_hdr *phdr);
+
+/*
+ * Make new (a full header, e.g. pool->hdr with a change) the current
+ * header: it is written with generation + 1 over the non-current copy,
+ * persisted, and only then becomes current. -EROFS on a read-only pool.
+ */
+int pool_hdr_write(struct pool *pool, const struct pool_hdr *new_hdr);
+
+/* allocate an empty struct pool (every fd -1); NULL on ENOMEM */
+struct pool *pool_alloc(unsigned flags);
+
+/* take part 0's advisory lock per pool->flags; -EBUSY if held */
+int pool_lock(struct pool *pool);
+/* pm_map_new every part not mapped yet */
+int pool_parts_map(struct pool *pool);
+
+/* 0 if the two UUIDs are equal */
+int pool_uuid_cmp(const uint8_t a[16], const uint8_t b[16]);
+
+#endif

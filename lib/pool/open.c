@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/pool open: open part 0, lock it, read and verify its part header and
+ * both pool header copies (with pread, so any file is safe to probe), then
+ * open and verify every other part from its path hint, and map them all.
+ * Also close and the read-only accessors of an open pool.
+ *
+ * Only part 0 carries the advisory lock (flock): exclusive for writers,
+ * shared for read-only opens, none with POOL_OPEN_NOLOCK.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ns/ns.h"
+#include "pool/internal.h"
+#include "util/errmsg.h"
+#include "util/io.h"
+
+/* "'path'" for part 0, "part i ('path')" for the others */
+static void part_label(unsigned i, const char *path, char *buf, size_t len)
+{
+	if (i == 0)
+		snprintf(buf, len, "'%s'", path);
+	else
+		snprintf(buf, len, "part %u ('%s')", i, path);
+}
+
+struct pool *pool_alloc(unsigned flags)
+{
+	struct pool *pool;
+	unsigned i;
+
+	pool = calloc(1, sizeof(*pool));
+	if (!pool)
+		return NULL;
+	pool->flags = flags;
+	for (i = 0; i < POOL_MAX_PARTS; i++)
+		pool->parts[i].fd = -1;
+	return pool;
+}
+
+void pool_close(struct pool **pool)
+{
+	struct pool_part *part;
+	unsigned i;
+
+	if (!pool || !*pool)
+		return;
+	for (i = 0; i < POOL_MAX_PARTS; i++) {
+		part = &(*pool)->parts[i];
+		pm_map_delete(&part->map);
+		/* closing the last fd of part 0 drops the flock */
+		if (part->fd >= 0)
+			close(part->fd);
+		free(part->path);
+	}
+	free(*pool);
+	*pool = NULL;
+}
+
+/* map an open(2) failure of part i to the pool errnos */
+static int part_open_error(struct pool *pool, unsigned i, const char *path,
+			   int err)
+{
+	char label[POOL_PATH_HINT_LEN + 32];
+
+	part_label(i, path, label, sizeof(label));
+	if (err == ENOENT)
+		return i ? util_errmsg_set(ENOENT, "%s is missing", label) :
+			   util_errmsg_set(ENOENT, "%s: no such file", label);
+	if (!(pool->flags & POOL_OPEN_RDONLY) &&
+	    (err == EACCES || err == EROFS || err == EPERM))
+		return util_errmsg_set(EROFS,
+				       "%s is read-only (%s); open the pool "
+				       "read-only",
+				       label, strerror(err));
+	return util_errmsg_set(err, "cannot open %s: %s", label, strerror(err));
+}
+
+/* size of a regular file or devdax device open as part i */
+static int part_stat(struct pool *pool, unsigned i, struct pool_part *part)
+{
+	char label[POOL_PATH_HINT_LEN + 32];
+	struct stat st;
+	int rc;
+
+	part_label(i, part->path, label, sizeof(label));
+	if (fstat(part->fd, &st) < 0)
+		return util_errmsg_set(errno, "cannot stat %s: %s", label,
+				       strerror(errno));
+	/* root bypasses DAC: honour the mode bits explicitly */
+	if (S_ISREG(st.st_mode) && !(pool->flags & POOL_OPEN_RDONLY) &&
+	    !(st.st_mode & 0222))
+		return util_errmsg_set(EROFS,
+				       "%s is read-only (mode %04o); open the "
+				       "pool read-only",
+				       label, (unsigned)(st.st_mode & 07777));
+	if (S_ISREG(st.st_mode)) {
+		part->dev_size = (uint64_t)st.st_size;
+		return 0;
+	}
+	if (!S_ISCHR(st.st_mode) || ns_path_is_devdax(part->path) != 1)
+		return util_errmsg_set(EINVAL,
+				       "%s: not a pmad pool (neither a regular "
+				       "file nor a devdax device)",
+				       label);
+	part->is_devdax = 1;
+	rc = ns_devdax_size(part->path, &part->dev_size);
+	if (rc < 0)
+		util_errmsg_prefix("%s", label);
+	return rc;
+}
+
+/* open part i at path into pool->parts[i] (devdax: mapped already) */
+static int part_open(struct pool *pool, unsigned i, const char *path)
+{
+	struct pool_part *part = &pool->parts[i];
+	int rdonly = pool->flags & POOL_OPEN_RDONLY;
+	int rc;
+
+	part->path = strdup(path);
+	if (!part->path)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	part->fd = open(path, (rdonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (part->fd < 0)
+		return part_open_error(pool, i, path, errno);
+	rc = part_stat(pool, i, part);
+	if (rc < 0 || !part->is_devdax)
+		return rc;
+	/* devdax supports no read(2): read its headers through the map */
+	return pm_map_new(part->fd, rdonly ? PM_MAP_RDONLY : 0, &part->map);
+}
+
+/* len bytes at off of an open part; the caller checked the bounds */
+static int part_read(const struct pool_part *part, void *buf, size_t len,
+		     uint64_t off)
+{
+	int rc;
+
+	if (part->map) {
+		memcpy(buf, (const char *)pm_map_addr(part->map) + off, len);
+		return 0;
+	}
+	rc = util_pread_all(part->fd, buf, len, (off_t)off);
+	if (rc < 0)
+		return util_errmsg_set(-rc, "'%s': read failed: %s", part->path,
+				       strerror(-rc));
+	return 0;
+}
+
+/* read and check part i's header; the file must hold what it claims */
+static int part_hdr_read(struct pool *pool, unsigned i,
+			 struct pool_part_hdr *ret_phdr)
+{
+	struct pool_part *part = &pool->parts[i];
+	char label[POOL_PATH_HINT_LEN + 32];
+	int rc;
+
+	part_label(i, part->path, label, sizeof(label));
+	if (part->dev_size < sizeof(*ret_phdr))
+		return util_errmsg_set(EINVAL,
+				       "%s: not a pmad pool (%s is %llu bytes)",
+				       label,
+				       part->is_devdax ? "device" : "file",
+				       (unsigned long long)part->dev_size);
+	rc = part_read(part, ret_phdr, sizeof(*ret_phdr), POOL_PART_HDR_OFF);
+	if (rc < 0)
+		return rc;
+	rc = pool_part_hdr_check(ret_phdr, sizeof(*ret_phdr));
+	if (rc < 0) {
+		util_errmsg_prefix("%s", label);
+		return rc;
+	}
+	if (ret_phdr->size > part->dev_size)
+		return util_errmsg_set(EIO,
+				       "%s: %s is %llu bytes, smaller than the "
+				       "%llu its header claims",
+				       label,
+				       part->is_devdax ? "device" : "file",
+				       (unsigned long long)part->dev_size,
+				       (unsigned long long)ret_phdr->size);
+	part->size = ret_phdr->size;
+	return 0;
+}
+
+int pool_lock(struct pool *pool)
+{
+	int op = (pool->flags & POOL_OPEN_RDONLY) ? LOCK_SH : LOCK_EX;
+
+	if (pool->flags & POOL_OPEN_NOLOCK)
+		return 0;
+	while (flock(pool->parts[0].fd, op | LOCK_NB) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno == EWOULDBLOCK)
+			return util_errmsg_set(
+				EBUSY,
+				"'%s': pool is in use by another process",
+				pool->parts[0].path);
+		return util_errmsg_set(errno, "'%s': cannot lock: %s",
+				       pool->parts[0].path, strerror(errno));
+	}
+	return 0;
+}
+
+/*
+ * Neither copy is valid: one errno, and a message naming the cause. A copy
+ * without magic was never written (create writes only A), so the other
+ * copy's error is the one that matters.
+ */
+static int hdr_both_invalid(const char *path, int rc_a, int rc_b,
+			    const char *msg_a, const char *msg_b)
+{
+	if (rc_a == -EINVAL && rc_b == -EINVAL)
+		return util_errmsg_set(
+			EINVAL, "'%s': not a pmad pool (no pool header)", path);
+	if (rc_b == -EINVAL)
+		return util_errmsg_set(-rc_a, "'%s': pool header copy A: %s",
+				       path, msg_a);
+	if (rc_a == -EINVAL)
+		return util_errmsg_set(-rc_b, "'%s': pool header copy B: %s",
+				       path, msg_b);
+	if (rc_a == rc_b && !strcmp(msg_a, msg_b))
+		return util_errmsg_set(-rc_a, "'%s': %s (both copies)", path,
+				       msg_a);
+	return util_errmsg_set(rc_a == rc_b ? -rc_a : EBADMSG,
+			       "'%s': no valid pool header (copy A: %s; "
+			       "copy B: %s)",
+			       path, msg_a, msg_b);
+}
+
+/* read both header copies, make the valid one with the highest
+ * generation current */
+static int hdr_choose(struct pool *pool)
+{
+	char msg[2][UTIL_ERRMSG_MAX];
+	struct pool_hdr *copies;
+	int rc[2], ret, i, cur;
+
+	copies = malloc(2 * sizeof(*copies));
+	if (!copies)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	for (i = 0; i < 2; i++) {
+		ret = part_read(&pool->parts[0], &copies[i], sizeof(copies[i]),
+				pool_hdr_copy_off((unsigned)i));
+		if (ret < 0)
+			goto out_free;
+		rc[i] = pool_hdr_check(&copies[i], sizeof(copies[i]));
+		snprintf(msg[i], sizeof(msg[i]), "%s", util_errmsg());
+	}
+	if (rc[0] < 0 && rc[1] < 0) {
+		ret = hdr_both_invalid(pool->parts[0].path, rc[0], rc[1],
+				       msg[0], msg[1]);
+		goto out_free;
+	}
+	cur = rc[0] < 0 ||
+	      (!rc[1] && copies[1].generation > copies[0].generation);
+	pool->hdr = copies[cur];
+	pool->hdr_copy = (unsigned)cur;
+	pool->other_valid = !rc[!cur];
+	ret = 0;
+out_free:
+	free(copies);
+	return ret;
+}
+
+/* part 0's own header and the pool header must describe the same part */
+static int part0_check(struct pool *pool, const struct pool_part_hdr *phdr)
+{
+	const struct pool_hdr *h = &pool->hdr;
+	const char *path = pool->parts[0].path;
+	uint64_t ro = h->feat_ro_compat & ~POOL_FEAT_RO_COMPAT_KNOWN;
+
+	if (pool_uuid_cmp(phdr->pool_uuid, h->uuid) ||
+	    pool_uuid_cmp(phdr->part_uuid, h->parts[0].uuid) ||
+	    phdr->nparts != h->nparts || phdr->size != h->parts[0].size)
+		return util_errmsg_set(EBADMSG,
+				       "'%s': part header and pool header "
+				       "disagree (UUID, part count or size)",
+				       path);
+	if (ro && !(pool->flags & POOL_OPEN_RDONLY))
+		return util_errmsg_set(EPROTONOSUPPORT,
+				       "'%s': pool uses unknown read-only "
+				       "compatible features 0x%llx; open it "
+				       "read-only",
+				       path, (unsigned long long)ro);
+	return 0;
+}
+
+/* open part i from its path hint and check it is this pool's part i */
+static int part_verify(struct pool *pool, unsigned i)
+{
+	const struct pool_part_entry *e = &pool->hdr.parts[i];
+	char label[POOL_PATH_HINT_LEN + 32];
+	struct pool_part_hdr phdr;
+	int rc;
+
+	if (!e->path_hint[0])
+		return util_errmsg_set(ENOENT, "part %u has no path", i);
+	rc = part_open(pool, i, e->path_hint);
+	if (rc < 0)
+		return rc;
+	rc = part_hdr_read(pool, i, &phdr);
+	if (rc < 0)
+		return rc;
+	part_label(i, e->path_hint, label, sizeof(label));
+	if (pool_uuid_cmp(phdr.pool_uuid, pool->hdr.uuid))
+		return util_errmsg_set(EXDEV, "%s belongs to another pool",
+				       label);
+	if (phdr.part_index != i)
+		return util_errmsg_set(EXDEV, "%s is part %u, expected %u",
+				       label, phdr.part_index, i);
+	if (pool_uuid_cmp(phdr.part_uuid, e->uuid))
+		return util_errmsg_set(EXDEV,
+				       "%s belongs to another pool (its part "
+				       "UUID is not in the part table)",
+				       label);
+	if (phdr.size != e->size)
+		return util_errmsg_set(EBADMSG,
+				       "%s: size %llu differs from the %llu in "
+				       "the part table",
+				       label, (unsigned long long)phdr.size,
+				       (unsigned long long)e->size);
+	return 0;
+}
+
+/* map every part not mapped yet (devdax parts were mapped at open) */
+int pool_parts_map(struct pool *pool)
+{
+	unsigned flags = (pool->flags & POOL_OPEN_RDONLY) ? PM_MAP_RDONLY : 0;
+	struct pool_part *part;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < pool->nparts; i++) {
+		part = &pool->parts[i];
+		if (part->map)
+			continue;
+		rc = pm_map_new(part->fd, flags, &part->map);
+		if (rc < 0) {
+			util_errmsg_prefix("'%s': cannot map", part->path);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* part 0: lock, part header, pool header, their agreement */
+static int part0_load(struct pool *pool, const char *path)
+{
+	struct pool_part_hdr phdr;
+	int rc;
+
+	rc = part_open(pool, 0, path);
+	if (rc < 0)
+		return rc;
+	rc = pool_lock(pool);
+	if (rc < 0)
+		return rc;
+	rc = part_hdr_read(pool, 0, &phdr);
+	if (rc < 0)
+		return rc;
+	if (phdr.part_index != 0)
+		return util_errmsg_set(EXDEV,
+				       "'%s' is part %u of a pool, not its "
+				       "part 0",
+				       path, phdr.part_index);
+	rc = hdr_choose(pool);
+	if (rc < 0)
+		return rc;
+	return part0_check(pool, &phdr);
+}
+
+int pool_open(const char *path, unsigned flags, struct pool **ret_pool)
+{
+	struct pool *pool;
+	unsigned i;
+	int rc;
+
+	if (!path || !ret_pool)
+		return util_errmsg_set(EINVAL, "pool_open: no path");
+	pool = pool_alloc(flags);
+	if (!pool)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	rc = part0_load(pool, path);
+	if (rc < 0)
+		goto out_close;
+	pool->nparts = pool->hdr.nparts;
+	for (i = 1; i < pool->nparts; i++) {
+		rc = part_verify(pool, i);
+		if (rc < 0)
+			goto out_close;
+	}
+	rc = pool_parts_map(pool);
+	if (rc < 0)
+		goto out_close;
+	*ret_pool = pool;
+	return 0;
+
+out_close:
+	pool_close(&pool);
+	return rc;
+}
+
+const struct pool_hdr *pool_header(const struct pool *pool)
+{
+	return &pool->hdr;
+}
+
+unsigned pool_header_copy(const struct pool *pool)
+{
+	return pool->hdr_copy;
+}
+
+int pool_header_other_valid(const struct pool *pool)
+{
+	return pool->other_valid;
+}
+
+unsigned pool_part_count(const struct pool *pool)
+{
+	return pool->nparts;
+}
+
+struct pm_map *pool_part_map(const struct pool *pool, unsigned part)
+{
+	return part < pool->nparts ? pool->parts[part].map : NULL;
+}
+
+const char *pool_part_path(const struct pool *pool, unsigned part)
+{
+	return part < pool->nparts ? pool->parts[part].path : NULL;
+}
+
+int pool_part_node(const struct pool *pool, unsigned part)
+{
+	return part < pool->nparts ? pool->hdr.parts[part].node : -1;
+}
+
+enum pm_granularity pool_granularity(const struct pool *pool)
+{
+	enum pm_granularity g = PM_GRAN_BYTE, pg;
+	unsigned i;
+
+	for (i = 0; i < pool->nparts; i++) {
+		pg = pm_map_granularity(pool->parts[i].map);
+		if (pg > g)
+			g = pg;
+	}
+	return g;
+}
+
+void *pool_direct(const struct pool *pool, uint64_t off)
+{
+	unsigned part = pool_off_part(off);
+	uint64_t byte = pool_off_byte(off);
+
+	if (!off || part >= pool->nparts || byte >= pool->parts[part].size)
+		return NULL;
+	return (char *)pm_map_addr(pool->parts[part].map) + byte;
+}
+
+uint64_t pool_offset(const struct pool *pool, const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr, base;
+	unsigned i;
+
+	for (i = 0; i < pool->nparts; i++) {
+		base = (uintptr_t)pm_map_addr(pool->parts[i].map);
+		if (a >= base && a - base < pool->parts[i].size)
+			return pool_off_make(i, a - base);
+	}
+	return 0;
+}
