@@ -15,11 +15,14 @@ enum cmd_exit {
 	CMD_EXIT_USAGE = 2,
 };
 
+struct pool;
+
 struct cmd_ctx {
 	int json;      /* -j/--json: one JSON document on stdout */
 	int human;     /* -H/--human: sizes with units in JSON too */
 	int is_tty;    /* stderr is a terminal: progress bars allowed */
 	const char *prog; /* "pmactl" */
+	struct pool *pool; /* opened by cmd_pool_open(), closed by pmactl.c */
 };
 
 int cmd_create(int argc, char **argv, struct cmd_ctx *ctx);

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmactl helpers shared by every command (see common.h): base options,
+ * error messages, pool opening, JSON printing, tables and the progress bar.
+ * All diagnostics go to stderr so that stdout stays parseable with --json.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "pool/pool.h"
+#include "util/json.h"
+#include "util/size.h"
+
+int cmd_base_option(int c, struct cmd_ctx *ctx, const char *cmd,
+		    const char *usage)
+{
+	switch (c) {
+	case 'h':
+		fputs(usage, stdout);
+		return CMD_EXIT_OK;
+	case 'j':
+		ctx->json = 1;
+		return CMD_CONTINUE;
+	case 'H':
+		ctx->human = 1;
+		return CMD_CONTINUE;
+	default:
+		/* getopt_long already said what was wrong */
+		fprintf(stderr, "try '%s %s --help'\n", ctx->prog, cmd);
+		return CMD_EXIT_USAGE;
+	}
+}
+
+int cmd_usage_error(const struct cmd_ctx *ctx, const char *cmd, const char *fmt,
+		    ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", ctx->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\ntry '%s %s --help'\n", ctx->prog, cmd);
+	return CMD_EXIT_USAGE;
+}
+
+int cmd_error(const struct cmd_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", ctx->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CMD_EXIT_FAIL;
+}
+
+int cmd_pool_open(struct cmd_ctx *ctx, const char *path, unsigned open_flags)
+{
+	int rc;
+
+	rc = pool_open(path, open_flags, &ctx->pool);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot open pool '%s': %s", path,
+				 pool_errormsg());
+	return CMD_EXIT_OK;
+}
+
+const char *cmd_size_str(uint64_t size, char *buf, size_t buf_size)
+{
+	return util_size_format(size, buf, buf_size);
+}
+
+int cmd_json_add_size(const struct cmd_ctx *ctx, struct json_object *obj,
+		      const char *key, uint64_t size)
+{
+	char buf[UTIL_SIZE_BUF];
+
+	if (ctx->human)
+		return util_json_add_str(obj, key,
+					 cmd_size_str(size, buf, sizeof(buf)));
+	return util_json_add_u64(obj, key, size);
+}
+
+int cmd_json_print(const struct cmd_ctx *ctx, struct json_object *obj)
+{
+	int rc;
+
+	rc = util_json_print(stdout, obj, ctx->human ? UTIL_JSON_PRETTY : 0);
+	json_object_put(obj);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot write JSON output: %s",
+				 strerror(-rc));
+	return CMD_EXIT_OK;
+}
+
+int cmd_table_init(struct cmd_table *t, unsigned ncols,
+		   const char *const *headers, unsigned right_mask)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	t->right_mask = right_mask;
+	return cmd_table_add(t, headers);
+}
+
+static int cmd_table_grow(struct cmd_table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 8;
+	char **cells;
+
+	cells = reallocarray(t->cells, cap * t->ncols, sizeof(*cells));
+	if (!cells)
+		return -ENOMEM;
+	t->cells = cells;
+	t->cap = cap;
+	return 0;
+}
+
+int cmd_table_add(struct cmd_table *t, const char *const *cells)
+{
+	char **row;
+	unsigned i;
+
+	if (t->nrows == t->cap && cmd_table_grow(t) < 0) {
+		t->failed = 1;
+		return -ENOMEM;
+	}
+	row = t->cells + t->nrows * t->ncols;
+	for (i = 0; i < t->ncols; i++) {
+		row[i] = strdup(cells[i] ? cells[i] : "-");
+		if (!row[i])
+			t->failed = 1;
+	}
+	t->nrows++;
+	return t->failed ? -ENOMEM : 0;
+}
+
+/* width of column col: its longest cell */
+static int cmd_table_width(const struct cmd_table *t, unsigned col)
+{
+	size_t width = 0, len;
+	size_t r;
+
+	for (r = 0; r < t->nrows; r++) {
+		len = strlen(t->cells[r * t->ncols + col]);
+		if (len > width)
+			width = len;
+	}
+	return (int)width;
+}
+
+static void cmd_table_print_row(const struct cmd_table *t, FILE *f,
+				unsigned indent, size_t r, const int *widths)
+{
+	const char *cell;
+	unsigned c;
+
+	fprintf(f, "%*s", (int)indent, "");
+	for (c = 0; c < t->ncols; c++) {
+		cell = t->cells[r * t->ncols + c];
+		if (t->right_mask & (1u << c))
+			fprintf(f, "%*s", widths[c], cell);
+		else if (c + 1 == t->ncols) /* no trailing blanks */
+			fputs(cell, f);
+		else
+			fprintf(f, "%-*s", widths[c], cell);
+		if (c + 1 < t->ncols)
+			fputs("  ", f);
+	}
+	fputc('\n', f);
+}
+
+int cmd_table_print(const struct cmd_table *t, FILE *f, unsigned indent)
+{
+	int *widths;
+	unsigned c;
+	size_t r;
+
+	if (t->failed)
+		return -ENOMEM;
+	widths = calloc(t->ncols, sizeof(*widths));
+	if (!widths)
+		return -ENOMEM;
+	for (c = 0; c < t->ncols; c++)
+		widths[c] = cmd_table_width(t, c);
+	for (r = 0; r < t->nrows; r++)
+		cmd_table_print_row(t, f, indent, r, widths);
+	free(widths);
+	return ferror(f) ? -EIO : 0;
+}
+
+void cmd_table_release(struct cmd_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	memset(t, 0, sizeof(*t));
+}
+
+#define CMD_PROGRESS_WIDTH 30
+
+void cmd_progress_init(struct cmd_progress *p, const char *label)
+{
+	p->label = label;
+	p->last_pct = -1;
+	p->drawn = 0;
+}
+
+void cmd_progress_update(uint64_t done, uint64_t total, void *arg)
+{
+	char bar[CMD_PROGRESS_WIDTH + 1];
+	char done_buf[UTIL_SIZE_BUF], total_buf[UTIL_SIZE_BUF];
+	struct cmd_progress *p = arg;
+	int pct, fill;
+
+	if (total == 0 || done > total)
+		done = total;
+	pct = total ? (int)(done * 100 / total) : 100;
+	if (pct == p->last_pct)
+		return;
+	p->last_pct = pct;
+	fill = pct * CMD_PROGRESS_WIDTH / 100;
+	memset(bar, '#', (size_t)fill);
+	memset(bar + fill, ' ', (size_t)(CMD_PROGRESS_WIDTH - fill));
+	bar[CMD_PROGRESS_WIDTH] = '\0';
+	/* \r and clear-to-end-of-line: redraw in place */
+	fprintf(stderr, "\r%s  [%s] %3d%%  %s/%s\033[K", p->label, bar, pct,
+		cmd_size_str(done, done_buf, sizeof(done_buf)),
+		cmd_size_str(total, total_buf, sizeof(total_buf)));
+	fflush(stderr);
+	p->drawn = 1;
+}
+
+void cmd_progress_done(struct cmd_progress *p)
+{
+	if (p->drawn)
+		fputc('\n', stderr);
+	p->drawn = 0;
+}

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmactl create: make a new pool of one or more parts (files or devdax
+ * devices) and print it as inspect does. Everything the user typed is
+ * validated here (exit 2) before lib/pool is asked to do anything (exit 1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common.h"
+#include "ns/ns.h"
+#include "pool/pool.h"
+#include "util/size.h"
+
+#define CREATE_MAX_NODE 1023 /* the kernel's largest MAX_NUMNODES - 1 */
+
+static const char create_usage[] =
+	"usage: pmactl create POOL --size SIZE [--parts PATH[,PATH...]]\n"
+	"                     [--node N[,N...]] [--mode MODE] [--force]\n"
+	"\n"
+	"Create a pool. POOL is part 0 (a file or a devdax device); --parts\n"
+	"adds more parts, one per NUMA node.\n"
+	"\n"
+	"options:\n"
+	"  -s, --size SIZE     size of each part, a multiple of 64 KiB\n"
+	"                      (4G, 512MiB, 1GB = 10^9);\n"
+	"                      optional for devdax parts (default: the device)\n"
+	"  -p, --parts LIST    comma-separated paths of parts 1, 2, ...\n"
+	"  -n, --node LIST     NUMA node of each part (default: detected)\n"
+	"  -m, --mode MODE     octal file mode of new files (default 0660)\n"
+	"  -f, --force         overwrite an existing file or pool\n" CMD_BASE_OPTIONS_HELP;
+
+struct create_opts {
+	const char *paths[POOL_MAX_PARTS];
+	unsigned nparts;
+	int nodes[POOL_MAX_PARTS];
+	unsigned nnodes;
+	uint64_t size; /* 0: not given */
+	mode_t mode;
+	unsigned flags; /* enum pool_create_flags */
+};
+
+static const struct option create_options[] = {
+	CMD_BASE_OPTIONS,
+	{ "size", required_argument, NULL, 's' },
+	{ "parts", required_argument, NULL, 'p' },
+	{ "node", required_argument, NULL, 'n' },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "force", no_argument, NULL, 'f' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_size(const struct cmd_ctx *ctx, const char *arg,
+		      uint64_t *ret_size)
+{
+	char buf[UTIL_SIZE_BUF];
+	uint64_t size;
+	int rc;
+
+	rc = util_size_parse(arg, &size);
+	if (rc == -ERANGE)
+		return cmd_usage_error(ctx, "create", "size '%s' is too large",
+				       arg);
+	if (rc < 0)
+		return cmd_usage_error(ctx, "create",
+				       "invalid size '%s' (try 4G or 512MiB)",
+				       arg);
+	if (size < POOL_PART_MIN_SIZE)
+		return cmd_usage_error(
+			ctx, "create",
+			"size '%s' is too small: a part needs at least %s", arg,
+			cmd_size_str(POOL_PART_MIN_SIZE, buf, sizeof(buf)));
+	if (size % POOL_ALIGN)
+		return cmd_usage_error(
+			ctx, "create", "size '%s' is not a multiple of %s", arg,
+			cmd_size_str(POOL_ALIGN, buf, sizeof(buf)));
+	*ret_size = size;
+	return CMD_CONTINUE;
+}
+
+/* split a comma list in place (optarg lives in argv, which is writable) */
+static int parse_paths(const struct cmd_ctx *ctx, char *arg,
+		       struct create_opts *o)
+{
+	char *path;
+
+	while ((path = strsep(&arg, ",")) != NULL) {
+		if (*path == '\0')
+			return cmd_usage_error(ctx, "create",
+					       "empty path in --parts");
+		if (o->nparts == POOL_MAX_PARTS)
+			return cmd_usage_error(
+				ctx, "create",
+				"too many parts: a pool has at most %d",
+				POOL_MAX_PARTS);
+		o->paths[o->nparts++] = path;
+	}
+	return CMD_CONTINUE;
+}
+
+static int parse_nodes(const struct cmd_ctx *ctx, char *arg,
+		       struct create_opts *o)
+{
+	char *item, *end;
+	long node;
+
+	o->nnodes = 0;
+	while ((item = strsep(&arg, ",")) != NULL) {
+		errno = 0;
+		node = strtol(item, &end, 10);
+		if (*item == '\0' || *end != '\0' || errno || node < 0 ||
+		    node > CREATE_MAX_NODE)
+			return cmd_usage_error(
+				ctx, "create",
+				"invalid NUMA node '%s' (expected 0..%d)", item,
+				CREATE_MAX_NODE);
+		if (o->nnodes == POOL_MAX_PARTS)
+			return cmd_usage_error(
+				ctx, "create",
+				"too many nodes in --node: at most %d",
+				POOL_MAX_PARTS);
+		o->nodes[o->nnodes++] = (int)node;
+	}
+	return CMD_CONTINUE;
+}
+
+static int parse_mode(const struct cmd_ctx *ctx, const char *arg,
+		      mode_t *ret_mode)
+{
+	unsigned long mode;
+	char *end;
+
+	errno = 0;
+	mode = strtoul(arg, &end, 8);
+	if (*arg == '\0' || *end != '\0' || errno || mode > 07777 ||
+	    strspn(arg, "01234567") != strlen(arg))
+		return cmd_usage_error(
+			ctx, "create",
+			"invalid mode '%s' (expected octal such as 0660)", arg);
+	*ret_mode = (mode_t)mode;
+	return CMD_CONTINUE;
+}
+
+static int parse_option(int c, struct cmd_ctx *ctx, struct create_opts *o)
+{
+	switch (c) {
+	case 's':
+		return parse_size(ctx, optarg, &o->size);
+	case 'p':
+		return parse_paths(ctx, optarg, o);
+	case 'n':
+		return parse_nodes(ctx, optarg, o);
+	case 'm':
+		return parse_mode(ctx, optarg, &o->mode);
+	case 'f':
+		o->flags |= POOL_CREATE_FORCE;
+		return CMD_CONTINUE;
+	default:
+		return cmd_base_option(c, ctx, "create", create_usage);
+	}
+}
+
+/* POOL goes first: --parts only appends to paths[1..] */
+static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
+		      struct create_opts *o)
+{
+	int c, rc;
+
+	o->nparts = 1;
+	o->mode = 0660;
+	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING "s:p:n:m:f",
+				create_options, NULL)) != -1) {
+		rc = parse_option(c, ctx, o);
+		if (rc != CMD_CONTINUE)
+			return rc;
+	}
+	if (optind >= argc)
+		return cmd_usage_error(ctx, "create", "missing POOL argument");
+	if (optind + 1 < argc)
+		return cmd_usage_error(ctx, "create",
+				       "unexpected argument '%s'",
+				       argv[optind + 1]);
+	o->paths[0] = argv[optind];
+	return CMD_CONTINUE;
+}
+
+static int check_args(const struct cmd_ctx *ctx, const struct create_opts *o)
+{
+	unsigned i, j;
+
+	if (o->nnodes && o->nnodes != o->nparts)
+		return cmd_usage_error(
+			ctx, "create",
+			"--node names %u node%s but the pool has %u part%s",
+			o->nnodes, o->nnodes == 1 ? "" : "s", o->nparts,
+			o->nparts == 1 ? "" : "s");
+	for (i = 0; i < o->nparts; i++)
+		for (j = 0; j < i; j++)
+			if (strcmp(o->paths[i], o->paths[j]) == 0)
+				return cmd_usage_error(
+					ctx, "create",
+					"part '%s' is listed twice",
+					o->paths[i]);
+	if (o->size)
+		return CMD_CONTINUE;
+	for (i = 0; i < o->nparts; i++)
+		if (ns_path_is_devdax(o->paths[i]) != 1)
+			return cmd_usage_error(
+				ctx, "create",
+				"missing --size (required unless every part "
+				"is a devdax device)");
+	return CMD_CONTINUE;
+}
+
+static int create_pool(struct cmd_ctx *ctx, const struct create_opts *o)
+{
+	struct pool_create_params params = {
+		.nparts = o->nparts,
+		.paths = o->paths,
+		.nodes = o->nnodes ? o->nodes : NULL,
+		.part_size = o->size,
+		.mode = o->mode,
+		.flags = o->flags,
+	};
+	struct cmd_progress progress;
+	int rc;
+
+	cmd_progress_init(&progress, "creating");
+	if (ctx->is_tty) {
+		params.progress = cmd_progress_update;
+		params.progress_arg = &progress;
+	}
+	rc = pool_create(&params, &ctx->pool);
+	cmd_progress_done(&progress);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot create pool '%s': %s",
+				 o->paths[0], pool_errormsg());
+	return CMD_EXIT_OK;
+}
+
+int cmd_create(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	struct create_opts opts = { 0 };
+	int rc;
+
+	rc = parse_args(argc, argv, ctx, &opts);
+	if (rc != CMD_CONTINUE)
+		return rc;
+	rc = check_args(ctx, &opts);
+	if (rc != CMD_CONTINUE)
+		return rc;
+	rc = create_pool(ctx, &opts);
+	if (rc != CMD_EXIT_OK)
+		return rc;
+	return cmd_pool_print(ctx, ctx->pool);
+}
