@@ -298,7 +298,12 @@ static void hdr_init(struct pool_hdr *h, unsigned nparts)
 	h->nregions = 0;
 }
 
-/* write and persist the headers; header copy A is the commit point */
+/*
+ * Write and persist the headers: part headers, then pool header copy B, then
+ * copy A (both generation 1). Copy B is the commit point: before it the
+ * target is "not a pool"; after it every part is complete. Copy A makes a
+ * new pool survive the loss of either copy.
+ */
 static void headers_write(struct pool *pool)
 {
 	struct pm_map *map0 = pool->parts[0].map;
@@ -316,12 +321,16 @@ static void headers_write(struct pool *pool)
 		pm_persist(pool->parts[i].map, dst, sizeof(phdr));
 	}
 	pool->hdr.checksum = pool_hdr_checksum(&pool->hdr);
+	/* part headers are durable: from copy B on the pool is valid */
+	dst = base0 + POOL_HDR_B_OFF;
+	memcpy(dst, &pool->hdr, sizeof(pool->hdr));
+	pm_persist(map0, dst, sizeof(pool->hdr));
 	dst = base0 + POOL_HDR_A_OFF;
 	memcpy(dst, &pool->hdr, sizeof(pool->hdr));
-	/* last step: from here on the pool is valid */
 	pm_persist(map0, dst, sizeof(pool->hdr));
+	/* equal generations: open prefers copy A */
 	pool->hdr_copy = 0;
-	pool->other_valid = 0;
+	pool->other_valid = 1;
 }
 
 static void create_undo(struct create_ctx *ctx)

@@ -211,8 +211,8 @@ int pool_lock(struct pool *pool)
 
 /*
  * Neither copy is valid: one errno, and a message naming the cause. A copy
- * without magic was never written (create writes only A), so the other
- * copy's error is the one that matters.
+ * without magic was never written (create was interrupted before it wrote
+ * that copy), so the other copy's error is the one that matters.
  */
 static int hdr_both_invalid(const char *path, int rc_a, int rc_b,
 			    const char *msg_a, const char *msg_b)

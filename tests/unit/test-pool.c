@@ -238,8 +238,9 @@ static void roundtrip(const struct fx *f, unsigned nparts)
 
 	assert_non_null(saved);
 	check_fresh_hdr(f, pool_header(pool), nparts, PART_SIZE);
+	/* create writes both copies */
 	assert_int_equal(pool_header_copy(pool), 0);
-	assert_int_equal(pool_header_other_valid(pool), 0);
+	assert_int_equal(pool_header_other_valid(pool), 1);
 	*saved = *pool_header(pool);
 	pool_close(&pool);
 	assert_null(pool);
@@ -247,7 +248,7 @@ static void roundtrip(const struct fx *f, unsigned nparts)
 	pool = opn(f->path[0], 0);
 	assert_memory_equal(pool_header(pool), saved, sizeof(*saved));
 	assert_int_equal(pool_header_copy(pool), 0);
-	assert_int_equal(pool_header_other_valid(pool), 0);
+	assert_int_equal(pool_header_other_valid(pool), 1);
 	assert_int_equal(pool_part_count(pool), nparts);
 	for (i = 0; i < nparts; i++) {
 		assert_non_null(pool_part_map(pool, i));
@@ -437,6 +438,7 @@ static struct pool *m_hdr_version(struct fx *f, const char **p)
 {
 	(void)p;
 	hdr_edit(f->path[0], 0, set_hdr_major2);
+	hdr_edit(f->path[0], 1, set_hdr_major2); /* create wrote both copies */
 	return NULL;
 }
 
@@ -470,6 +472,7 @@ static struct pool *m_incompat(struct fx *f, const char **p)
 {
 	(void)p;
 	hdr_edit(f->path[0], 0, set_incompat);
+	hdr_edit(f->path[0], 1, set_incompat); /* create wrote both copies */
 	return NULL;
 }
 
@@ -477,6 +480,7 @@ static struct pool *m_nparts(struct fx *f, const char **p)
 {
 	(void)p;
 	hdr_edit(f->path[0], 0, set_nparts17);
+	hdr_edit(f->path[0], 1, set_nparts17); /* create wrote both copies */
 	return NULL;
 }
 
@@ -587,7 +591,7 @@ static const struct open_case open_cases[] = {
 	{ "part version", m_version, 0, -EPROTONOSUPPORT,
 	  "version 2.0 is not supported", 0 },
 	{ "header version", m_hdr_version, 0, -EPROTONOSUPPORT,
-	  "pool header copy A: pool format version 2.0", 0 },
+	  "pool format version 2.0 is not supported (this build reads 1.x) (both copies)", 0 },
 	{ "incompat feature", m_incompat, 0, -EPROTONOSUPPORT,
 	  "unknown incompatible features", 0 },
 	{ "part header checksum", m_part_csum, 0, -EBADMSG,
@@ -670,6 +674,25 @@ static void test_open_errors(void **state)
 				fail_msg("cases '%s' and '%s' share a message",
 					 open_cases[i].name,
 					 open_cases[j].name);
+}
+
+/* a fresh pool survives the loss of either header copy */
+static void test_fresh_pool_copy_lost(void **state)
+{
+	const struct fx *f = *state;
+	struct pool *pool = mk(f, 1, PART_SIZE);
+	struct pool_hdr *saved = malloc(sizeof(*saved));
+
+	assert_non_null(saved);
+	*saved = *pool_header(pool);
+	pool_close(&pool);
+	flip_byte(f->path[0], POOL_HDR_A_OFF + 50);
+	pool = opn(f->path[0], 0);
+	assert_int_equal(pool_header_copy(pool), 1);
+	assert_int_equal(pool_header_other_valid(pool), 0);
+	assert_memory_equal(pool_header(pool), saved, sizeof(*saved));
+	pool_close(&pool);
+	free(saved);
 }
 
 static void test_one_copy_corrupt(void **state)
@@ -762,6 +785,7 @@ static void test_ro_compat_feature(void **state)
 
 	mk_closed(f, 1, PART_SIZE);
 	hdr_edit(f->path[0], 0, set_ro_compat);
+	hdr_edit(f->path[0], 1, set_ro_compat); /* create wrote both copies */
 	assert_int_equal(pool_open(f->path[0], 0, &pool), -EPROTONOSUPPORT);
 	assert_non_null(strstr(pool_errormsg(), "read-only compatible"));
 	pool = opn(f->path[0], POOL_OPEN_RDONLY);
@@ -1389,7 +1413,8 @@ static int crash_create_run(const struct fx *f, unsigned n)
 	return WEXITSTATUS(status);
 }
 
-/* a crash at any fence of create leaves "not a pool", never a bad pool */
+/* a crash at any fence of create leaves "not a pool" or the whole pool,
+ * never a bad pool */
 static void test_crash_create(void **state)
 {
 	const struct fx *f = *state;
@@ -1406,6 +1431,12 @@ static void test_crash_create(void **state)
 		assert_int_equal(status, PM_CRASH_EXIT_CODE);
 		crashes++;
 		rc = pool_open(f->path[0], 0, &pool);
+		if (rc == 0) {
+			/* committed (copy B durable): complete pool */
+			assert_int_equal(pool_part_count(pool), 3);
+			pool_close(&pool);
+			continue;
+		}
 		if (rc != -EINVAL ||
 		    !strstr(pool_errormsg(), "not a pmad pool"))
 			fail_msg("crash at fence %u: %d %s", n, rc,
@@ -1426,6 +1457,7 @@ int main(int argc, char **argv)
 		T(test_nodes_and_mode),	   T(test_progress),
 		T(test_direct_offset),	   T(test_uuid_format),
 		T(test_open_errors),	   T(test_one_copy_corrupt),
+		T(test_fresh_pool_copy_lost),
 		T(test_locking),	   T(test_rdonly),
 		T(test_ro_compat_feature), T(test_create_bad_params),
 		T(test_create_exists),	   T(test_create_cleanup),
