@@ -18,9 +18,9 @@ enum cmd_exit {
 struct pool;
 
 struct cmd_ctx {
-	int json;      /* -j/--json: one JSON document on stdout */
-	int human;     /* -H/--human: sizes with units in JSON too */
-	int is_tty;    /* stderr is a terminal: progress bars allowed */
+	int json; /* -j/--json: one JSON document on stdout */
+	int human; /* -H/--human: sizes with units in JSON too */
+	int is_tty; /* stderr is a terminal: progress bars allowed */
 	const char *prog; /* "pmactl" */
 	struct pool *pool; /* opened by cmd_pool_open(), closed by pmactl.c */
 };

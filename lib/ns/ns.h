@@ -21,17 +21,17 @@
 #define NS_PATH_LEN 256
 
 struct ns_namespace {
-	char bus[NS_NAME_LEN];	     /* e.g. "ndbus0" */
-	char region[NS_NAME_LEN];    /* e.g. "region1" */
-	char name[NS_NAME_LEN];	     /* e.g. "namespace1.0" */
-	char mode[16];		     /* "fsdax", "devdax", "sector", "raw" */
-	uint64_t size;		     /* bytes usable */
-	int node;		     /* NUMA node, -1 if unknown */
-	char device[NS_NAME_LEN];    /* "pmem1", "dax1.0" ("" if none) */
-	char dev_path[NS_PATH_LEN];  /* "/dev/pmem1", "/dev/dax1.0" */
-	char mount[NS_PATH_LEN];     /* fsdax mount point, "" if not mounted */
+	char bus[NS_NAME_LEN]; /* e.g. "ndbus0" */
+	char region[NS_NAME_LEN]; /* e.g. "region1" */
+	char name[NS_NAME_LEN]; /* e.g. "namespace1.0" */
+	char mode[16]; /* "fsdax", "devdax", "sector", "raw" */
+	uint64_t size; /* bytes usable */
+	int node; /* NUMA node, -1 if unknown */
+	char device[NS_NAME_LEN]; /* "pmem1", "dax1.0" ("" if none) */
+	char dev_path[NS_PATH_LEN]; /* "/dev/pmem1", "/dev/dax1.0" */
+	char mount[NS_PATH_LEN]; /* fsdax mount point, "" if not mounted */
 	char mount_opts[NS_PATH_LEN]; /* mount options ("dax" etc.), or "" */
-	char uuid[40];		     /* namespace UUID, "" if none */
+	char uuid[40]; /* namespace UUID, "" if none */
 };
 
 /*
@@ -57,7 +57,7 @@ void ns_topology_clear_fake(void);
 int ns_topology_is_fake(void);
 unsigned ns_node_count(void); /* >= 1 */
 int ns_cpu_node(unsigned cpu); /* node of cpu, 0 if unknown */
-int ns_current_node(void);     /* node of the calling thread's CPU */
+int ns_current_node(void); /* node of the calling thread's CPU */
 
 const char *ns_errormsg(void);
 

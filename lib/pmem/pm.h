@@ -24,16 +24,17 @@
 
 /* store granularity: what a store needs before it is durable */
 enum pm_granularity {
-	PM_GRAN_BYTE = 0,	/* eADR: a fence is enough */
+	PM_GRAN_BYTE = 0, /* eADR: a fence is enough */
 	PM_GRAN_CACHE_LINE = 1, /* ADR: clwb/clflushopt + sfence */
-	PM_GRAN_PAGE = 2,	/* page cache: msync */
+	PM_GRAN_PAGE = 2, /* page cache: msync */
 };
 
 /* "BYTE", "CACHE_LINE", "PAGE" */
 const char *pm_granularity_name(enum pm_granularity g);
 
 enum pm_map_flags {
-	PM_MAP_RDONLY = 1 << 0, /* map read-only (inspect of a read-only pool) */
+	PM_MAP_RDONLY = 1
+			<< 0, /* map read-only (inspect of a read-only pool) */
 };
 
 struct pm_map;
@@ -73,12 +74,12 @@ void *pm_memset(struct pm_map *map, void *dst, int c, size_t len,
 
 /* per-thread counters; cheap enough to stay on in benchmarks */
 struct pm_stats {
-	uint64_t lines_flushed;	  /* cache lines the caller flushed */
-	uint64_t fences;	  /* pm_drain calls (explicit or implied) */
-	uint64_t reflushes;	  /* flushes of a line flushed again while
+	uint64_t lines_flushed; /* cache lines the caller flushed */
+	uint64_t fences; /* pm_drain calls (explicit or implied) */
+	uint64_t reflushes; /* flushes of a line flushed again while
 				     fewer than 4 other distinct lines were
 				     flushed since its last flush */
-	uint64_t xplines;	  /* 256-byte XPLines written back: a flushed
+	uint64_t xplines; /* 256-byte XPLines written back: a flushed
 				     line in a different XPLine than the
 				     previously flushed line counts one */
 	uint64_t bytes_persisted; /* bytes in flush/persist/memcpy ranges */

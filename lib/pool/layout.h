@@ -78,13 +78,13 @@ static inline uint64_t pool_off_byte(uint64_t off)
 /* Header at the start of every part. Written once at create. */
 struct pool_part_hdr {
 	char magic[POOL_MAGIC_LEN]; /* POOL_PART_MAGIC */
-	uint16_t major;		    /* POOL_FORMAT_MAJOR */
-	uint16_t minor;		    /* POOL_FORMAT_MINOR */
-	uint32_t part_index;	    /* this part's index in the part table */
-	uint8_t pool_uuid[16];	    /* the pool this part belongs to */
-	uint8_t part_uuid[16];	    /* this part; matches the part table */
-	uint64_t size;		    /* bytes of this part in use by the pool */
-	uint32_t nparts;	    /* parts in the pool (as of create) */
+	uint16_t major; /* POOL_FORMAT_MAJOR */
+	uint16_t minor; /* POOL_FORMAT_MINOR */
+	uint32_t part_index; /* this part's index in the part table */
+	uint8_t pool_uuid[16]; /* the pool this part belongs to */
+	uint8_t part_uuid[16]; /* this part; matches the part table */
+	uint64_t size; /* bytes of this part in use by the pool */
+	uint32_t nparts; /* parts in the pool (as of create) */
 	uint32_t reserved0;
 	uint64_t create_time; /* seconds since the epoch */
 	uint8_t reserved[176]; /* pads the struct to 256 bytes */
@@ -97,10 +97,10 @@ _Static_assert(__builtin_offsetof(struct pool_part_hdr, checksum) == 252,
 
 /* One entry of the part table. */
 struct pool_part_entry {
-	uint8_t uuid[16];		  /* the part header's part_uuid */
-	uint64_t size;			  /* bytes */
-	int32_t node;			  /* NUMA node, -1 if unknown */
-	uint32_t flags;			  /* POOL_PART_* */
+	uint8_t uuid[16]; /* the part header's part_uuid */
+	uint64_t size; /* bytes */
+	int32_t node; /* NUMA node, -1 if unknown */
+	uint32_t flags; /* POOL_PART_* */
 	char path_hint[POOL_PATH_HINT_LEN]; /* absolute path at create,
 					       NUL-terminated */
 };
@@ -116,11 +116,11 @@ _Static_assert(sizeof(struct pool_part_entry) == 264, "part entry size");
 
 /* One entry of the region table: a range of a part's data area. */
 struct pool_region {
-	uint32_t type;			   /* POOL_REGION_*; FREE = unused */
-	uint32_t part;			   /* part index */
-	uint64_t off;			   /* byte offset in the part */
-	uint64_t size;			   /* bytes */
-	uint64_t flags;			   /* owner-defined */
+	uint32_t type; /* POOL_REGION_*; FREE = unused */
+	uint32_t part; /* part index */
+	uint64_t off; /* byte offset in the part */
+	uint64_t size; /* bytes */
+	uint64_t flags; /* owner-defined */
 	char name[POOL_REGION_NAME_LEN]; /* NUL-padded label */
 };
 _Static_assert(sizeof(struct pool_region) == 48, "region size");
@@ -128,17 +128,17 @@ _Static_assert(sizeof(struct pool_region) == 48, "region size");
 /* The pool header (part 0, two copies). */
 struct pool_hdr {
 	char magic[POOL_MAGIC_LEN]; /* POOL_HDR_MAGIC */
-	uint16_t major;		    /* incompatible format changes */
-	uint16_t minor;		    /* compatible additions */
-	uint32_t hdr_size;	    /* sizeof(struct pool_hdr) */
-	uint64_t generation;	    /* bumped by every update */
-	uint8_t uuid[16];	    /* pool UUID */
+	uint16_t major; /* incompatible format changes */
+	uint16_t minor; /* compatible additions */
+	uint32_t hdr_size; /* sizeof(struct pool_hdr) */
+	uint64_t generation; /* bumped by every update */
+	uint8_t uuid[16]; /* pool UUID */
 	uint64_t feat_compat;
 	uint64_t feat_incompat;
 	uint64_t feat_ro_compat;
 	uint64_t create_time; /* seconds since the epoch */
-	uint32_t nparts;      /* entries used in parts[] */
-	uint32_t nregions;    /* entries used in regions[] (dense) */
+	uint32_t nparts; /* entries used in parts[] */
+	uint32_t nregions; /* entries used in regions[] (dense) */
 	uint8_t reserved0[48];
 	struct pool_part_entry parts[POOL_MAX_PARTS];
 	struct pool_region regions[POOL_MAX_REGIONS];

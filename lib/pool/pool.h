@@ -39,13 +39,13 @@ enum pool_create_flags {
 typedef void (*pool_progress_fn)(uint64_t done, uint64_t total, void *arg);
 
 struct pool_create_params {
-	unsigned nparts;	   /* 1..POOL_MAX_PARTS */
-	const char *const *paths;  /* nparts paths; files or devdax devices */
-	const int *nodes;	   /* nparts NUMA nodes, -1 = detect; or NULL */
-	uint64_t part_size;	   /* bytes per file part (devdax: 0 = device
+	unsigned nparts; /* 1..POOL_MAX_PARTS */
+	const char *const *paths; /* nparts paths; files or devdax devices */
+	const int *nodes; /* nparts NUMA nodes, -1 = detect; or NULL */
+	uint64_t part_size; /* bytes per file part (devdax: 0 = device
 				      size, else must fit the device) */
-	mode_t mode;		   /* file mode for new files, e.g. 0660 */
-	unsigned flags;		   /* enum pool_create_flags */
+	mode_t mode; /* file mode for new files, e.g. 0660 */
+	unsigned flags; /* enum pool_create_flags */
 	pool_progress_fn progress; /* may be NULL */
 	void *progress_arg;
 };

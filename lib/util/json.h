@@ -20,8 +20,7 @@ int util_json_print(FILE *f, struct json_object *obj, unsigned flags);
 /* obj[key] = value helpers; they return 0 or -ENOMEM */
 int util_json_add_u64(struct json_object *obj, const char *key, uint64_t v);
 int util_json_add_i64(struct json_object *obj, const char *key, int64_t v);
-int util_json_add_str(struct json_object *obj, const char *key,
-		      const char *s);
+int util_json_add_str(struct json_object *obj, const char *key, const char *s);
 int util_json_add_bool(struct json_object *obj, const char *key, int v);
 /* "0x%llx" string */
 int util_json_add_hex(struct json_object *obj, const char *key, uint64_t v);

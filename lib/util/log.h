@@ -23,13 +23,13 @@ int util_log_get_priority(void);
 /* parse "err", "warning", "notice", "info", "debug" or a number 0..7 */
 int util_log_parse_priority(const char *s);
 /* ready-made sink: "pmad: <level>: <message>" on stderr */
-void util_log_stderr(int priority, const char *file, int line,
-		     const char *func, const char *fmt, va_list ap);
+void util_log_stderr(int priority, const char *file, int line, const char *func,
+		     const char *fmt, va_list ap);
 
 void util_log_msg(int priority, const char *file, int line, const char *func,
 		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-#define util_log(prio, ...)                                                    \
+#define util_log(prio, ...) \
 	util_log_msg(prio, __FILE__, __LINE__, __func__, __VA_ARGS__)
 #define util_err(...) util_log(LOG_ERR, __VA_ARGS__)
 #define util_warn(...) util_log(LOG_WARNING, __VA_ARGS__)
@@ -37,8 +37,8 @@ void util_log_msg(int priority, const char *file, int line, const char *func,
 #if PMAD_DEBUG
 #define util_dbg(...) util_log(LOG_DEBUG, __VA_ARGS__)
 #else
-#define util_dbg(...)                                                          \
-	do {                                                                   \
+#define util_dbg(...) \
+	do {          \
 	} while (0)
 #endif
 
