@@ -6,33 +6,36 @@
 #                           file-backed pool in /dev/shm (tmpfs)
 #   ./quickstart.sh test    install packages, build, run every test suite:
 #                           make check (crash-sim build), the unit tests under
-#                           ASan+UBSan, and the 2-node NVDIMM VM suite; the
-#                           last line is "N passed, N failed[, N skipped]"
+#                           ASan+UBSan, the 2-node NVDIMM VM suite,
+#                           check-format and distcheck; the last line is
+#                           "N passed, N failed[, N skipped]"
 #
 # Options (after the verb): --werror (configure --enable-werror),
 # --no-vm (skip the VM suite), --no-asan (skip the sanitizer build),
-# -j N (parallel make, default: nproc). Build trees: build/, build-asan/.
+# --no-distcheck, -j N (parallel make, default: nproc).
+# Build trees: build/, build-asan/.
 set -euo pipefail
 cd "$(dirname "$0")"
 top=$PWD
 
 verb=${1:-}
 [ $# -gt 0 ] && shift
-werror="" vm=1 asan=1 jobs=$(nproc)
+werror="" vm=1 asan=1 distcheck=1 jobs=$(nproc)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--werror) werror=--enable-werror ;;
 	--no-vm) vm=0 ;;
 	--no-asan) asan=0 ;;
+	--no-distcheck) distcheck=0 ;;
 	-j) jobs=$2; shift ;;
-	-h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) awk 'NR >= 3 && !/^#/{exit} NR >= 3{sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
 	*) echo "quickstart.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
 case "$verb" in
 demo|test) ;;
--h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) awk 'NR >= 3 && !/^#/{exit} NR >= 3{sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
 *) echo "usage: ./quickstart.sh demo|test [options] (try --help)" >&2; exit 2 ;;
 esac
 
@@ -107,6 +110,19 @@ if [ "$vm" = 1 ]; then
 	     END{if (p + f + s == 0) f = 1; print p+0, f+0, s+0}' \
 		"$vmlog" >>"$counts"
 fi
+
+# whole-tree checks, one result each
+one_check() {
+	local name=$1; shift
+	if "$@" >"build/$name.log" 2>&1; then
+		echo "ok - $name"; echo "1 0 0" >>"$counts"
+	else
+		echo "not ok - $name (see build/$name.log)"; tail -20 "build/$name.log"
+		echo "0 1 0" >>"$counts"; status=1
+	fi
+}
+one_check check-format make -C build check-format
+[ "$distcheck" = 1 ] && one_check distcheck make -C build -j"$jobs" distcheck
 
 read -r passed failed skipped < <(awk '{p+=$1; f+=$2; s+=$3}
 	END{print p+0, f+0, s+0}' "$counts")
