@@ -8,5 +8,7 @@
 
 /* crc32c of buf, continuing from crc (start with 0) */
 uint32_t util_crc32c(uint32_t crc, const void *buf, size_t len);
+/* the portable table version (tests compare it with the fast path) */
+uint32_t util_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 
 #endif

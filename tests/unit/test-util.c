@@ -350,6 +350,22 @@ static void test_crc32c_incremental(void **state)
 	assert_int_not_equal(util_crc32c(0, buf, sizeof(buf)), whole);
 }
 
+/* the fast path (crc32 instruction where available) equals the table one
+ * for every length and alignment */
+static void test_crc32c_fast_matches_table(void **state)
+{
+	unsigned char buf[300];
+	size_t off, len;
+
+	(void)state;
+	for (off = 0; off < sizeof(buf); off++)
+		buf[off] = (unsigned char)(off * 37 + 11);
+	for (off = 0; off < 9; off++)
+		for (len = 0; len + off <= sizeof(buf); len += 7)
+			assert_int_equal(util_crc32c(0x1234, buf + off, len),
+					 util_crc32c_sw(0x1234, buf + off, len));
+}
+
 /* ----------------------------------------------------------------- log */
 
 static struct {
@@ -1026,6 +1042,7 @@ int main(void)
 		T(test_size_round_trip),
 		T(test_crc32c_vectors),
 		T(test_crc32c_incremental),
+		T(test_crc32c_fast_matches_table),
 		T(test_log_default_silent),
 		T(test_log_sink_filter),
 		T(test_log_parse_priority),
