@@ -363,7 +363,8 @@ static void test_crc32c_fast_matches_table(void **state)
 	for (off = 0; off < 9; off++)
 		for (len = 0; len + off <= sizeof(buf); len += 7)
 			assert_int_equal(util_crc32c(0x1234, buf + off, len),
-					 util_crc32c_sw(0x1234, buf + off, len));
+					 util_crc32c_sw(0x1234, buf + off,
+							len));
 }
 
 /* ----------------------------------------------------------------- log */
