@@ -23,6 +23,7 @@
 struct pm_crash_map {
 	struct pm_map *map; /* owner */
 	unsigned char *shadow; /* durable image, map->size bytes */
+	uint64_t *line_seq; /* per line: flush number of its durable content */
 	int fd; /* dup of the mapped fd (PM_CRASH_AT) */
 	struct pm_crash_map *next; /* sim.maps */
 };
@@ -32,6 +33,7 @@ struct crash_snap {
 	struct pm_crash_map *cm;
 	size_t off, len;
 	unsigned char *data;
+	uint64_t seq; /* flush number: later flushes saw newer content */
 };
 
 /* per thread: flushed but not yet fenced snapshots, in flush order */
@@ -48,6 +50,7 @@ static struct {
 	uint64_t crash_at; /* PM_CRASH_AT, 0 = never */
 	uint64_t crash_seed; /* PM_CRASH_SEED */
 	uint64_t fences; /* numbered fences so far */
+	uint64_t flushes; /* numbered flushes so far */
 	pm_crash_hook_fn hook;
 	void *hook_arg;
 	struct pm_crash_map *maps; /* live armed maps */
@@ -129,7 +132,10 @@ static int sim_attach_locked(struct pm_map *map, int fd)
 	if (!cm)
 		return util_errmsg_set(ENOMEM, "crash sim: out of memory");
 	cm->shadow = malloc(map->size);
-	if (!cm->shadow) {
+	cm->line_seq = calloc(map->size / PM_CACHELINE + 1, sizeof(uint64_t));
+	if (!cm->shadow || !cm->line_seq) {
+		free(cm->line_seq);
+		free(cm->shadow);
 		free(cm);
 		return util_errmsg_set(ENOMEM,
 				       "crash sim: no memory for a "
@@ -139,6 +145,7 @@ static int sim_attach_locked(struct pm_map *map, int fd)
 	cm->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (cm->fd < 0) {
 		free(cm->shadow);
+		free(cm->line_seq);
 		free(cm);
 		return util_errmsg_set(errno, "crash sim: dup: %m");
 	}
@@ -196,6 +203,7 @@ void pm_crash_map_detach(struct pm_map *map)
 	/* XXX: close of a dup'd fd cannot lose data we care about */
 	(void)close(cm->fd);
 	free(cm->shadow);
+	free(cm->line_seq);
 	free(cm);
 	map->crash = NULL;
 }
@@ -278,6 +286,7 @@ void pm_crash_on_flush(struct pm_map *map, const void *addr, size_t len)
 	sim_lock();
 	/* snapshot semantics: stores after the flush are not in it */
 	memcpy(snap.data, map->addr + start, snap.len);
+	snap.seq = ++sim.flushes;
 	thread_push(sim_self_locked(), snap);
 	sim_unlock();
 }
@@ -440,6 +449,23 @@ static void sim_crash_now(void)
 	_exit(PM_CRASH_EXIT_CODE);
 }
 
+/* a line becomes durable with the content of its newest flush: a fence
+ * never rolls a line back to an older snapshot another thread took */
+static void thread_apply_snap(const struct crash_snap *s)
+{
+	size_t off, len;
+
+	for (off = 0; off < s->len; off += PM_CACHELINE) {
+		uint64_t *seq = &s->cm->line_seq[(s->off + off) / PM_CACHELINE];
+
+		if (*seq > s->seq)
+			continue;
+		*seq = s->seq;
+		len = s->len - off < PM_CACHELINE ? s->len - off : PM_CACHELINE;
+		memcpy(s->cm->shadow + s->off + off, s->data + off, len);
+	}
+}
+
 /* make the calling thread's pending snapshots durable, in flush order */
 static void thread_apply(struct crash_thread *t)
 {
@@ -448,7 +474,7 @@ static void thread_apply(struct crash_thread *t)
 
 	for (i = 0; i < t->nsnaps; i++) {
 		s = &t->snaps[i];
-		memcpy(s->cm->shadow + s->off, s->data, s->len);
+		thread_apply_snap(s);
 		free(s->data);
 	}
 	t->nsnaps = 0;

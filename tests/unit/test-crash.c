@@ -291,6 +291,31 @@ static void test_fence_is_per_thread(void **state)
 	pthread_barrier_destroy(&mt.go_fence);
 }
 
+/*
+ * A flushes line 1 (old content) but fences late; meanwhile the main thread
+ * stores newer content to the same line, flushes and fences. A's late fence
+ * must not roll the line back: a line is durable with its newest flush.
+ */
+static void test_late_fence_does_not_roll_back(void **state)
+{
+	struct fixture *f = *state;
+	struct mt mt = { .f = f };
+	pthread_t t;
+
+	pthread_barrier_init(&mt.flushed, NULL, 2);
+	pthread_barrier_init(&mt.go_fence, NULL, 2);
+	assert_int_equal(pthread_create(&t, NULL, thread_a, &mt), 0);
+	pthread_barrier_wait(&mt.flushed);
+	memcpy(LINE(f, 1), "main new", 9);
+	pm_persist(f->map, LINE(f, 1), 9);
+	pthread_barrier_wait(&mt.go_fence);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	durable(f);
+	assert_memory_equal(f->img + 1 * 64, "main new", 9);
+	pthread_barrier_destroy(&mt.flushed);
+	pthread_barrier_destroy(&mt.go_fence);
+}
+
 /* ---------------------------------------------------------------- maps */
 
 static void test_multiple_maps(void **state)
@@ -575,6 +600,7 @@ int main(int argc, char **argv)
 		T(test_snapshot_at_flush),
 		T(test_seeded_images),
 		T(test_fence_is_per_thread),
+		T(test_late_fence_does_not_roll_back),
 		T(test_multiple_maps),
 		T(test_write_image),
 		T(test_unarmed_map),
