@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libpmalloc: a crash-safe persistent-memory allocator (PMAlloc).
+ *
+ * A heap lives in a pmad pool. Every object is named by a pool offset
+ * (never a pointer); pma_direct() turns it into an address in this
+ * process. Allocation publishes the new offset into an 8-byte destination
+ * word (pma_malloc_to) and freeing clears one (pma_free_from), each
+ * atomically with respect to crashes. All functions returning int return
+ * 0 or a negative errno and set a per-thread message (pma_errormsg()).
+ * All functions are thread-safe; any thread may free any block.
+ */
+#ifndef PMALLOC_H
+#define PMALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMA_API __attribute__((visibility("default")))
+#define PMA_WUR __attribute__((warn_unused_result))
+
+struct pma_heap;
+
+enum pma_heap_flags {
+	/* pma_heap_create: overwrite an existing file */
+	PMA_HEAP_FORCE = 1 << 0,
+	/* pma_heap_open: add and format a heap region if the pool has none */
+	PMA_HEAP_FORMAT = 1 << 1,
+	/*
+	 * pma_heap_open, for inspection (pmactl inspect --heap, pmactl log):
+	 * open the pool read-only with a shared lock (-EBUSY while a writer
+	 * has it open) and never write PM. The logs are replayed into DRAM
+	 * only, so pma_heap_stats, pma_usable_size and pma_log_foreach show
+	 * the recovered state and the records still to be checkpointed; dest
+	 * words are shown as they are on media. pma_malloc_to,
+	 * pma_zalloc_to, pma_free_from, pma_heap_checkpoint and a pma_root
+	 * that would create the root return -EROFS. Not with
+	 * PMA_HEAP_FORMAT (-EINVAL).
+	 */
+	PMA_HEAP_RDONLY = 1 << 2,
+};
+
+/*
+ * Create a one-part pool of size bytes at path (a file or devdax device;
+ * size is rounded down to 64 KiB) holding one heap that spans the pool's
+ * data area, and open it. -EEXIST if path exists (without PMA_HEAP_FORCE),
+ * -EINVAL for a size too small, plus pool creation errors. The heap is
+ * durable when it returns.
+ */
+PMA_API PMA_WUR int pma_heap_create(const char *path, uint64_t size,
+				    unsigned flags, struct pma_heap **ret_heap);
+
+/*
+ * Open the heap in the pool at path (made by pma_heap_create or pmactl
+ * create) and run recovery: every committed operation is completed, every
+ * uncommitted one vanishes. A pool without a heap region gives -ENOENT
+ * unless flags has PMA_HEAP_FORMAT (then the largest free range of part 0
+ * becomes the heap). -EBADMSG for a corrupt heap header, -EIO for a log
+ * that contradicts the heap, plus pool_open errors (-EBUSY when locked).
+ */
+PMA_API PMA_WUR int pma_heap_open(const char *path, unsigned flags,
+				  struct pma_heap **ret_heap);
+
+/* Checkpoint, unmap and free. Accepts NULL. No other call may be running
+ * on the heap. */
+PMA_API void pma_heap_close(struct pma_heap *heap);
+
+/*
+ * Allocate at least size bytes and store the block's pool offset in *dest.
+ * dest is an 8-byte aligned word, usually inside the pool (not inside the
+ * heap's metadata); a dest outside the pool is allowed and is not
+ * persisted. When it returns 0 the allocation and the store are durable:
+ * after a crash either both happened or neither (no leak). The block's
+ * content is undefined. -ENOMEM when no space is left (for this thread's
+ * arena), -EINVAL for size 0, a misaligned dest or a dest in heap
+ * metadata. Until the next allocator call of this thread's arena (or
+ * close), recovery may rewrite *dest with this result.
+ */
+PMA_API PMA_WUR int pma_malloc_to(struct pma_heap *heap, size_t size,
+				  uint64_t *dest);
+
+/* As pma_malloc_to, and the block reads as zeros (durably). */
+PMA_API PMA_WUR int pma_zalloc_to(struct pma_heap *heap, size_t size,
+				  uint64_t *dest);
+
+/*
+ * Free the block whose offset is in *dest and durably store 0 there,
+ * atomically with respect to crashes. *dest == 0 is a no-op returning 0.
+ * -EINVAL when *dest does not name a live block (bad offset, interior
+ * offset, or double free); *dest is left untouched then.
+ */
+PMA_API PMA_WUR int pma_free_from(struct pma_heap *heap, uint64_t *dest);
+
+/*
+ * The heap's root object: created (zeroed, durable) on first call with at
+ * least size bytes; later calls return the same object. -EINVAL if the
+ * existing root is smaller than size.
+ */
+PMA_API PMA_WUR int pma_root(struct pma_heap *heap, size_t size,
+			     uint64_t *ret_off);
+
+/* address of pool offset off in this process; NULL if off is not in the
+ * pool */
+PMA_API void *pma_direct(struct pma_heap *heap, uint64_t off);
+/* pool offset of addr; 0 if addr is not in the pool */
+PMA_API uint64_t pma_offset(struct pma_heap *heap, const void *addr);
+
+/* usable bytes of the live block at off; 0 if off names no live block */
+PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off);
+
+/* last error message of this thread ("" if none) */
+PMA_API const char *pma_errormsg(void);
+
+/* ------------------------------------------------------------ inspection */
+
+#define PMA_STATS_MAX_CLASSES 64
+
+struct pma_class_stats {
+	uint32_t block_size; /* bytes */
+	uint32_t slabs; /* slabs of this class */
+	uint64_t blocks; /* blocks in those slabs */
+	uint64_t used; /* live blocks */
+};
+
+struct pma_heap_stats {
+	uint32_t narenas;
+	uint32_t nclasses;
+	uint32_t log_cap; /* records per arena log */
+	uint64_t heap_size; /* bytes of the data area */
+	uint64_t used_bytes; /* live blocks + live extents */
+	uint64_t free_bytes; /* free pages + free slab blocks */
+	uint64_t slab_bytes; /* bytes in slabs */
+	uint64_t extents; /* live large allocations */
+	uint64_t extent_bytes; /* bytes in them */
+	uint64_t largest_free; /* largest free extent, bytes */
+	uint64_t log_records; /* records not yet checkpointed */
+	uint64_t checkpoints; /* since open */
+	struct pma_class_stats classes[PMA_STATS_MAX_CLASSES];
+};
+
+/* a consistent snapshot (briefly locks every arena) */
+PMA_API PMA_WUR int pma_heap_stats(struct pma_heap *heap,
+				   struct pma_heap_stats *ret_stats);
+
+/* apply every log to the page map and bitmaps and truncate the logs */
+PMA_API PMA_WUR int pma_heap_checkpoint(struct pma_heap *heap);
+
+/* one decoded bookkeeping-log record (pma_log_foreach) */
+struct pma_log_entry {
+	unsigned arena;
+	uint64_t index; /* global record index in the arena's log */
+	const char *type; /* "alloc", "free", "rfree", "slab_new",
+			      "ext_alloc", "ext_free" */
+	uint64_t off; /* block / slab / extent pool offset */
+	uint64_t dest; /* dest pool offset, 0 if outside the pool */
+	uint64_t size; /* extent bytes, or block size */
+	unsigned cls; /* slab_new: size class; otherwise 0 */
+};
+typedef int (*pma_log_fn)(const struct pma_log_entry *entry, void *arg);
+
+/* call fn for every record not yet checkpointed, arena by arena, in log
+ * order; stops and returns fn's value if it is non-zero */
+PMA_API PMA_WUR int pma_log_foreach(struct pma_heap *heap, pma_log_fn fn,
+				    void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc bookkeeping log: record encoding, interleaved slot mapping and
+ * validation. A log is a ring of 16-byte slots; record k goes to slot
+ * k % cap, with consecutive k in different cache lines (NBANKS lines per
+ * group). Validity (epoch, tag, checksum) is defined in layout.h; the log
+ * ends at the first invalid record (or the first incomplete extent pair).
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "pmalloc/internal.h"
+#include "util/crc.h"
+
+#define SLOTS_PER_LINE (PMA_LINE / sizeof(struct pma_rec))
+
+struct pma_rec *pma_booklog_slot(struct pma_rec *log, uint32_t cap, uint64_t k)
+{
+	uint64_t j = k % cap;
+	uint64_t group = j / PMA_LOG_GROUP;
+	uint64_t r = j % PMA_LOG_GROUP;
+	uint64_t line = group * PMA_NBANKS + r % PMA_NBANKS;
+
+	return &log[line * SLOTS_PER_LINE + r / PMA_NBANKS];
+}
+
+static uint64_t rec_epoch(uint64_t k, uint32_t cap)
+{
+	return (k / cap + 1) & PMA_REC_EPOCH_MASK;
+}
+
+static uint64_t rec_tag(uint64_t k, uint32_t cap)
+{
+	return (k / cap) % 7 + 1;
+}
+
+static uint64_t rec_csum(uint64_t word0, uint64_t word1, uint64_t k)
+{
+	uint64_t buf[3];
+
+	buf[0] = word0 & ~(PMA_REC_CSUM_MASK << PMA_REC_CSUM_SHIFT);
+	buf[1] = word1;
+	buf[2] = k;
+	return util_crc32c(0, buf, sizeof(buf)) & PMA_REC_CSUM_MASK;
+}
+
+void pma_booklog_encode(uint64_t k, uint32_t cap, unsigned type,
+			uint64_t payload, uint64_t value,
+			struct pma_rec *ret_rec)
+{
+	uint64_t w0, w1;
+
+	pma_assert(payload <= PMA_REC_PAYLOAD_MAX);
+	pma_assert((value & PMA_REC_TAG_MASK) == 0);
+	w0 = (uint64_t)type | rec_epoch(k, cap) << PMA_REC_EPOCH_SHIFT |
+	     payload << PMA_REC_PAYLOAD_SHIFT;
+	w1 = value | rec_tag(k, cap);
+	w0 |= rec_csum(w0, w1, k) << PMA_REC_CSUM_SHIFT;
+	ret_rec->word0 = w0;
+	ret_rec->word1 = w1;
+}
+
+int pma_booklog_decode(const struct pma_rec *log, uint32_t cap, uint64_t k,
+		       unsigned *ret_type, uint64_t *ret_payload,
+		       uint64_t *ret_value)
+{
+	const struct pma_rec *slot =
+		pma_booklog_slot((struct pma_rec *)log, cap, k);
+	uint64_t w0 = __atomic_load_n(&slot->word0, __ATOMIC_RELAXED);
+	uint64_t w1 = __atomic_load_n(&slot->word1, __ATOMIC_RELAXED);
+	unsigned type = (unsigned)(w0 & ((1u << PMA_REC_TYPE_BITS) - 1));
+
+	if (type == PMA_REC_NONE || type >= PMA_REC_NTYPES)
+		return -EBADMSG;
+	if (((w0 >> PMA_REC_EPOCH_SHIFT) & PMA_REC_EPOCH_MASK) !=
+	    rec_epoch(k, cap))
+		return -EBADMSG;
+	if ((w1 & PMA_REC_TAG_MASK) != rec_tag(k, cap))
+		return -EBADMSG;
+	if (((w0 >> PMA_REC_CSUM_SHIFT) & PMA_REC_CSUM_MASK) !=
+	    rec_csum(w0, w1, k))
+		return -EBADMSG;
+	*ret_type = type;
+	*ret_payload = w0 >> PMA_REC_PAYLOAD_SHIFT;
+	*ret_value = w1 & ~PMA_REC_TAG_MASK;
+	return 0;
+}
+
+/* the EXT_LEN half of an extent op */
+static int read_ext_len(const struct pma_rec *log, uint32_t cap, uint64_t k,
+			struct pma_op *op)
+{
+	unsigned type;
+	uint64_t payload, value;
+	int rc;
+
+	rc = pma_booklog_decode(log, cap, k + 1, &type, &payload, &value);
+	if (rc < 0 || type != PMA_REC_EXT_LEN || payload == 0)
+		return -EBADMSG;
+	op->npages = payload;
+	op->nrecs = 2;
+	return 0;
+}
+
+int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
+			struct pma_op *ret_op)
+{
+	struct pma_op op = { .index = k, .nrecs = 1 };
+	unsigned type;
+	uint64_t payload, value;
+	int rc;
+
+	rc = pma_booklog_decode(log, cap, k, &type, &payload, &value);
+	if (rc < 0)
+		return rc;
+	op.type = type;
+	op.off = payload << 6;
+	switch (type) {
+	case PMA_REC_ALLOC:
+	case PMA_REC_FREE:
+	case PMA_REC_RFREE:
+		op.dest = value;
+		break;
+	case PMA_REC_SLAB_NEW:
+		op.cls = (unsigned)((value >> 8) & 0xff);
+		op.owner = (unsigned)((value >> 16) & 0xffff);
+		break;
+	case PMA_REC_EXT_ALLOC:
+	case PMA_REC_EXT_FREE:
+		op.dest = value;
+		rc = read_ext_len(log, cap, k, &op);
+		if (rc < 0)
+			return rc;
+		break;
+	default: /* a lone EXT_LEN */
+		return -EBADMSG;
+	}
+	*ret_op = op;
+	return 0;
+}
+
+uint64_t pma_booklog_find_tail(const struct pma_rec *log, uint32_t cap,
+			       uint64_t head)
+{
+	struct pma_op op;
+	uint64_t k = head;
+
+	/* never run past a full ring: older slots belong to the last lap */
+	while (k - head < cap && pma_booklog_read_op(log, cap, k, &op) == 0 &&
+	       k + op.nrecs - head <= cap)
+		k += op.nrecs;
+	return k;
+}
+
+const char *pma_booklog_type_name(unsigned type)
+{
+	static const char *const names[PMA_REC_NTYPES] = {
+		[PMA_REC_NONE] = "none",
+		[PMA_REC_ALLOC] = "alloc",
+		[PMA_REC_FREE] = "free",
+		[PMA_REC_RFREE] = "rfree",
+		[PMA_REC_SLAB_NEW] = "slab_new",
+		[PMA_REC_EXT_ALLOC] = "ext_alloc",
+		[PMA_REC_EXT_FREE] = "ext_free",
+		[PMA_REC_EXT_LEN] = "ext_len",
+	};
+
+	return type < PMA_REC_NTYPES ? names[type] : "unknown";
+}

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc heap: create / open / close, the heap region's geometry and
+ * header, and the offset helpers. Open runs recovery (recovery.c) and then
+ * rebuilds the DRAM state (apply.c) before any operation can run.
+ * Step 1 keeps the heap in part 0 of the pool.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pmalloc/internal.h"
+#include "util/crc.h"
+#include "util/errmsg.h"
+
+#define HEAP_PART 0
+#define HEAP_MIN_PAGES (2 * PMA_CHUNK_PAGES)
+/* internal open flag: format even if the region holds an old heap (a
+ * re-created pool file may keep the old bytes) */
+#define HEAP_FORMAT_ALWAYS (1u << 30)
+
+static atomic_ulong heap_ids = 1;
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+/* geometry of a region of size bytes; -EINVAL if too small */
+static int geom_compute(uint64_t size, struct pma_geom *g)
+{
+	uint64_t n, end;
+
+	memset(g, 0, sizeof(*g));
+	g->region_size = size;
+	g->narenas = (uint32_t)(size >> 24);
+	g->narenas = g->narenas < 2 ? 2 : g->narenas > 16 ? 16 : g->narenas;
+	g->log_cap = size < (64ULL << 20) ? PMA_LOG_GROUP * 64 :
+					    PMA_LOG_CAP_DEFAULT;
+	g->arena_off = PMA_HDR_SIZE;
+	g->log_off = align_up(g->arena_off + g->narenas * 64ULL, PMA_PAGE);
+	g->pmap_off = align_up(g->log_off + (uint64_t)g->narenas * g->log_cap *
+						    sizeof(struct pma_rec),
+			       PMA_PAGE);
+	if (g->pmap_off + PMA_CHUNK >= size)
+		return -EINVAL;
+	n = (size - g->pmap_off) / (PMA_PAGE + 8);
+	for (;; n--) {
+		end = align_up(g->pmap_off + n * 8, PMA_CHUNK) + n * PMA_PAGE;
+		if (end <= size || n == 0)
+			break;
+	}
+	g->npages = n;
+	g->data_off = align_up(g->pmap_off + n * 8, PMA_CHUNK);
+	return n < HEAP_MIN_PAGES ? -EINVAL : 0;
+}
+
+static uint32_t hdr_csum(const struct pma_heap_hdr *hdr)
+{
+	return util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
+}
+
+/* zero the metadata, then write the header (a crash before leaves a
+ * zero magic, and the next open formats again) */
+static int heap_format(struct pma_heap *heap, uint64_t region_size)
+{
+	struct pma_heap_hdr *hdr = heap->hdr;
+	struct pma_geom g;
+
+	if (geom_compute(region_size, &g) < 0)
+		return util_errmsg_set(EINVAL,
+				       "heap region of %llu bytes is "
+				       "too small",
+				       (unsigned long long)region_size);
+	pm_memset(heap->map, hdr, 0, g.data_off, PM_COPY_NODRAIN);
+	pm_drain(heap->map);
+	hdr->version = PMA_HEAP_VERSION;
+	hdr->hdr_size = sizeof(*hdr);
+	hdr->region_size = g.region_size;
+	hdr->narenas = g.narenas;
+	hdr->log_cap = g.log_cap;
+	hdr->arena_off = g.arena_off;
+	hdr->log_off = g.log_off;
+	hdr->pmap_off = g.pmap_off;
+	hdr->data_off = g.data_off;
+	hdr->npages = g.npages;
+	hdr->create_time = (uint64_t)time(NULL);
+	memcpy(hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN);
+	hdr->checksum = hdr_csum(hdr);
+	pm_persist(heap->map, hdr, PMA_HDR_CSUM_LEN + 4);
+	return 0;
+}
+
+/* validate the header against the region without trusting any field */
+static int hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
+		     struct pma_geom *ret_geom)
+{
+	struct pma_geom g;
+
+	if (memcmp(hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN))
+		return util_errmsg_set(EINVAL,
+				       "not a pmalloc heap (bad magic)");
+	if (hdr->checksum != hdr_csum(hdr))
+		return util_errmsg_set(EBADMSG,
+				       "heap header checksum mismatch");
+	if (hdr->version != PMA_HEAP_VERSION)
+		return util_errmsg_set(EPROTONOSUPPORT,
+				       "heap version %u, "
+				       "expected %u",
+				       hdr->version, PMA_HEAP_VERSION);
+	if (geom_compute(hdr->region_size, &g) < 0 ||
+	    hdr->region_size > region_size || g.narenas != hdr->narenas ||
+	    g.log_cap != hdr->log_cap || g.arena_off != hdr->arena_off ||
+	    g.log_off != hdr->log_off || g.pmap_off != hdr->pmap_off ||
+	    g.data_off != hdr->data_off || g.npages != hdr->npages)
+		return util_errmsg_set(EBADMSG, "heap header geometry does not "
+						"match its region");
+	*ret_geom = g;
+	return 0;
+}
+
+static int heap_dram_init(struct pma_heap *heap)
+{
+	unsigned i;
+	int rc;
+
+	heap->nchunks = heap->geom.npages / PMA_CHUNK_PAGES + 1;
+	heap->pmap = calloc(heap->geom.npages, sizeof(*heap->pmap));
+	heap->slabs = calloc(heap->nchunks, sizeof(*heap->slabs));
+	heap->arenas = calloc(heap->geom.narenas, sizeof(*heap->arenas));
+	if (heap->rdonly)
+		heap->ro_slab_meta = calloc(heap->nchunks, sizeof(void *));
+	if (!heap->pmap || !heap->slabs || !heap->arenas ||
+	    (heap->rdonly && !heap->ro_slab_meta))
+		return util_errmsg_set(ENOMEM, "out of memory for the heap");
+	for (i = 0; i < heap->geom.narenas; i++) {
+		rc = pma_arena_init(heap, i, &heap->arenas[i]);
+		if (rc < 0)
+			return rc;
+		heap->arenas_ready = i + 1;
+	}
+	return 0;
+}
+
+static void heap_free(struct pma_heap *heap)
+{
+	uint64_t c;
+	unsigned i;
+
+	for (i = 0; i < heap->arenas_ready; i++)
+		pma_arena_release(&heap->arenas[i]);
+	for (c = 0; heap->slabs && c < heap->nchunks; c++)
+		free(atomic_load(&heap->slabs[c]));
+	for (c = 0; heap->ro_slab_meta && c < heap->nchunks; c++)
+		free(heap->ro_slab_meta[c]);
+	free(heap->ro_slab_meta);
+	if (heap->rdonly)
+		free(heap->pmap_pm);
+	free(heap->arenas);
+	free(heap->slabs);
+	free((void *)heap->pmap);
+	pma_ext_index_release(&heap->ext);
+	pthread_mutex_destroy(&heap->ext_lock);
+	pthread_mutex_destroy(&heap->root_lock);
+	pool_close(&heap->pool);
+	free(heap);
+}
+
+/* end of the free gap starting at s in part 0 (s if s is in a region) */
+static uint64_t gap_end(const struct pool_hdr *ph, uint64_t s)
+{
+	uint64_t end = ph->parts[HEAP_PART].size;
+	unsigned i;
+
+	for (i = 0; i < ph->nregions && i < POOL_MAX_REGIONS; i++) {
+		const struct pool_region *r = &ph->regions[i];
+
+		if (r->type == POOL_REGION_FREE || r->part != HEAP_PART)
+			continue;
+		if (s >= r->off && s < r->off + r->size)
+			return s;
+		if (r->off >= s && r->off < end)
+			end = r->off;
+	}
+	return end;
+}
+
+/* the largest gap of part 0's data area not used by a region */
+static uint64_t largest_gap(const struct pool *pool, uint64_t *ret_off)
+{
+	const struct pool_hdr *ph = pool_header(pool);
+	uint64_t s, e, best = 0;
+	unsigned i;
+
+	for (i = 0; i <= ph->nregions && i <= POOL_MAX_REGIONS; i++) {
+		s = i == 0 ? POOL_DATA_OFF :
+			     ph->regions[i - 1].off + ph->regions[i - 1].size;
+		if (i && (ph->regions[i - 1].part != HEAP_PART ||
+			  ph->regions[i - 1].type == POOL_REGION_FREE))
+			continue;
+		e = gap_end(ph, s);
+		if (e > s && e - s > best) {
+			best = e - s;
+			*ret_off = s;
+		}
+	}
+	return best;
+}
+
+static int heap_region_add(struct pool *pool)
+{
+	uint64_t off = 0, size = largest_gap(pool, &off);
+	unsigned idx;
+
+	size = size / POOL_ALIGN * POOL_ALIGN;
+	if (size == 0)
+		return util_errmsg_set(ENOSPC, "no free space in the pool for "
+					       "a heap");
+	return pool_region_add(pool, POOL_REGION_PMALLOC, HEAP_PART, size,
+			       "pmalloc", &idx);
+}
+
+static const uint8_t zero_magic[PMA_HEAP_MAGIC_LEN];
+
+/* the heap region of an open pool: format if new, check, map the rest */
+static int heap_setup(struct pma_heap *heap, unsigned flags)
+{
+	const struct pool_region *region;
+	int rc;
+
+	region = pool_region_find(heap->pool, POOL_REGION_PMALLOC, HEAP_PART);
+	if (!region && !(flags & PMA_HEAP_FORMAT))
+		return util_errmsg_set(ENOENT, "pool has no pmalloc heap");
+	if (!region) {
+		rc = heap_region_add(heap->pool);
+		if (rc < 0)
+			return rc;
+		region = pool_region_find(heap->pool, POOL_REGION_PMALLOC,
+					  HEAP_PART);
+	}
+	heap->map = pool_part_map(heap->pool, HEAP_PART);
+	heap->part = HEAP_PART;
+	heap->part_base = pm_map_addr(heap->map);
+	heap->region_off = region->off;
+	heap->hdr = pma_addr(heap, region->off);
+	if (heap->rdonly &&
+	    !memcmp(heap->hdr->magic, zero_magic, sizeof(zero_magic)))
+		return util_errmsg_set(ENOENT, "heap region is not formatted");
+	if ((flags & HEAP_FORMAT_ALWAYS) ||
+	    !memcmp(heap->hdr->magic, zero_magic, sizeof(zero_magic))) {
+		rc = heap_format(heap, region->size);
+		if (rc < 0)
+			return rc;
+	}
+	rc = hdr_check(heap->hdr, region->size, &heap->geom);
+	if (rc < 0)
+		return rc;
+	heap->data_base = heap->region_off + heap->geom.data_off;
+	heap->head_gen = heap->hdr->head_gen;
+	heap->pmap_pm = pma_addr(heap, heap->region_off + heap->geom.pmap_off);
+	if (heap->rdonly) { /* recovery replays into a DRAM copy */
+		heap->pmap_pm = malloc(heap->geom.npages * sizeof(uint64_t));
+		if (!heap->pmap_pm)
+			return util_errmsg_set(ENOMEM, "out of memory");
+		memcpy(heap->pmap_pm,
+		       pma_addr(heap, heap->region_off + heap->geom.pmap_off),
+		       heap->geom.npages * sizeof(uint64_t));
+	}
+	return 0;
+}
+
+/* take ownership of an open pool: set up, recover, rebuild */
+static int heap_attach(struct pool *pool, unsigned flags,
+		       struct pma_heap **ret_heap)
+{
+	struct pma_heap *heap = calloc(1, sizeof(*heap));
+	int rc;
+
+	if (!heap) {
+		pool_close(&pool);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	heap->pool = pool;
+	pthread_mutex_init(&heap->ext_lock, NULL);
+	pthread_mutex_init(&heap->root_lock, NULL);
+	heap->id = atomic_fetch_add(&heap_ids, 1);
+	heap->rdonly = !!(flags & PMA_HEAP_RDONLY);
+	rc = heap_setup(heap, flags);
+	if (rc == 0)
+		rc = heap_dram_init(heap);
+	if (rc == 0)
+		rc = heap->rdonly ? pma_recover_rdonly(heap) :
+				    pma_recover(heap);
+	if (rc == 0)
+		rc = pma_rebuild(heap);
+	if (rc < 0) {
+		heap_free(heap);
+		return rc;
+	}
+	*ret_heap = heap;
+	return 0;
+}
+
+PMA_API int pma_heap_open(const char *path, unsigned flags,
+			  struct pma_heap **ret_heap)
+{
+	struct pool *pool;
+	int rc;
+
+	if (!path || !ret_heap)
+		return util_errmsg_set(EINVAL, "no path or ret_heap");
+	flags &= ~HEAP_FORMAT_ALWAYS;
+	if ((flags & PMA_HEAP_RDONLY) && (flags & PMA_HEAP_FORMAT))
+		return util_errmsg_set(EINVAL, "PMA_HEAP_RDONLY with "
+					       "PMA_HEAP_FORMAT");
+	rc = pool_open(path, (flags & PMA_HEAP_RDONLY) ? POOL_OPEN_RDONLY : 0,
+		       &pool);
+	if (rc < 0)
+		return rc;
+	rc = heap_attach(pool, flags, ret_heap);
+	if (rc < 0)
+		util_errmsg_prefix("heap '%s'", path);
+	return rc;
+}
+
+PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,
+			    struct pma_heap **ret_heap)
+{
+	struct pool_create_params params = { 0 };
+	struct pool *pool;
+	int rc;
+
+	if (!path || !ret_heap)
+		return util_errmsg_set(EINVAL, "no path or ret_heap");
+	size = size / POOL_ALIGN * POOL_ALIGN;
+	if (size < POOL_DATA_OFF + (1ULL << 20))
+		return util_errmsg_set(EINVAL,
+				       "heap size %llu too small (min "
+				       "1 MiB + 64 KiB)",
+				       (unsigned long long)size);
+	params.nparts = 1;
+	params.paths = &path;
+	params.part_size = size;
+	params.mode = 0600;
+	params.flags = (flags & PMA_HEAP_FORCE) ? POOL_CREATE_FORCE : 0;
+	rc = pool_create(&params, &pool);
+	if (rc < 0)
+		return rc;
+	rc = heap_attach(pool, PMA_HEAP_FORMAT | HEAP_FORMAT_ALWAYS, ret_heap);
+	if (rc < 0)
+		util_errmsg_prefix("heap '%s'", path);
+	return rc;
+}
+
+PMA_API void pma_heap_close(struct pma_heap *heap)
+{
+	if (!heap)
+		return;
+	/* XXX: on failure the logs stay and the next open replays them */
+	if (!heap->rdonly)
+		(void)pma_checkpoint(heap);
+	heap_free(heap);
+}

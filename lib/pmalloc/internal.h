@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc internals. Map of the DRAM objects:
+ *   pma_heap  -> one open heap: pool, geometry, page map mirror, extents
+ *   pma_arena -> one bookkeeping log + the slabs it allocates from
+ *   pma_slab  -> DRAM state of one 64 KiB slab (live/avail bitmaps)
+ * Lock order: arena locks in index order (only the checkpoint takes more
+ * than one), then heap->ext_lock, then heap->stat_lock. The DRAM state is
+ * always the current (logged) state; PM holds the last checkpoint + logs.
+ */
+#ifndef PMAD_PMALLOC_INTERNAL_H
+#define PMAD_PMALLOC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pmalloc.h"
+#include "pmalloc/layout.h"
+#include "pmem/pm.h"
+#include "pool/pool.h"
+
+#if PMAD_DEBUG
+#include <assert.h>
+#define pma_assert(x) assert(x)
+#else
+#define pma_assert(x) ((void)0)
+#endif
+
+#define PMA_NCLASSES 43
+#define PMA_SMALL_MAX 14336 /* largest size class */
+#define PMA_MAX_ARENAS 64
+#define PMA_LIVE_WORDS 16 /* 1024 bits >= PMA_SLAB_MAX_BLOCKS */
+
+/* ------------------------------------------------------------ slab.c */
+
+struct pma_slab {
+	uint64_t off; /* byte offset of the slab in the part */
+	struct pma_slab *next; /* in the owner's partial list */
+	uint16_t cls; /* size class */
+	uint16_t owner; /* owning arena */
+	uint32_t block_size; /* bytes */
+	uint32_t nblocks; /* blocks */
+	uint32_t navail; /* bits set in avail */
+	int in_partial; /* on the owner's partial list */
+	/* live: the user's view, set by alloc, cleared (atomically, by any
+	 * thread) by free; avail: blocks the owner may hand out, owner lock */
+	_Atomic uint64_t live[PMA_LIVE_WORDS];
+	uint64_t avail[PMA_LIVE_WORDS];
+};
+
+unsigned pma_class_count(void);
+uint32_t pma_class_size(unsigned cls);
+/* size class for size (1..PMA_SMALL_MAX) */
+unsigned pma_class_of(size_t size);
+uint32_t pma_class_nblocks(unsigned cls);
+
+/* PM bitmap address and mask of block i (interleaved) */
+uint64_t *pma_slab_bit(void *slab_pm, uint32_t i, uint64_t *ret_mask);
+
+struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner);
+/* take a free block (caller holds the owner lock); -ENOMEM if none */
+int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx);
+/* atomically clear the live bit; -EINVAL if it was clear */
+int pma_slab_unlive(struct pma_slab *slab, uint32_t idx);
+/* return idx to avail (owner lock held) */
+void pma_slab_give(struct pma_slab *slab, uint32_t idx);
+/* block index of byte offset off in slab, or -EINVAL */
+int pma_slab_index(const struct pma_slab *slab, uint64_t off,
+		   uint32_t *ret_idx);
+static inline uint64_t pma_slab_block_off(const struct pma_slab *slab,
+					  uint32_t idx)
+{
+	return slab->off + PMA_SLAB_HDR_SIZE + (uint64_t)idx * slab->block_size;
+}
+
+/* ------------------------------------------------------------ booklog.c */
+
+/* a decoded record (an extent op is two records merged into one) */
+struct pma_op {
+	enum pma_rec_type type;
+	uint64_t index; /* global index of its (first) record */
+	uint64_t off; /* byte offset in the part (block/slab/extent) */
+	uint64_t dest; /* dest pool offset, 0 if none */
+	uint64_t npages; /* extents */
+	unsigned cls; /* SLAB_NEW */
+	unsigned owner; /* SLAB_NEW */
+	unsigned nrecs; /* 1 or 2 */
+};
+
+struct pma_rec *pma_booklog_slot(struct pma_rec *log, uint32_t cap, uint64_t k);
+void pma_booklog_encode(uint64_t k, uint32_t cap, unsigned type,
+			uint64_t payload, uint64_t value,
+			struct pma_rec *ret_rec);
+/* decode record k of log; -EBADMSG if invalid for index k */
+int pma_booklog_decode(const struct pma_rec *log, uint32_t cap, uint64_t k,
+		       unsigned *ret_type, uint64_t *ret_payload,
+		       uint64_t *ret_value);
+/* decode the op starting at k; -EBADMSG at the end of the log */
+int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
+			struct pma_op *ret_op);
+/* index of the first invalid op at or after head */
+uint64_t pma_booklog_find_tail(const struct pma_rec *log, uint32_t cap,
+			       uint64_t head);
+const char *pma_booklog_type_name(unsigned type);
+
+/* ------------------------------------------------------------ arena.c */
+
+/* what a checkpoint releases after the heads are durable */
+struct pma_pending {
+	uint64_t *offs; /* remote-freed blocks, or extents (page offsets) */
+	size_t count;
+	size_t alloc;
+};
+
+struct pma_arena {
+	pthread_mutex_t lock;
+	struct pma_heap *heap;
+	unsigned id;
+	struct pma_arena_desc *desc; /* PM */
+	struct pma_rec *log; /* PM, heap->geom.log_cap slots */
+	uint64_t head; /* == desc->head[heap->head_gen & 1] */
+	uint64_t tail; /* next record index */
+	uint64_t *dest_unflushed; /* last op's dest, flushed by the next
+					fence (NULL if none / outside) */
+	struct pm_map *dest_map; /* the part dest_unflushed is in */
+	struct pma_slab *partial[PMA_NCLASSES];
+	struct pma_pending rfreed; /* blocks owned by other arenas */
+	struct pma_pending ext_freed; /* extents */
+};
+
+int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena);
+void pma_arena_release(struct pma_arena *arena);
+struct pma_arena *pma_arena_get(struct pma_heap *heap);
+/* every arena lock, in index order (checkpoint, stats) */
+void pma_arenas_lock(struct pma_heap *heap);
+void pma_arenas_unlock(struct pma_heap *heap);
+int pma_pending_push(struct pma_pending *p, uint64_t off);
+
+/* alloc.c (the malloc_to / free_from paths) */
+enum pma_alloc_flags {
+	PMA_ALLOC_ZERO = 1 << 0,
+};
+int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
+		 unsigned flags);
+int pma_log_append_op(struct pma_arena *arena, const struct pma_op *op);
+void pma_log_commit(struct pma_arena *arena, uint64_t *dest, uint64_t value);
+/* flush (no fence) the last op's dest word, if not yet flushed */
+void pma_arena_flush_dest(struct pma_arena *arena);
+
+/* ------------------------------------------------------------ extent.c */
+
+struct pma_ext {
+	uint64_t start; /* first page index */
+	uint64_t npages; /* pages */
+};
+
+/* free extents sorted by start, coalesced */
+struct pma_ext_index {
+	struct pma_ext *v;
+	size_t count;
+	size_t alloc;
+};
+
+void pma_ext_index_release(struct pma_ext_index *idx);
+/* take npages pages whose start is a multiple of align; -ENOMEM */
+int pma_ext_take(struct pma_ext_index *idx, uint64_t npages, uint64_t align,
+		 uint64_t *ret_start);
+/* give back a range (coalesces); -ENOMEM if the index cannot grow */
+int pma_ext_put(struct pma_ext_index *idx, uint64_t start, uint64_t npages);
+
+uint64_t pma_ext_largest(const struct pma_ext_index *idx);
+uint64_t pma_ext_free_pages(const struct pma_ext_index *idx);
+
+/* ------------------------------------------------------------ heap.c */
+
+struct pma_geom {
+	uint32_t narenas;
+	uint32_t log_cap;
+	uint64_t arena_off, log_off, pmap_off, data_off; /* region offsets */
+	uint64_t npages;
+	uint64_t region_size;
+};
+
+struct pma_heap {
+	struct pool *pool;
+	struct pm_map *map; /* the heap's part */
+	unsigned part; /* part index */
+	char *part_base; /* address of byte 0 of the part */
+	uint64_t region_off; /* byte offset of the region in the part */
+	struct pma_heap_hdr *hdr; /* PM */
+	struct pma_geom geom;
+	uint64_t data_base; /* byte offset of the data area in the part */
+	uint64_t *pmap_pm; /* PM page map (rdonly: a DRAM copy) */
+	_Atomic uint64_t *pmap; /* DRAM mirror, current state */
+	_Atomic(struct pma_slab *) *slabs; /* per 64 KiB chunk, or NULL */
+	uint64_t nchunks;
+	pthread_mutex_t ext_lock;
+	struct pma_ext_index ext;
+	pthread_mutex_t root_lock;
+	struct pma_arena *arenas;
+	unsigned arenas_ready; /* initialised arenas (for cleanup) */
+	uint64_t id; /* unique per open, for thread binding */
+	atomic_uint next_arena;
+	atomic_ulong checkpoints;
+	uint64_t head_gen; /* == hdr->head_gen (arena locks held) */
+	int rdonly; /* PMA_HEAP_RDONLY: PM is never written */
+	void **ro_slab_meta; /* rdonly: per chunk, DRAM copy of the slab
+				    header + bitmap once touched, or NULL */
+};
+
+/* byte offset <-> pool offset of the heap's part */
+static inline uint64_t pma_pool_off(const struct pma_heap *heap, uint64_t b)
+{
+	return pool_off_make(heap->part, b);
+}
+static inline void *pma_addr(const struct pma_heap *heap, uint64_t byte_off)
+{
+	return heap->part_base + byte_off;
+}
+static inline uint64_t pma_page_of(const struct pma_heap *heap,
+				   uint64_t byte_off)
+{
+	return (byte_off - heap->data_base) >> PMA_PAGE_SHIFT;
+}
+static inline uint64_t pma_page_off(const struct pma_heap *heap, uint64_t page)
+{
+	return heap->data_base + (page << PMA_PAGE_SHIFT);
+}
+/* the DRAM slab covering byte offset off, or NULL */
+struct pma_slab *pma_heap_slab_at(struct pma_heap *heap, uint64_t off);
+/* 0 if a dest at pool offset off is allowed (not in pool headers or heap
+ * metadata other than the root word) */
+int pma_heap_dest_check(struct pma_heap *heap, uint64_t off);
+/* address of the dest word at pool offset off (checked), or NULL */
+uint64_t *pma_heap_dest_addr(struct pma_heap *heap, uint64_t off);
+
+/* ------------------------------------------------------------ recovery.c */
+
+/* global checkpoint (takes every arena lock; call with none held) */
+int pma_checkpoint(struct pma_heap *heap);
+/* run at open: replay logs, redo dests, persist heads, rebuild DRAM */
+int pma_recover(struct pma_heap *heap);
+
+/* apply.c: one op to the PM page map / bitmaps */
+struct pma_dirty {
+	uintptr_t *lines;
+	size_t count;
+	size_t alloc;
+};
+int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
+		 struct pma_dirty *dirty);
+int pma_dirty_add(struct pma_dirty *dirty, const void *addr, size_t len);
+void pma_dirty_flush(struct pma_heap *heap, struct pma_dirty *dirty);
+void pma_dirty_release(struct pma_dirty *dirty);
+/* is op applied in the second phase (frees that may follow another log's
+ * allocation of the same space)? */
+int pma_op_is_phase2(const struct pma_op *op);
+/* is the block / extent allocated by op live in the PM state? */
+int pma_pm_is_live(struct pma_heap *heap, const struct pma_op *op);
+/* does byte offset b start a live block or extent in the PM state? */
+int pma_pm_live_at(struct pma_heap *heap, uint64_t b);
+/* rebuild the DRAM state (page map mirror, slabs, free extents) from PM */
+int pma_rebuild(struct pma_heap *heap);
+
+/* recovery.c, PMA_HEAP_RDONLY open: the same replay as pma_recover, into
+ * the DRAM copies of the page map and slab metadata (no dest redo, heads
+ * and logs stay as they are on media) */
+int pma_recover_rdonly(struct pma_heap *heap);
+
+/* rdonly.c: -EROFS (with a message) if the heap is read-only, else 0 */
+int pma_heap_writable(struct pma_heap *heap);
+/* the slab header + bitmap (PMA_SLAB_HDR_SIZE bytes) of the slab at byte
+ * offset off, as recovery reads and writes them: PM, or a DRAM copy when
+ * read-only (NULL if out of memory) */
+struct pma_slab_hdr *pma_slab_meta(struct pma_heap *heap, uint64_t off);
+
+#endif

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * On-media layout of a PMAlloc heap: one POOL_REGION_PMALLOC region of a
+ * pool part. Fixed-width little-endian fields, _Static_asserts on sizes.
+ * Offsets named *_off are relative to the region start unless they say
+ * "pool offset" (part << 56 | byte offset in the part, see pool/layout.h).
+ *
+ *   [0, 4 KiB)            struct pma_heap_hdr (geometry, checksum, root word)
+ *   [arena_off, ...)      narenas x struct pma_arena_desc (one line each)
+ *   [log_off, ...)        narenas x log_cap x struct pma_rec (16 B slots)
+ *   [pmap_off, ...)       npages x uint64_t page map (PMA_PMAP_*)
+ *   [data_off, size)      data area, npages 4 KiB pages; slabs are 64 KiB
+ *                         (16 pages) aligned to 64 KiB from data_off
+ *
+ * Invariants (see doc/pmalloc.md for the protocol):
+ *  - the page map and the slab bitmaps equal the state at the last
+ *    checkpoint, plus possibly part of a re-appliable checkpoint; the logs
+ *    from each arena's head hold every later change (redo records).
+ *  - a page map entry is non-zero only at the first page of a used extent
+ *    or slab; the pages it covers are zero.
+ */
+#ifndef PMAD_PMALLOC_LAYOUT_H
+#define PMAD_PMALLOC_LAYOUT_H
+
+#include <stdint.h>
+
+#include "pool/layout.h"
+
+#define PMA_HEAP_MAGIC "PMAHEAP1" /* 8 bytes, no NUL stored */
+#define PMA_HEAP_MAGIC_LEN 8
+#define PMA_HEAP_VERSION 1
+
+#define PMA_LINE 64ULL
+#define PMA_PAGE 4096ULL
+#define PMA_PAGE_SHIFT 12
+#define PMA_CHUNK 65536ULL /* a slab */
+#define PMA_CHUNK_PAGES 16ULL
+#define PMA_HDR_SIZE 4096ULL
+#define PMA_ROOT_WORD_OFF 2048ULL /* region offset of the root word */
+#define PMA_HEAD_GEN_OFF 2112ULL /* region offset of the head generation */
+
+/* interleaving: consecutive items go to NBANKS different cache lines */
+#define PMA_NBANKS 6
+
+/* ------------------------------------------------------------ header */
+
+/* Written once at format; afterwards only root_off and head_gen change,
+ * each alone in its cache line. */
+struct pma_heap_hdr {
+	char magic[PMA_HEAP_MAGIC_LEN]; /* PMA_HEAP_MAGIC */
+	uint32_t version; /* PMA_HEAP_VERSION */
+	uint32_t hdr_size; /* sizeof(struct pma_heap_hdr) */
+	uint64_t region_size; /* bytes of the region */
+	uint32_t narenas; /* arenas (descs and logs) */
+	uint32_t log_cap; /* records per arena log */
+	uint64_t arena_off; /* region offset of the descs */
+	uint64_t log_off; /* region offset of the first log */
+	uint64_t pmap_off; /* region offset of the page map */
+	uint64_t data_off; /* region offset of the data area */
+	uint64_t npages; /* 4 KiB pages in the data area */
+	uint64_t create_time; /* seconds since the epoch */
+	uint8_t reserved[172];
+	uint32_t checksum; /* crc32c of all bytes before this field */
+	uint8_t pad[PMA_ROOT_WORD_OFF - 256];
+	/* the root object: a pool offset, 0 if none; a malloc_to dest */
+	uint64_t root_off;
+	uint8_t pad2[PMA_HEAD_GEN_OFF - PMA_ROOT_WORD_OFF - 8];
+	/*
+	 * Selects the current head of every arena: pma_arena_desc.head[
+	 * head_gen & 1]. A checkpoint writes all new heads into the other
+	 * slots, fences, then increments head_gen (one 8-byte store): the
+	 * heads of all arenas move together, never one without the others.
+	 */
+	uint64_t head_gen;
+	uint8_t pad3[PMA_HDR_SIZE - PMA_HEAD_GEN_OFF - 8];
+};
+_Static_assert(__builtin_offsetof(struct pma_heap_hdr, checksum) == 252,
+	       "heap header checksum is the last word of the first 256 B");
+_Static_assert(__builtin_offsetof(struct pma_heap_hdr, root_off) ==
+		       PMA_ROOT_WORD_OFF,
+	       "root word offset");
+_Static_assert(__builtin_offsetof(struct pma_heap_hdr, head_gen) ==
+		       PMA_HEAD_GEN_OFF,
+	       "head generation offset");
+_Static_assert(sizeof(struct pma_heap_hdr) == PMA_HDR_SIZE, "heap hdr size");
+#define PMA_HDR_CSUM_LEN 252
+
+/* One per arena, one cache line: head[hdr.head_gen & 1] is the global
+ * index of the first record not yet applied by a checkpoint; the other
+ * slot is the staging area of the next checkpoint (see head_gen). */
+struct pma_arena_desc {
+	uint64_t head[2];
+	uint8_t reserved[48];
+};
+_Static_assert(sizeof(struct pma_arena_desc) == 64, "arena desc is a line");
+
+/* ------------------------------------------------------------ log */
+
+/*
+ * A bookkeeping log record, 16 bytes, two 8-byte words (8-byte atomic):
+ *   word0 = type:4 | epoch:12 | cksum:8 | payload:40    (low bits first)
+ *   word1 = tag:3 | value:61 (value has its low 3 bits zero)
+ * Record with global index k lives in slot k % log_cap (see
+ * pma_booklog_slot(): consecutive k go to different lines). lap = k /
+ * log_cap; epoch = (lap + 1) & 0xfff and tag = lap % 7 + 1 are never 0 and
+ * differ between consecutive laps, so a slot still holding the previous
+ * lap's record, a zeroed slot, or a torn record (one word old) is invalid.
+ * cksum = low 8 bits of crc32c(word0 without cksum, word1, k).
+ */
+struct pma_rec {
+	uint64_t word0;
+	uint64_t word1;
+};
+_Static_assert(sizeof(struct pma_rec) == 16, "log record size");
+
+enum pma_rec_type {
+	PMA_REC_NONE = 0,
+	PMA_REC_ALLOC = 1, /* payload block>>6; value dest pool offset */
+	PMA_REC_FREE = 2, /* block freed by its owner arena; dest */
+	PMA_REC_RFREE = 3, /* block freed by another arena; dest */
+	PMA_REC_SLAB_NEW = 4, /* payload slab>>6; value class<<8|owner<<16 */
+	PMA_REC_EXT_ALLOC = 5, /* payload extent>>6; dest; then EXT_LEN */
+	PMA_REC_EXT_FREE = 6, /* payload extent>>6; dest; then EXT_LEN */
+	PMA_REC_EXT_LEN = 7, /* payload npages; value 0 */
+	PMA_REC_NTYPES,
+};
+
+#define PMA_REC_TYPE_BITS 4
+#define PMA_REC_EPOCH_SHIFT 4
+#define PMA_REC_EPOCH_MASK 0xfffULL
+#define PMA_REC_CSUM_SHIFT 16
+#define PMA_REC_CSUM_MASK 0xffULL
+#define PMA_REC_PAYLOAD_SHIFT 24
+#define PMA_REC_PAYLOAD_MAX ((1ULL << 40) - 1)
+#define PMA_REC_TAG_MASK 0x7ULL
+/* slots per group: NBANKS lines of 4 records */
+#define PMA_LOG_GROUP (PMA_NBANKS * (PMA_LINE / 16))
+#define PMA_LOG_CAP_DEFAULT (PMA_LOG_GROUP * 256) /* 6144 records, 96 KiB */
+
+/* ------------------------------------------------------------ page map */
+
+/* entry = kind:4 | reserved:12 | npages:48 */
+#define PMA_PMAP_FREE 0ULL /* free page, or inside an extent/slab */
+#define PMA_PMAP_SLAB 1ULL /* first page of a 16-page slab */
+#define PMA_PMAP_EXTENT 2ULL /* first page of a large allocation */
+#define PMA_PMAP_FREEING 3ULL /* DRAM only: extent freed, not checkpointed */
+#define PMA_PMAP_KIND_MASK 0xfULL
+#define PMA_PMAP_NPAGES_SHIFT 16
+
+static inline uint64_t pma_pmap_make(uint64_t kind, uint64_t npages)
+{
+	return kind | (npages << PMA_PMAP_NPAGES_SHIFT);
+}
+static inline uint64_t pma_pmap_kind(uint64_t e)
+{
+	return e & PMA_PMAP_KIND_MASK;
+}
+static inline uint64_t pma_pmap_npages(uint64_t e)
+{
+	return e >> PMA_PMAP_NPAGES_SHIFT;
+}
+
+/* ------------------------------------------------------------ slab */
+
+#define PMA_SLAB_MAGIC 0x31424c53u /* "SLB1" */
+#define PMA_SLAB_BITMAP_OFF 64ULL
+#define PMA_SLAB_BITMAP_SIZE (PMA_NBANKS * PMA_LINE)
+#define PMA_SLAB_HDR_SIZE 512ULL /* blocks start here */
+#define PMA_SLAB_MAX_BLOCKS ((PMA_CHUNK - PMA_SLAB_HDR_SIZE) / 64)
+
+/*
+ * First line of a slab (64 KiB chunk), written by a checkpoint applying
+ * SLAB_NEW. The allocation bitmap follows at PMA_SLAB_BITMAP_OFF: block
+ * i's bit is bit (i / NBANKS) of cache line (i % NBANKS), so neighbouring
+ * blocks' bits are in different lines.
+ */
+struct pma_slab_hdr {
+	uint32_t magic; /* PMA_SLAB_MAGIC */
+	uint16_t cls; /* size class index */
+	uint16_t owner; /* arena that allocates from this slab */
+	uint32_t block_size; /* bytes */
+	uint32_t nblocks; /* blocks after the header */
+	uint8_t reserved[48];
+};
+_Static_assert(sizeof(struct pma_slab_hdr) == 64, "slab header is a line");
+_Static_assert(PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE <= PMA_SLAB_HDR_SIZE,
+	       "bitmap fits before the first block");
+_Static_assert(PMA_SLAB_MAX_BLOCKS <= PMA_NBANKS * 512,
+	       "bitmap has a bit for every block");
+
+#endif

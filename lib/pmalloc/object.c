@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc objects: offset <-> address, what an offset names (slab block,
+ * extent), usable size, the root object, and the checks that keep dest
+ * words out of pool and heap metadata. All lock-free readers of the DRAM
+ * state (slabs are never released while the heap is open).
+ */
+#include <errno.h>
+
+#include "pmalloc/internal.h"
+#include "util/errmsg.h"
+
+PMA_API const char *pma_errormsg(void)
+{
+	return util_errmsg();
+}
+
+PMA_API void *pma_direct(struct pma_heap *heap, uint64_t off)
+{
+	return heap && off ? pool_direct(heap->pool, off) : NULL;
+}
+
+PMA_API uint64_t pma_offset(struct pma_heap *heap, const void *addr)
+{
+	return heap && addr ? pool_offset(heap->pool, addr) : 0;
+}
+
+struct pma_slab *pma_heap_slab_at(struct pma_heap *heap, uint64_t off)
+{
+	uint64_t chunk;
+
+	if (off < heap->data_base)
+		return NULL;
+	chunk = pma_page_of(heap, off) / PMA_CHUNK_PAGES;
+	if (chunk >= heap->nchunks)
+		return NULL;
+	return atomic_load_explicit(&heap->slabs[chunk], memory_order_acquire);
+}
+
+int pma_heap_dest_check(struct pma_heap *heap, uint64_t off)
+{
+	uint64_t b = pool_off_byte(off);
+
+	if (b < POOL_DATA_OFF || off % sizeof(uint64_t))
+		return -EINVAL;
+	if (pool_off_part(off) != heap->part)
+		return 0;
+	if (b >= heap->region_off && b < heap->data_base &&
+	    b != heap->region_off + PMA_ROOT_WORD_OFF)
+		return -EINVAL;
+	return 0;
+}
+
+uint64_t *pma_heap_dest_addr(struct pma_heap *heap, uint64_t off)
+{
+	char *addr;
+
+	if (pma_heap_dest_check(heap, off) < 0)
+		return NULL;
+	addr = pool_direct(heap->pool, off);
+	/* the whole word must be mapped */
+	if (!addr || !pool_direct(heap->pool, off + sizeof(uint64_t) - 1))
+		return NULL;
+	return (uint64_t *)addr;
+}
+
+PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
+{
+	uint64_t b = pool_off_byte(off), e;
+	struct pma_slab *slab;
+	uint32_t idx;
+
+	if (!heap || pool_off_part(off) != heap->part || b < heap->data_base ||
+	    pma_page_of(heap, b) >= heap->geom.npages)
+		return 0;
+	slab = pma_heap_slab_at(heap, b);
+	if (slab) {
+		if (pma_slab_index(slab, b, &idx) < 0 ||
+		    !(atomic_load(&slab->live[idx / 64]) &
+		      (1ULL << (idx % 64))))
+			return 0;
+		return slab->block_size;
+	}
+	e = atomic_load(&heap->pmap[pma_page_of(heap, b)]);
+	if (b % PMA_PAGE || pma_pmap_kind(e) != PMA_PMAP_EXTENT)
+		return 0;
+	return pma_pmap_npages(e) * PMA_PAGE;
+}
+
+PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
+{
+	uint64_t off;
+	int rc = 0;
+
+	if (!heap || !ret_off || !size)
+		return util_errmsg_set(EINVAL, "no heap, size or ret_off");
+	pthread_mutex_lock(&heap->root_lock);
+	off = __atomic_load_n(&heap->hdr->root_off, __ATOMIC_ACQUIRE);
+	if (!off) { /* -EROFS if read-only */
+		rc = pma_alloc_to(heap, size, &heap->hdr->root_off,
+				  PMA_ALLOC_ZERO);
+		off = heap->hdr->root_off;
+	} else if (pma_usable_size(heap, off) < size) {
+		rc = util_errmsg_set(EINVAL,
+				     "root object has %zu bytes, %zu "
+				     "asked",
+				     pma_usable_size(heap, off), size);
+	}
+	pthread_mutex_unlock(&heap->root_lock);
+	if (rc == 0)
+		*ret_off = off;
+	return rc;
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc checkpoint and recovery. Both apply every arena's records
+ * [head, tail) to the PM page map and bitmaps: first each log's own ops in
+ * log order (phase 1), then the frees that may follow another log's
+ * allocation of the same space (RFREE, EXT_FREE; phase 2). One fence makes
+ * the applied state, the pending dest words and the staged heads durable;
+ * only then do all heads move together, by one head_gen store (second
+ * fence): the logs are only consistent with each other over the same
+ * range. A crash anywhere re-applies the same range, which yields the same
+ * state. Recovery also redoes the dest words of each log's last two ops
+ * and clears a torn record at the tail; the read-only open runs the same
+ * replay into DRAM copies (rdonly.c).
+ * Lock order: every arena lock, in index order.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmalloc/internal.h"
+#include "util/errmsg.h"
+
+/* apply arena's ops of one phase; remember its last two ops with a dest
+ * in ret_last[0..1] (the older first) */
+static int apply_arena(struct pma_heap *heap, struct pma_arena *arena,
+		       int phase2, struct pma_dirty *dirty,
+		       struct pma_op *ret_last)
+{
+	uint32_t cap = heap->geom.log_cap;
+	struct pma_op op;
+	uint64_t k;
+	int rc;
+
+	for (k = arena->head; k < arena->tail; k += op.nrecs) {
+		rc = pma_booklog_read_op(arena->log, cap, k, &op);
+		if (rc < 0)
+			return util_errmsg_set(EIO,
+					       "arena %u: record %llu "
+					       "unreadable",
+					       arena->id,
+					       (unsigned long long)k);
+		/* a SLAB_NEW is part of the next op: it does not make the
+		 * previous op's dest durable */
+		if (ret_last && !phase2 && op.type != PMA_REC_SLAB_NEW) {
+			ret_last[0] = ret_last[1];
+			ret_last[1] = op;
+		}
+		if (pma_op_is_phase2(&op) != phase2)
+			continue;
+		rc = pma_apply_op(heap, &op, dirty);
+		if (rc < 0) {
+			util_errmsg_prefix("arena %u record %llu", arena->id,
+					   (unsigned long long)k);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* phase 1 then phase 2 over every arena; last[2i..2i+1]: arena i's last
+ * two ops */
+static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
+		     struct pma_op *last)
+{
+	unsigned i;
+	int phase2, rc;
+
+	for (phase2 = 0; phase2 <= 1; phase2++) {
+		for (i = 0; i < heap->geom.narenas; i++) {
+			rc = apply_arena(heap, &heap->arenas[i], phase2, dirty,
+					 last ? &last[2 * i] : NULL);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* write every arena's tail into its staging head slot (flushed, not
+ * fenced; it means nothing until head_gen flips) */
+static void stage_heads(struct pma_heap *heap)
+{
+	unsigned next = (unsigned)(heap->head_gen + 1) & 1;
+	struct pma_arena *arena;
+	unsigned i;
+
+	for (i = 0; i < heap->geom.narenas; i++) {
+		arena = &heap->arenas[i];
+		__atomic_store_n(&arena->desc->head[next], arena->tail,
+				 __ATOMIC_RELAXED);
+		pm_flush(heap->map, arena->desc, sizeof(*arena->desc));
+	}
+}
+
+/* after the fence that made the applied state and the staged heads
+ * durable: move all heads at once with one 8-byte store, and fence */
+static void flip_heads(struct pma_heap *heap)
+{
+	unsigned i;
+
+	heap->head_gen++;
+	__atomic_store_n(&heap->hdr->head_gen, heap->head_gen,
+			 __ATOMIC_RELAXED);
+	pm_flush(heap->map, &heap->hdr->head_gen, sizeof(uint64_t));
+	pm_drain(heap->map);
+	for (i = 0; i < heap->geom.narenas; i++)
+		heap->arenas[i].head = heap->arenas[i].tail;
+}
+
+/* after the heads are durable: frees become reusable */
+static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
+{
+	struct pma_slab *slab;
+	uint64_t page, e;
+	uint32_t idx;
+	size_t i;
+
+	for (i = 0; i < arena->rfreed.count; i++) {
+		slab = pma_heap_slab_at(heap, arena->rfreed.offs[i]);
+		if (!slab || pma_slab_index(slab, arena->rfreed.offs[i], &idx))
+			continue;
+		pma_slab_give(slab, idx);
+		if (!slab->in_partial) {
+			slab->next =
+				heap->arenas[slab->owner].partial[slab->cls];
+			heap->arenas[slab->owner].partial[slab->cls] = slab;
+			slab->in_partial = 1;
+		}
+	}
+	arena->rfreed.count = 0;
+	pthread_mutex_lock(&heap->ext_lock);
+	for (i = 0; i < arena->ext_freed.count; i++) {
+		page = arena->ext_freed.offs[i];
+		e = atomic_exchange(&heap->pmap[page], 0);
+		/* XXX: an -ENOMEM here loses the range until the next open */
+		(void)pma_ext_put(&heap->ext, page, pma_pmap_npages(e));
+	}
+	pthread_mutex_unlock(&heap->ext_lock);
+	arena->ext_freed.count = 0;
+}
+
+static int any_records(const struct pma_heap *heap)
+{
+	unsigned i;
+
+	for (i = 0; i < heap->geom.narenas; i++)
+		if (heap->arenas[i].tail != heap->arenas[i].head)
+			return 1;
+	return 0;
+}
+
+PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
+{
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
+	if (pma_heap_writable(heap) < 0)
+		return -EROFS;
+	return pma_checkpoint(heap);
+}
+
+int pma_checkpoint(struct pma_heap *heap)
+{
+	struct pma_dirty dirty = { 0 };
+	unsigned i;
+	int rc = 0;
+
+	pma_arenas_lock(heap);
+	if (!any_records(heap))
+		goto out_unlock;
+	rc = apply_all(heap, &dirty, NULL);
+	if (rc < 0)
+		goto out_unlock;
+	for (i = 0; i < heap->geom.narenas; i++)
+		pma_arena_flush_dest(&heap->arenas[i]);
+	pma_dirty_flush(heap, &dirty);
+	stage_heads(heap);
+	/* the applied state must be durable before the heads move */
+	pm_drain(heap->map);
+	flip_heads(heap);
+	for (i = 0; i < heap->geom.narenas; i++)
+		release_pending(heap, &heap->arenas[i]);
+	atomic_fetch_add(&heap->checkpoints, 1);
+out_unlock:
+	pma_arenas_unlock(heap);
+	pma_dirty_release(&dirty);
+	return rc;
+}
+
+/*
+ * Recovery: store the dest word of a log's last ops again (their stores
+ * may not be durable). Two logs' last ops may name the same dest (one
+ * arena allocated into it, another freed from it, in either order), so
+ * frees go first, then allocations whose block is still live after the
+ * replay store it: a block freed later is not live, and a later
+ * allocation into a freed dest wins over the free. A free clears the word
+ * if it names the freed block (even if that block is live again: then a
+ * later allocation of the same arena owns it and is redone after), or a
+ * block that is not live: an older value of the word whose later stores
+ * were never flushed (an op on the same word as the previous op of its
+ * arena skips that flush, see pma_log_commit). Another live block can
+ * only be a later allocation's durable result. Invariant: after recovery
+ * no dest word named by a replayed op names a block that is not live.
+ */
+static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs)
+{
+	int is_alloc = op->type == PMA_REC_ALLOC ||
+		       op->type == PMA_REC_EXT_ALLOC;
+	uint64_t *addr, cur, value = 0;
+
+	if (!op->dest || is_alloc != allocs || op->type == PMA_REC_SLAB_NEW)
+		return 0;
+	addr = pma_heap_dest_addr(heap, op->dest);
+	if (!addr)
+		return util_errmsg_set(EIO, "log names bad dest 0x%llx",
+				       (unsigned long long)op->dest);
+	cur = __atomic_load_n(addr, __ATOMIC_RELAXED);
+	if (is_alloc) {
+		if (!pma_pm_is_live(heap, op))
+			return 0;
+		value = pma_pool_off(heap, op->off);
+	} else if (!cur || (cur != pma_pool_off(heap, op->off) &&
+			    pool_off_part(cur) == heap->part &&
+			    pma_pm_live_at(heap, pool_off_byte(cur)))) {
+		return 0; /* a later op (or the user) owns the word now */
+	}
+	if (cur == value)
+		return 0;
+	__atomic_store_n(addr, value, __ATOMIC_RELAXED);
+	pm_flush(pool_part_map(heap->pool, pool_off_part(op->dest)), addr,
+		 sizeof(*addr));
+	return 0;
+}
+
+/* recovery: zero the (possibly torn) slots at and after the tail */
+static void clear_tail(struct pma_heap *heap, struct pma_arena *arena)
+{
+	uint32_t cap = heap->geom.log_cap;
+	struct pma_rec *slot;
+	uint64_t k;
+
+	for (k = arena->tail; k < arena->tail + 2 && k - arena->head < cap;
+	     k++) {
+		slot = pma_booklog_slot(arena->log, cap, k);
+		if (!slot->word0 && !slot->word1)
+			continue;
+		memset(slot, 0, sizeof(*slot));
+		pm_flush(heap->map, slot, sizeof(*slot));
+	}
+}
+
+static int recover_apply(struct pma_heap *heap, struct pma_op *last)
+{
+	struct pma_dirty dirty = { 0 };
+	unsigned i;
+	int rc;
+
+	rc = apply_all(heap, &dirty, last);
+	/* frees, then allocations; each arena's last two ops (in a torn
+	 * image the last record may be durable without its fence, which
+	 * also flushed the previous op's dest) */
+	for (i = 0; rc == 0 && i < 4 * heap->geom.narenas; i++)
+		rc = redo_dest(heap, &last[i % (2 * heap->geom.narenas)],
+			       i >= 2 * heap->geom.narenas);
+	if (rc == 0)
+		pma_dirty_flush(heap, &dirty);
+	pma_dirty_release(&dirty);
+	return rc;
+}
+
+int pma_recover_rdonly(struct pma_heap *heap)
+{
+	struct pma_dirty dirty = { 0 };
+	struct pma_arena *arena;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < heap->geom.narenas; i++) {
+		arena = &heap->arenas[i];
+		arena->tail = pma_booklog_find_tail(
+			arena->log, heap->geom.log_cap, arena->head);
+	}
+	rc = apply_all(heap, &dirty, NULL);
+	pma_dirty_release(&dirty); /* DRAM copies: nothing to flush */
+	return rc;
+}
+
+int pma_recover(struct pma_heap *heap)
+{
+	struct pma_op *last;
+	struct pma_arena *arena;
+	unsigned i;
+	int rc;
+
+	last = calloc(2 * (size_t)heap->geom.narenas, sizeof(*last));
+	if (!last)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	for (i = 0; i < heap->geom.narenas; i++) {
+		arena = &heap->arenas[i];
+		arena->tail = pma_booklog_find_tail(
+			arena->log, heap->geom.log_cap, arena->head);
+	}
+	rc = recover_apply(heap, last);
+	free(last);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < heap->geom.narenas; i++)
+		clear_tail(heap, &heap->arenas[i]);
+	stage_heads(heap);
+	/* applied state and dests durable before the records can go */
+	pm_drain(heap->map);
+	flip_heads(heap);
+	return 0;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc slabs: the size-class table, the interleaved PM bitmap mapping,
+ * and the DRAM state of a slab. A slab's live bitmap is the user's view
+ * (set at alloc, cleared atomically by whichever thread frees); avail is
+ * what the owner arena may hand out and changes only under its lock.
+ * The PM bitmap is written only by checkpoints (apply.c), never here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "pmalloc/internal.h"
+
+/* 64 B steps to 1 KiB, then 4 steps per doubling, then 4..7 blocks/slab */
+static const uint32_t class_sizes[PMA_NCLASSES] = {
+	64,   128,  192,  256,	 320,	384,   448,	      512,  576,
+	640,  704,  768,  832,	 896,	960,   1024,	      1152, 1280,
+	1408, 1536, 1664, 1792,	 1920,	2048,  2304,	      2560, 2816,
+	3072, 3328, 3584, 3840,	 4096,	4608,  5120,	      5632, 6144,
+	7168, 8192, 9280, 10816, 12992, 13824, PMA_SMALL_MAX,
+};
+_Static_assert(PMA_NCLASSES <= PMA_STATS_MAX_CLASSES, "stats hold classes");
+
+unsigned pma_class_count(void)
+{
+	return PMA_NCLASSES;
+}
+
+uint32_t pma_class_size(unsigned cls)
+{
+	return cls < PMA_NCLASSES ? class_sizes[cls] : 0;
+}
+
+unsigned pma_class_of(size_t size)
+{
+	unsigned lo = 0, hi = PMA_NCLASSES - 1;
+
+	/* smallest class >= size */
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (class_sizes[mid] >= size)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+uint32_t pma_class_nblocks(unsigned cls)
+{
+	return (uint32_t)((PMA_CHUNK - PMA_SLAB_HDR_SIZE) / class_sizes[cls]);
+}
+
+uint64_t *pma_slab_bit(void *slab_pm, uint32_t i, uint64_t *ret_mask)
+{
+	char *bitmap = (char *)slab_pm + PMA_SLAB_BITMAP_OFF;
+	uint32_t line = i % PMA_NBANKS;
+	uint32_t bit = i / PMA_NBANKS;
+
+	*ret_mask = 1ULL << (bit % 64);
+	return (uint64_t *)(bitmap + line * PMA_LINE) + bit / 64;
+}
+
+struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner)
+{
+	struct pma_slab *slab = calloc(1, sizeof(*slab));
+	uint32_t i;
+
+	if (!slab)
+		return NULL;
+	slab->off = off;
+	slab->cls = (uint16_t)cls;
+	slab->owner = (uint16_t)owner;
+	slab->block_size = class_sizes[cls];
+	slab->nblocks = pma_class_nblocks(cls);
+	slab->navail = slab->nblocks;
+	for (i = 0; i < slab->nblocks; i++)
+		slab->avail[i / 64] |= 1ULL << (i % 64);
+	return slab;
+}
+
+int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx)
+{
+	unsigned w;
+	uint32_t idx;
+
+	for (w = 0; w < PMA_LIVE_WORDS; w++) {
+		if (!slab->avail[w])
+			continue;
+		idx = w * 64 + (uint32_t)__builtin_ctzll(slab->avail[w]);
+		slab->avail[w] &= slab->avail[w] - 1;
+		slab->navail--;
+		atomic_fetch_or_explicit(&slab->live[w], 1ULL << (idx % 64),
+					 memory_order_relaxed);
+		*ret_idx = idx;
+		return 0;
+	}
+	return -ENOMEM;
+}
+
+int pma_slab_unlive(struct pma_slab *slab, uint32_t idx)
+{
+	uint64_t mask = 1ULL << (idx % 64);
+	uint64_t old;
+
+	old = atomic_fetch_and_explicit(&slab->live[idx / 64], ~mask,
+					memory_order_acq_rel);
+	return (old & mask) ? 0 : -EINVAL;
+}
+
+void pma_slab_give(struct pma_slab *slab, uint32_t idx)
+{
+	pma_assert(!(slab->avail[idx / 64] & (1ULL << (idx % 64))));
+	slab->avail[idx / 64] |= 1ULL << (idx % 64);
+	slab->navail++;
+}
+
+int pma_slab_index(const struct pma_slab *slab, uint64_t off, uint32_t *ret_idx)
+{
+	uint64_t rel;
+
+	if (off < slab->off + PMA_SLAB_HDR_SIZE)
+		return -EINVAL;
+	rel = off - slab->off - PMA_SLAB_HDR_SIZE;
+	if (rel % slab->block_size || rel / slab->block_size >= slab->nblocks)
+		return -EINVAL;
+	*ret_idx = (uint32_t)(rel / slab->block_size);
+	return 0;
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc inspection: heap statistics (for pmactl inspect --heap) and the
+ * decoder of the bookkeeping logs (pmactl log). Both lock every arena in
+ * index order to see a consistent state.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "pmalloc/internal.h"
+#include "util/errmsg.h"
+
+static unsigned popcount_live(struct pma_slab *slab)
+{
+	unsigned w, n = 0;
+
+	for (w = 0; w < PMA_LIVE_WORDS; w++)
+		n += (unsigned)__builtin_popcountll(
+			atomic_load(&slab->live[w]));
+	return n;
+}
+
+/* slabs and extents from the DRAM page map mirror */
+static void stats_scan(struct pma_heap *heap, struct pma_heap_stats *st)
+{
+	struct pma_class_stats *cs;
+	struct pma_slab *slab;
+	uint64_t page = 0, e, n;
+	unsigned used;
+
+	while (page < heap->geom.npages) {
+		e = atomic_load(&heap->pmap[page]);
+		n = pma_pmap_npages(e);
+		if (pma_pmap_kind(e) == PMA_PMAP_FREE || n == 0) {
+			page++;
+			continue;
+		}
+		slab = pma_heap_slab_at(heap, pma_page_off(heap, page));
+		if (pma_pmap_kind(e) == PMA_PMAP_SLAB && slab) {
+			cs = &st->classes[slab->cls];
+			used = popcount_live(slab);
+			cs->slabs++;
+			cs->blocks += slab->nblocks;
+			cs->used += used;
+			st->slab_bytes += PMA_CHUNK;
+			st->used_bytes += (uint64_t)used * slab->block_size;
+			st->free_bytes += (uint64_t)(slab->nblocks - used) *
+					  slab->block_size;
+		} else if (pma_pmap_kind(e) == PMA_PMAP_EXTENT) {
+			st->extents++;
+			st->extent_bytes += n * PMA_PAGE;
+			st->used_bytes += n * PMA_PAGE;
+		}
+		page += n;
+	}
+}
+
+PMA_API int pma_heap_stats(struct pma_heap *heap,
+			   struct pma_heap_stats *ret_stats)
+{
+	struct pma_heap_stats st;
+	unsigned i;
+
+	if (!heap || !ret_stats)
+		return util_errmsg_set(EINVAL, "no heap or ret_stats");
+	memset(&st, 0, sizeof(st));
+	st.narenas = heap->geom.narenas;
+	st.nclasses = pma_class_count();
+	st.log_cap = heap->geom.log_cap;
+	st.heap_size = heap->geom.npages * PMA_PAGE;
+	st.checkpoints = atomic_load(&heap->checkpoints);
+	for (i = 0; i < st.nclasses; i++)
+		st.classes[i].block_size = pma_class_size(i);
+	pma_arenas_lock(heap);
+	for (i = 0; i < heap->geom.narenas; i++)
+		st.log_records += heap->arenas[i].tail - heap->arenas[i].head;
+	pthread_mutex_lock(&heap->ext_lock);
+	stats_scan(heap, &st);
+	st.free_bytes += pma_ext_free_pages(&heap->ext) * PMA_PAGE;
+	st.largest_free = pma_ext_largest(&heap->ext) * PMA_PAGE;
+	pthread_mutex_unlock(&heap->ext_lock);
+	pma_arenas_unlock(heap);
+	*ret_stats = st;
+	return 0;
+}
+
+static void entry_fill(struct pma_heap *heap, unsigned arena,
+		       const struct pma_op *op, struct pma_log_entry *e)
+{
+	struct pma_slab *slab;
+
+	memset(e, 0, sizeof(*e));
+	e->arena = arena;
+	e->index = op->index;
+	e->type = pma_booklog_type_name(op->type);
+	e->off = pma_pool_off(heap, op->off);
+	e->dest = op->dest;
+	if (op->type == PMA_REC_SLAB_NEW) {
+		e->cls = op->cls;
+		e->size = pma_class_size(op->cls);
+	} else if (op->npages) {
+		e->size = op->npages * PMA_PAGE;
+	} else {
+		slab = pma_heap_slab_at(heap, op->off);
+		e->size = slab ? slab->block_size : 0;
+	}
+}
+
+static int foreach_arena(struct pma_heap *heap, struct pma_arena *arena,
+			 pma_log_fn fn, void *arg)
+{
+	struct pma_log_entry entry;
+	struct pma_op op;
+	uint64_t k;
+	int rc;
+
+	for (k = arena->head; k < arena->tail; k += op.nrecs) {
+		if (pma_booklog_read_op(arena->log, heap->geom.log_cap, k, &op))
+			return util_errmsg_set(EIO,
+					       "arena %u: record %llu "
+					       "unreadable",
+					       arena->id,
+					       (unsigned long long)k);
+		entry_fill(heap, arena->id, &op, &entry);
+		rc = fn(&entry, arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+PMA_API int pma_log_foreach(struct pma_heap *heap, pma_log_fn fn, void *arg)
+{
+	unsigned i;
+	int rc = 0;
+
+	if (!heap || !fn)
+		return util_errmsg_set(EINVAL, "no heap or callback");
+	pma_arenas_lock(heap);
+	for (i = 0; i < heap->geom.narenas && rc == 0; i++)
+		rc = foreach_arena(heap, &heap->arenas[i], fn, arg);
+	pma_arenas_unlock(heap);
+	return rc;
+}

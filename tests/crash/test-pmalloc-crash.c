@@ -1,0 +1,671 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test-pmalloc-crash: crash-simulation sweep of PMAlloc (--enable-crash-sim).
+ * A child process runs a mixed workload (2 threads, malloc_to/free_from of
+ * per-slot sizes incl. large extents, cross-thread frees, checkpoints); at
+ * EVERY fence of the workload its hook writes the crash image (durable
+ * lines only, or plus a random subset of dirty lines in 8-byte words) to a
+ * file and waits while the parent recovers a copy and checks it: every
+ * dest word is 0 or names a live block of its slot's size, no block is
+ * named twice, nothing leaked (live blocks == named blocks + root), and the
+ * heap keeps working. The recrash sweep first crashes the recovery itself.
+ * A failing image is saved under /tmp/pmalloc-fail-N/ with a dump of its
+ * logs; `test-pmalloc-crash replay FILE` recovers and checks it again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pmalloc.h"
+#include "pmalloc/internal.h"
+#include "pmem/crash.h"
+#include "pool/pool.h"
+
+#define HEAP_SIZE (4ULL << 20)
+#define NSLOTS 64
+#define OPS_PER_THREAD 120
+#define NTHREADS 2
+
+static char dir[64];
+static char path[96]; /* the workload's pool */
+static char img_path[96]; /* crash image written by the child's hook */
+static char work_path[96]; /* copy of the image that is recovered */
+static char orig_path[96]; /* recrash: the image before the re-crash */
+
+/* the size a slot always asks for: small classes and some extents */
+static size_t slot_size(unsigned s)
+{
+	uint32_t h = s * 2654435761u;
+
+	if (s % 7 == 3)
+		return 16384 + (h >> 16) % (200 * 1024);
+	return 1 + (h >> 8) % 4000;
+}
+
+/* ------------------------------------------------------------ child */
+
+struct work {
+	struct pma_heap *heap;
+	uint64_t *slots;
+	pthread_mutex_t locks[NSLOTS];
+	uint64_t base; /* fence count when the workload started */
+	uint64_t seed_base; /* 0: durable images; else torn, seed + n */
+	uint64_t rnd; /* per-run variation of the op sequence */
+	int to_parent, from_parent;
+};
+
+static struct work work;
+
+/* at every workload fence: image to img_path, wait for the parent */
+static void crash_hook(uint64_t fence_no, void *arg)
+{
+	struct work *w = arg;
+	uint64_t n = fence_no - w->base;
+	char ack;
+
+	if (fence_no <= w->base)
+		return;
+	if (pm_crash_write_image(w->heap->map,
+				 w->seed_base ? w->seed_base + n : 0, img_path))
+		_exit(3);
+	if (write(w->to_parent, &n, sizeof(n)) != sizeof(n) ||
+	    read(w->from_parent, &ack, 1) != 1)
+		_exit(0); /* the parent gave up */
+}
+
+static void *worker(void *arg)
+{
+	unsigned id = (unsigned)(uintptr_t)arg, i, s;
+	uint64_t rnd = id * 0x9e3779b97f4a7c15ULL + 1 + work.rnd;
+	int rc;
+
+	for (i = 0; i < OPS_PER_THREAD; i++) {
+		rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+		s = (unsigned)(rnd % NSLOTS);
+		pthread_mutex_lock(&work.locks[s]);
+		if (work.slots[s])
+			rc = pma_free_from(work.heap, &work.slots[s]);
+		else
+			rc = pma_malloc_to(work.heap, slot_size(s),
+					   &work.slots[s]);
+		pthread_mutex_unlock(&work.locks[s]);
+		if (rc && rc != -ENOMEM)
+			_exit(4);
+		if (id == 0 && i % 40 == 39 && pma_heap_checkpoint(work.heap))
+			_exit(5);
+	}
+	return NULL;
+}
+
+/* run the workload once, stopping at each fence for the parent */
+static void child_run(uint64_t seed_base, uint64_t rnd)
+{
+	pthread_t tid[NTHREADS];
+	uint64_t root, end = 0;
+	unsigned i;
+
+	if (pm_crash_arm(1) < 0)
+		_exit(6);
+	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &work.heap) ||
+	    pma_root(work.heap, NSLOTS * 8, &root))
+		_exit(7);
+	work.slots = pma_direct(work.heap, root);
+	for (i = 0; i < NSLOTS; i++)
+		pthread_mutex_init(&work.locks[i], NULL);
+	work.base = pm_crash_fence_count();
+	work.seed_base = seed_base;
+	work.rnd = rnd;
+	pm_crash_set_hook(crash_hook, &work);
+	for (i = 0; i < NTHREADS; i++)
+		pthread_create(&tid[i], NULL, worker, (void *)(uintptr_t)i);
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(tid[i], NULL);
+	pm_crash_set_hook(NULL, NULL);
+	if (write(work.to_parent, &end, sizeof(end)) != sizeof(end))
+		_exit(8);
+	_exit(0);
+}
+
+/* ------------------------------------------------------------ files */
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[1 << 16];
+	int in, out, rc = 0;
+	ssize_t len;
+
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0) {
+		close(in);
+		return -errno;
+	}
+	while ((len = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)len) != len) {
+			rc = -EIO;
+			break;
+		}
+	if (len < 0)
+		rc = -errno;
+	close(out);
+	close(in);
+	return rc;
+}
+
+/* ------------------------------------------------------------ dump */
+
+static void dump_arena(char *base, const struct pma_heap_hdr *hdr, unsigned a)
+{
+	const struct pma_arena_desc *desc =
+		(const void *)((char *)hdr + hdr->arena_off + 64ULL * a);
+	struct pma_rec *log = (void *)((char *)hdr + hdr->log_off +
+				       (uint64_t)a * hdr->log_cap * 16);
+	uint64_t head = desc->head[hdr->head_gen & 1], k = head, j;
+	struct pma_rec *slot;
+	struct pma_op op;
+
+	(void)base;
+	print_message("#  arena %u: head %llu (gen %llu; other slot %llu)\n", a,
+		      (unsigned long long)head,
+		      (unsigned long long)hdr->head_gen,
+		      (unsigned long long)desc->head[(hdr->head_gen + 1) & 1]);
+	while (k - head < hdr->log_cap &&
+	       pma_booklog_read_op(log, hdr->log_cap, k, &op) == 0) {
+		print_message("#   %5llu %-9s off 0x%llx dest 0x%llx npages "
+			      "%llu cls %u owner %u\n",
+			      (unsigned long long)k,
+			      pma_booklog_type_name(op.type),
+			      (unsigned long long)op.off,
+			      (unsigned long long)op.dest,
+			      (unsigned long long)op.npages, op.cls, op.owner);
+		k += op.nrecs;
+	}
+	for (j = k; j < k + 3; j++) {
+		slot = pma_booklog_slot(log, hdr->log_cap, j);
+		print_message("#   %5llu (tail%s) raw %016llx %016llx\n",
+			      (unsigned long long)j, j == k ? "" : "+",
+			      (unsigned long long)slot->word0,
+			      (unsigned long long)slot->word1);
+	}
+}
+
+/* decode the logs of a crash image as they are BEFORE recovery */
+static void dump_image(const char *file)
+{
+	const struct pool_region *r;
+	struct pma_heap_hdr *hdr;
+	uint64_t *slots;
+	struct pool *pool;
+	char *base;
+	unsigned a, s;
+
+	if (pool_open(file, POOL_OPEN_RDONLY, &pool) < 0) {
+		print_message("# cannot open %s: %s\n", file, pool_errormsg());
+		return;
+	}
+	r = pool_region_find(pool, POOL_REGION_PMALLOC, 0);
+	base = pm_map_addr(pool_part_map(pool, 0));
+	hdr = (void *)(base + (r ? r->off : 0));
+	if (!r || memcmp(hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN)) {
+		print_message("# %s: no heap\n", file);
+		pool_close(&pool);
+		return;
+	}
+	print_message("# image %s before recovery: heap at 0x%llx, data at "
+		      "0x%llx\n",
+		      file, (unsigned long long)r->off,
+		      (unsigned long long)(r->off + hdr->data_off));
+	for (a = 0; a < hdr->narenas; a++)
+		dump_arena(base, hdr, a);
+	slots = pool_direct(pool, hdr->root_off);
+	for (s = 0; slots && s < NSLOTS; s++)
+		if (slots[s])
+			print_message("#  slot %2u = 0x%llx\n", s,
+				      (unsigned long long)slots[s]);
+	pool_close(&pool);
+}
+
+/* ------------------------------------------------------------ check */
+
+#define CHECK(cond, ...)                                     \
+	do {                                                 \
+		if (!(cond)) {                               \
+			snprintf(why, why_len, __VA_ARGS__); \
+			goto out_close;                      \
+		}                                            \
+	} while (0)
+
+static int off_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int named(const uint64_t *offs, unsigned n, uint64_t off)
+{
+	return bsearch(&off, offs, n, sizeof(*offs), off_cmp) != NULL;
+}
+
+/* live blocks counted from the heap's own state; print unnamed ones */
+static uint64_t heap_live_blocks(struct pma_heap *heap, const uint64_t *offs,
+				 unsigned n, uint64_t root)
+{
+	uint64_t c, page, off, live = 0;
+	struct pma_slab *slab;
+	uint32_t i;
+
+	for (c = 0; c < heap->nchunks; c++) {
+		slab = heap->slabs[c];
+		for (i = 0; slab && i < slab->nblocks; i++) {
+			if (!(slab->live[i / 64] & (1ULL << (i % 64))))
+				continue;
+			live++;
+			off = pma_pool_off(heap, pma_slab_block_off(slab, i));
+			if (offs && off != root && !named(offs, n, off))
+				print_message("# leaked block 0x%llx (class "
+					      "%u, owner %u)\n",
+					      (unsigned long long)off,
+					      slab->cls, slab->owner);
+		}
+	}
+	for (page = 0; page < heap->geom.npages; page++) {
+		if (pma_pmap_kind(heap->pmap[page]) != PMA_PMAP_EXTENT)
+			continue;
+		live++;
+		off = pma_pool_off(heap, pma_page_off(heap, page));
+		if (offs && off != root && !named(offs, n, off))
+			print_message("# leaked extent 0x%llx\n",
+				      (unsigned long long)off);
+	}
+	return live;
+}
+
+/* PMA_HEAP_RDONLY view of the image (logs replayed in DRAM only) */
+static int rdonly_stats(const char *file, struct pma_heap_stats *ret_st,
+			char *why, size_t why_len)
+{
+	struct pma_heap *heap;
+
+	if (pma_heap_open(file, PMA_HEAP_RDONLY, &heap) < 0 ||
+	    pma_heap_stats(heap, ret_st) < 0) {
+		snprintf(why, why_len, "rdonly open: %s", pma_errormsg());
+		return -1;
+	}
+	pma_heap_close(heap);
+	return 0;
+}
+
+/* the read-only view equals the recovered state */
+static int same_stats(const struct pma_heap_stats *a,
+		      const struct pma_heap_stats *b)
+{
+	unsigned c;
+
+	if (a->used_bytes != b->used_bytes || a->free_bytes != b->free_bytes ||
+	    a->extents != b->extents || a->largest_free != b->largest_free)
+		return 0;
+	for (c = 0; c < a->nclasses; c++)
+		if (a->classes[c].slabs != b->classes[c].slabs ||
+		    a->classes[c].used != b->classes[c].used)
+			return 0;
+	return 1;
+}
+
+/* the invariants of a recovered heap; then use it. 0 or -1 with why */
+static int check_heap(const char *file, unsigned *ret_live, char *why,
+		      size_t why_len)
+{
+	struct pma_heap_stats ro, rw;
+	struct pma_heap *heap;
+	uint64_t root = 0, offs[NSLOTS], *slots, live;
+	unsigned s, n = 0;
+	int rc;
+
+	if (rdonly_stats(file, &ro, why, why_len) < 0)
+		return -1;
+	rc = pma_heap_open(file, 0, &heap);
+	if (rc < 0) {
+		snprintf(why, why_len, "open: %s", pma_errormsg());
+		return -1;
+	}
+	CHECK(pma_heap_stats(heap, &rw) == 0 && same_stats(&ro, &rw),
+	      "read-only view differs from the recovered heap (used %llu/"
+	      "%llu free %llu/%llu)",
+	      (unsigned long long)ro.used_bytes,
+	      (unsigned long long)rw.used_bytes,
+	      (unsigned long long)ro.free_bytes,
+	      (unsigned long long)rw.free_bytes);
+	CHECK(pma_root(heap, NSLOTS * 8, &root) == 0, "root: %s",
+	      pma_errormsg());
+	slots = pma_direct(heap, root);
+	for (s = 0; s < NSLOTS; s++) {
+		if (!slots[s])
+			continue;
+		CHECK(pma_usable_size(heap, slots[s]) >= slot_size(s),
+		      "slot %u: 0x%llx usable %zu want %zu", s,
+		      (unsigned long long)slots[s],
+		      pma_usable_size(heap, slots[s]), slot_size(s));
+		offs[n++] = slots[s];
+	}
+	qsort(offs, n, sizeof(offs[0]), off_cmp);
+	for (s = 1; s < n; s++)
+		CHECK(offs[s] != offs[s - 1], "0x%llx named twice",
+		      (unsigned long long)offs[s]);
+	live = heap_live_blocks(heap, offs, n, root);
+	CHECK(live == n + 1ULL, "%llu live blocks, %u named + root (leak)",
+	      (unsigned long long)live, n);
+	*ret_live = n;
+	/* it keeps working: free everything, allocate again */
+	for (s = 0; s < NSLOTS; s++)
+		CHECK(pma_free_from(heap, &slots[s]) == 0, "free slot %u: %s",
+		      s, pma_errormsg());
+	live = heap_live_blocks(heap, NULL, 0, 0);
+	CHECK(live == 1, "%llu live blocks after freeing all",
+	      (unsigned long long)live);
+	for (s = 0; s < NSLOTS; s += 3)
+		CHECK(pma_malloc_to(heap, slot_size(s), &slots[s]) == 0,
+		      "malloc slot %u: %s", s, pma_errormsg());
+	pma_heap_close(heap);
+	return 0;
+
+out_close:
+	pma_heap_close(heap);
+	return -1;
+}
+
+/* ------------------------------------------------------------ sweeps */
+
+struct sweep {
+	const char *name;
+	uint64_t seed_base; /* 0: durable images only */
+	unsigned recrash_every; /* re-crash recovery of every Nth image */
+	unsigned runs; /* workload runs (interleavings) */
+	unsigned images; /* crash images recovered and checked */
+	unsigned recrashes; /* of those, re-crashed inside recovery first */
+	unsigned live_max; /* most live slots seen in an image */
+	uint64_t fences; /* workload fences, all runs */
+};
+
+/* re-exec ourselves to open (recover) img_path, crashing at fence n */
+static int run_recover_crash(uint64_t n, uint64_t seed)
+{
+	char at[32], sd[32];
+	int status;
+	pid_t pid;
+
+	snprintf(at, sizeof(at), "%llu", (unsigned long long)n);
+	snprintf(sd, sizeof(sd), "%llu", (unsigned long long)seed);
+	pid = fork();
+	if (pid == 0) {
+		setenv("PM_CRASH_AT", at, 1);
+		setenv("PM_CRASH_SEED", sd, 1);
+		execl("/proc/self/exe", "test-pmalloc-crash", "recover",
+		      img_path, (char *)NULL);
+		_exit(9);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* keep a failing image under /tmp/pmalloc-fail-N and dump its logs */
+static void save_failure(const struct sweep *sw, uint64_t n, const char *why)
+{
+	char fdir[64], file[96];
+	unsigned i;
+	FILE *f;
+
+	for (i = 1; i < 10000; i++) {
+		snprintf(fdir, sizeof(fdir), "/tmp/pmalloc-fail-%u", i);
+		if (mkdir(fdir, 0700) == 0)
+			break;
+	}
+	snprintf(file, sizeof(file), "%s/pool", fdir);
+	copy_file(sw->recrash_every ? orig_path : img_path, file);
+	if (sw->recrash_every) {
+		snprintf(file, sizeof(file), "%s/pool.recrashed", fdir);
+		copy_file(img_path, file);
+	}
+	snprintf(file, sizeof(file), "%s/info", fdir);
+	f = fopen(file, "w");
+	if (f) {
+		fprintf(f, "sweep %s fence %llu seed %llu: %s\n", sw->name,
+			(unsigned long long)n,
+			(unsigned long long)(sw->seed_base ? sw->seed_base + n :
+							     0),
+			why);
+		fclose(f);
+	}
+	print_message("# FAIL %s at workload fence %llu: %s\n", sw->name,
+		      (unsigned long long)n, why);
+	snprintf(file, sizeof(file), "%s/pool", fdir);
+	dump_image(file);
+	if (sw->recrash_every) {
+		snprintf(file, sizeof(file), "%s/pool.recrashed", fdir);
+		dump_image(file);
+	}
+	print_message("# saved in %s; replay: test-pmalloc-crash replay "
+		      "%s/pool%s\n",
+		      fdir, fdir, sw->recrash_every ? ".recrashed" : "");
+}
+
+/* recover and check the image of workload fence n; 0 or -1 */
+static int check_image(struct sweep *sw, uint64_t n)
+{
+	uint64_t seed = sw->seed_base ? sw->seed_base + n : 0;
+	char why[256] = "";
+	unsigned live = 0;
+	int rc;
+
+	if (sw->recrash_every && n % sw->recrash_every == 0) {
+		copy_file(img_path, orig_path);
+		/* recovery fences twice: apply + staged heads, head flip */
+		rc = run_recover_crash(1 + n / sw->recrash_every % 2,
+				       seed * 31 + 7);
+		if (rc != PM_CRASH_EXIT_CODE && rc != 0) {
+			snprintf(why, sizeof(why), "recovery exited %d", rc);
+			save_failure(sw, n, why);
+			return -1;
+		}
+		sw->recrashes += rc == PM_CRASH_EXIT_CODE;
+	}
+	if (copy_file(img_path, work_path) < 0 ||
+	    check_heap(work_path, &live, why, sizeof(why)) < 0) {
+		save_failure(sw, n, why);
+		return -1;
+	}
+	sw->images++;
+	if (live > sw->live_max)
+		sw->live_max = live;
+	return 0;
+}
+
+/* one workload run: check the image of each of its fences */
+static int sweep_run(struct sweep *sw, uint64_t rnd)
+{
+	int to_parent[2], from_parent[2], status, rc = 0;
+	uint64_t n;
+	pid_t pid;
+	char ack = 1;
+
+	if (pipe(to_parent) || pipe(from_parent))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(to_parent[0]);
+		close(from_parent[1]);
+		work.to_parent = to_parent[1];
+		work.from_parent = from_parent[0];
+		child_run(sw->seed_base, rnd);
+	}
+	close(to_parent[1]);
+	close(from_parent[0]);
+	while (read(to_parent[0], &n, sizeof(n)) == sizeof(n) && n) {
+		sw->fences++;
+		rc = check_image(sw, n);
+		if (rc < 0 || write(from_parent[1], &ack, 1) != 1)
+			break;
+	}
+	close(to_parent[0]);
+	close(from_parent[1]);
+	if (rc < 0)
+		kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) != pid ||
+	    (rc == 0 && (!WIFEXITED(status) || WEXITSTATUS(status)))) {
+		print_message("# workload child failed (status 0x%x)\n",
+			      status);
+		rc = -1;
+	}
+	return rc;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sweep(struct sweep *sw)
+{
+	double t0 = now();
+	unsigned r;
+
+	for (r = 0; r < sw->runs; r++)
+		if (sweep_run(sw, r * 0x1000193ULL) < 0)
+			fail_msg("%s: run %u failed", sw->name, r);
+	print_message("# %s: %u runs, %llu workload fences; %u crash images "
+		      "checked (%u re-crashed in recovery), up to %u live "
+		      "slots, %.1f s\n",
+		      sw->name, sw->runs, (unsigned long long)sw->fences,
+		      sw->images, sw->recrashes, sw->live_max, now() - t0);
+	assert_true(sw->fences > 2ULL * OPS_PER_THREAD * sw->runs);
+	assert_int_equal(sw->images, sw->fences);
+}
+
+static unsigned env_runs(unsigned dflt)
+{
+	const char *s = getenv("PMA_CRASH_RUNS");
+
+	return s && atoi(s) > 0 ? (unsigned)atoi(s) : dflt;
+}
+
+static void test_sweep_durable(void **state)
+{
+	struct sweep sw = { .name = "durable", .runs = env_runs(2) };
+
+	(void)state;
+	sweep(&sw);
+}
+
+static void test_sweep_torn(void **state)
+{
+	struct sweep sw = { .name = "torn",
+			    .seed_base = 0x5eed0000,
+			    .runs = env_runs(2) };
+
+	(void)state;
+	sweep(&sw);
+}
+
+static void test_sweep_recrash(void **state)
+{
+	struct sweep sw = { .name = "recrash",
+			    .seed_base = 0xabcd0000,
+			    .recrash_every = 2,
+			    .runs = env_runs(1) };
+
+	(void)state;
+	sweep(&sw);
+}
+
+/* debug driver: dump, recover and check a saved image (on a copy) */
+static int replay(const char *file)
+{
+	char why[256] = "";
+	unsigned live = 0;
+
+	setenv("PMA_CRASH_VERBOSE", "1", 1);
+	dump_image(file);
+	if (copy_file(file, work_path) < 0)
+		return 1;
+	if (check_heap(work_path, &live, why, sizeof(why)) < 0) {
+		printf("replay: FAIL: %s\n", why);
+		return 1;
+	}
+	printf("replay: ok, %u live slots\n", live);
+	return 0;
+}
+
+static int make_dir(void)
+{
+	snprintf(dir, sizeof(dir), "/dev/shm/test-pmalloc-crash.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/pool", dir);
+	snprintf(img_path, sizeof(img_path), "%s/img", dir);
+	snprintf(work_path, sizeof(work_path), "%s/work", dir);
+	snprintf(orig_path, sizeof(orig_path), "%s/orig", dir);
+	return 0;
+}
+
+static void remove_dir(void)
+{
+	unlink(path);
+	unlink(img_path);
+	unlink(work_path);
+	unlink(orig_path);
+	rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sweep_durable),
+		cmocka_unit_test(test_sweep_torn),
+		cmocka_unit_test(test_sweep_recrash),
+	};
+	struct pma_heap *heap;
+	int rc;
+
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
+	if (argc == 3 && !strcmp(argv[1], "recover")) {
+		if (pma_heap_open(argv[2], 0, &heap))
+			return 8;
+		pma_heap_close(heap);
+		return 0;
+	}
+	if (make_dir() < 0)
+		return 1;
+	if (argc == 3 && !strcmp(argv[1], "replay")) {
+		rc = replay(argv[2]);
+		remove_dir();
+		return rc;
+	}
+	if (!pm_crash_enabled()) {
+		printf("1..0 # SKIP built without --enable-crash-sim\n");
+		remove_dir();
+		return 0;
+	}
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	remove_dir();
+	return rc;
+}

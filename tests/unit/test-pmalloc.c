@@ -1,0 +1,952 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test-pmalloc: the public API of libpmalloc (create/open/close, malloc_to,
+ * free_from, large extents, root, usable_size, errors, persistence across
+ * reopen, threads, fences per op) and internal invariants through
+ * internal.h (class table, interleaved bitmap and log slots, record
+ * validity, free-extent index). Heaps live in a fresh /dev/shm directory.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <semaphore.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pmalloc.h"
+#include "pmalloc/internal.h"
+#include "pmem/pm.h"
+#include "pool/pool.h"
+
+#define MIB (1024ULL * 1024)
+#define HEAP_SIZE (16 * MIB)
+#define NDEST 4096
+
+struct fx {
+	char dir[64];
+	char path[96];
+	struct pma_heap *heap;
+	uint64_t root; /* pool offset of the dest array */
+	uint64_t *dests; /* NDEST words in the pool */
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-pmalloc.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	pma_heap_close(f->heap);
+	unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* create the heap and a root holding NDEST dest words */
+static void fx_create(struct fx *f, uint64_t size)
+{
+	assert_int_equal(pma_heap_create(f->path, size, 0, &f->heap), 0);
+	assert_int_equal(pma_root(f->heap, NDEST * 8, &f->root), 0);
+	f->dests = pma_direct(f->heap, f->root);
+	assert_non_null(f->dests);
+}
+
+static void fx_reopen(struct fx *f)
+{
+	uint64_t root;
+
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(pma_root(f->heap, NDEST * 8, &root), 0);
+	assert_int_equal(root, f->root);
+	f->dests = pma_direct(f->heap, f->root);
+}
+
+/* ------------------------------------------------------------ internals */
+
+static void test_class_table(void **state)
+{
+	unsigned c;
+	(void)state;
+
+	assert_int_equal(pma_class_size(0), 64);
+	assert_int_equal(pma_class_size(pma_class_count() - 1), PMA_SMALL_MAX);
+	for (c = 0; c < pma_class_count(); c++) {
+		assert_int_equal(pma_class_size(c) % 64, 0);
+		if (c)
+			assert_true(pma_class_size(c) > pma_class_size(c - 1));
+		if (c < 16)
+			assert_int_equal(pma_class_size(c), 64 * (c + 1));
+		assert_true(pma_class_nblocks(c) >= 4);
+		assert_true(pma_class_nblocks(c) <= PMA_SLAB_MAX_BLOCKS);
+		assert_int_equal(pma_class_of(pma_class_size(c)), c);
+		if (c)
+			assert_int_equal(
+				pma_class_of(pma_class_size(c - 1) + 1), c);
+	}
+	assert_int_equal(pma_class_of(1), 0);
+}
+
+static void test_interleaved_bitmap(void **state)
+{
+	static uint64_t slab[PMA_SLAB_HDR_SIZE / 8];
+	uintptr_t line, prev = 0;
+	uint64_t mask, *w;
+	uint32_t i, n = pma_class_nblocks(0);
+	(void)state;
+
+	for (i = 0; i < n; i++) {
+		w = pma_slab_bit(slab, i, &mask);
+		line = ((uintptr_t)w - (uintptr_t)slab) / PMA_LINE;
+		/* inside the bitmap, one of NBANKS lines */
+		assert_true((uintptr_t)w - (uintptr_t)slab >=
+			    PMA_SLAB_BITMAP_OFF);
+		assert_true((uintptr_t)w - (uintptr_t)slab <
+			    PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE);
+		assert_int_equal(line - 1, i % PMA_NBANKS);
+		/* consecutive blocks use different lines */
+		if (i)
+			assert_int_not_equal(line, prev);
+		prev = line;
+		/* every bit distinct */
+		assert_false(*w & mask);
+		*w |= mask;
+	}
+}
+
+static void test_log_slots(void **state)
+{
+	/* line-aligned like the PM log (ASan may align statics to 32) */
+	static struct pma_rec log[PMA_LOG_GROUP * 4]
+		__attribute__((aligned(64)));
+	uint32_t cap = PMA_LOG_GROUP * 4;
+	uintptr_t line, prev = ~0UL;
+	uint64_t k;
+	static uint8_t used[PMA_LOG_GROUP * 4];
+	(void)state;
+
+	for (k = 0; k < cap; k++) {
+		struct pma_rec *s = pma_booklog_slot(log, cap, k);
+
+		line = (uintptr_t)s / PMA_LINE;
+		assert_int_not_equal(line, prev);
+		prev = line;
+		assert_false(used[s - log]);
+		used[s - log] = 1;
+		assert_ptr_equal(pma_booklog_slot(log, cap, k + cap), s);
+	}
+}
+
+static void test_record_validity(void **state)
+{
+	static struct pma_rec log[PMA_LOG_GROUP];
+	uint32_t cap = PMA_LOG_GROUP;
+	struct pma_rec *s = pma_booklog_slot(log, cap, 5), old;
+	uint64_t payload, value;
+	unsigned type;
+	(void)state;
+
+	/* zeroed slot: invalid */
+	assert_int_equal(pma_booklog_decode(log, cap, 5, &type, &payload,
+					    &value),
+			 -EBADMSG);
+	pma_booklog_encode(5, cap, PMA_REC_ALLOC, 0x12345, 0x10000, s);
+	assert_int_equal(
+		pma_booklog_decode(log, cap, 5, &type, &payload, &value), 0);
+	assert_int_equal(type, PMA_REC_ALLOC);
+	assert_int_equal(payload, 0x12345);
+	assert_int_equal(value, 0x10000);
+	/* the same slot read as the next lap: stale */
+	assert_int_equal(pma_booklog_decode(log, cap, 5 + cap, &type, &payload,
+					    &value),
+			 -EBADMSG);
+	/* torn: word0 of the new lap, word1 of the old one, and reverse */
+	old = *s;
+	pma_booklog_encode(5 + cap, cap, PMA_REC_FREE, 0x12345, 0x10000, s);
+	s->word1 = old.word1;
+	assert_int_equal(pma_booklog_decode(log, cap, 5 + cap, &type, &payload,
+					    &value),
+			 -EBADMSG);
+	pma_booklog_encode(5 + cap, cap, PMA_REC_FREE, 0x12345, 0x10000, s);
+	s->word0 = old.word0;
+	assert_int_equal(pma_booklog_decode(log, cap, 5 + cap, &type, &payload,
+					    &value),
+			 -EBADMSG);
+	/* torn against a zeroed slot */
+	pma_booklog_encode(5, cap, PMA_REC_FREE, 0x12345, 0x10000, s);
+	s->word1 = 0;
+	assert_int_equal(pma_booklog_decode(log, cap, 5, &type, &payload,
+					    &value),
+			 -EBADMSG);
+	/* a flipped payload bit: checksum */
+	pma_booklog_encode(5, cap, PMA_REC_FREE, 0x12345, 0x10000, s);
+	s->word0 ^= 1ULL << 40;
+	assert_int_equal(pma_booklog_decode(log, cap, 5, &type, &payload,
+					    &value),
+			 -EBADMSG);
+}
+
+static void test_extent_index(void **state)
+{
+	struct pma_ext_index idx = { 0 };
+	uint64_t s;
+	(void)state;
+
+	assert_int_equal(pma_ext_put(&idx, 0, 100), 0);
+	assert_int_equal(pma_ext_take(&idx, 3, 1, &s), 0);
+	assert_int_equal(s, 0);
+	assert_int_equal(pma_ext_take(&idx, 16, 16, &s), 0);
+	assert_int_equal(s, 16); /* aligned: leaves [3,16) free */
+	assert_int_equal(idx.count, 2);
+	assert_int_equal(pma_ext_free_pages(&idx), 100 - 19);
+	assert_int_equal(pma_ext_take(&idx, 200, 1, &s), -ENOMEM);
+	assert_int_equal(pma_ext_put(&idx, 16, 16), 0); /* merges both */
+	assert_int_equal(idx.count, 1);
+	assert_int_equal(pma_ext_put(&idx, 0, 3), 0);
+	assert_int_equal(idx.count, 1);
+	assert_int_equal(pma_ext_largest(&idx), 100);
+	assert_int_equal(pma_ext_take(&idx, 100, 1, &s), 0);
+	assert_int_equal(idx.count, 0);
+	pma_ext_index_release(&idx);
+}
+
+/* ------------------------------------------------------------ API */
+
+static void test_malloc_free_reopen(void **state)
+{
+	struct fx *f = *state;
+	size_t sizes[] = { 1,
+			   64,
+			   65,
+			   200,
+			   1000,
+			   4096,
+			   9000,
+			   PMA_SMALL_MAX,
+			   PMA_SMALL_MAX + 1,
+			   100000,
+			   3 * MIB };
+	unsigned i, n = sizeof(sizes) / sizeof(sizes[0]);
+	char *p;
+
+	fx_create(f, HEAP_SIZE);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(pma_malloc_to(f->heap, sizes[i], &f->dests[i]),
+				 0);
+		assert_int_not_equal(f->dests[i], 0);
+		assert_true(pma_usable_size(f->heap, f->dests[i]) >= sizes[i]);
+		p = pma_direct(f->heap, f->dests[i]);
+		memset(p, 'a' + (int)i, sizes[i]);
+		pm_persist(pool_part_map(f->heap->pool, 0), p, sizes[i]);
+	}
+	fx_reopen(f);
+	for (i = 0; i < n; i++) {
+		p = pma_direct(f->heap, f->dests[i]);
+		assert_true(pma_usable_size(f->heap, f->dests[i]) >= sizes[i]);
+		assert_int_equal(p[0], 'a' + (int)i);
+		assert_int_equal(p[sizes[i] - 1], 'a' + (int)i);
+	}
+	for (i = 0; i < n; i++) {
+		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
+		assert_int_equal(f->dests[i], 0);
+	}
+	fx_reopen(f);
+	for (i = 0; i < n; i++)
+		assert_int_equal(f->dests[i], 0);
+}
+
+static void test_errors(void **state)
+{
+	struct fx *f = *state;
+	uint64_t copy, bad, local = 0;
+
+	fx_create(f, HEAP_SIZE);
+	assert_int_equal(pma_malloc_to(f->heap, 0, &f->dests[0]), -EINVAL);
+	assert_int_equal(pma_malloc_to(f->heap, 64,
+				       (uint64_t *)((char *)f->dests + 4)),
+			 -EINVAL);
+	/* dest inside the heap's log */
+	assert_int_equal(pma_malloc_to(f->heap, 64,
+				       (uint64_t *)f->heap->arenas[0].log),
+			 -EINVAL);
+	assert_int_equal(pma_malloc_to(f->heap, HEAP_SIZE * 2, &f->dests[0]),
+			 -ENOMEM);
+	assert_int_equal(pma_malloc_to(f->heap, 100, &f->dests[0]), 0);
+	copy = f->dests[0];
+	/* interior offset, offset outside the heap */
+	bad = copy + 64;
+	assert_int_equal(pma_free_from(f->heap, &bad), -EINVAL);
+	assert_int_equal(pma_usable_size(f->heap, bad), 0);
+	bad = 4096;
+	assert_int_equal(pma_free_from(f->heap, &bad), -EINVAL);
+	bad = f->heap->data_base + HEAP_SIZE * 4;
+	assert_int_equal(pma_free_from(f->heap, &bad), -EINVAL);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+	/* double free through a copy; *dest == 0 is a no-op */
+	assert_int_equal(pma_free_from(f->heap, &copy), -EINVAL);
+	assert_int_not_equal(copy, 0);
+	assert_string_not_equal(pma_errormsg(), "");
+	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+	/* large double free */
+	assert_int_equal(pma_malloc_to(f->heap, MIB, &f->dests[1]), 0);
+	copy = f->dests[1];
+	assert_int_equal(pma_free_from(f->heap, &f->dests[1]), 0);
+	assert_int_equal(pma_free_from(f->heap, &copy), -EINVAL);
+	/* dest outside the pool */
+	assert_int_equal(pma_malloc_to(f->heap, 64, &local), 0);
+	assert_true(pma_usable_size(f->heap, local) >= 64);
+	assert_int_equal(pma_free_from(f->heap, &local), 0);
+	assert_int_equal(local, 0);
+}
+
+static void test_root(void **state)
+{
+	struct fx *f = *state;
+	uint64_t root2;
+	char *p;
+	size_t i;
+
+	fx_create(f, HEAP_SIZE);
+	p = pma_direct(f->heap, f->root);
+	for (i = 0; i < NDEST * 8; i++)
+		assert_int_equal(p[i], 0);
+	assert_int_equal(pma_root(f->heap, 16, &root2), 0);
+	assert_int_equal(root2, f->root);
+	assert_int_equal(pma_root(f->heap, MIB, &root2), -EINVAL);
+	fx_reopen(f);
+}
+
+/* fill the heap with small blocks, then large ones, then free and redo */
+static void test_full(void **state)
+{
+	struct fx *f = *state;
+	unsigned i, n = 0, round;
+	int rc;
+
+	fx_create(f, 4 * MIB);
+	for (round = 0; round < 2; round++) {
+		for (n = 0; n < NDEST; n++) {
+			rc = pma_malloc_to(f->heap, n % 2 ? 2000 : 12000,
+					   &f->dests[n]);
+			if (rc == -ENOMEM)
+				break;
+			assert_int_equal(rc, 0);
+		}
+		assert_true(n > 100);
+		assert_true(n < NDEST);
+		for (i = 0; i < n; i++)
+			assert_int_equal(pma_free_from(f->heap, &f->dests[i]),
+					 0);
+	}
+	fx_reopen(f);
+	assert_int_equal(pma_malloc_to(f->heap, 2000, &f->dests[0]), 0);
+}
+
+static void test_large_no_cap(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st;
+	uint64_t size;
+
+	fx_create(f, 64 * MIB);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	size = st.largest_free - 4096;
+	assert_int_equal(pma_malloc_to(f->heap, size, &f->dests[0]), 0);
+	assert_int_equal(pma_usable_size(f->heap, f->dests[0]), size);
+	assert_int_equal(pma_malloc_to(f->heap, 8192, &f->dests[1]), -ENOMEM);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+	/* the freed extent is reusable (after the checkpoint ENOMEM runs) */
+	assert_int_equal(pma_malloc_to(f->heap, size, &f->dests[0]), 0);
+	fx_reopen(f);
+	assert_int_equal(pma_usable_size(f->heap, f->dests[0]), size);
+}
+
+/* many ops: several checkpoints and log wraps, then reopen */
+static void test_log_wrap(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st;
+	unsigned i, j;
+
+	fx_create(f, HEAP_SIZE);
+	for (i = 0; i < 20000; i++) {
+		j = (i * 7919) % 512;
+		if (f->dests[j])
+			assert_int_equal(pma_free_from(f->heap, &f->dests[j]),
+					 0);
+		else
+			assert_int_equal(pma_malloc_to(f->heap,
+						       j % 3 ? 64 + j :
+							       20000 + j,
+						       &f->dests[j]),
+					 0);
+	}
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_true(st.checkpoints > 5);
+	fx_reopen(f);
+	for (j = 0; j < 512; j++) {
+		if (f->dests[j])
+			assert_true(pma_usable_size(f->heap, f->dests[j]) >=
+				    (j % 3 ? 64 + j : 20000 + j));
+		assert_int_equal(pma_free_from(f->heap, &f->dests[j]), 0);
+	}
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8); /* the root */
+}
+
+/* fences and reflushes per op in steady state (dests on separate lines) */
+static void test_fences_per_op(void **state)
+{
+	struct fx *f = *state;
+	struct pm_stats ps;
+	unsigned i, nops = 0;
+
+	fx_create(f, HEAP_SIZE);
+	pm_stats_reset();
+	/* back to back on one dest, then batches of 400 */
+	for (i = 0; i < 4000; i++) {
+		assert_int_equal(pma_malloc_to(f->heap, 64,
+					       &f->dests[(i * 8) % NDEST]),
+				 0);
+		assert_int_equal(
+			pma_free_from(f->heap, &f->dests[(i * 8) % NDEST]), 0);
+		nops += 2;
+	}
+	for (i = 0; i < 8000; i++) {
+		uint64_t *d = &f->dests[(i % 400) * 8];
+
+		if (i / 400 % 2 == 0)
+			assert_int_equal(pma_malloc_to(f->heap, 64, d), 0);
+		else
+			assert_int_equal(pma_free_from(f->heap, d), 0);
+		nops++;
+	}
+	pm_stats_get(&ps);
+	print_message("# %u ops: %.3f fences/op, %.3f flushes/op, %.4f "
+		      "reflushes/op\n",
+		      nops, (double)ps.fences / nops,
+		      (double)ps.lines_flushed / nops,
+		      (double)ps.reflushes / nops);
+	assert_true(ps.fences <= nops + nops / 50);
+	assert_true(ps.reflushes <= nops / 50);
+}
+
+static int count_cb(const struct pma_log_entry *e, void *arg)
+{
+	unsigned *counts = arg;
+
+	if (!strcmp(e->type, "alloc"))
+		counts[0]++;
+	else if (!strcmp(e->type, "ext_alloc") && e->size == MIB)
+		counts[1]++;
+	else if (!strcmp(e->type, "free") && e->size == 128)
+		counts[2]++;
+	else if (!strcmp(e->type, "slab_new"))
+		counts[3]++;
+	return 0;
+}
+
+static void test_log_foreach_stats(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st;
+	unsigned counts[4] = { 0 };
+
+	fx_create(f, HEAP_SIZE);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(pma_malloc_to(f->heap, 100, &f->dests[0]), 0);
+	assert_int_equal(pma_malloc_to(f->heap, MIB, &f->dests[1]), 0);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+	assert_int_equal(pma_log_foreach(f->heap, count_cb, counts), 0);
+	assert_int_equal(counts[0], 1); /* alloc */
+	assert_int_equal(counts[1], 1); /* ext_alloc */
+	assert_int_equal(counts[2], 1); /* free */
+	assert_int_equal(counts[3], 1); /* slab_new */
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	/* slab_new, alloc, ext_alloc + ext_len, free */
+	assert_int_equal(st.log_records, 5);
+	assert_int_equal(st.extents, 2); /* and the root */
+	assert_int_equal(st.extent_bytes, MIB + NDEST * 8);
+	assert_int_equal(st.classes[pma_class_of(100)].used, 0);
+	assert_int_equal(st.classes[pma_class_of(100)].slabs, 1);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.log_records, 0);
+}
+
+/* threads allocate, hand blocks to the next thread, which frees them */
+#define NTHREADS 4
+#define PER_THREAD 3000
+
+struct thr {
+	struct fx *f;
+	unsigned id;
+	pthread_barrier_t *barrier;
+};
+
+static void *thread_main(void *arg)
+{
+	struct thr *t = arg;
+	struct pma_heap *heap = t->f->heap;
+	uint64_t *mine = &t->f->dests[t->id * (NDEST / NTHREADS)];
+	uint64_t *next =
+		&t->f->dests[((t->id + 1) % NTHREADS) * (NDEST / NTHREADS)];
+	unsigned i, round;
+
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < PER_THREAD / 3 && i < NDEST / NTHREADS; i++)
+			if (pma_malloc_to(heap, 64 + (i % 50) * 64, &mine[i]))
+				return (void *)1;
+		pthread_barrier_wait(t->barrier);
+		/* free the next thread's blocks: remote frees */
+		for (i = 0; i < PER_THREAD / 3 && i < NDEST / NTHREADS; i++)
+			if (pma_free_from(heap, &next[i]))
+				return (void *)2;
+		pthread_barrier_wait(t->barrier);
+	}
+	return NULL;
+}
+
+static void test_threads_remote_free(void **state)
+{
+	struct fx *f = *state;
+	struct thr thr[NTHREADS];
+	pthread_t tid[NTHREADS];
+	pthread_barrier_t barrier;
+	struct pma_heap_stats st;
+	void *ret;
+	unsigned i;
+
+	fx_create(f, HEAP_SIZE);
+	pthread_barrier_init(&barrier, NULL, NTHREADS);
+	for (i = 0; i < NTHREADS; i++) {
+		thr[i] = (struct thr){ f, i, &barrier };
+		assert_int_equal(
+			pthread_create(&tid[i], NULL, thread_main, &thr[i]), 0);
+	}
+	for (i = 0; i < NTHREADS; i++) {
+		assert_int_equal(pthread_join(tid[i], &ret), 0);
+		assert_null(ret);
+	}
+	pthread_barrier_destroy(&barrier);
+	for (i = 0; i < NDEST; i++)
+		assert_int_equal(f->dests[i], 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8);
+	fx_reopen(f);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8);
+}
+
+/* a pool made without a heap: -ENOENT, then PMA_HEAP_FORMAT adds one */
+static void test_open_format(void **state)
+{
+	struct fx *f = *state;
+	struct pool_create_params params = { 0 };
+	const char *paths[1] = { f->path };
+	struct pool *pool;
+	unsigned idx;
+
+	params.nparts = 1;
+	params.paths = paths;
+	params.part_size = 8 * MIB;
+	params.mode = 0600;
+	assert_int_equal(pool_create(&params, &pool), 0);
+	assert_int_equal(pool_region_add(pool, POOL_REGION_USER, 0, MIB, "user",
+					 &idx),
+			 0);
+	pool_close(&pool);
+	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), -ENOENT);
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_FORMAT, &f->heap), 0);
+	assert_int_equal(pma_root(f->heap, 64, &f->root), 0);
+	assert_int_equal(
+		pma_malloc_to(f->heap, 5000, pma_direct(f->heap, f->root)), 0);
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	f->dests = pma_direct(f->heap, f->root);
+	assert_true(pma_usable_size(f->heap, f->dests[0]) >= 5000);
+	/* the heap did not overlap the user region */
+	assert_true(f->heap->region_off >= POOL_DATA_OFF + MIB ||
+		    f->heap->region_off + f->heap->geom.region_size <=
+			    POOL_DATA_OFF);
+}
+
+static void test_corrupt_header(void **state)
+{
+	struct fx *f = *state;
+
+	fx_create(f, HEAP_SIZE);
+	f->heap->hdr->npages ^= 1; /* no flush needed: same mapping */
+	pm_persist(f->heap->map, f->heap->hdr, 256);
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), -EBADMSG);
+	assert_non_null(strstr(pma_errormsg(), "checksum"));
+}
+
+/* ------------------------------------------------------------ crafted
+ * crash states: a child process runs a fixed sequence of operations on
+ * two arenas (the main thread is bound to arena 0, a helper thread to
+ * arena 1), then edits PM to what a crash could leave and exits without
+ * closing (no checkpoint); the parent recovers and checks. Deterministic
+ * regression tests for the bugs the crash sweep found. */
+
+struct helper {
+	pthread_t tid;
+	sem_t go, done;
+	struct pma_heap *heap;
+	uint64_t *dest; /* NULL: quit */
+	size_t size; /* 0: free_from, else malloc_to */
+	int rc;
+};
+
+static void *helper_main(void *arg)
+{
+	struct helper *h = arg;
+
+	for (;;) {
+		sem_wait(&h->go);
+		if (!h->dest)
+			return NULL;
+		h->rc = h->size ? pma_malloc_to(h->heap, h->size, h->dest) :
+				  pma_free_from(h->heap, h->dest);
+		sem_post(&h->done);
+	}
+}
+
+/* run one op in the helper thread (arena 1); _exit(20) on failure */
+static void on_arena1(struct helper *h, size_t size, uint64_t *dest)
+{
+	h->size = size;
+	h->dest = dest;
+	sem_post(&h->go);
+	sem_wait(&h->done);
+	if (h->rc)
+		_exit(20);
+}
+
+static void helper_start(struct helper *h, struct pma_heap *heap)
+{
+	memset(h, 0, sizeof(*h));
+	h->heap = heap;
+	sem_init(&h->go, 0, 0);
+	sem_init(&h->done, 0, 0);
+	if (pthread_create(&h->tid, NULL, helper_main, h))
+		_exit(21);
+}
+
+static void helper_stop(struct helper *h)
+{
+	h->dest = NULL;
+	sem_post(&h->go);
+	pthread_join(h->tid, NULL);
+}
+
+/* run fn in a child that exits without closing the heap ("crash") */
+static void craft_child(struct fx *f, void (*fn)(struct fx *f))
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fx_create(f, HEAP_SIZE);
+		if (f->heap->geom.narenas < 2)
+			_exit(22);
+		fn(f);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* craft_child, then recover */
+static void craft(struct fx *f, void (*fn)(struct fx *f))
+{
+	craft_child(f, fn);
+	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(pma_root(f->heap, NDEST * 8, &f->root), 0);
+	f->dests = pma_direct(f->heap, f->root);
+}
+
+static uint64_t live_blocks(struct pma_heap *heap)
+{
+	struct pma_heap_stats st;
+	uint64_t n;
+	unsigned c;
+
+	assert_int_equal(pma_heap_stats(heap, &st), 0);
+	n = st.extents;
+	for (c = 0; c < st.nclasses; c++)
+		n += st.classes[c].used;
+	return n;
+}
+
+/*
+ * Arena 1 allocates dest 0 and 1, arena 0 frees them (RFREE) and makes a
+ * large allocation into dest 2, then a checkpoint applies both logs and
+ * stages the heads, but the crash comes before head_gen flips. Before the
+ * fix every arena head moved by its own store: arena 0's head could be
+ * durable without arena 1's, recovery then re-applied arena 1's ALLOCs
+ * without arena 0's RFREEs and leaked both blocks. Now all heads move
+ * with one store, so the state is the old heads plus a re-appliable
+ * checkpoint.
+ */
+static void craft_unflipped_checkpoint(struct fx *f)
+{
+	struct helper h;
+
+	helper_start(&h, f->heap);
+	on_arena1(&h, 100, &f->dests[0]);
+	on_arena1(&h, 5000, &f->dests[1]);
+	helper_stop(&h);
+	if (pma_free_from(f->heap, &f->dests[0]) ||
+	    pma_free_from(f->heap, &f->dests[1]) ||
+	    pma_malloc_to(f->heap, 100000, &f->dests[2]) ||
+	    pma_heap_checkpoint(f->heap))
+		_exit(23);
+	/* the flip never became durable */
+	f->heap->hdr->head_gen--;
+	pm_persist(f->heap->map, &f->heap->hdr->head_gen, 8);
+}
+
+static void test_crash_unflipped_checkpoint(void **state)
+{
+	struct fx *f = *state;
+
+	craft(f, craft_unflipped_checkpoint);
+	assert_int_equal(f->dests[0], 0);
+	assert_int_equal(f->dests[1], 0);
+	assert_int_equal(pma_usable_size(f->heap, f->dests[2]), 102400);
+	assert_int_equal(live_blocks(f->heap), 2); /* root + dest 2 */
+	fx_reopen(f);
+	assert_int_equal(live_blocks(f->heap), 2);
+}
+
+/*
+ * Arena 1 allocates D into w; arena 0 frees w (RFREE D) and allocates C
+ * into w: that op skips flushing w (same word as its previous op), so the
+ * stored 0 is never flushed. Arena 1 frees C from w (its last op) and
+ * arena 0 allocates into another word (its last op, whose fence would
+ * have flushed w but did not complete): w's durable value is still D.
+ * Before the fix recovery only cleared w if it named C and left the
+ * dangling D.
+ */
+static void craft_stale_dest(struct fx *f)
+{
+	uint64_t *w = &f->dests[0], d;
+	struct helper h;
+
+	helper_start(&h, f->heap);
+	on_arena1(&h, 200, w);
+	on_arena1(&h, 200, &f->dests[8]);
+	d = *w;
+	if (pma_free_from(f->heap, w) || pma_malloc_to(f->heap, 200, w))
+		_exit(24);
+	on_arena1(&h, 0, w);
+	helper_stop(&h);
+	if (pma_malloc_to(f->heap, 300, &f->dests[16]))
+		_exit(25);
+	*w = d; /* what the media holds */
+	pm_persist(f->heap->map, w, 8);
+}
+
+static void test_crash_stale_dest(void **state)
+{
+	struct fx *f = *state;
+
+	craft(f, craft_stale_dest);
+	assert_int_equal(f->dests[0], 0);
+	assert_int_equal(pma_usable_size(f->heap, f->dests[8]), 256);
+	assert_int_equal(pma_usable_size(f->heap, f->dests[16]), 320);
+	assert_int_equal(live_blocks(f->heap), 3);
+}
+
+/* un-checkpointed logs of both arenas: allocations, frees, remote frees,
+ * extents (the child exits without closing) */
+static void craft_pending_logs(struct fx *f)
+{
+	struct helper h;
+	unsigned i;
+
+	helper_start(&h, f->heap);
+	for (i = 0; i < 40; i++)
+		on_arena1(&h, 64 + i * 100, &f->dests[i]);
+	on_arena1(&h, 300000, &f->dests[40]);
+	on_arena1(&h, 0, &f->dests[3]);
+	helper_stop(&h);
+	for (i = 0; i < 40; i += 2)
+		if (pma_free_from(f->heap, &f->dests[i + 1]) ||
+		    pma_malloc_to(f->heap, 9000, &f->dests[100 + i]))
+			_exit(26);
+	if (pma_free_from(f->heap, &f->dests[40]) ||
+	    pma_malloc_to(f->heap, 50000, &f->dests[41]))
+		_exit(27);
+}
+
+static int count_records(const struct pma_log_entry *e, void *arg)
+{
+	(void)e;
+	++*(unsigned *)arg;
+	return 0;
+}
+
+static void *read_file(const char *path, size_t *ret_len)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf;
+	long len;
+
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+	len = ftell(fp);
+	rewind(fp);
+	buf = malloc((size_t)len);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)len, fp), (size_t)len);
+	fclose(fp);
+	*ret_len = (size_t)len;
+	return buf;
+}
+
+/* PMA_HEAP_RDONLY: replays into DRAM only, same view as a recovery */
+static void test_rdonly(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats ro, rw;
+	struct pma_heap *other;
+	uint64_t off, dest = 0;
+	size_t len, len2;
+	unsigned recs = 0, c;
+	void *before, *after;
+
+	craft_child(f, craft_pending_logs);
+	before = read_file(f->path, &len);
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &ro), 0);
+	assert_int_equal(pma_log_foreach(f->heap, count_records, &recs), 0);
+	assert_true(recs > 80);
+	assert_int_equal(ro.log_records >= recs, 1);
+	assert_int_equal(pma_root(f->heap, 8, &off), 0);
+	f->root = off;
+	f->dests = pma_direct(f->heap, f->root);
+	assert_int_equal(pma_usable_size(f->heap, f->dests[41]), 53248);
+	assert_int_equal(pma_malloc_to(f->heap, 64, &dest), -EROFS);
+	assert_int_equal(pma_zalloc_to(f->heap, 64, &dest), -EROFS);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), -EROFS);
+	assert_int_equal(pma_heap_checkpoint(f->heap), -EROFS);
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &other), 0);
+	pma_heap_close(other);
+	assert_int_equal(pma_heap_open(f->path, 0, &other), -EBUSY);
+	assert_int_equal(pma_heap_open(f->path,
+				       PMA_HEAP_RDONLY | PMA_HEAP_FORMAT,
+				       &other),
+			 -EINVAL);
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	after = read_file(f->path, &len2);
+	assert_int_equal(len, len2);
+	assert_memory_equal(before, after, len); /* PM never written */
+	/* a real recovery reaches the state the DRAM replay showed */
+	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &rw), 0);
+	assert_int_equal(rw.log_records, 0);
+	assert_int_equal(ro.used_bytes, rw.used_bytes);
+	assert_int_equal(ro.free_bytes, rw.free_bytes);
+	assert_int_equal(ro.extents, rw.extents);
+	assert_int_equal(ro.largest_free, rw.largest_free);
+	for (c = 0; c < ro.nclasses; c++) {
+		assert_int_equal(ro.classes[c].slabs, rw.classes[c].slabs);
+		assert_int_equal(ro.classes[c].used, rw.classes[c].used);
+	}
+	free(before);
+	free(after);
+}
+
+/* a checkpoint wrote a new slab's page-map entry, but neither its header
+ * line nor the head flip is durable: the read-only replay must rebuild
+ * the slab from the log (it used to read the PM header and fail) */
+static void craft_torn_slab_checkpoint(struct fx *f)
+{
+	uint64_t off;
+
+	if (pma_malloc_to(f->heap, 700, &f->dests[0]) ||
+	    pma_heap_checkpoint(f->heap))
+		_exit(28);
+	off = pool_off_byte(f->dests[0]) & ~(PMA_CHUNK - 1);
+	off += f->heap->data_base % PMA_CHUNK;
+	memset(pma_addr(f->heap, off), 0, PMA_LINE);
+	pm_persist(f->heap->map, pma_addr(f->heap, off), PMA_LINE);
+	f->heap->hdr->head_gen--;
+	pm_persist(f->heap->map, &f->heap->hdr->head_gen, 8);
+}
+
+static void test_rdonly_torn_checkpoint(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats ro, rw;
+
+	craft_child(f, craft_torn_slab_checkpoint);
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &ro), 0);
+	pma_heap_close(f->heap);
+	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &rw), 0);
+	assert_int_equal(ro.used_bytes, rw.used_bytes);
+	assert_int_equal(ro.classes[pma_class_of(700)].used, 1);
+	assert_int_equal(rw.classes[pma_class_of(700)].used, 1);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_class_table),
+		cmocka_unit_test(test_interleaved_bitmap),
+		cmocka_unit_test(test_log_slots),
+		cmocka_unit_test(test_record_validity),
+		cmocka_unit_test(test_extent_index),
+		T(test_malloc_free_reopen),
+		T(test_errors),
+		T(test_root),
+		T(test_full),
+		T(test_large_no_cap),
+		T(test_log_wrap),
+		T(test_fences_per_op),
+		T(test_log_foreach_stats),
+		T(test_threads_remote_free),
+		T(test_open_format),
+		T(test_corrupt_header),
+		T(test_crash_unflipped_checkpoint),
+		T(test_crash_stale_dest),
+		T(test_rdonly),
+		T(test_rdonly_torn_checkpoint),
+	};
+
+	/* real clwb + sfence on tmpfs (set before the first mapping) */
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
