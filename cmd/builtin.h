@@ -28,5 +28,6 @@ struct cmd_ctx {
 int cmd_create(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_ns(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_log(int argc, char **argv, struct cmd_ctx *ctx);
 
 #endif

@@ -116,4 +116,13 @@ const char *cmd_size_str(uint64_t size, char *buf, size_t buf_size);
  */
 int cmd_pool_print(const struct cmd_ctx *ctx, const struct pool *pool);
 
+/*
+ * The PMAlloc heap of the pool at path, opened read-only (heap.c): add it
+ * as "heap" to a JSON root, or print it as text. CMD_EXIT_OK or the exit
+ * status after reporting the error.
+ */
+int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
+		  struct json_object *root);
+int cmd_heap_print(const struct cmd_ctx *ctx, const char *path);
+
 #endif

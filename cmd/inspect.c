@@ -18,15 +18,20 @@
 #include "util/json.h"
 
 static const char inspect_usage[] =
-	"usage: pmactl inspect [--json] [--human] POOL\n"
+	"usage: pmactl inspect [--json] [--human] [--heap] POOL\n"
 	"\n"
 	"Show a pool's header, granularity, parts and regions. The pool is\n"
 	"opened read-only with a shared lock; POOL is its part 0.\n"
 	"\n"
-	"options:\n" CMD_BASE_OPTIONS_HELP;
+	"options:\n"
+	"      --heap          also show the PMAlloc heap: arenas, logs, size\n"
+	"                      classes, used/free bytes, largest free extent\n" CMD_BASE_OPTIONS_HELP;
+
+enum { OPT_HEAP = 256 };
 
 static const struct option inspect_options[] = {
 	CMD_BASE_OPTIONS,
+	{ "heap", no_argument, NULL, OPT_HEAP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -185,9 +190,11 @@ static int json_array(const struct cmd_ctx *ctx, const struct pool *pool,
 	return util_json_add_obj(root, regions ? "regions" : "parts", arr);
 }
 
-static int print_json(const struct cmd_ctx *ctx, const struct pool *pool)
+static int print_json(const struct cmd_ctx *ctx, const struct pool *pool,
+		      const char *heap_path)
 {
 	struct json_object *root = json_object_new_object();
+	int rc;
 
 	if (!root || json_header(ctx, pool, root) < 0 ||
 	    json_array(ctx, pool, 0, root) < 0 ||
@@ -195,6 +202,13 @@ static int print_json(const struct cmd_ctx *ctx, const struct pool *pool)
 		json_object_put(root);
 		return cmd_error(ctx,
 				 "cannot build JSON output: out of memory");
+	}
+	if (heap_path) {
+		rc = cmd_heap_json(ctx, heap_path, root);
+		if (rc != CMD_EXIT_OK) {
+			json_object_put(root);
+			return rc;
+		}
 	}
 	return cmd_json_print(ctx, root);
 }
@@ -299,22 +313,33 @@ static int print_regions(const struct pool *pool)
 	return rc;
 }
 
-int cmd_pool_print(const struct cmd_ctx *ctx, const struct pool *pool)
+/* the pool, and with heap_path (the pool's path) its heap as well */
+static int pool_print(const struct cmd_ctx *ctx, const struct pool *pool,
+		      const char *heap_path)
 {
 	if (ctx->json)
-		return print_json(ctx, pool);
+		return print_json(ctx, pool, heap_path);
 	print_header(pool);
 	if (print_parts(pool) < 0 || print_regions(pool) < 0)
 		return cmd_error(ctx, "cannot print the pool: out of memory");
-	return CMD_EXIT_OK;
+	return heap_path ? cmd_heap_print(ctx, heap_path) : CMD_EXIT_OK;
+}
+
+int cmd_pool_print(const struct cmd_ctx *ctx, const struct pool *pool)
+{
+	return pool_print(ctx, pool, NULL);
 }
 
 int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	int c, rc;
+	int c, rc, heap = 0;
 
 	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING, inspect_options,
 				NULL)) != -1) {
+		if (c == OPT_HEAP) {
+			heap = 1;
+			continue;
+		}
 		rc = cmd_base_option(c, ctx, "inspect", inspect_usage);
 		if (rc != CMD_CONTINUE)
 			return rc;
@@ -328,5 +353,5 @@ int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 	rc = cmd_pool_open(ctx, argv[optind], POOL_OPEN_RDONLY);
 	if (rc != CMD_EXIT_OK)
 		return rc;
-	return cmd_pool_print(ctx, ctx->pool);
+	return pool_print(ctx, ctx->pool, heap ? argv[optind] : NULL);
 }

@@ -35,6 +35,7 @@ static const struct cmd_struct commands[] = {
 	{ "inspect", cmd_inspect, 0,
 	  "show a pool's header, parts and regions" },
 	{ "ns", cmd_ns, CMD_TOPOLOGY, "list persistent memory namespaces" },
+	{ "log", cmd_log, 0, "decode the heap's bookkeeping logs" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmactl heap view: what `inspect --heap` adds. Opens the pool's PMAlloc
+ * heap read-only (the logs are replayed into DRAM only, nothing is written)
+ * and shows arenas, log use, size classes with their slabs and blocks,
+ * used/free bytes and the largest free extent. JSON keys are API
+ * (pmactl-inspect(1)).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "common.h"
+#include "pmalloc.h"
+#include "util/json.h"
+
+/* open the heap of the pool at path read-only and snapshot its stats */
+static int heap_stats_read(const struct cmd_ctx *ctx, const char *path,
+			   struct pma_heap_stats *st)
+{
+	struct pma_heap *heap;
+	int rc;
+
+	rc = pma_heap_open(path, PMA_HEAP_RDONLY, &heap);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot open the heap of '%s': %s", path,
+				 pma_errormsg());
+	rc = pma_heap_stats(heap, st);
+	pma_heap_close(heap);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot read heap statistics of '%s': %s",
+				 path, pma_errormsg());
+	return CMD_EXIT_OK;
+}
+
+static struct json_object *json_classes(const struct cmd_ctx *ctx,
+					const struct pma_heap_stats *st)
+{
+	struct json_object *arr = json_object_new_array();
+	struct json_object *c;
+	unsigned i;
+	int err;
+
+	for (i = 0; arr && i < st->nclasses; i++) {
+		c = json_object_new_object();
+		if (!c)
+			goto out_put;
+		err = util_json_add_u64(c, "class", i);
+		err |= cmd_json_add_size(ctx, c, "block_size",
+					 st->classes[i].block_size);
+		err |= util_json_add_u64(c, "slabs", st->classes[i].slabs);
+		err |= util_json_add_u64(c, "blocks", st->classes[i].blocks);
+		err |= util_json_add_u64(c, "used", st->classes[i].used);
+		if (err || json_object_array_add(arr, c) < 0) {
+			json_object_put(c);
+			goto out_put;
+		}
+	}
+	return arr;
+out_put:
+	json_object_put(arr);
+	return NULL;
+}
+
+int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
+		  struct json_object *root)
+{
+	struct pma_heap_stats st;
+	struct json_object *h, *classes;
+	int rc, err;
+
+	rc = heap_stats_read(ctx, path, &st);
+	if (rc != CMD_EXIT_OK)
+		return rc;
+	h = json_object_new_object();
+	classes = json_classes(ctx, &st);
+	if (!h || !classes) {
+		json_object_put(h);
+		json_object_put(classes);
+		return cmd_error(ctx,
+				 "cannot build JSON output: out of memory");
+	}
+	err = util_json_add_u64(h, "narenas", st.narenas);
+	err |= util_json_add_u64(h, "log_capacity", st.log_cap);
+	err |= util_json_add_u64(h, "log_records", st.log_records);
+	err |= util_json_add_u64(h, "checkpoints", st.checkpoints);
+	err |= cmd_json_add_size(ctx, h, "size", st.heap_size);
+	err |= cmd_json_add_size(ctx, h, "used", st.used_bytes);
+	err |= cmd_json_add_size(ctx, h, "free", st.free_bytes);
+	err |= cmd_json_add_size(ctx, h, "slab_bytes", st.slab_bytes);
+	err |= util_json_add_u64(h, "extents", st.extents);
+	err |= cmd_json_add_size(ctx, h, "extent_bytes", st.extent_bytes);
+	err |= cmd_json_add_size(ctx, h, "largest_free_extent",
+				 st.largest_free);
+	err |= util_json_add_obj(h, "classes", classes);
+	err |= util_json_add_obj(root, "heap", h);
+	if (err)
+		return cmd_error(ctx,
+				 "cannot build JSON output: out of memory");
+	return CMD_EXIT_OK;
+}
+
+static int print_classes(const struct pma_heap_stats *st)
+{
+	static const char *const head[] = { "CLASS",  "BLOCK", "SLABS",
+					    "BLOCKS", "USED",  "FREE" };
+	char cls[16], bsize[UTIL_SIZE_BUF], slabs[24], blocks[24], used[24];
+	char avail[24];
+	const char *row[6] = { cls, bsize, slabs, blocks, used, avail };
+	struct cmd_table t;
+	unsigned i;
+	int rc;
+
+	cmd_table_init(&t, 6, head, 0x3f);
+	for (i = 0; i < st->nclasses; i++) {
+		if (!st->classes[i].slabs)
+			continue; /* only classes in use */
+		snprintf(cls, sizeof(cls), "%u", i);
+		cmd_size_str(st->classes[i].block_size, bsize, sizeof(bsize));
+		snprintf(slabs, sizeof(slabs), "%" PRIu32,
+			 st->classes[i].slabs);
+		snprintf(blocks, sizeof(blocks), "%" PRIu64,
+			 st->classes[i].blocks);
+		snprintf(used, sizeof(used), "%" PRIu64, st->classes[i].used);
+		snprintf(avail, sizeof(avail), "%" PRIu64,
+			 st->classes[i].blocks - st->classes[i].used);
+		cmd_table_add(&t, row);
+	}
+	printf("\nsize classes in use:%s\n", t.nrows > 1 ? "" : " none");
+	rc = t.nrows > 1 ? cmd_table_print(&t, stdout, 2) : 0;
+	cmd_table_release(&t);
+	return rc;
+}
+
+int cmd_heap_print(const struct cmd_ctx *ctx, const char *path)
+{
+	struct pma_heap_stats st;
+	char a[UTIL_SIZE_BUF], b[UTIL_SIZE_BUF], c[UTIL_SIZE_BUF];
+	int rc;
+
+	rc = heap_stats_read(ctx, path, &st);
+	if (rc != CMD_EXIT_OK)
+		return rc;
+	printf("\nheap:\n");
+	printf("  arenas:       %" PRIu32 " (log of %" PRIu32
+	       " records each; %" PRIu64 " not checkpointed)\n",
+	       st.narenas, st.log_cap, st.log_records);
+	printf("  size:         %s (used %s, free %s)\n",
+	       cmd_size_str(st.heap_size, a, sizeof(a)),
+	       cmd_size_str(st.used_bytes, b, sizeof(b)),
+	       cmd_size_str(st.free_bytes, c, sizeof(c)));
+	printf("  slabs:        %s\n",
+	       cmd_size_str(st.slab_bytes, a, sizeof(a)));
+	printf("  extents:      %" PRIu64 " live (%s)\n", st.extents,
+	       cmd_size_str(st.extent_bytes, a, sizeof(a)));
+	printf("  largest free: %s\n",
+	       cmd_size_str(st.largest_free, a, sizeof(a)));
+	if (print_classes(&st) < 0)
+		return cmd_error(ctx, "cannot print the heap: out of memory");
+	return CMD_EXIT_OK;
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmactl log: decode the PMAlloc bookkeeping logs of a pool: every record
+ * not yet checkpointed, arena by arena, in log order. The heap is opened
+ * read-only, so the records shown are exactly what recovery would replay.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "pmalloc.h"
+#include "util/json.h"
+
+static const char log_usage[] =
+	"usage: pmactl log [--json] [--human] [--arena N] POOL\n"
+	"\n"
+	"Decode the bookkeeping logs of the pool's heap: the records since the\n"
+	"last checkpoint, which recovery replays. The pool is opened read-only.\n"
+	"\n"
+	"options:\n"
+	"  -a, --arena N       only the log of arena N\n" CMD_BASE_OPTIONS_HELP;
+
+static const struct option log_options[] = {
+	CMD_BASE_OPTIONS,
+	{ "arena", required_argument, NULL, 'a' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct log_walk {
+	const struct cmd_ctx *ctx;
+	long arena; /* -1: all */
+	struct json_object *arr; /* JSON output */
+	struct cmd_table table; /* human output */
+	uint64_t count;
+};
+
+static int log_json_entry(struct log_walk *w, const struct pma_log_entry *e)
+{
+	struct json_object *o = json_object_new_object();
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	err = util_json_add_u64(o, "arena", e->arena);
+	err |= util_json_add_u64(o, "index", e->index);
+	err |= util_json_add_str(o, "type", e->type);
+	err |= util_json_add_hex(o, "offset", e->off);
+	if (e->dest)
+		err |= util_json_add_hex(o, "dest", e->dest);
+	if (e->size)
+		err |= cmd_json_add_size(w->ctx, o, "size", e->size);
+	if (!strcmp(e->type, "slab_new"))
+		err |= util_json_add_u64(o, "class", e->cls);
+	if (err || json_object_array_add(w->arr, o) < 0) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int log_table_entry(struct log_walk *w, const struct pma_log_entry *e)
+{
+	char arena[16], idx[24], off[24], dest[24], size[UTIL_SIZE_BUF];
+	char cls[16];
+	const char *row[7] = { arena, idx, e->type, off, dest, size, cls };
+
+	snprintf(arena, sizeof(arena), "%u", e->arena);
+	snprintf(idx, sizeof(idx), "%" PRIu64, e->index);
+	snprintf(off, sizeof(off), "0x%" PRIx64, e->off);
+	snprintf(dest, sizeof(dest), e->dest ? "0x%" PRIx64 : "-", e->dest);
+	if (e->size)
+		cmd_size_str(e->size, size, sizeof(size));
+	else
+		snprintf(size, sizeof(size), "-");
+	snprintf(cls, sizeof(cls), strcmp(e->type, "slab_new") ? "-" : "%u",
+		 e->cls);
+	return cmd_table_add(&w->table, row);
+}
+
+static int log_entry(const struct pma_log_entry *e, void *arg)
+{
+	struct log_walk *w = arg;
+
+	if (w->arena >= 0 && (long)e->arena != w->arena)
+		return 0;
+	w->count++;
+	return w->arr ? log_json_entry(w, e) : log_table_entry(w, e);
+}
+
+static int log_print(struct log_walk *w, int rc)
+{
+	struct json_object *root;
+
+	if (rc < 0 && rc != -ENOMEM)
+		return cmd_error(w->ctx, "cannot decode the log: %s",
+				 pma_errormsg());
+	if (w->arr) {
+		root = json_object_new_object();
+		if (!root || rc < 0 ||
+		    util_json_add_u64(root, "count", w->count) < 0 ||
+		    util_json_add_obj(root, "records", w->arr) < 0) {
+			json_object_put(root);
+			return cmd_error(w->ctx, "cannot build JSON output: "
+						 "out of memory");
+		}
+		return cmd_json_print(w->ctx, root);
+	}
+	if (rc < 0)
+		return cmd_error(w->ctx,
+				 "cannot decode the log: out of memory");
+	printf("%" PRIu64 " record%s not checkpointed\n", w->count,
+	       w->count == 1 ? "" : "s");
+	if (w->count && cmd_table_print(&w->table, stdout, 0) < 0)
+		return cmd_error(w->ctx, "cannot print the log: out of memory");
+	return CMD_EXIT_OK;
+}
+
+/* --arena must name an arena of this heap */
+static int log_arena_check(const struct cmd_ctx *ctx, struct pma_heap *heap,
+			   long arena)
+{
+	struct pma_heap_stats st;
+
+	if (arena < 0)
+		return CMD_EXIT_OK;
+	if (pma_heap_stats(heap, &st) < 0)
+		return cmd_error(ctx, "cannot read the heap: %s",
+				 pma_errormsg());
+	if (arena >= (long)st.narenas)
+		return cmd_error(ctx,
+				 "arena %ld does not exist (the heap has "
+				 "%u arenas)",
+				 arena, st.narenas);
+	return CMD_EXIT_OK;
+}
+
+static int log_run(struct cmd_ctx *ctx, const char *path, long arena)
+{
+	static const char *const head[] = { "ARENA", "INDEX", "TYPE", "OFFSET",
+					    "DEST",  "SIZE",  "CLASS" };
+	struct log_walk w = { .ctx = ctx, .arena = arena };
+	struct pma_heap *heap;
+	int rc;
+
+	rc = pma_heap_open(path, PMA_HEAP_RDONLY, &heap);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot open the heap of '%s': %s", path,
+				 pma_errormsg());
+	rc = log_arena_check(ctx, heap, arena);
+	if (rc != CMD_EXIT_OK) {
+		pma_heap_close(heap);
+		return rc;
+	}
+	if (ctx->json)
+		w.arr = json_object_new_array();
+	cmd_table_init(&w.table, 7, head, 1u << 0 | 1u << 1 | 1u << 5);
+	rc = (ctx->json && !w.arr) ? -ENOMEM :
+				     pma_log_foreach(heap, log_entry, &w);
+	pma_heap_close(heap);
+	rc = log_print(&w, rc);
+	cmd_table_release(&w.table);
+	return rc;
+}
+
+int cmd_log(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	long arena = -1;
+	char *end;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING "a:",
+				log_options, NULL)) != -1) {
+		if (c == 'a') {
+			errno = 0;
+			arena = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || arena < 0)
+				return cmd_usage_error(ctx, "log",
+						       "invalid arena '%s'",
+						       optarg);
+			continue;
+		}
+		rc = cmd_base_option(c, ctx, "log", log_usage);
+		if (rc != CMD_CONTINUE)
+			return rc;
+	}
+	if (optind >= argc)
+		return cmd_usage_error(ctx, "log", "missing POOL argument");
+	if (optind + 1 < argc)
+		return cmd_usage_error(ctx, "log", "unexpected argument '%s'",
+				       argv[optind + 1]);
+	return log_run(ctx, argv[optind], arena);
+}

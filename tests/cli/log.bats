@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# pmactl log and pmactl inspect --heap: the PMAlloc heap seen read-only.
+
+load helpers
+
+setup() {
+	common_setup
+	WORKLOAD="${PMAD_BUILDDIR:?set PMAD_BUILDDIR}/tests/lib/pma-workload"
+	[ -x "$WORKLOAD" ] || fail "no $WORKLOAD: build it with make check"
+	export PMEM2_FORCE_GRANULARITY=CACHE_LINE
+}
+
+# heap_pool PATH COUNT SIZE [crash]: a 32 MiB pool whose heap saw COUNT
+# allocations of SIZE bytes, every third freed
+heap_pool() {
+	mkpool_size "$1" 32M
+	run --separate-stderr "$WORKLOAD" "$@"
+	assert_success
+}
+
+mkpool_size() {
+	run --separate-stderr pmactl create "$1" --size "$2"
+	assert_success
+}
+
+@test "log --help" {
+	run pmactl log --help
+	assert_success
+	assert_output --partial "usage: pmactl log"
+}
+
+@test "log of a cleanly closed heap has no records" {
+	heap_pool "$T/p" 30 64
+	run --separate-stderr pmactl log --json "$T/p"
+	assert_success
+	[ "$(jq .count <<<"$output")" = 0 ]
+	run --separate-stderr pmactl log "$T/p"
+	assert_success
+	assert_output --partial "0 records not checkpointed"
+}
+
+@test "log after a crash shows what recovery will replay" {
+	heap_pool "$T/p" 30 64 crash
+	run --separate-stderr pmactl log --json "$T/p"
+	assert_success
+	local n allocs frees
+	n=$(jq .count <<<"$output")
+	allocs=$(jq '[.records[] | select(.type == "alloc")] | length' <<<"$output")
+	frees=$(jq '[.records[] | select(.type == "free")] | length' <<<"$output")
+	[ "$n" -eq "$(jq '.records | length' <<<"$output")" ]
+	# 30 blocks + the root; 10 freed (the log may have been checkpointed
+	# part-way, so at most that many)
+	[ "$allocs" -ge 1 ] && [ "$allocs" -le 31 ] || fail "allocs=$allocs"
+	[ "$frees" -le 10 ] || fail "frees=$frees"
+	jq -e '.records[] | select(.type == "alloc") | .dest | startswith("0x")' \
+		<<<"$output" >/dev/null
+	run --separate-stderr pmactl log "$T/p"
+	assert_success
+	assert_output --partial "ARENA"
+	assert_output --partial "alloc"
+}
+
+@test "log and inspect --heap never write the pool" {
+	heap_pool "$T/p" 60 128 crash
+	local before
+	before=$(md5sum <"$T/p")
+	run --separate-stderr pmactl log "$T/p"
+	assert_success
+	run --separate-stderr pmactl inspect --heap "$T/p"
+	assert_success
+	[ "$(md5sum <"$T/p")" = "$before" ]
+}
+
+@test "log --arena selects one arena; a missing arena is an error" {
+	heap_pool "$T/p" 20 64 crash
+	run --separate-stderr pmactl log --json --arena 0 "$T/p"
+	assert_success
+	[ "$(jq '[.records[] | select(.arena != 0)] | length' <<<"$output")" = 0 ]
+	run --separate-stderr pmactl log --arena 999 "$T/p"
+	assert_failure 1
+	[[ "$stderr" == *"arena 999 does not exist"* ]] || fail "$stderr"
+}
+
+@test "log usage errors" {
+	run --separate-stderr pmactl log
+	assert_failure 2
+	[[ "$stderr" == *"missing POOL"* ]] || fail "$stderr"
+	run --separate-stderr pmactl log --arena x "$T/p"
+	assert_failure 2
+	[[ "$stderr" == *"invalid arena 'x'"* ]] || fail "$stderr"
+}
+
+@test "log and inspect --heap of a pool without a heap fail clearly" {
+	mkpool_size "$T/p" 32M
+	run --separate-stderr pmactl log "$T/p"
+	assert_failure 1
+	[[ "$stderr" == *"cannot open the heap"* ]] || fail "$stderr"
+	run --separate-stderr pmactl inspect --heap "$T/p"
+	assert_failure 1
+	[[ "$stderr" == *"cannot open the heap"* ]] || fail "$stderr"
+}
+
+@test "inspect --heap reports classes and used blocks" {
+	heap_pool "$T/p" 90 64
+	run --separate-stderr pmactl inspect --heap --json "$T/p"
+	assert_success
+	# 90 allocated, every third freed: 60 live 64-byte blocks
+	[ "$(jq '.heap.classes[] | select(.block_size == 64) | .used' <<<"$output")" = 60 ]
+	[ "$(jq '.heap.used > 0 and .heap.free > 0' <<<"$output")" = true ]
+	[ "$(jq '.heap.narenas >= 1' <<<"$output")" = true ]
+	jq -e '.heap.largest_free_extent > 0' <<<"$output" >/dev/null
+	run --separate-stderr pmactl inspect --heap "$T/p"
+	assert_success
+	assert_output --partial "heap:"
+	assert_output --partial "largest free:"
+	assert_output --partial "CLASS"
+}
+
+@test "inspect --heap after a crash counts the replayed state" {
+	heap_pool "$T/p" 90 64 crash
+	run --separate-stderr pmactl inspect --heap --json "$T/p"
+	assert_success
+	[ "$(jq '.heap.classes[] | select(.block_size == 64) | .used' <<<"$output")" = 60 ]
+}
