@@ -7,7 +7,8 @@
 #   ./quickstart.sh test    install packages, build, run every test suite:
 #                           make check (crash-sim build), the unit tests under
 #                           ASan+UBSan, the 2-node NVDIMM VM suite,
-#                           check-format and distcheck; the last line is
+#                           check-format, a benchmark smoke run and
+#                           distcheck; the last line is
 #                           "N passed, N failed[, N skipped]"
 #
 # Options (after the verb): --werror (configure --enable-werror),
@@ -122,6 +123,7 @@ one_check() {
 	fi
 }
 one_check check-format make -C build check-format
+one_check bench-smoke make -C build bench-smoke
 [ "$distcheck" = 1 ] && one_check distcheck make -C build -j"$jobs" distcheck
 
 read -r passed failed skipped < <(awk '{p+=$1; f+=$2; s+=$3}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmabench backend for PMAlloc: pma_malloc_to / pma_free_from with the
+ * destination words in the heap's root object, so every publish and every
+ * clear is durable (the same guarantee libpmemobj's backend gets).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "pmalloc.h"
+
+struct bench_pma {
+	struct pma_heap *heap;
+	uint64_t *slots; /* in the pool: the root object */
+	char path[PATH_MAX];
+};
+
+static int bpma_open(const char *dir, uint64_t pool_size, size_t nslots,
+		     void **ret_ctx)
+{
+	struct bench_pma *b;
+	uint64_t root;
+	int rc;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	snprintf(b->path, sizeof(b->path), "%s/pmabench-%d-pmalloc.pool", dir,
+		 (int)getpid());
+	rc = pma_heap_create(b->path, pool_size, PMA_HEAP_FORCE, &b->heap);
+	if (rc < 0)
+		goto out_free;
+	rc = pma_root(b->heap, nslots * sizeof(uint64_t), &root);
+	if (rc < 0)
+		goto out_close;
+	b->slots = pma_direct(b->heap, root);
+	*ret_ctx = b;
+	return 0;
+
+out_close:
+	pma_heap_close(b->heap);
+	(void)unlink(b->path);
+out_free:
+	free(b);
+	return rc;
+}
+
+static void bpma_close(void *ctx)
+{
+	struct bench_pma *b = ctx;
+
+	if (!b)
+		return;
+	pma_heap_close(b->heap);
+	(void)unlink(b->path);
+	free(b);
+}
+
+static int bpma_alloc(void *ctx, size_t slot, size_t size)
+{
+	struct bench_pma *b = ctx;
+
+	return pma_malloc_to(b->heap, size, &b->slots[slot]);
+}
+
+static int bpma_free(void *ctx, size_t slot)
+{
+	struct bench_pma *b = ctx;
+
+	return pma_free_from(b->heap, &b->slots[slot]);
+}
+
+static int bpma_is_live(void *ctx, size_t slot)
+{
+	struct bench_pma *b = ctx;
+
+	return __atomic_load_n(&b->slots[slot], __ATOMIC_RELAXED) != 0;
+}
+
+static int64_t bpma_checkpoints(void *ctx)
+{
+	struct bench_pma *b = ctx;
+	struct pma_heap_stats st;
+
+	if (pma_heap_stats(b->heap, &st) < 0)
+		return -1;
+	return (int64_t)st.checkpoints;
+}
+
+const struct bench_alloc bench_alloc_pmalloc = {
+	.name = "pmalloc",
+	.has_counters = 1,
+	.open = bpma_open,
+	.close = bpma_close,
+	.alloc = bpma_alloc,
+	.free = bpma_free,
+	.is_live = bpma_is_live,
+	.errormsg = pma_errormsg,
+	.checkpoints = bpma_checkpoints,
+};

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmabench recovery: a child process fills a heap with N live 64 B objects
+ * (destinations in the root object) and _exit()s without closing it, so
+ * the bookkeeping logs keep their un-checkpointed records: a crash, as far
+ * as the heap is concerned. The parent times pma_heap_open (recovery),
+ * checks every object survived, then times a clean open for comparison.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "pmalloc.h"
+
+#define REC_OBJ_SIZE 64
+#define REC_TARGET_MS 100.0
+
+/* what the crashing child tells the parent */
+struct rec_report {
+	int rc;
+	uint64_t log_records; /* not checkpointed at the crash */
+	uint64_t checkpoints; /* done while filling */
+	char msg[160];
+};
+
+struct rec_row {
+	uint64_t objects, pool_size;
+	struct rec_report rep;
+	double recovery_ms, clean_open_ms;
+	uint64_t live; /* destinations naming a live block after recovery */
+	int rc;
+	char msg[200];
+};
+
+/* room for n objects in 64 KiB slabs, their root array and the logs */
+static uint64_t rec_pool_size(uint64_t n)
+{
+	uint64_t size = n * (REC_OBJ_SIZE + 8) / 10 * 12 + (64ULL << 20);
+
+	return (size + 0xffff) & ~0xffffULL;
+}
+
+static int rec_fill(struct pma_heap *heap, uint64_t n, struct rec_report *rep)
+{
+	struct pma_heap_stats st;
+	uint64_t root, *slots, i;
+	int rc;
+
+	rc = pma_root(heap, n * sizeof(uint64_t), &root);
+	if (rc < 0)
+		return rc;
+	slots = pma_direct(heap, root);
+	for (i = 0; i < n; i++) {
+		rc = pma_malloc_to(heap, REC_OBJ_SIZE, &slots[i]);
+		if (rc < 0)
+			return rc;
+	}
+	rc = pma_heap_stats(heap, &st);
+	if (rc < 0)
+		return rc;
+	rep->log_records = st.log_records;
+	rep->checkpoints = st.checkpoints;
+	return 0;
+}
+
+/* in the child: fill, report, then crash (no close, no checkpoint) */
+static void __attribute__((noreturn))
+rec_child(const char *path, uint64_t size, uint64_t n, int fd)
+{
+	struct rec_report rep;
+	struct pma_heap *heap;
+	ssize_t w;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.rc = pma_heap_create(path, size, PMA_HEAP_FORCE, &heap);
+	if (rep.rc == 0)
+		rep.rc = rec_fill(heap, n, &rep);
+	if (rep.rc < 0)
+		snprintf(rep.msg, sizeof(rep.msg), "%s", pma_errormsg());
+	w = write(fd, &rep, sizeof(rep));
+	_exit(w == (ssize_t)sizeof(rep) ? 0 : 1);
+}
+
+/* fork the crashing child and collect its report */
+static int rec_crash(const char *path, struct rec_row *row)
+{
+	int fds[2], status;
+	ssize_t got;
+	pid_t pid;
+
+	if (pipe(fds) < 0)
+		return -errno;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		rec_child(path, row->pool_size, row->objects, fds[1]);
+	}
+	close(fds[1]);
+	got = pid < 0 ? -1 : read(fds[0], &row->rep, sizeof(row->rep));
+	close(fds[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (got != (ssize_t)sizeof(row->rep) || !WIFEXITED(status)) {
+		snprintf(row->msg, sizeof(row->msg),
+			 "the child filling the heap died (%s %d)",
+			 WIFSIGNALED(status) ? "signal" : "exit status",
+			 WIFSIGNALED(status) ? WTERMSIG(status) :
+					       WEXITSTATUS(status));
+		return -EIO;
+	}
+	if (row->rep.rc < 0)
+		snprintf(row->msg, sizeof(row->msg), "filling the heap: %s",
+			 row->rep.msg);
+	return row->rep.rc;
+}
+
+/* count the root's destinations that name a live block */
+static int rec_verify(struct pma_heap *heap, struct rec_row *row)
+{
+	uint64_t root, *slots, i;
+	int rc;
+
+	rc = pma_root(heap, row->objects * sizeof(uint64_t), &root);
+	if (rc < 0)
+		return rc;
+	slots = pma_direct(heap, root);
+	row->live = 0;
+	for (i = 0; i < row->objects; i++)
+		if (slots[i] && pma_usable_size(heap, slots[i]) >= REC_OBJ_SIZE)
+			row->live++;
+	return 0;
+}
+
+static int rec_open_timed(const char *path, double *ret_ms,
+			  struct pma_heap **ret_heap)
+{
+	uint64_t t0, t1;
+	int rc;
+
+	t0 = bench_now_ns();
+	rc = pma_heap_open(path, 0, ret_heap);
+	t1 = bench_now_ns();
+	if (rc == 0)
+		*ret_ms = (double)(t1 - t0) / 1e6;
+	return rc;
+}
+
+static int rec_measure(const char *path, struct rec_row *row)
+{
+	struct pma_heap *heap;
+	int rc;
+
+	rc = rec_crash(path, row);
+	if (rc < 0)
+		return rc;
+	rc = rec_open_timed(path, &row->recovery_ms, &heap);
+	if (rc < 0)
+		goto out_msg;
+	rc = rec_verify(heap, row);
+	pma_heap_close(heap);
+	if (rc < 0)
+		goto out_msg;
+	rc = rec_open_timed(path, &row->clean_open_ms, &heap);
+	if (rc < 0)
+		goto out_msg;
+	pma_heap_close(heap);
+	return 0;
+
+out_msg:
+	snprintf(row->msg, sizeof(row->msg), "reopening: %s", pma_errormsg());
+	return rc;
+}
+
+void bench_recovery_header(void)
+{
+	printf("\n%-10s %-10s %9s %9s %11s %11s %11s %9s %s\n", "recovery",
+	       "mode", "objects", "pool_MiB", "log_records", "recovery_ms",
+	       "clean_open", "live_ok", "target");
+}
+
+static void rec_print_table(const char *mode, const struct rec_row *r)
+{
+	printf("%-10s %-10s %9" PRIu64 " %9" PRIu64, "pmalloc", mode,
+	       r->objects, r->pool_size >> 20);
+	if (r->rc < 0) {
+		printf(" FAILED: %s\n", r->msg[0] ? r->msg : strerror(-r->rc));
+		return;
+	}
+	printf(" %11" PRIu64 " %11.2f %11.2f %9s <%.0fms %s\n",
+	       r->rep.log_records, r->recovery_ms, r->clean_open_ms,
+	       r->live == r->objects ? "yes" : "NO", REC_TARGET_MS,
+	       r->recovery_ms < REC_TARGET_MS ? "met" : "MISSED");
+}
+
+static void rec_print_json(const char *mode, const struct rec_row *r)
+{
+	printf("{\"bench\":\"recovery\",\"allocator\":\"pmalloc\","
+	       "\"threads\":1,\"pm_mode\":\"%s\",\"objects\":%" PRIu64
+	       ",\"object_size\":%d,\"pool_size\":%" PRIu64 ",",
+	       mode, r->objects, REC_OBJ_SIZE, r->pool_size);
+	if (r->rc < 0) {
+		bench_json_str("error", r->msg[0] ? r->msg : strerror(-r->rc),
+			       "}\n");
+		return;
+	}
+	printf("\"log_records_at_crash\":%" PRIu64
+	       ",\"checkpoints_before_crash\":%" PRIu64
+	       ",\"live_after_recovery\":%" PRIu64 ",",
+	       r->rep.log_records, r->rep.checkpoints, r->live);
+	bench_json_num("recovery_ms", r->recovery_ms, ",");
+	bench_json_num("clean_open_ms", r->clean_open_ms, ",");
+	bench_json_num("target_ms", REC_TARGET_MS, ",");
+	printf("\"target_met\":%s,\"error\":null}\n",
+	       r->recovery_ms < REC_TARGET_MS && r->live == r->objects ?
+		       "true" :
+		       "false");
+}
+
+int bench_recovery(const struct bench_cfg *cfg, const char *mode)
+{
+	char path[PATH_MAX];
+	struct rec_row row;
+	uint64_t max = 0;
+	unsigned i;
+	int rc = 0;
+
+	for (i = 0; i < cfg->rec_nobjs; i++)
+		if (cfg->rec_objs[i] > max)
+			max = cfg->rec_objs[i];
+	snprintf(path, sizeof(path), "%s/pmabench-%d-recovery.pool", cfg->dir,
+		 (int)getpid());
+	for (i = 0; i < cfg->rec_nobjs; i++) {
+		memset(&row, 0, sizeof(row));
+		row.objects = cfg->rec_objs[i];
+		/* one pool size for every count: only the live set varies */
+		row.pool_size = rec_pool_size(max);
+		row.rc = rec_measure(path, &row);
+		if (cfg->json)
+			rec_print_json(mode, &row);
+		else
+			rec_print_table(mode, &row);
+		fflush(stdout);
+		(void)unlink(path);
+		if (row.rc < 0)
+			rc = row.rc;
+	}
+	return rc;
+}

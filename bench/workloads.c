@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmabench workloads: threadtest, prod-con, shbench, larson and large, each
+ * a resumable stream of ops over numbered destination slots (an op is one
+ * allocation or one free), plus the futex-based events and barriers they
+ * share. Thread i owns slots [i * BENCH_SLOTS_PER_THREAD, (i + 1) * ...);
+ * larson's slot sets ("bins") move between threads every epoch.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define WL_SPINS 256
+#define WL_SMALL_MIN 64
+#define WL_SMALL_MAX 400
+#define WL_LARGE_MIN (256ULL << 10)
+#define WL_LARGE_MAX (4ULL << 20)
+#define WL_LARGE_SLOTS 8 /* live large blocks per thread at most */
+#define WL_PC_BATCH 256 /* prod-con: blocks handed over at once */
+#define WL_PC_RING 4 /* prod-con: batches in flight per pair */
+#define WL_LARSON_EPOCH 2048 /* larson: ops between bin hand-overs */
+
+_Static_assert(WL_PC_BATCH *WL_PC_RING <= BENCH_SLOTS_PER_THREAD,
+	       "prod-con ring must fit the producer's slots");
+
+/* prod-con: batch states of one producer/consumer pair */
+struct wl_ring {
+	struct wl_event full[WL_PC_RING]; /* 1: produced, 0: consumed */
+} __attribute__((aligned(64)));
+
+struct wl_shared {
+	unsigned nthreads;
+	struct wl_barrier epoch __attribute__((aligned(64)));
+	struct wl_ring *rings; /* one per pair */
+};
+
+/* ------------------------------------------------------------ sync */
+
+static long wl_futex(_Atomic uint32_t *word, int op, uint32_t val,
+		     const struct timespec *ts)
+{
+	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+int wl_event_wait(struct wl_event *ev, uint32_t old, _Atomic int *abort)
+{
+	/* time-bounded sleeps so that an abort is noticed */
+	const struct timespec ts = { .tv_sec = 0, .tv_nsec = 1000000 };
+	int i;
+
+	for (i = 0; i < WL_SPINS; i++) {
+		if (atomic_load_explicit(&ev->val, memory_order_acquire) != old)
+			return 0;
+		__builtin_ia32_pause();
+	}
+	atomic_fetch_add(&ev->waiters, 1);
+	while (atomic_load(&ev->val) == old && !atomic_load(abort))
+		(void)wl_futex(&ev->val, FUTEX_WAIT_PRIVATE, old, &ts);
+	atomic_fetch_sub(&ev->waiters, 1);
+	return atomic_load(&ev->val) != old ? 0 : -ECANCELED;
+}
+
+void wl_event_set(struct wl_event *ev, uint32_t val)
+{
+	atomic_store(&ev->val, val);
+	/* a waiter registers before it re-checks val, so none is missed */
+	if (atomic_load(&ev->waiters))
+		(void)wl_futex(&ev->val, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+void wl_barrier_init(struct wl_barrier *b, unsigned nthreads,
+		     _Atomic int *abort)
+{
+	atomic_init(&b->count, 0);
+	atomic_init(&b->gen.val, 0);
+	atomic_init(&b->gen.waiters, 0);
+	b->nthreads = nthreads;
+	b->abort = abort;
+}
+
+int wl_barrier_wait(struct wl_barrier *b, wl_serial_fn fn, void *arg)
+{
+	uint32_t gen = atomic_load(&b->gen.val);
+
+	if (atomic_fetch_add(&b->count, 1) + 1 == b->nthreads) {
+		/* everyone else is waiting: fn sees a quiescent run */
+		if (fn)
+			fn(arg);
+		atomic_store(&b->count, 0);
+		wl_event_set(&b->gen, gen + 1);
+		return 0;
+	}
+	return wl_event_wait(&b->gen, gen, b->abort);
+}
+
+int wl_shared_new(unsigned os_threads, _Atomic int *abort,
+		  struct wl_shared **ret_shared)
+{
+	struct wl_shared *sh;
+	unsigned npairs = (os_threads + 1) / 2;
+
+	sh = aligned_alloc(64, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	memset(sh, 0, sizeof(*sh));
+	sh->rings = aligned_alloc(64, npairs * sizeof(*sh->rings));
+	if (!sh->rings) {
+		free(sh);
+		return -ENOMEM;
+	}
+	memset(sh->rings, 0, npairs * sizeof(*sh->rings));
+	sh->nthreads = os_threads;
+	wl_barrier_init(&sh->epoch, os_threads, abort);
+	*ret_shared = sh;
+	return 0;
+}
+
+void wl_shared_delete(struct wl_shared *shared)
+{
+	if (!shared)
+		return;
+	free(shared->rings);
+	free(shared);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static inline uint64_t wl_rand(struct wl_thread *t)
+{
+	t->rng ^= t->rng >> 12;
+	t->rng ^= t->rng << 25;
+	t->rng ^= t->rng >> 27;
+	return t->rng * 0x2545f4914f6cdd1dULL;
+}
+
+static inline size_t wl_rand_range(struct wl_thread *t, size_t lo, size_t hi)
+{
+	return lo + (size_t)(wl_rand(t) % (hi - lo + 1));
+}
+
+static inline size_t wl_base(unsigned id)
+{
+	return (size_t)id * BENCH_SLOTS_PER_THREAD;
+}
+
+static int wl_fail(struct wl_thread *t, int rc, const char *what)
+{
+	if (!t->err) {
+		t->err = rc;
+		snprintf(t->errmsg, sizeof(t->errmsg), "%s: %s (%s)", what,
+			 t->alloc->errormsg(), strerror(-rc));
+	}
+	atomic_store(t->abort, 1);
+	return rc;
+}
+
+static inline int wl_alloc(struct wl_thread *t, size_t slot, size_t size)
+{
+	int rc = t->alloc->alloc(t->ctx, slot, size);
+
+	return rc < 0 ? wl_fail(t, rc, "alloc") : 0;
+}
+
+static inline int wl_free(struct wl_thread *t, size_t slot)
+{
+	int rc = t->alloc->free(t->ctx, slot);
+
+	return rc < 0 ? wl_fail(t, rc, "free") : 0;
+}
+
+static inline int wl_aborted(struct wl_thread *t)
+{
+	return atomic_load_explicit(t->abort, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ workloads */
+
+/*
+ * threadtest: allocate BENCH_SLOTS_PER_THREAD 64 B blocks, free them in
+ * the same order, repeat (Hoard's threadtest, one batch per round).
+ */
+static int wl_threadtest(struct wl_thread *t, uint64_t nops)
+{
+	const uint64_t n = BENCH_SLOTS_PER_THREAD;
+	size_t base = wl_base(t->id);
+	uint64_t i;
+	int rc;
+
+	for (i = 0; i < nops && !wl_aborted(t); i++) {
+		if (t->pos < n)
+			rc = wl_alloc(t, base + t->pos, 64);
+		else
+			rc = wl_free(t, base + t->pos - n);
+		if (rc < 0)
+			return rc;
+		t->pos = (t->pos + 1) % (2 * n);
+	}
+	return 0;
+}
+
+/*
+ * shbench-like: a random slot of the thread's own; free it if live,
+ * otherwise allocate a random 64-400 B block into it. Frees come in random
+ * order against a working set of about half the slots.
+ */
+static int wl_shbench(struct wl_thread *t, uint64_t nops)
+{
+	size_t base = wl_base(t->id);
+	size_t slot;
+	uint64_t i;
+	int rc;
+
+	for (i = 0; i < nops && !wl_aborted(t); i++) {
+		slot = base + wl_rand(t) % BENCH_SLOTS_PER_THREAD;
+		if (t->alloc->is_live(t->ctx, slot))
+			rc = wl_free(t, slot);
+		else
+			rc = wl_alloc(t, slot,
+				      wl_rand_range(t, WL_SMALL_MIN,
+						    WL_SMALL_MAX));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* larson: one step on a random slot of the current bin; returns ops done */
+static int wl_larson_step(struct wl_thread *t, size_t base, uint64_t budget)
+{
+	size_t slot = base + wl_rand(t) % BENCH_SLOTS_PER_THREAD;
+	size_t size = wl_rand_range(t, WL_SMALL_MIN, WL_SMALL_MAX);
+	int ops = 0;
+
+	if (t->alloc->is_live(t->ctx, slot)) {
+		if (wl_free(t, slot) < 0)
+			return t->err;
+		ops++;
+		if (budget < 2)
+			return ops;
+	}
+	if (wl_alloc(t, slot, size) < 0)
+		return t->err;
+	return ops + 1;
+}
+
+/*
+ * larson: replace random blocks (free + allocate 64-400 B) in a bin of
+ * slots; every WL_LARSON_EPOCH ops all threads meet and each moves to the
+ * next thread's bin, so blocks are freed by threads that did not allocate
+ * them. t->aux is the epoch, t->pos the ops done in it.
+ */
+static int wl_larson(struct wl_thread *t, uint64_t nops)
+{
+	struct wl_shared *sh = t->shared;
+	size_t base;
+	int rc;
+
+	while (nops && !wl_aborted(t)) {
+		base = wl_base((unsigned)((t->id + t->aux) % sh->nthreads));
+		rc = wl_larson_step(t, base, WL_LARSON_EPOCH - t->pos);
+		if (rc < 0)
+			return rc;
+		t->pos += (uint64_t)rc;
+		nops -= (uint64_t)rc;
+		if (t->pos < WL_LARSON_EPOCH)
+			continue;
+		t->pos = 0;
+		t->aux++;
+		rc = wl_barrier_wait(&sh->epoch, NULL, NULL);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * prod-con: thread 2p produces 64 B blocks into batches of its pair's ring,
+ * thread 2p+1 frees them (every free is a cross-thread free). Both sides
+ * run the same op count, so the ring is empty between phases.
+ */
+static int wl_prodcon(struct wl_thread *t, uint64_t nops)
+{
+	struct wl_ring *ring = &t->shared->rings[t->id / 2];
+	int producer = !(t->id & 1);
+	size_t base = wl_base(t->id & ~1u);
+	uint64_t batch, idx, i;
+	int rc = 0;
+
+	for (i = 0; i < nops && !wl_aborted(t); i++, t->pos++) {
+		batch = (t->pos / WL_PC_BATCH) % WL_PC_RING;
+		idx = t->pos % WL_PC_BATCH;
+		/* a producer waits for an empty batch, a consumer a full one */
+		if (idx == 0)
+			rc = wl_event_wait(&ring->full[batch], producer,
+					   t->abort);
+		if (rc < 0)
+			return rc;
+		if (producer)
+			rc = wl_alloc(t, base + batch * WL_PC_BATCH + idx, 64);
+		else
+			rc = wl_free(t, base + batch * WL_PC_BATCH + idx);
+		if (rc < 0)
+			return rc;
+		if (idx == WL_PC_BATCH - 1)
+			wl_event_set(&ring->full[batch], producer);
+	}
+	return 0;
+}
+
+/*
+ * large: a random one of WL_LARGE_SLOTS slots; free it if live, otherwise
+ * allocate a random 256 KiB - 4 MiB block into it.
+ */
+static int wl_large(struct wl_thread *t, uint64_t nops)
+{
+	size_t base = wl_base(t->id);
+	size_t slot;
+	uint64_t i;
+	int rc;
+
+	for (i = 0; i < nops && !wl_aborted(t); i++) {
+		slot = base + wl_rand(t) % WL_LARGE_SLOTS;
+		if (t->alloc->is_live(t->ctx, slot))
+			rc = wl_free(t, slot);
+		else
+			rc = wl_alloc(t, slot,
+				      wl_rand_range(t, WL_LARGE_MIN,
+						    WL_LARGE_MAX));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static const struct bench_workload wl_threadtest_def = {
+	.name = "threadtest",
+	.sizes = "64",
+	.threads_mult = 1,
+	.op_divisor = 1,
+	.quantum = 1,
+	.run = wl_threadtest,
+};
+static const struct bench_workload wl_prodcon_def = {
+	.name = "prod-con",
+	.sizes = "64",
+	.threads_mult = 2,
+	.op_divisor = 1,
+	.quantum = WL_PC_BATCH,
+	.run = wl_prodcon,
+};
+static const struct bench_workload wl_shbench_def = {
+	.name = "shbench",
+	.sizes = "64-400",
+	.threads_mult = 1,
+	.op_divisor = 1,
+	.quantum = 1,
+	.run = wl_shbench,
+};
+static const struct bench_workload wl_larson_def = {
+	.name = "larson",
+	.sizes = "64-400",
+	.threads_mult = 1,
+	.op_divisor = 1,
+	.quantum = WL_LARSON_EPOCH,
+	.run = wl_larson,
+};
+static const struct bench_workload wl_large_def = {
+	.name = "large",
+	.sizes = "256K-4M",
+	.threads_mult = 1,
+	.op_divisor = 8,
+	.quantum = 1,
+	.run = wl_large,
+};
+
+const struct bench_workload *const bench_workloads[] = {
+	&wl_threadtest_def, &wl_prodcon_def, &wl_shbench_def,
+	&wl_larson_def,	    &wl_large_def,   NULL,
+};
+
+const struct bench_workload *bench_workload_find(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; bench_workloads[i]; i++)
+		if (!strcmp(bench_workloads[i]->name, name))
+			return bench_workloads[i];
+	return NULL;
+}
