@@ -123,6 +123,10 @@ int cmd_pool_print(const struct cmd_ctx *ctx, const struct pool *pool);
  */
 int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
 		  struct json_object *root);
+/* open the heap read-only into *ret_heap, reporting a failure */
+struct pma_heap;
+int cmd_heap_open(const struct cmd_ctx *ctx, const char *path,
+		  struct pma_heap **ret_heap);
 int cmd_heap_print(const struct cmd_ctx *ctx, const char *path);
 
 #endif

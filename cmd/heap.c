@@ -13,6 +13,15 @@
 #include "pmalloc.h"
 #include "util/json.h"
 
+int cmd_heap_open(const struct cmd_ctx *ctx, const char *path,
+		  struct pma_heap **ret_heap)
+{
+	if (pma_heap_open(path, PMA_HEAP_RDONLY, ret_heap) < 0)
+		return cmd_error(ctx, "cannot open the heap of '%s': %s", path,
+				 pma_errormsg());
+	return CMD_EXIT_OK;
+}
+
 /* open the heap of the pool at path read-only and snapshot its stats */
 static int heap_stats_read(const struct cmd_ctx *ctx, const char *path,
 			   struct pma_heap_stats *st)
@@ -20,10 +29,9 @@ static int heap_stats_read(const struct cmd_ctx *ctx, const char *path,
 	struct pma_heap *heap;
 	int rc;
 
-	rc = pma_heap_open(path, PMA_HEAP_RDONLY, &heap);
-	if (rc < 0)
-		return cmd_error(ctx, "cannot open the heap of '%s': %s", path,
-				 pma_errormsg());
+	rc = cmd_heap_open(ctx, path, &heap);
+	if (rc != CMD_EXIT_OK)
+		return rc;
 	rc = pma_heap_stats(heap, st);
 	pma_heap_close(heap);
 	if (rc < 0)

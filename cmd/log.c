@@ -145,10 +145,9 @@ static int log_run(struct cmd_ctx *ctx, const char *path, long arena)
 	struct pma_heap *heap;
 	int rc;
 
-	rc = pma_heap_open(path, PMA_HEAP_RDONLY, &heap);
-	if (rc < 0)
-		return cmd_error(ctx, "cannot open the heap of '%s': %s", path,
-				 pma_errormsg());
+	rc = cmd_heap_open(ctx, path, &heap);
+	if (rc != CMD_EXIT_OK)
+		return rc;
 	rc = log_arena_check(ctx, heap, arena);
 	if (rc != CMD_EXIT_OK) {
 		pma_heap_close(heap);
