@@ -31,16 +31,23 @@ static int arena_lock_room(struct pma_arena *arena)
 	return 0;
 }
 
-/* checkpoint when half the log is used (call without the lock) */
+/* checkpoint when half the log is used, or when freed extents waiting
+ * for a checkpoint hold 1 / PMA_PENDING_DIV of the heap: they are not
+ * reusable before, and another thread could otherwise fill the heap with
+ * them between a failed allocation's checkpoint and its retry (call
+ * without the lock) */
 static void arena_maybe_checkpoint(struct pma_arena *arena)
 {
+	struct pma_heap *heap = arena->heap;
 	uint64_t used;
 
 	pthread_mutex_lock(&arena->lock);
 	used = arena->tail - arena->head;
 	pthread_mutex_unlock(&arena->lock);
-	if (used >= arena->heap->geom.log_cap / 2)
-		(void)pma_checkpoint(arena->heap); /* retried at the next op */
+	if (used >= heap->geom.log_cap / 2 ||
+	    atomic_load(&heap->pending_pages) >=
+		    heap->geom.npages / PMA_PENDING_DIV)
+		(void)pma_checkpoint(heap); /* retried at the next op */
 }
 
 /* a new slab of class cls for arena, logged (SLAB_NEW), on its list */
@@ -280,6 +287,7 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest)
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
 	pma_log_commit(arena, dest, 0);
+	atomic_fetch_add(&heap->pending_pages, op.npages);
 	pthread_mutex_unlock(&arena->lock);
 	return 0;
 

@@ -14,34 +14,84 @@
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
 
+#define DIRTY_SET_MIN 1024
+
+static size_t dirty_hash(uintptr_t a, size_t mask)
+{
+	return (size_t)(((uint64_t)a >> 6) * 0x9e3779b97f4a7c15ULL >> 20) &
+	       mask;
+}
+
+/* insert a into the set; 1 if new, 0 if already there */
+static int dirty_set_insert(uintptr_t *set, size_t mask, uintptr_t a)
+{
+	size_t h = dirty_hash(a, mask);
+
+	while (set[h]) {
+		if (set[h] == a)
+			return 0;
+		h = (h + 1) & mask;
+	}
+	set[h] = a;
+	return 1;
+}
+
+/* keep the set at most half full (rebuilt from the line list) */
+static int dirty_set_grow(struct pma_dirty *dirty)
+{
+	size_t n = dirty->set_mask ? (dirty->set_mask + 1) * 2 : DIRTY_SET_MIN;
+	uintptr_t *set;
+	size_t i;
+
+	if (dirty->set_mask && dirty->count + 1 <= (dirty->set_mask + 1) / 2)
+		return 0;
+	set = calloc(n, sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	for (i = 0; i < dirty->count; i++)
+		dirty_set_insert(set, n - 1, dirty->lines[i]);
+	free(dirty->set);
+	dirty->set = set;
+	dirty->set_mask = n - 1;
+	return 0;
+}
+
+static int dirty_line_add(struct pma_dirty *dirty, uintptr_t a)
+{
+	uintptr_t *v;
+	size_t n;
+
+	if (dirty->count && dirty->lines[dirty->count - 1] == a)
+		return 0;
+	if (dirty_set_grow(dirty) < 0)
+		return -ENOMEM;
+	if (dirty->count == dirty->alloc) {
+		n = dirty->alloc ? dirty->alloc * 2 : 256;
+		v = reallocarray(dirty->lines, n, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		dirty->lines = v;
+		dirty->alloc = n;
+	}
+	if (dirty_set_insert(dirty->set, dirty->set_mask, a))
+		dirty->lines[dirty->count++] = a;
+	return 0;
+}
+
+/* remember the lines of [addr, addr + len) once each (no sort needed at
+ * flush time: flush order does not matter, one fence follows) */
 int pma_dirty_add(struct pma_dirty *dirty, const void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(PMA_LINE - 1);
 	uintptr_t end = (uintptr_t)addr + len;
-	uintptr_t *v;
-	size_t n;
+	int rc;
 
 	for (; a < end; a += PMA_LINE) {
-		if (dirty->count && dirty->lines[dirty->count - 1] == a)
-			continue;
-		if (dirty->count == dirty->alloc) {
-			n = dirty->alloc ? dirty->alloc * 2 : 256;
-			v = reallocarray(dirty->lines, n, sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			dirty->lines = v;
-			dirty->alloc = n;
-		}
-		dirty->lines[dirty->count++] = a;
+		rc = dirty_line_add(dirty, a);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
-}
-
-static int line_cmp(const void *a, const void *b)
-{
-	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* flush every distinct dirty line once (no fence) */
@@ -49,20 +99,18 @@ void pma_dirty_flush(struct pma_heap *heap, struct pma_dirty *dirty)
 {
 	size_t i;
 
-	if (!dirty->count)
-		return;
-	qsort(dirty->lines, dirty->count, sizeof(dirty->lines[0]), line_cmp);
-	for (i = 0; i < dirty->count; i++) {
-		if (i && dirty->lines[i] == dirty->lines[i - 1])
-			continue;
+	for (i = 0; i < dirty->count; i++)
 		pm_flush(heap->map, (void *)dirty->lines[i], PMA_LINE);
-	}
 	dirty->count = 0;
+	if (dirty->set)
+		memset(dirty->set, 0,
+		       (dirty->set_mask + 1) * sizeof(*dirty->set));
 }
 
 void pma_dirty_release(struct pma_dirty *dirty)
 {
 	free(dirty->lines);
+	free(dirty->set);
 	memset(dirty, 0, sizeof(*dirty));
 }
 

@@ -34,6 +34,12 @@ int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena)
 	arena->log = logs + (size_t)id * heap->geom.log_cap;
 	arena->head = arena->desc->head[heap->head_gen & 1];
 	arena->tail = arena->head;
+	arena->ops = calloc(heap->geom.log_cap, sizeof(*arena->ops));
+	if (!arena->ops) {
+		pthread_mutex_destroy(&arena->lock);
+		return util_errmsg_set(ENOMEM, "out of memory for arena %u",
+				       id);
+	}
 	return 0;
 }
 
@@ -41,6 +47,7 @@ void pma_arena_release(struct pma_arena *arena)
 {
 	free(arena->rfreed.offs);
 	free(arena->ext_freed.offs);
+	free(arena->ops);
 	pthread_mutex_destroy(&arena->lock);
 }
 
@@ -92,14 +99,23 @@ static void log_put(struct pma_arena *arena, unsigned type, uint64_t payload,
  */
 int pma_log_append_op(struct pma_arena *arena, const struct pma_op *op)
 {
+	uint32_t cap = arena->heap->geom.log_cap;
+	struct pma_dram_op *d = &arena->ops[arena->tail % cap];
 	uint64_t value = op->dest;
+	int ext = op->type == PMA_REC_EXT_ALLOC || op->type == PMA_REC_EXT_FREE;
 
-	if (arena->tail + 2 - arena->head > arena->heap->geom.log_cap)
+	if (arena->tail + 2 - arena->head > cap)
 		return -ENOSPC;
+	d->off = op->off;
+	d->npages = op->npages;
+	d->type = (uint8_t)op->type;
+	d->nrecs = ext ? 2 : 1;
+	d->cls = (uint8_t)op->cls;
+	d->owner = (uint16_t)op->owner;
 	if (op->type == PMA_REC_SLAB_NEW)
 		value = (uint64_t)op->cls << 8 | (uint64_t)op->owner << 16;
 	log_put(arena, op->type, op->off >> 6, value);
-	if (op->type == PMA_REC_EXT_ALLOC || op->type == PMA_REC_EXT_FREE)
+	if (ext)
 		log_put(arena, PMA_REC_EXT_LEN, op->npages, 0);
 	return 0;
 }

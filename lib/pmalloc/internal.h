@@ -31,6 +31,7 @@
 #define PMA_NCLASSES 43
 #define PMA_SMALL_MAX 14336 /* largest size class */
 #define PMA_MAX_ARENAS 64
+#define PMA_PENDING_DIV 4 /* see pma_heap.pending_pages */
 #define PMA_LIVE_WORDS 16 /* 1024 bits >= PMA_SLAB_MAX_BLOCKS */
 
 /* ------------------------------------------------------------ slab.c */
@@ -107,6 +108,17 @@ const char *pma_booklog_type_name(unsigned type);
 
 /* ------------------------------------------------------------ arena.c */
 
+/* DRAM copy of a logged op (slot k % log_cap for the op starting at record
+ * k): checkpoints apply these instead of decoding the log again */
+struct pma_dram_op {
+	uint64_t off;
+	uint64_t npages;
+	uint8_t type;
+	uint8_t nrecs;
+	uint8_t cls;
+	uint16_t owner;
+};
+
 /* what a checkpoint releases after the heads are durable */
 struct pma_pending {
 	uint64_t *offs; /* remote-freed blocks, or extents (page offsets) */
@@ -126,6 +138,7 @@ struct pma_arena {
 					fence (NULL if none / outside) */
 	struct pm_map *dest_map; /* the part dest_unflushed is in */
 	struct pma_slab *partial[PMA_NCLASSES];
+	struct pma_dram_op *ops; /* log_cap entries, ops since head */
 	struct pma_pending rfreed; /* blocks owned by other arenas */
 	struct pma_pending ext_freed; /* extents */
 };
@@ -204,6 +217,9 @@ struct pma_heap {
 	uint64_t id; /* unique per open, for thread binding */
 	atomic_uint next_arena;
 	atomic_ulong checkpoints;
+	/* pages of freed extents waiting for a checkpoint (arenas' ext_freed):
+	 * a checkpoint is due when they reach PMA_PENDING_DIV of the heap */
+	atomic_ulong pending_pages;
 	uint64_t head_gen; /* == hdr->head_gen (arena locks held) */
 	int rdonly; /* PMA_HEAP_RDONLY: PM is never written */
 	void **ro_slab_meta; /* rdonly: per chunk, DRAM copy of the slab
@@ -245,9 +261,11 @@ int pma_recover(struct pma_heap *heap);
 
 /* apply.c: one op to the PM page map / bitmaps */
 struct pma_dirty {
-	uintptr_t *lines;
+	uintptr_t *lines; /* distinct lines, in insertion order */
 	size_t count;
 	size_t alloc;
+	uintptr_t *set; /* open-addressing set of lines (0 = empty) */
+	size_t set_mask; /* set size - 1 (a power of two), 0 if none */
 };
 int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		 struct pma_dirty *dirty);

@@ -10,7 +10,9 @@
  * range. A crash anywhere re-applies the same range, which yields the same
  * state. Recovery also redoes the dest words of each log's last two ops
  * and clears a torn record at the tail; the read-only open runs the same
- * replay into DRAM copies (rdonly.c).
+ * replay into DRAM copies (rdonly.c). A checkpoint takes the ops from
+ * the arenas' DRAM copies (arena->ops, written with the records), recovery
+ * decodes them from the log.
  * Lock order: every arena lock, in index order.
  */
 #include <errno.h>
@@ -20,19 +22,40 @@
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
 
-/* apply arena's ops of one phase; remember its last two ops with a dest
- * in ret_last[0..1] (the older first) */
-static int apply_arena(struct pma_heap *heap, struct pma_arena *arena,
-		       int phase2, struct pma_dirty *dirty,
-		       struct pma_op *ret_last)
+/* the op at record k: decoded from the PM log (recovery), or the DRAM
+ * copy made when it was appended (checkpoint; the log holds the same) */
+static int arena_op(struct pma_heap *heap, struct pma_arena *arena, uint64_t k,
+		    int from_log, struct pma_op *ret_op)
 {
 	uint32_t cap = heap->geom.log_cap;
+	const struct pma_dram_op *d = &arena->ops[k % cap];
+
+	if (from_log)
+		return pma_booklog_read_op(arena->log, cap, k, ret_op);
+	memset(ret_op, 0, sizeof(*ret_op));
+	ret_op->type = d->type;
+	ret_op->index = k;
+	ret_op->off = d->off;
+	ret_op->npages = d->npages;
+	ret_op->cls = d->cls;
+	ret_op->owner = d->owner;
+	ret_op->nrecs = d->nrecs;
+	return 0;
+}
+
+/* apply arena's ops of one phase; remember its last two ops with a dest
+ * in ret_last[0..1] (the older first); ret_last != NULL or from_log:
+ * decode the PM log, else use the DRAM copies */
+static int apply_arena(struct pma_heap *heap, struct pma_arena *arena,
+		       int phase2, struct pma_dirty *dirty,
+		       struct pma_op *ret_last, int from_log)
+{
 	struct pma_op op;
 	uint64_t k;
 	int rc;
 
 	for (k = arena->head; k < arena->tail; k += op.nrecs) {
-		rc = pma_booklog_read_op(arena->log, cap, k, &op);
+		rc = arena_op(heap, arena, k, from_log || ret_last, &op);
 		if (rc < 0)
 			return util_errmsg_set(EIO,
 					       "arena %u: record %llu "
@@ -60,7 +83,7 @@ static int apply_arena(struct pma_heap *heap, struct pma_arena *arena,
 /* phase 1 then phase 2 over every arena; last[2i..2i+1]: arena i's last
  * two ops */
 static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
-		     struct pma_op *last)
+		     struct pma_op *last, int from_log)
 {
 	unsigned i;
 	int phase2, rc;
@@ -68,7 +91,7 @@ static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
 	for (phase2 = 0; phase2 <= 1; phase2++) {
 		for (i = 0; i < heap->geom.narenas; i++) {
 			rc = apply_arena(heap, &heap->arenas[i], phase2, dirty,
-					 last ? &last[2 * i] : NULL);
+					 last ? &last[2 * i] : NULL, from_log);
 			if (rc < 0)
 				return rc;
 		}
@@ -111,7 +134,7 @@ static void flip_heads(struct pma_heap *heap)
 static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 {
 	struct pma_slab *slab;
-	uint64_t page, e;
+	uint64_t page, e, pages = 0;
 	uint32_t idx;
 	size_t i;
 
@@ -132,10 +155,12 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 	for (i = 0; i < arena->ext_freed.count; i++) {
 		page = arena->ext_freed.offs[i];
 		e = atomic_exchange(&heap->pmap[page], 0);
+		pages += pma_pmap_npages(e);
 		/* XXX: an -ENOMEM here loses the range until the next open */
 		(void)pma_ext_put(&heap->ext, page, pma_pmap_npages(e));
 	}
 	pthread_mutex_unlock(&heap->ext_lock);
+	atomic_fetch_sub(&heap->pending_pages, pages);
 	arena->ext_freed.count = 0;
 }
 
@@ -167,7 +192,7 @@ int pma_checkpoint(struct pma_heap *heap)
 	pma_arenas_lock(heap);
 	if (!any_records(heap))
 		goto out_unlock;
-	rc = apply_all(heap, &dirty, NULL);
+	rc = apply_all(heap, &dirty, NULL, 0);
 	if (rc < 0)
 		goto out_unlock;
 	for (i = 0; i < heap->geom.narenas; i++)
@@ -254,7 +279,7 @@ static int recover_apply(struct pma_heap *heap, struct pma_op *last)
 	unsigned i;
 	int rc;
 
-	rc = apply_all(heap, &dirty, last);
+	rc = apply_all(heap, &dirty, last, 1);
 	/* frees, then allocations; each arena's last two ops (in a torn
 	 * image the last record may be durable without its fence, which
 	 * also flushed the previous op's dest) */
@@ -279,7 +304,7 @@ int pma_recover_rdonly(struct pma_heap *heap)
 		arena->tail = pma_booklog_find_tail(
 			arena->log, heap->geom.log_cap, arena->head);
 	}
-	rc = apply_all(heap, &dirty, NULL);
+	rc = apply_all(heap, &dirty, NULL, 1);
 	pma_dirty_release(&dirty); /* DRAM copies: nothing to flush */
 	return rc;
 }

@@ -4,7 +4,8 @@
  * free_from, large extents, root, usable_size, errors, persistence across
  * reopen, threads, fences per op) and internal invariants through
  * internal.h (class table, interleaved bitmap and log slots, record
- * validity, free-extent index). Heaps live in a fresh /dev/shm directory.
+ * validity, free-extent index, dirty-line set, pending extents). Heaps
+ * live in a fresh /dev/shm directory.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -379,6 +380,58 @@ static void test_large_no_cap(void **state)
 	assert_int_equal(pma_malloc_to(f->heap, size, &f->dests[0]), 0);
 	fx_reopen(f);
 	assert_int_equal(pma_usable_size(f->heap, f->dests[0]), size);
+}
+
+/* the checkpoint's dirty-line set: each line once, in insertion order,
+ * across set growth and with duplicates that are not adjacent */
+static void test_dirty_set(void **state)
+{
+	struct pma_dirty dirty = { 0 };
+	size_t i, n = 5000;
+	uintptr_t a, base = (uintptr_t)1 << 30;
+
+	(void)state;
+	for (i = 0; i < 3 * n; i++) {
+		a = base + ((i * 7919) % n) * PMA_LINE + (i % 8) * 8;
+		assert_int_equal(pma_dirty_add(&dirty, (void *)a, 8), 0);
+	}
+	/* a range spanning 3 lines, two of them already in the set */
+	assert_int_equal(pma_dirty_add(&dirty,
+				       (void *)(base + (n - 2) * PMA_LINE),
+				       2 * PMA_LINE + 1),
+			 0);
+	assert_int_equal(dirty.count, n + 1);
+	for (i = 0; i < n; i++)
+		assert_int_equal(dirty.lines[i],
+				 base + ((i * 7919) % n) * PMA_LINE);
+	assert_int_equal(dirty.lines[n], base + n * PMA_LINE);
+	pma_dirty_release(&dirty);
+}
+
+/* freed extents waiting for a checkpoint never hold much more than
+ * 1 / PMA_PENDING_DIV of the heap (checkpoints come before the log is
+ * half full), so another thread cannot fill the heap with them */
+static void test_pending_extents(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st;
+	uint64_t limit;
+	unsigned i;
+
+	fx_create(f, HEAP_SIZE);
+	limit = f->heap->geom.npages / PMA_PENDING_DIV + 256;
+	for (i = 0; i < 64; i++) {
+		assert_int_equal(pma_malloc_to(f->heap, MIB, &f->dests[i]), 0);
+		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
+		assert_true(atomic_load(&f->heap->pending_pages) <= limit);
+	}
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	/* 256 records, far below half a log: the pending pages did it */
+	assert_true(256 < f->heap->geom.log_cap / 2);
+	assert_true(st.checkpoints >= 64 / PMA_PENDING_DIV);
+	fx_reopen(f);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8); /* the root */
 }
 
 /* many ops: several checkpoints and log wraps, then reopen */
@@ -934,6 +987,8 @@ int main(void)
 		T(test_root),
 		T(test_full),
 		T(test_large_no_cap),
+		cmocka_unit_test(test_dirty_set),
+		T(test_pending_extents),
 		T(test_log_wrap),
 		T(test_fences_per_op),
 		T(test_log_foreach_stats),
