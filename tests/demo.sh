@@ -19,5 +19,14 @@ step "$pmactl" ns
 step "$pmactl" create "$pool" --size 256M --parts "$dir/demo.part1" --force
 step "$pmactl" inspect "$pool"
 step "$pmactl" inspect --json "$pool"
+
+# a PMAlloc heap in the pool: 3000 allocations of 100 bytes, every third
+# freed, then a simulated crash (no checkpoint, no close)
+make -s -C "$build" tests/lib/pma-workload >/dev/null
+step "$build/tests/lib/pma-workload" "$pool" 3000 100 crash
+printf '\n\033[1m$ %s\033[0m\n' "$pmactl log $pool  (first lines)"
+"$pmactl" log "$pool" >"$dir/log.txt"
+head -12 "$dir/log.txt"
+step "$pmactl" inspect --heap "$pool"
 echo
 echo "demo pool: $pool (+ $dir/demo.part1); remove with: rm -r $dir"
