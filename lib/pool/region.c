@@ -38,7 +38,8 @@ static int region_fit(const struct pool_hdr *h, unsigned part, uint64_t size,
 		spans[n].off = h->regions[i].off;
 		spans[n++].size = h->regions[i].size;
 	}
-	qsort(spans, n, sizeof(spans[0]), span_cmp);
+	if (n > 1)
+		qsort(spans, n, sizeof(spans[0]), span_cmp);
 	for (i = 0; i <= n; i++) {
 		/* the gap before region i (or before the end of the part) */
 		uint64_t gap_end = i < n ? spans[i].off : end;
