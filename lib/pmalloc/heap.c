@@ -61,11 +61,18 @@ static uint32_t hdr_csum(const struct pma_heap_hdr *hdr)
 	return util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
 }
 
-/* zero the metadata, then write the header (a crash before leaves a
- * zero magic, and the next open formats again) */
+/*
+ * Zero the metadata, then write the header: every field and the checksum
+ * (computed as if the magic were set) first, and the 8-byte magic last, in
+ * its own fence. The magic is the commit point: a crash before it leaves a
+ * zero magic and the next open formats again; it never leaves a torn
+ * header with a magic.
+ */
 static int heap_format(struct pma_heap *heap, uint64_t region_size)
 {
 	struct pma_heap_hdr *hdr = heap->hdr;
+	struct pma_heap_hdr *shadow;
+	uint64_t magic;
 	struct pma_geom g;
 
 	if (geom_compute(region_size, &g) < 0)
@@ -86,9 +93,19 @@ static int heap_format(struct pma_heap *heap, uint64_t region_size)
 	hdr->data_off = g.data_off;
 	hdr->npages = g.npages;
 	hdr->create_time = (uint64_t)time(NULL);
-	memcpy(hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN);
-	hdr->checksum = hdr_csum(hdr);
+	shadow = malloc(sizeof(*shadow));
+	if (!shadow)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	*shadow = *hdr;
+	memcpy(shadow->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN);
+	hdr->checksum = hdr_csum(shadow);
+	free(shadow);
+	/* the header must be durable before the magic makes it valid */
 	pm_persist(heap->map, hdr, PMA_HDR_CSUM_LEN + 4);
+	memcpy(&magic, PMA_HEAP_MAGIC, sizeof(magic));
+	__atomic_store_n((uint64_t *)(void *)hdr->magic, magic,
+			 __ATOMIC_RELEASE);
+	pm_persist(heap->map, hdr->magic, sizeof(magic));
 	return 0;
 }
 
