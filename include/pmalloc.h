@@ -83,7 +83,8 @@ PMA_API void pma_heap_close(struct pma_heap *heap);
 PMA_API PMA_WUR int pma_malloc_to(struct pma_heap *heap, size_t size,
 				  uint64_t *dest);
 
-/* As pma_malloc_to, and the block reads as zeros (durably). */
+/* As pma_malloc_to, and the block reads as zeros (durably, also after a
+ * crash: the zeros are fenced before the record, so one more fence). */
 PMA_API PMA_WUR int pma_zalloc_to(struct pma_heap *heap, size_t size,
 				  uint64_t *dest);
 

@@ -113,9 +113,11 @@ static int alloc_small(struct pma_arena *arena, size_t size, uint64_t *dest,
 	}
 	op.off = pma_slab_block_off(slab, idx);
 	op.dest = pma_offset(heap, dest);
+	/* zeros must be durable before the record commits the block: a
+	 * second fence, zalloc only */
 	if (flags & PMA_ALLOC_ZERO)
 		pm_memset(heap->map, pma_addr(heap, op.off), 0,
-			  slab->block_size, PM_COPY_NODRAIN);
+			  slab->block_size, 0);
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
 	pma_log_commit(arena, dest, pma_pool_off(heap, op.off));
@@ -145,9 +147,10 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 		     pma_pmap_make(PMA_PMAP_EXTENT, op.npages));
 	op.off = pma_page_off(heap, page);
 	op.dest = pma_offset(heap, dest);
+	/* zeros durable before the record commits the extent */
 	if (flags & PMA_ALLOC_ZERO)
 		pm_memset(heap->map, pma_addr(heap, op.off), 0,
-			  op.npages * PMA_PAGE, PM_COPY_NODRAIN);
+			  op.npages * PMA_PAGE, 0);
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
 	pma_log_commit(arena, dest, pma_pool_off(heap, op.off));
