@@ -290,11 +290,10 @@ int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 /* DRAM slab from its PM header and bitmap; put it on its owner's list */
 static int rebuild_slab(struct pma_heap *heap, uint64_t page)
 {
-	uint64_t off = pma_page_off(heap, page), mask;
+	uint64_t off = pma_page_off(heap, page);
 	struct pma_slab_hdr *sh = pma_slab_meta(heap, off);
 	struct pma_slab *slab;
 	struct pma_arena *owner;
-	uint32_t i;
 
 	if (!sh || page % PMA_CHUNK_PAGES || sh->magic != PMA_SLAB_MAGIC ||
 	    sh->cls >= PMA_NCLASSES || sh->owner >= heap->geom.narenas ||
@@ -304,13 +303,7 @@ static int rebuild_slab(struct pma_heap *heap, uint64_t page)
 	slab = pma_slab_new(off, sh->cls, sh->owner);
 	if (!slab)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	for (i = 0; i < slab->nblocks; i++) {
-		if (!(*pma_slab_bit(sh, i, &mask) & mask))
-			continue;
-		slab->avail[i / 64] &= ~(1ULL << (i % 64));
-		slab->navail--;
-		slab->live[i / 64] |= 1ULL << (i % 64);
-	}
+	pma_slab_load(slab, sh);
 	owner = &heap->arenas[sh->owner];
 	if (slab->navail) {
 		slab->next = owner->partial[slab->cls];
@@ -321,18 +314,37 @@ static int rebuild_slab(struct pma_heap *heap, uint64_t page)
 	return 0;
 }
 
+/* first page at or after page whose page map entry is not PMA_PMAP_FREE
+ * (npages if none): free runs are skipped 8 entries (one line) per test */
+static uint64_t skip_free(const uint64_t *pmap, uint64_t page, uint64_t npages)
+{
+	const uint64_t *p;
+
+	while (page < npages && (page % 8 || page + 8 > npages)) {
+		if (pma_pmap_kind(pmap[page]) != PMA_PMAP_FREE)
+			return page;
+		page++;
+	}
+	for (; page + 8 <= npages; page += 8) {
+		p = pmap + page;
+		if (pma_pmap_kind(p[0] | p[1] | p[2] | p[3] | p[4] | p[5] |
+				  p[6] | p[7]) != PMA_PMAP_FREE)
+			break;
+	}
+	while (page < npages && pma_pmap_kind(pmap[page]) == PMA_PMAP_FREE)
+		page++;
+	return page;
+}
+
 /* scan the PM page map: mirror it, make slabs, index the free gaps */
 int pma_rebuild(struct pma_heap *heap)
 {
 	uint64_t page = 0, gap = 0, e, n;
 	int rc;
 
-	while (page < heap->geom.npages) {
+	while ((page = skip_free(heap->pmap_pm, page, heap->geom.npages)) <
+	       heap->geom.npages) {
 		e = heap->pmap_pm[page];
-		if (pma_pmap_kind(e) == PMA_PMAP_FREE) {
-			page++;
-			continue;
-		}
 		n = pma_pmap_npages(e);
 		if ((pma_pmap_kind(e) != PMA_PMAP_SLAB ||
 		     n != PMA_CHUNK_PAGES) &&

@@ -33,6 +33,12 @@
 #define PMA_MAX_ARENAS 64
 #define PMA_PENDING_DIV 4 /* see pma_heap.pending_pages */
 #define PMA_LIVE_WORDS 16 /* 1024 bits >= PMA_SLAB_MAX_BLOCKS */
+/* words of each PM bitmap line that can hold block bits */
+#define PMA_SLAB_LINE_WORDS 3
+_Static_assert(PMA_SLAB_MAX_BLOCKS <= PMA_NBANKS * 64 * PMA_SLAB_LINE_WORDS,
+	       "PMA_SLAB_LINE_WORDS words per line cover every block");
+/* linear scratch bitmap of pma_slab_load: every PM bit + the spill word */
+#define PMA_SLAB_LIN_WORDS (PMA_NBANKS * PMA_SLAB_LINE_WORDS + 1)
 
 /* ------------------------------------------------------------ slab.c */
 
@@ -61,6 +67,9 @@ uint32_t pma_class_nblocks(unsigned cls);
 uint64_t *pma_slab_bit(void *slab_pm, uint32_t i, uint64_t *ret_mask);
 
 struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner);
+/* set live, avail and navail of a new slab from its PM header + bitmap
+ * (word operations, no per-block loop) */
+void pma_slab_load(struct pma_slab *slab, const void *slab_pm);
 /* take a free block (caller holds the owner lock); -ENOMEM if none */
 int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx);
 /* atomically clear the live bit; -EINVAL if it was clear */

@@ -62,10 +62,29 @@ uint64_t *pma_slab_bit(void *slab_pm, uint32_t i, uint64_t *ret_mask)
 	return (uint64_t *)(bitmap + line * PMA_LINE) + bit / 64;
 }
 
+/* bits of DRAM word w (linear layout) that name blocks < nblocks */
+static uint64_t block_mask(uint32_t nblocks, uint32_t w)
+{
+	if (nblocks <= 64 * w)
+		return 0;
+	if (nblocks - 64 * w >= 64)
+		return ~0ULL;
+	return (1ULL << (nblocks - 64 * w)) - 1;
+}
+
+/* bits of word k of PM bitmap line l that name blocks < nblocks */
+static uint64_t line_mask(uint32_t nblocks, uint32_t l, uint32_t k)
+{
+	uint32_t nbits =
+		nblocks > l ? (nblocks - l + PMA_NBANKS - 1) / PMA_NBANKS : 0;
+
+	return block_mask(nbits, k);
+}
+
 struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner)
 {
 	struct pma_slab *slab = calloc(1, sizeof(*slab));
-	uint32_t i;
+	uint32_t w;
 
 	if (!slab)
 		return NULL;
@@ -75,9 +94,71 @@ struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner)
 	slab->block_size = class_sizes[cls];
 	slab->nblocks = pma_class_nblocks(cls);
 	slab->navail = slab->nblocks;
-	for (i = 0; i < slab->nblocks; i++)
-		slab->avail[i / 64] |= 1ULL << (i % 64);
+	for (w = 0; w < PMA_LIVE_WORDS; w++)
+		slab->avail[w] = block_mask(slab->nblocks, w);
 	return slab;
+}
+
+/* byte b spread to stride PMA_NBANKS: bit j moves to bit 6 j */
+#define SP(b)                                                             \
+	(((b)&1ULL) | (((b)&2ULL) << 5) | (((b)&4ULL) << 10) |            \
+	 (((b)&8ULL) << 15) | (((b)&16ULL) << 20) | (((b)&32ULL) << 25) | \
+	 (((b)&64ULL) << 30) | (((b)&128ULL) << 35))
+#define SP4(b) SP(b), SP((b) + 1), SP((b) + 2), SP((b) + 3)
+#define SP16(b) SP4(b), SP4((b) + 4), SP4((b) + 8), SP4((b) + 12)
+#define SP64(b) SP16(b), SP16((b) + 16), SP16((b) + 32), SP16((b) + 48)
+static const uint64_t spread6[256] = { SP64(0), SP64(64), SP64(128),
+				       SP64(192) };
+_Static_assert(PMA_NBANKS == 6, "spread6 is for 6 banks");
+
+/* OR PM word w (64 bits of one line, first block base) into the linear
+ * bitmap lin: bit j of w is block base + 6 j; one table entry per byte */
+static void spread_word(uint64_t *lin, uint64_t w, uint32_t base)
+{
+	uint32_t m, pos, sh;
+	uint64_t v;
+
+	for (m = 0; m < 8; m++, w >>= 8) {
+		if (!(w & 0xff))
+			continue;
+		v = spread6[w & 0xff];
+		pos = base + m * 8 * PMA_NBANKS;
+		sh = pos % 64;
+		lin[pos / 64] |= v << sh;
+		if (sh > 64 - 7 * PMA_NBANKS - 1)
+			lin[pos / 64 + 1] |= v >> (64 - sh);
+	}
+}
+
+void pma_slab_load(struct pma_slab *slab, const void *slab_pm)
+{
+	const uint64_t *bm =
+		(const uint64_t *)((const char *)slab_pm + PMA_SLAB_BITMAP_OFF);
+	uint64_t pm[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
+	uint64_t lin[PMA_SLAB_LIN_WORDS] = { 0 };
+	uint32_t l, k, nlive = 0;
+
+	for (l = 0; l < PMA_NBANKS; l++)
+		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
+			pm[l][k] = bm[l * (PMA_LINE / 8) + k] &
+				   line_mask(slab->nblocks, l, k);
+			nlive += (uint32_t)__builtin_popcountll(pm[l][k]);
+		}
+	if (nlive == slab->nblocks) {
+		for (k = 0; k < PMA_LIVE_WORDS; k++)
+			lin[k] = block_mask(slab->nblocks, k);
+	} else if (nlive) {
+		for (l = 0; l < PMA_NBANKS; l++)
+			for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
+				spread_word(lin, pm[l][k],
+					    k * 64 * PMA_NBANKS + l);
+	}
+	for (k = 0; k < PMA_LIVE_WORDS; k++) {
+		atomic_store_explicit(&slab->live[k], lin[k],
+				      memory_order_relaxed);
+		slab->avail[k] = block_mask(slab->nblocks, k) & ~lin[k];
+	}
+	slab->navail = slab->nblocks - nlive;
 }
 
 int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx)

@@ -135,6 +135,61 @@ static void test_interleaved_bitmap(void **state)
 	}
 }
 
+/* per-block reference for pma_slab_load (the old bit-by-bit rebuild) */
+static void check_slab_load(const uint64_t *pm, unsigned cls)
+{
+	struct pma_slab *slab = pma_slab_new(0, cls, 0);
+	uint32_t i, live, avail, navail = 0;
+	uint64_t mask;
+
+	assert_non_null(slab);
+	pma_slab_load(slab, pm);
+	for (i = 0; i < PMA_LIVE_WORDS * 64; i++) {
+		live = (atomic_load(&slab->live[i / 64]) >> (i % 64)) & 1;
+		avail = (slab->avail[i / 64] >> (i % 64)) & 1;
+		if (i >= slab->nblocks) {
+			assert_int_equal(live | avail, 0);
+			continue;
+		}
+		mask = 0;
+		assert_int_equal(live, !!(*pma_slab_bit((void *)pm, i, &mask) &
+					  mask));
+		assert_int_equal(avail, !live);
+		navail += avail;
+	}
+	assert_int_equal(slab->navail, navail);
+	free(slab);
+}
+
+static void test_slab_load(void **state)
+{
+	static uint64_t pm[PMA_SLAB_HDR_SIZE / 8];
+	uint64_t mask, x = 0x9e3779b97f4a7c15ULL;
+	unsigned c, pat;
+	uint32_t i, n;
+	(void)state;
+
+	for (c = 0; c < pma_class_count(); c++) {
+		n = pma_class_nblocks(c);
+		for (pat = 0; pat < 6; pat++) {
+			/* 5: stray bits past nblocks must be ignored */
+			memset(pm, pat == 5 ? 0xff : 0, sizeof(pm));
+			for (i = 0; i < n; i++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				if (pat == 0 || (pat == 2 && i == n - 1) ||
+				    (pat == 3 && x % 8 == 0) ||
+				    (pat == 4 && x % 8 != 0))
+					continue;
+				if (pat == 5 && x % 3 == 0)
+					*pma_slab_bit(pm, i, &mask) &= ~mask;
+				else
+					*pma_slab_bit(pm, i, &mask) |= mask;
+			}
+			check_slab_load(pm, c);
+		}
+	}
+}
+
 static void test_log_slots(void **state)
 {
 	/* line-aligned like the PM log (ASan may align statics to 32) */
@@ -979,6 +1034,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_class_table),
 		cmocka_unit_test(test_interleaved_bitmap),
+		cmocka_unit_test(test_slab_load),
 		cmocka_unit_test(test_log_slots),
 		cmocka_unit_test(test_record_validity),
 		cmocka_unit_test(test_extent_index),
