@@ -159,11 +159,18 @@ out_unlock:
 	return rc;
 }
 
-/* -EINVAL unless dest is an aligned word outside the heap metadata */
-static int dest_check(struct pma_heap *heap, const uint64_t *dest)
+/* the checks every operation starts with: a heap open for writing and a
+ * dest that is an aligned word outside the heap metadata (-EINVAL) */
+static int op_check(struct pma_heap *heap, const uint64_t *dest)
 {
 	uint64_t off;
+	int rc;
 
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
+	rc = pma_heap_writable(heap);
+	if (rc < 0)
+		return rc;
 	if (!dest || (uintptr_t)dest % sizeof(*dest))
 		return util_errmsg_set(EINVAL,
 				       "dest %p is not an aligned "
@@ -184,11 +191,7 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 	struct pma_arena *arena;
 	int rc, attempt;
 
-	if (!heap)
-		return util_errmsg_set(EINVAL, "no heap");
-	rc = pma_heap_writable(heap);
-	if (rc == 0)
-		rc = dest_check(heap, dest);
+	rc = op_check(heap, dest);
 	if (rc < 0)
 		return rc;
 	if (size == 0 || size > heap->geom.npages * PMA_PAGE)
@@ -307,11 +310,7 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	uint64_t off, b;
 	int rc;
 
-	if (!heap)
-		return util_errmsg_set(EINVAL, "no heap");
-	rc = pma_heap_writable(heap);
-	if (rc == 0)
-		rc = dest_check(heap, dest);
+	rc = op_check(heap, dest);
 	if (rc < 0)
 		return rc;
 	off = __atomic_load_n(dest, __ATOMIC_ACQUIRE);
