@@ -77,8 +77,10 @@ PMA_API void pma_heap_close(struct pma_heap *heap);
  * after a crash either both happened or neither (no leak). The block's
  * content is undefined. -ENOMEM when no space is left (for this thread's
  * arena), -EINVAL for size 0, a misaligned dest or a dest in heap
- * metadata. Until the next allocator call of this thread's arena (or
- * close), recovery may rewrite *dest with this result.
+ * metadata. *dest is flushed lazily, with the dest words of this arena's
+ * next ops in the same cache line (at most 8 runs of ops on one word; a
+ * checkpoint or close flushes it): until then, recovery may rewrite *dest
+ * with this result.
  */
 PMA_API PMA_WUR int pma_malloc_to(struct pma_heap *heap, size_t size,
 				  uint64_t *dest);

@@ -31,23 +31,30 @@ static int arena_lock_room(struct pma_arena *arena)
 	return 0;
 }
 
-/* checkpoint when half the log is used, or when freed extents waiting
- * for a checkpoint hold 1 / PMA_PENDING_DIV of the heap: they are not
- * reusable before, and another thread could otherwise fill the heap with
- * them between a failed allocation's checkpoint and its retry (call
- * without the lock) */
-static void arena_maybe_checkpoint(struct pma_arena *arena)
+/* is a checkpoint due (lock held)? When half the log is used, or when
+ * freed extents waiting for a checkpoint hold 1 / PMA_PENDING_DIV of the
+ * heap: they are not reusable before, and another thread could otherwise
+ * fill the heap with them between a failed allocation's checkpoint and
+ * its retry. The caller runs it after unlocking. */
+static int arena_checkpoint_due(const struct pma_arena *arena)
 {
-	struct pma_heap *heap = arena->heap;
-	uint64_t used;
+	const struct pma_heap *heap = arena->heap;
 
-	pthread_mutex_lock(&arena->lock);
-	used = arena->tail - arena->head;
+	return arena->tail - arena->head >= heap->geom.log_cap / 2 ||
+	       atomic_load_explicit(&heap->pending_pages,
+				    memory_order_relaxed) >=
+		       heap->geom.npages / PMA_PENDING_DIV;
+}
+
+/* unlock after an op; run the checkpoint it made due (a failure is
+ * retried at the next op) */
+static void arena_unlock_op(struct pma_arena *arena, int rc)
+{
+	int due = rc == 0 && arena_checkpoint_due(arena);
+
 	pthread_mutex_unlock(&arena->lock);
-	if (used >= heap->geom.log_cap / 2 ||
-	    atomic_load(&heap->pending_pages) >=
-		    heap->geom.npages / PMA_PENDING_DIV)
-		(void)pma_checkpoint(heap); /* retried at the next op */
+	if (due)
+		(void)pma_checkpoint(arena->heap);
 }
 
 /* a new slab of class cls for arena, logged (SLAB_NEW), on its list */
@@ -87,7 +94,7 @@ out_put:
 }
 
 static int alloc_small(struct pma_arena *arena, size_t size, uint64_t *dest,
-		       unsigned flags)
+		       uint64_t dest_off, unsigned flags)
 {
 	struct pma_heap *heap = arena->heap;
 	unsigned cls = pma_class_of(size);
@@ -112,7 +119,7 @@ static int alloc_small(struct pma_arena *arena, size_t size, uint64_t *dest,
 		slab->in_partial = 0;
 	}
 	op.off = pma_slab_block_off(slab, idx);
-	op.dest = pma_offset(heap, dest);
+	op.dest = dest_off;
 	/* zeros must be durable before the record commits the block: a
 	 * second fence, zalloc only */
 	if (flags & PMA_ALLOC_ZERO)
@@ -120,14 +127,14 @@ static int alloc_small(struct pma_arena *arena, size_t size, uint64_t *dest,
 			  slab->block_size, 0);
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
-	pma_log_commit(arena, dest, pma_pool_off(heap, op.off));
+	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, op.off));
 out_unlock:
-	pthread_mutex_unlock(&arena->lock);
+	arena_unlock_op(arena, rc);
 	return rc;
 }
 
 static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
-		       unsigned flags)
+		       uint64_t dest_off, unsigned flags)
 {
 	struct pma_heap *heap = arena->heap;
 	struct pma_op op = { .type = PMA_REC_EXT_ALLOC };
@@ -146,37 +153,38 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 	atomic_store(&heap->pmap[page],
 		     pma_pmap_make(PMA_PMAP_EXTENT, op.npages));
 	op.off = pma_page_off(heap, page);
-	op.dest = pma_offset(heap, dest);
+	op.dest = dest_off;
 	/* zeros durable before the record commits the extent */
 	if (flags & PMA_ALLOC_ZERO)
 		pm_memset(heap->map, pma_addr(heap, op.off), 0,
 			  op.npages * PMA_PAGE, 0);
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
-	pma_log_commit(arena, dest, pma_pool_off(heap, op.off));
+	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, op.off));
 out_unlock:
-	pthread_mutex_unlock(&arena->lock);
+	arena_unlock_op(arena, rc);
 	return rc;
 }
 
 /* the checks every operation starts with: a heap open for writing and a
- * dest that is an aligned word outside the heap metadata (-EINVAL) */
-static int op_check(struct pma_heap *heap, const uint64_t *dest)
+ * dest that is an aligned word outside the heap metadata (-EINVAL); its
+ * pool offset (0 if outside the pool) in *ret_off */
+static int op_check(struct pma_heap *heap, const uint64_t *dest,
+		    uint64_t *ret_off)
 {
 	uint64_t off;
-	int rc;
 
 	if (!heap)
 		return util_errmsg_set(EINVAL, "no heap");
-	rc = pma_heap_writable(heap);
-	if (rc < 0)
-		return rc;
+	if (heap->rdonly)
+		return pma_heap_writable(heap);
 	if (!dest || (uintptr_t)dest % sizeof(*dest))
 		return util_errmsg_set(EINVAL,
 				       "dest %p is not an aligned "
 				       "8-byte word",
 				       (const void *)dest);
-	off = pma_offset(heap, dest);
+	off = pma_dest_off(heap, dest);
+	*ret_off = off;
 	if (off && pma_heap_dest_check(heap, off) < 0)
 		return util_errmsg_set(EINVAL,
 				       "dest 0x%llx is inside pool or "
@@ -189,9 +197,10 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 		 unsigned flags)
 {
 	struct pma_arena *arena;
+	uint64_t dest_off;
 	int rc, attempt;
 
-	rc = op_check(heap, dest);
+	rc = op_check(heap, dest, &dest_off);
 	if (rc < 0)
 		return rc;
 	if (size == 0 || size > heap->geom.npages * PMA_PAGE)
@@ -203,8 +212,8 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 	arena = pma_arena_get(heap);
 	for (attempt = 0;; attempt++) {
 		rc = size <= PMA_SMALL_MAX ?
-			     alloc_small(arena, size, dest, flags) :
-			     alloc_large(arena, size, dest, flags);
+			     alloc_small(arena, size, dest, dest_off, flags) :
+			     alloc_large(arena, size, dest, dest_off, flags);
 		/* frees waiting for a checkpoint may make room */
 		if (rc != -ENOMEM || attempt)
 			break;
@@ -217,16 +226,13 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 				       "heap full: no room for %zu "
 				       "bytes",
 				       size);
-	if (rc == 0)
-		arena_maybe_checkpoint(arena);
 	return rc;
 }
 
 static int free_block(struct pma_arena *arena, struct pma_slab *slab,
-		      uint64_t off, uint64_t *dest)
+		      uint64_t off, uint64_t *dest, uint64_t dest_off)
 {
-	struct pma_op op = { .off = off,
-			     .dest = pma_offset(arena->heap, dest) };
+	struct pma_op op = { .off = off, .dest = dest_off };
 	int own = slab->owner == arena->id;
 	uint32_t idx;
 	int rc;
@@ -250,7 +256,7 @@ static int free_block(struct pma_arena *arena, struct pma_slab *slab,
 	op.type = own ? PMA_REC_FREE : PMA_REC_RFREE;
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
-	pma_log_commit(arena, dest, 0);
+	pma_log_commit(arena, dest, dest_off, 0);
 	if (own) {
 		pma_slab_give(slab, idx);
 		if (!slab->in_partial) {
@@ -260,11 +266,12 @@ static int free_block(struct pma_arena *arena, struct pma_slab *slab,
 		}
 	}
 out_unlock:
-	pthread_mutex_unlock(&arena->lock);
+	arena_unlock_op(arena, rc);
 	return rc;
 }
 
-static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest)
+static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
+		       uint64_t dest_off)
 {
 	struct pma_heap *heap = arena->heap;
 	struct pma_op op = { .type = PMA_REC_EXT_FREE, .off = off };
@@ -281,7 +288,7 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest)
 				       "(bad offset or double free)",
 				       (unsigned long long)off);
 	op.npages = pma_pmap_npages(e);
-	op.dest = pma_offset(heap, dest);
+	op.dest = dest_off;
 	rc = arena_lock_room(arena);
 	if (rc < 0)
 		goto out_restore;
@@ -292,9 +299,9 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest)
 	}
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
-	pma_log_commit(arena, dest, 0);
+	pma_log_commit(arena, dest, dest_off, 0);
 	atomic_fetch_add(&heap->pending_pages, op.npages);
-	pthread_mutex_unlock(&arena->lock);
+	arena_unlock_op(arena, 0);
 	return 0;
 
 out_restore:
@@ -307,10 +314,10 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 {
 	struct pma_arena *arena;
 	struct pma_slab *slab;
-	uint64_t off, b;
+	uint64_t off, b, dest_off;
 	int rc;
 
-	rc = op_check(heap, dest);
+	rc = op_check(heap, dest, &dest_off);
 	if (rc < 0)
 		return rc;
 	off = __atomic_load_n(dest, __ATOMIC_ACQUIRE);
@@ -323,11 +330,8 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 				       (unsigned long long)off);
 	arena = pma_arena_get(heap);
 	slab = pma_heap_slab_at(heap, b);
-	rc = slab ? free_block(arena, slab, b, dest) :
-		    free_extent(arena, b, dest);
-	if (rc == 0)
-		arena_maybe_checkpoint(arena);
-	return rc;
+	return slab ? free_block(arena, slab, b, dest, dest_off) :
+		      free_extent(arena, b, dest, dest_off);
 }
 
 PMA_API int pma_malloc_to(struct pma_heap *heap, size_t size, uint64_t *dest)

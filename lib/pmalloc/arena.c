@@ -34,6 +34,7 @@ int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena)
 	arena->log = logs + (size_t)id * heap->geom.log_cap;
 	arena->head = arena->desc->head[heap->head_gen & 1];
 	arena->tail = arena->head;
+	arena->cur_k = ~0ULL;
 	arena->ops = calloc(heap->geom.log_cap, sizeof(*arena->ops));
 	if (!arena->ops) {
 		pthread_mutex_destroy(&arena->lock);
@@ -78,19 +79,37 @@ int pma_pending_push(struct pma_pending *p, uint64_t off)
 	return 0;
 }
 
-/* write record k and flush its line; the caller fences */
+/* make the append cursor describe record tail */
+static void log_cursor_sync(struct pma_arena *arena)
+{
+	uint32_t cap = arena->heap->geom.log_cap;
+
+	if (arena->cur_k == arena->tail)
+		return;
+	arena->cur_k = arena->tail;
+	arena->cur_lap = arena->tail / cap;
+	arena->cur_slot = (uint32_t)(arena->tail % cap);
+}
+
+/* write record tail and flush its line; the caller fences */
 static void log_put(struct pma_arena *arena, unsigned type, uint64_t payload,
 		    uint64_t value)
 {
-	uint32_t cap = arena->heap->geom.log_cap;
-	struct pma_rec *slot = pma_booklog_slot(arena->log, cap, arena->tail);
+	struct pma_rec *slot = pma_booklog_slot_at(arena->log, arena->cur_slot);
 	struct pma_rec rec;
 
-	pma_booklog_encode(arena->tail, cap, type, payload, value, &rec);
+	pma_assert(arena->cur_k == arena->tail);
+	pma_booklog_encode_lap(arena->tail, arena->cur_lap, type, payload,
+			       value, &rec);
 	__atomic_store_n(&slot->word0, rec.word0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->word1, rec.word1, __ATOMIC_RELAXED);
 	pm_flush(arena->heap->map, slot, sizeof(*slot));
 	arena->tail++;
+	arena->cur_k++;
+	if (++arena->cur_slot == arena->heap->geom.log_cap) {
+		arena->cur_slot = 0;
+		arena->cur_lap++;
+	}
 }
 
 /*
@@ -100,12 +119,14 @@ static void log_put(struct pma_arena *arena, unsigned type, uint64_t payload,
 int pma_log_append_op(struct pma_arena *arena, const struct pma_op *op)
 {
 	uint32_t cap = arena->heap->geom.log_cap;
-	struct pma_dram_op *d = &arena->ops[arena->tail % cap];
+	struct pma_dram_op *d;
 	uint64_t value = op->dest;
 	int ext = op->type == PMA_REC_EXT_ALLOC || op->type == PMA_REC_EXT_FREE;
 
 	if (arena->tail + 2 - arena->head > cap)
 		return -ENOSPC;
+	log_cursor_sync(arena);
+	d = &arena->ops[arena->cur_slot];
 	d->off = op->off;
 	d->npages = op->npages;
 	d->type = (uint8_t)op->type;
@@ -121,36 +142,53 @@ int pma_log_append_op(struct pma_arena *arena, const struct pma_op *op)
 }
 
 /*
- * Commit: flush the previous op's dest line, fence (the records appended
- * since the last fence become durable: the op is committed), then store
- * value in *dest. The store is made durable by the next commit or
- * checkpoint; until then recovery redoes it from the last record.
+ * Commit: flush the pending dest line unless this op's dest word is in it,
+ * fence (the records appended since the last fence become durable: the op
+ * is committed), then store value in *dest. The stores of consecutive ops
+ * into one line (an array of pointers, or one word again and again) are
+ * so flushed once, not once per op (no reflush). Until their line is
+ * flushed recovery redoes them from the log; to bound how far back, a
+ * pending line holds at most PMA_DEST_BATCH runs (ops in a row on one
+ * word form a run: only the last op of a run matters for its word).
+ * Recovery redoes each arena's last PMA_DEST_REDO runs: a pending batch
+ * plus the last op, whose fence may not have made its flush durable.
  */
-void pma_log_commit(struct pma_arena *arena, uint64_t *dest, uint64_t value)
+void pma_log_commit(struct pma_arena *arena, uint64_t *dest, uint64_t dest_off,
+		    uint64_t value)
 {
 	struct pma_heap *heap = arena->heap;
-	uint64_t dest_off = pma_offset(heap, dest);
+	uintptr_t line = (uintptr_t)dest & ~(uintptr_t)(PMA_LINE - 1);
+	int new_run = dest != arena->dest_last;
 
-	/* the same word again: this op's record supersedes the last one's,
-	 * so its old value need not be durable (saves a reflush) */
-	if (arena->dest_unflushed == dest)
-		arena->dest_unflushed = NULL;
-	pma_arena_flush_dest(arena);
+	if (arena->dest_line &&
+	    (!dest_off || line != arena->dest_line ||
+	     (new_run && arena->dest_runs >= PMA_DEST_BATCH)))
+		pma_arena_flush_dest(arena);
 	pm_drain(heap->map);
 	__atomic_store_n(dest, value, __ATOMIC_RELEASE);
-	if (dest_off) {
-		arena->dest_unflushed = dest;
+	if (!dest_off)
+		return;
+	if (!arena->dest_line) {
+		arena->dest_line = line;
 		arena->dest_map =
-			pool_part_map(heap->pool, pool_off_part(dest_off));
+			pool_off_part(dest_off) == heap->part ?
+				heap->map :
+				pool_part_map(heap->pool,
+					      pool_off_part(dest_off));
+		arena->dest_runs = 0;
+		new_run = 1;
 	}
+	arena->dest_runs += new_run;
+	arena->dest_last = dest;
 }
 
 void pma_arena_flush_dest(struct pma_arena *arena)
 {
-	if (!arena->dest_unflushed)
+	if (!arena->dest_line)
 		return;
-	pm_flush(arena->dest_map, arena->dest_unflushed, sizeof(uint64_t));
-	arena->dest_unflushed = NULL;
+	pm_flush(arena->dest_map, (const void *)arena->dest_line, PMA_LINE);
+	arena->dest_line = 0;
+	arena->dest_last = NULL;
 }
 
 void pma_arenas_lock(struct pma_heap *heap)

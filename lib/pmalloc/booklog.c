@@ -12,16 +12,9 @@
 #include "pmalloc/internal.h"
 #include "util/crc.h"
 
-#define SLOTS_PER_LINE (PMA_LINE / sizeof(struct pma_rec))
-
 struct pma_rec *pma_booklog_slot(struct pma_rec *log, uint32_t cap, uint64_t k)
 {
-	uint64_t j = k % cap;
-	uint64_t group = j / PMA_LOG_GROUP;
-	uint64_t r = j % PMA_LOG_GROUP;
-	uint64_t line = group * PMA_NBANKS + r % PMA_NBANKS;
-
-	return &log[line * SLOTS_PER_LINE + r / PMA_NBANKS];
+	return pma_booklog_slot_at(log, (uint32_t)(k % cap));
 }
 
 static uint64_t rec_epoch(uint64_t k, uint32_t cap)
@@ -34,6 +27,16 @@ static uint64_t rec_tag(uint64_t k, uint32_t cap)
 	return (k / cap) % 7 + 1;
 }
 
+static uint64_t lap_epoch(uint64_t lap)
+{
+	return (lap + 1) & PMA_REC_EPOCH_MASK;
+}
+
+static uint64_t lap_tag(uint64_t lap)
+{
+	return lap % 7 + 1;
+}
+
 static uint64_t rec_csum(uint64_t word0, uint64_t word1, uint64_t k)
 {
 	uint64_t buf[3];
@@ -44,20 +47,27 @@ static uint64_t rec_csum(uint64_t word0, uint64_t word1, uint64_t k)
 	return util_crc32c(0, buf, sizeof(buf)) & PMA_REC_CSUM_MASK;
 }
 
-void pma_booklog_encode(uint64_t k, uint32_t cap, unsigned type,
-			uint64_t payload, uint64_t value,
-			struct pma_rec *ret_rec)
+void pma_booklog_encode_lap(uint64_t k, uint64_t lap, unsigned type,
+			    uint64_t payload, uint64_t value,
+			    struct pma_rec *ret_rec)
 {
 	uint64_t w0, w1;
 
 	pma_assert(payload <= PMA_REC_PAYLOAD_MAX);
 	pma_assert((value & PMA_REC_TAG_MASK) == 0);
-	w0 = (uint64_t)type | rec_epoch(k, cap) << PMA_REC_EPOCH_SHIFT |
+	w0 = (uint64_t)type | lap_epoch(lap) << PMA_REC_EPOCH_SHIFT |
 	     payload << PMA_REC_PAYLOAD_SHIFT;
-	w1 = value | rec_tag(k, cap);
+	w1 = value | lap_tag(lap);
 	w0 |= rec_csum(w0, w1, k) << PMA_REC_CSUM_SHIFT;
 	ret_rec->word0 = w0;
 	ret_rec->word1 = w1;
+}
+
+void pma_booklog_encode(uint64_t k, uint32_t cap, unsigned type,
+			uint64_t payload, uint64_t value,
+			struct pma_rec *ret_rec)
+{
+	pma_booklog_encode_lap(k, k / cap, type, payload, value, ret_rec);
 }
 
 int pma_booklog_decode(const struct pma_rec *log, uint32_t cap, uint64_t k,

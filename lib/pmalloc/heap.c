@@ -259,6 +259,7 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 	heap->map = pool_part_map(heap->pool, HEAP_PART);
 	heap->part = HEAP_PART;
 	heap->part_base = pm_map_addr(heap->map);
+	heap->part_size = pm_map_size(heap->map);
 	heap->region_off = region->off;
 	heap->hdr = pma_addr(heap, region->off);
 	if (heap->rdonly &&

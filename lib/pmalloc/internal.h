@@ -32,6 +32,11 @@
 #define PMA_SMALL_MAX 14336 /* largest size class */
 #define PMA_MAX_ARENAS 64
 #define PMA_PENDING_DIV 4 /* see pma_heap.pending_pages */
+/* at most this many runs of an arena's ops leave their dest words
+ * unflushed in one line; recovery redoes each arena's last
+ * PMA_DEST_REDO runs of ops with a dest (see pma_log_commit) */
+#define PMA_DEST_BATCH 8
+#define PMA_DEST_REDO (PMA_DEST_BATCH + 1)
 #define PMA_LIVE_WORDS 16 /* 1024 bits >= PMA_SLAB_MAX_BLOCKS */
 /* words of each PM bitmap line that can hold block bits */
 #define PMA_SLAB_LINE_WORDS 3
@@ -99,7 +104,20 @@ struct pma_op {
 	unsigned nrecs; /* 1 or 2 */
 };
 
+/* slot j (< cap) of a log: consecutive j go to different lines */
+static inline struct pma_rec *pma_booklog_slot_at(struct pma_rec *log,
+						  uint32_t j)
+{
+	uint32_t group = j / PMA_LOG_GROUP, r = j % PMA_LOG_GROUP;
+	uint32_t line = group * PMA_NBANKS + r % PMA_NBANKS;
+
+	return &log[line * (PMA_LINE / sizeof(struct pma_rec)) + r / PMA_NBANKS];
+}
 struct pma_rec *pma_booklog_slot(struct pma_rec *log, uint32_t cap, uint64_t k);
+/* encode record k of lap k / cap (the appender knows the lap: no divide) */
+void pma_booklog_encode_lap(uint64_t k, uint64_t lap, unsigned type,
+			    uint64_t payload, uint64_t value,
+			    struct pma_rec *ret_rec);
 void pma_booklog_encode(uint64_t k, uint32_t cap, unsigned type,
 			uint64_t payload, uint64_t value,
 			struct pma_rec *ret_rec);
@@ -143,9 +161,16 @@ struct pma_arena {
 	struct pma_rec *log; /* PM, heap->geom.log_cap slots */
 	uint64_t head; /* == desc->head[heap->head_gen & 1] */
 	uint64_t tail; /* next record index */
-	uint64_t *dest_unflushed; /* last op's dest, flushed by the next
-					fence (NULL if none / outside) */
-	struct pm_map *dest_map; /* the part dest_unflushed is in */
+	/* log_put's cursor: slot and lap of record cur_k (== tail when
+	 * valid; recomputed when something else moved tail) */
+	uint64_t cur_k, cur_lap;
+	uint32_t cur_slot;
+	/* the line holding the last ops' dest words, not flushed yet (0 if
+	 * none), see pma_log_commit; flushed by a checkpoint too */
+	uintptr_t dest_line;
+	struct pm_map *dest_map; /* the part dest_line is in */
+	uint64_t *dest_last; /* the last op's dest word (in dest_line) */
+	unsigned dest_runs; /* runs of ops on one word since the flush */
 	struct pma_slab *partial[PMA_NCLASSES];
 	struct pma_dram_op *ops; /* log_cap entries, ops since head */
 	struct pma_pending rfreed; /* blocks owned by other arenas */
@@ -167,8 +192,11 @@ enum pma_alloc_flags {
 int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 		 unsigned flags);
 int pma_log_append_op(struct pma_arena *arena, const struct pma_op *op);
-void pma_log_commit(struct pma_arena *arena, uint64_t *dest, uint64_t value);
-/* flush (no fence) the last op's dest word, if not yet flushed */
+/* commit the appended op (one fence), then store value in *dest (pool
+ * offset dest_off, 0 if outside the pool) */
+void pma_log_commit(struct pma_arena *arena, uint64_t *dest, uint64_t dest_off,
+		    uint64_t value);
+/* flush (no fence) the pending dest line, if any */
 void pma_arena_flush_dest(struct pma_arena *arena);
 
 /* ------------------------------------------------------------ extent.c */
@@ -210,6 +238,7 @@ struct pma_heap {
 	struct pm_map *map; /* the heap's part */
 	unsigned part; /* part index */
 	char *part_base; /* address of byte 0 of the part */
+	uint64_t part_size; /* bytes mapped from part_base */
 	uint64_t region_off; /* byte offset of the region in the part */
 	struct pma_heap_hdr *hdr; /* PM */
 	struct pma_geom geom;
@@ -252,6 +281,15 @@ static inline uint64_t pma_page_of(const struct pma_heap *heap,
 static inline uint64_t pma_page_off(const struct pma_heap *heap, uint64_t page)
 {
 	return heap->data_base + (page << PMA_PAGE_SHIFT);
+}
+/* pool offset of addr (0 if outside the pool): the heap's part inline */
+static inline uint64_t pma_dest_off(struct pma_heap *heap, const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr, base = (uintptr_t)heap->part_base;
+
+	if (a >= base && a - base < heap->part_size)
+		return pool_off_make(heap->part, a - base);
+	return pool_offset(heap->pool, addr);
 }
 /* the DRAM slab covering byte offset off, or NULL */
 struct pma_slab *pma_heap_slab_at(struct pma_heap *heap, uint64_t off);

@@ -8,7 +8,7 @@
  * only then do all heads move together, by one head_gen store (second
  * fence): the logs are only consistent with each other over the same
  * range. A crash anywhere re-applies the same range, which yields the same
- * state. Recovery also redoes the dest words of each log's last two ops
+ * state. Recovery also redoes the dest words of each log's last ops
  * and clears a torn record at the tail; the read-only open runs the same
  * replay into DRAM copies (rdonly.c). A checkpoint takes the ops from
  * the arenas' DRAM copies (arena->ops, written with the records), recovery
@@ -43,31 +43,51 @@ static int arena_op(struct pma_heap *heap, struct pma_arena *arena, uint64_t k,
 	return 0;
 }
 
-/* apply arena's ops of one phase; remember its last two ops with a dest
- * in ret_last[0..1] (the older first); ret_last != NULL or from_log:
- * decode the PM log, else use the DRAM copies */
+/* an arena's last PMA_DEST_REDO runs of ops with a dest, oldest first:
+ * the ops whose dest stores may not be durable (pma_log_commit); an op on
+ * the same word as the op before it replaces it */
+struct redo_ring {
+	struct pma_op op[PMA_DEST_REDO];
+	unsigned n;
+};
+
+static void redo_push(struct redo_ring *r, const struct pma_op *op)
+{
+	/* a SLAB_NEW is part of the next op; no dest: nothing to redo */
+	if (op->type == PMA_REC_SLAB_NEW || !op->dest)
+		return;
+	if (r->n && r->op[r->n - 1].dest == op->dest) {
+		r->op[r->n - 1] = *op;
+		return;
+	}
+	if (r->n == PMA_DEST_REDO) {
+		memmove(&r->op[0], &r->op[1], (r->n - 1) * sizeof(r->op[0]));
+		r->n--;
+	}
+	r->op[r->n++] = *op;
+}
+
+/* apply arena's ops of one phase; collect the ops to redo in ret_redo;
+ * ret_redo != NULL or from_log: decode the PM log, else use the DRAM
+ * copies */
 static int apply_arena(struct pma_heap *heap, struct pma_arena *arena,
 		       int phase2, struct pma_dirty *dirty,
-		       struct pma_op *ret_last, int from_log)
+		       struct redo_ring *ret_redo, int from_log)
 {
 	struct pma_op op;
 	uint64_t k;
 	int rc;
 
 	for (k = arena->head; k < arena->tail; k += op.nrecs) {
-		rc = arena_op(heap, arena, k, from_log || ret_last, &op);
+		rc = arena_op(heap, arena, k, from_log || ret_redo, &op);
 		if (rc < 0)
 			return util_errmsg_set(EIO,
 					       "arena %u: record %llu "
 					       "unreadable",
 					       arena->id,
 					       (unsigned long long)k);
-		/* a SLAB_NEW is part of the next op: it does not make the
-		 * previous op's dest durable */
-		if (ret_last && !phase2 && op.type != PMA_REC_SLAB_NEW) {
-			ret_last[0] = ret_last[1];
-			ret_last[1] = op;
-		}
+		if (ret_redo && !phase2)
+			redo_push(ret_redo, &op);
 		if (pma_op_is_phase2(&op) != phase2)
 			continue;
 		rc = pma_apply_op(heap, &op, dirty);
@@ -80,10 +100,10 @@ static int apply_arena(struct pma_heap *heap, struct pma_arena *arena,
 	return 0;
 }
 
-/* phase 1 then phase 2 over every arena; last[2i..2i+1]: arena i's last
- * two ops */
+/* phase 1 then phase 2 over every arena; redo[i]: arena i's ops to redo
+ * (NULL: none wanted) */
 static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
-		     struct pma_op *last, int from_log)
+		     struct redo_ring *redo, int from_log)
 {
 	unsigned i;
 	int phase2, rc;
@@ -91,7 +111,7 @@ static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
 	for (phase2 = 0; phase2 <= 1; phase2++) {
 		for (i = 0; i < heap->geom.narenas; i++) {
 			rc = apply_arena(heap, &heap->arenas[i], phase2, dirty,
-					 last ? &last[2 * i] : NULL, from_log);
+					 redo ? &redo[i] : NULL, from_log);
 			if (rc < 0)
 				return rc;
 		}
@@ -212,19 +232,22 @@ out_unlock:
 }
 
 /*
- * Recovery: store the dest word of a log's last ops again (their stores
- * may not be durable). Two logs' last ops may name the same dest (one
- * arena allocated into it, another freed from it, in either order), so
- * frees go first, then allocations whose block is still live after the
- * replay store it: a block freed later is not live, and a later
- * allocation into a freed dest wins over the free. A free clears the word
- * if it names the freed block (even if that block is live again: then a
- * later allocation of the same arena owns it and is redone after), or a
+ * Recovery: store the dest words of each log's last ops again (their
+ * stores may not be durable, see pma_log_commit). Two logs' ops may name
+ * the same dest (one arena allocated into it, another freed from it, in
+ * either order), so frees go first, then allocations whose block is still
+ * live after the replay store it: a block freed later is not live, and a
+ * later allocation into a freed dest wins over the free. A free clears the
+ * word if it names the freed block (even if that block is live again: then
+ * a later allocation of the same arena owns it and is redone after), or a
  * block that is not live: an older value of the word whose later stores
- * were never flushed (an op on the same word as the previous op of its
- * arena skips that flush, see pma_log_commit). Another live block can
- * only be a later allocation's durable result. Invariant: after recovery
- * no dest word named by a replayed op names a block that is not live.
+ * were never flushed. Another live block can only be a later allocation's
+ * durable result. An allocation is redone only if no later op of its
+ * arena's window names the same block: a block is reused before a
+ * checkpoint only after a free by its owner arena, the arena that
+ * allocates it, so a later allocation of it is in the same window and
+ * owns it. Invariant: after recovery no dest word named by a replayed op
+ * names a block that is not live.
  */
 static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs)
 {
@@ -256,6 +279,26 @@ static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs)
 	return 0;
 }
 
+/* redo one arena's window: frees (allocs == 0) or allocations */
+static int redo_ring(struct pma_heap *heap, const struct redo_ring *r,
+		     int allocs)
+{
+	unsigned i, j;
+	int rc;
+
+	for (i = 0; i < r->n; i++) {
+		for (j = i + 1; allocs && j < r->n; j++)
+			if (r->op[j].off == r->op[i].off)
+				break;
+		if (allocs && j < r->n)
+			continue; /* a later op of the window names it */
+		rc = redo_dest(heap, &r->op[i], allocs);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* recovery: zero the (possibly torn) slots at and after the tail */
 static void clear_tail(struct pma_heap *heap, struct pma_arena *arena)
 {
@@ -273,19 +316,16 @@ static void clear_tail(struct pma_heap *heap, struct pma_arena *arena)
 	}
 }
 
-static int recover_apply(struct pma_heap *heap, struct pma_op *last)
+static int recover_apply(struct pma_heap *heap, struct redo_ring *redo)
 {
 	struct pma_dirty dirty = { 0 };
-	unsigned i;
+	unsigned i, n = heap->geom.narenas;
 	int rc;
 
-	rc = apply_all(heap, &dirty, last, 1);
-	/* frees, then allocations; each arena's last two ops (in a torn
-	 * image the last record may be durable without its fence, which
-	 * also flushed the previous op's dest) */
-	for (i = 0; rc == 0 && i < 4 * heap->geom.narenas; i++)
-		rc = redo_dest(heap, &last[i % (2 * heap->geom.narenas)],
-			       i >= 2 * heap->geom.narenas);
+	rc = apply_all(heap, &dirty, redo, 1);
+	/* every arena's frees, then every arena's allocations */
+	for (i = 0; rc == 0 && i < 2 * n; i++)
+		rc = redo_ring(heap, &redo[i % n], i >= n);
 	if (rc == 0)
 		pma_dirty_flush(heap, &dirty);
 	pma_dirty_release(&dirty);
@@ -311,21 +351,21 @@ int pma_recover_rdonly(struct pma_heap *heap)
 
 int pma_recover(struct pma_heap *heap)
 {
-	struct pma_op *last;
+	struct redo_ring *redo;
 	struct pma_arena *arena;
 	unsigned i;
 	int rc;
 
-	last = calloc(2 * (size_t)heap->geom.narenas, sizeof(*last));
-	if (!last)
+	redo = calloc(heap->geom.narenas, sizeof(*redo));
+	if (!redo)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	for (i = 0; i < heap->geom.narenas; i++) {
 		arena = &heap->arenas[i];
 		arena->tail = pma_booklog_find_tail(
 			arena->log, heap->geom.log_cap, arena->head);
 	}
-	rc = recover_apply(heap, last);
-	free(last);
+	rc = recover_apply(heap, redo);
+	free(redo);
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < heap->geom.narenas; i++)

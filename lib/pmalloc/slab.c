@@ -33,7 +33,11 @@ uint32_t pma_class_size(unsigned cls)
 
 unsigned pma_class_of(size_t size)
 {
-	unsigned lo = 0, hi = PMA_NCLASSES - 1;
+	unsigned lo = 16, hi = PMA_NCLASSES - 1;
+
+	/* 64-byte steps up to 1 KiB: classes 0..15 */
+	if (size <= 1024)
+		return size ? (unsigned)((size - 1) / 64) : 0;
 
 	/* smallest class >= size */
 	while (lo < hi) {

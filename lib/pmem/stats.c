@@ -145,6 +145,28 @@ static void mru_update(uintptr_t *mru, uintptr_t first, uintptr_t n)
 		mru[j++] = PM_NO_LINE;
 }
 
+/* the common case, one line: a reflush if it is in the MRU; move it to
+ * the front (same result as mru_reflushes + mru_update for n = 1) */
+static void count_one_line(struct pm_tstats *t, uintptr_t line, size_t len)
+{
+	uintptr_t xp = line / PM_XPLINE;
+	int j;
+
+	ctr_add(&t->s.lines_flushed, 1);
+	ctr_add(&t->s.bytes_persisted, len);
+	for (j = 0; j < PM_MRU_LINES - 1 && t->mru[j] != line; j++)
+		;
+	if (t->mru[j] == line)
+		ctr_add(&t->s.reflushes, 1);
+	for (; j > 0; j--)
+		t->mru[j] = t->mru[j - 1];
+	t->mru[0] = line;
+	if (xp != t->last_xpline) {
+		ctr_add(&t->s.xplines, 1);
+		t->last_xpline = xp;
+	}
+}
+
 void pm_stats_count_range(const void *addr, size_t len)
 {
 	struct pm_tstats *t;
@@ -155,6 +177,10 @@ void pm_stats_count_range(const void *addr, size_t len)
 	t = stats_self();
 	first = (uintptr_t)addr & ~(uintptr_t)(PM_CACHELINE - 1);
 	last = ((uintptr_t)addr + len - 1) & ~(uintptr_t)(PM_CACHELINE - 1);
+	if (first == last) {
+		count_one_line(t, first, len);
+		return;
+	}
 	n = (last - first) / PM_CACHELINE + 1;
 	xp_first = first / PM_XPLINE;
 	xp_last = last / PM_XPLINE;

@@ -14,6 +14,7 @@
 static uint32_t crc_table[256];
 static int crc_use_hw;
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+static int crc_inited; /* crc_init has run (atomic) */
 
 static void crc_init(void)
 {
@@ -60,9 +61,20 @@ static uint32_t crc32c_hw(uint32_t crc, const unsigned char *p, size_t len)
 }
 #endif
 
+/* checked without a call once initialised: log appends checksum every
+ * record */
+static inline void crc_ready(void)
+{
+	if (__builtin_expect(!__atomic_load_n(&crc_inited, __ATOMIC_ACQUIRE),
+			     0)) {
+		pthread_once(&crc_once, crc_init);
+		__atomic_store_n(&crc_inited, 1, __ATOMIC_RELEASE);
+	}
+}
+
 uint32_t util_crc32c(uint32_t crc, const void *buf, size_t len)
 {
-	pthread_once(&crc_once, crc_init);
+	crc_ready();
 	if (crc_use_hw)
 		return ~crc32c_hw(~crc, buf, len);
 	return ~crc32c_sw(~crc, buf, len);

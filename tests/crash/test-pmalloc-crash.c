@@ -87,15 +87,33 @@ static void crash_hook(uint64_t fence_no, void *arg)
 		_exit(0); /* the parent gave up */
 }
 
+/* the next slot: random, the next one (a walk along a line of dest
+ * words), the same again, or its neighbour in the line (two words taking
+ * turns): the patterns whose dest stores share a line and stay unflushed
+ * together (pma_log_commit) */
+static unsigned next_slot(uint64_t rnd, unsigned last)
+{
+	switch ((rnd >> 32) % 4) {
+	case 0:
+		return (unsigned)(rnd % NSLOTS);
+	case 1:
+		return (last + 1) % NSLOTS;
+	case 2:
+		return last;
+	default:
+		return last ^ 1;
+	}
+}
+
 static void *worker(void *arg)
 {
-	unsigned id = (unsigned)(uintptr_t)arg, i, s;
+	unsigned id = (unsigned)(uintptr_t)arg, i, s = id * NSLOTS / NTHREADS;
 	uint64_t rnd = id * 0x9e3779b97f4a7c15ULL + 1 + work.rnd;
 	int rc;
 
 	for (i = 0; i < OPS_PER_THREAD; i++) {
 		rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
-		s = (unsigned)(rnd % NSLOTS);
+		s = next_slot(rnd, s);
 		pthread_mutex_lock(&work.locks[s]);
 		if (work.slots[s])
 			rc = pma_free_from(work.heap, &work.slots[s]);
