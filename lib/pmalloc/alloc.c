@@ -93,11 +93,19 @@ out_put:
 	return -ENOMEM;
 }
 
-static int alloc_small(struct pma_arena *arena, size_t size, uint64_t *dest,
-		       uint64_t dest_off, unsigned flags)
+static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
+		       uint64_t dest_off, unsigned flags);
+
+/*
+ * A block of class cls from arena's slabs, logged in arena's log (the
+ * owner's: a block's allocations and owner frees stay in one log). grow:
+ * the caller's own arena, which may make a new slab; else a neighbour it
+ * only takes free blocks from (-ENOMEM if it has none).
+ */
+static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
+		       uint64_t dest_off, unsigned flags, int grow)
 {
 	struct pma_heap *heap = arena->heap;
-	unsigned cls = pma_class_of(size);
 	struct pma_op op = { .type = PMA_REC_ALLOC };
 	struct pma_slab *slab;
 	uint32_t idx;
@@ -107,7 +115,7 @@ static int alloc_small(struct pma_arena *arena, size_t size, uint64_t *dest,
 	if (rc < 0)
 		return rc;
 	if (!arena->partial[cls]) {
-		rc = arena_slab_new(arena, cls);
+		rc = grow ? arena_slab_new(arena, cls) : -ENOMEM;
 		if (rc < 0)
 			goto out_unlock;
 	}
@@ -130,6 +138,37 @@ static int alloc_small(struct pma_arena *arena, size_t size, uint64_t *dest,
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, op.off));
 out_unlock:
 	arena_unlock_op(arena, rc);
+	return rc;
+}
+
+/* the thread's arena is out of blocks of cls and the heap out of slabs:
+ * take a free block from another arena's slabs (their owners keep them) */
+static int alloc_small_elsewhere(struct pma_arena *own, unsigned cls,
+				 uint64_t *dest, uint64_t dest_off,
+				 unsigned flags)
+{
+	struct pma_heap *heap = own->heap;
+	unsigned i, n = heap->geom.narenas;
+	int rc = -ENOMEM;
+
+	for (i = 1; i < n && rc == -ENOMEM; i++)
+		rc = alloc_small(&heap->arenas[(own->id + i) % n], cls, dest,
+				 dest_off, flags, 0);
+	return rc;
+}
+
+static int alloc_one(struct pma_arena *arena, size_t size, uint64_t *dest,
+		     uint64_t dest_off, unsigned flags)
+{
+	unsigned cls;
+	int rc;
+
+	if (size > PMA_SMALL_MAX)
+		return alloc_large(arena, size, dest, dest_off, flags);
+	cls = pma_class_of(size);
+	rc = alloc_small(arena, cls, dest, dest_off, flags, 1);
+	if (rc == -ENOMEM)
+		rc = alloc_small_elsewhere(arena, cls, dest, dest_off, flags);
 	return rc;
 }
 
@@ -211,9 +250,7 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 			      util_errmsg_set(EINVAL, "size 0");
 	arena = pma_arena_get(heap);
 	for (attempt = 0;; attempt++) {
-		rc = size <= PMA_SMALL_MAX ?
-			     alloc_small(arena, size, dest, dest_off, flags) :
-			     alloc_large(arena, size, dest, dest_off, flags);
+		rc = alloc_one(arena, size, dest, dest_off, flags);
 		/* frees waiting for a checkpoint may make room */
 		if (rc != -ENOMEM || attempt)
 			break;

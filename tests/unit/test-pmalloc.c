@@ -557,6 +557,80 @@ static void test_fences_per_op(void **state)
 		      (double)ps.reflushes / nops);
 	assert_true(ps.fences <= nops + nops / 50);
 	assert_true(ps.reflushes <= nops / 50);
+
+	/* packed dests (an array of pointers): the dest stores of 8 ops
+	 * share a line, flushed once (dest batching) */
+	pm_stats_reset();
+	for (i = 0; i < 8000; i++) {
+		uint64_t *d = &f->dests[i % 800];
+
+		if (i / 800 % 2 == 0)
+			assert_int_equal(pma_malloc_to(f->heap, 64, d), 0);
+		else
+			assert_int_equal(pma_free_from(f->heap, d), 0);
+	}
+	pm_stats_get(&ps);
+	print_message("# packed: %.3f fences/op, %.3f flushes/op, %.4f "
+		      "reflushes/op\n",
+		      (double)ps.fences / 8000, (double)ps.lines_flushed / 8000,
+		      (double)ps.reflushes / 8000);
+	assert_true(ps.fences <= 8000 + 8000 / 50);
+	/* 1 record line + 1/8 dest line per op, plus checkpoints */
+	assert_true(ps.lines_flushed <= 8000 + 8000 / 8 + 8000 / 10);
+	assert_true(ps.reflushes <= 8000 / 100);
+}
+
+/* a thread whose arena has no free block of a class and the heap no room
+ * for a new slab takes one from another arena's slabs (not -ENOMEM) */
+struct steal_arg {
+	struct fx *f;
+	unsigned from, n;
+	int rc;
+};
+
+static void *steal_main(void *arg)
+{
+	struct steal_arg *a = arg;
+	unsigned i;
+
+	for (i = 0; i < a->n; i++) {
+		a->rc = pma_malloc_to(a->f->heap, 2000,
+				      &a->f->dests[a->from + i]);
+		if (a->rc)
+			return NULL;
+	}
+	return NULL;
+}
+
+static void test_alloc_other_arena(void **state)
+{
+	struct fx *f = *state;
+	struct steal_arg a = { .f = f };
+	pthread_t tid;
+	unsigned i, n;
+	int rc = 0;
+
+	fx_create(f, 4 * MIB);
+	/* this thread's arena fills the heap with 2000-byte blocks */
+	for (n = 0; n < NDEST && rc == 0; n++)
+		rc = pma_malloc_to(f->heap, 2000, &f->dests[n]);
+	assert_int_equal(rc, -ENOMEM);
+	n--;
+	assert_true(n > 1000);
+	for (i = 0; i < n; i += 2)
+		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
+	/* another thread (another arena) gets the freed blocks */
+	a.from = n;
+	a.n = n / 2 < NDEST - n ? n / 2 : NDEST - n;
+	assert_int_equal(pthread_create(&tid, NULL, steal_main, &a), 0);
+	assert_int_equal(pthread_join(tid, NULL), 0);
+	assert_int_equal(a.rc, 0);
+	for (i = n; i < n + a.n; i++)
+		assert_int_equal(pma_usable_size(f->heap, f->dests[i]), 2048);
+	/* and the state survives a reopen */
+	fx_reopen(f);
+	for (i = n; i < n + a.n; i++)
+		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
 }
 
 static int count_cb(const struct pma_log_entry *e, void *arg)
@@ -1047,6 +1121,7 @@ int main(void)
 		T(test_pending_extents),
 		T(test_log_wrap),
 		T(test_fences_per_op),
+		T(test_alloc_other_arena),
 		T(test_log_foreach_stats),
 		T(test_threads_remote_free),
 		T(test_open_format),
