@@ -201,27 +201,37 @@ void pma_arena_flush_dest(struct pma_arena *arena);
 
 /* ------------------------------------------------------------ extent.c */
 
-struct pma_ext {
-	uint64_t start; /* first page index */
-	uint64_t npages; /* pages */
-};
+/* tree nodes are allocated this many at a time */
+#define PMA_EXT_BLOCK_NODES 64
+struct pma_ext_node; /* private to extent.c */
+struct pma_ext_block;
 
-/* free extents sorted by start, coalesced */
+/* free extents, coalesced: a tree keyed by start; zeroed = empty */
 struct pma_ext_index {
-	struct pma_ext *v;
-	size_t count;
-	size_t alloc;
+	struct pma_ext_node *root;
+	struct pma_ext_node *spare; /* free list of unused nodes */
+	size_t nspare;
+	struct pma_ext_block *blocks; /* all node memory, newest first */
+	size_t nfresh; /* never used nodes at the end of the newest block */
+	size_t count; /* free runs */
+	uint64_t free_pages; /* their total length */
 };
 
 void pma_ext_index_release(struct pma_ext_index *idx);
-/* take npages pages whose start is a multiple of align; -ENOMEM */
+/* take npages pages whose start is a multiple of align, from the free run
+ * with the lowest start that can hold them; -ENOMEM if none, or if a node
+ * cannot be allocated (the index is then unchanged) */
 int pma_ext_take(struct pma_ext_index *idx, uint64_t npages, uint64_t align,
 		 uint64_t *ret_start);
-/* give back a range (coalesces); -ENOMEM if the index cannot grow */
+/* give back a range that overlaps no free one (coalesces); -ENOMEM if a
+ * node cannot be allocated (the index is then unchanged) */
 int pma_ext_put(struct pma_ext_index *idx, uint64_t start, uint64_t npages);
 
 uint64_t pma_ext_largest(const struct pma_ext_index *idx);
 uint64_t pma_ext_free_pages(const struct pma_ext_index *idx);
+/* tests: 0 if the tree is sorted, coalesced, balanced and its counters and
+ * subtree maxima are right, else -EINVAL with a message */
+int pma_ext_check(const struct pma_ext_index *idx);
 
 /* ------------------------------------------------------------ heap.c */
 

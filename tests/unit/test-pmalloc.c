@@ -4,8 +4,8 @@
  * free_from, large extents, root, usable_size, errors, persistence across
  * reopen, threads, fences per op) and internal invariants through
  * internal.h (class table, interleaved bitmap and log slots, record
- * validity, free-extent index, dirty-line set, pending extents). Heaps
- * live in a fresh /dev/shm directory.
+ * validity, dirty-line set, pending extents; the free-extent index has its
+ * own test-pmalloc-extent). Heaps live in a fresh /dev/shm directory.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -260,30 +260,6 @@ static void test_record_validity(void **state)
 	assert_int_equal(pma_booklog_decode(log, cap, 5, &type, &payload,
 					    &value),
 			 -EBADMSG);
-}
-
-static void test_extent_index(void **state)
-{
-	struct pma_ext_index idx = { 0 };
-	uint64_t s;
-	(void)state;
-
-	assert_int_equal(pma_ext_put(&idx, 0, 100), 0);
-	assert_int_equal(pma_ext_take(&idx, 3, 1, &s), 0);
-	assert_int_equal(s, 0);
-	assert_int_equal(pma_ext_take(&idx, 16, 16, &s), 0);
-	assert_int_equal(s, 16); /* aligned: leaves [3,16) free */
-	assert_int_equal(idx.count, 2);
-	assert_int_equal(pma_ext_free_pages(&idx), 100 - 19);
-	assert_int_equal(pma_ext_take(&idx, 200, 1, &s), -ENOMEM);
-	assert_int_equal(pma_ext_put(&idx, 16, 16), 0); /* merges both */
-	assert_int_equal(idx.count, 1);
-	assert_int_equal(pma_ext_put(&idx, 0, 3), 0);
-	assert_int_equal(idx.count, 1);
-	assert_int_equal(pma_ext_largest(&idx), 100);
-	assert_int_equal(pma_ext_take(&idx, 100, 1, &s), 0);
-	assert_int_equal(idx.count, 0);
-	pma_ext_index_release(&idx);
 }
 
 /* ------------------------------------------------------------ API */
@@ -1111,7 +1087,6 @@ int main(void)
 		cmocka_unit_test(test_slab_load),
 		cmocka_unit_test(test_log_slots),
 		cmocka_unit_test(test_record_validity),
-		cmocka_unit_test(test_extent_index),
 		T(test_malloc_free_reopen),
 		T(test_errors),
 		T(test_root),
