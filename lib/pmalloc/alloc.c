@@ -20,13 +20,13 @@ static int arena_lock_room(struct pma_arena *arena)
 {
 	int rc;
 
-	pthread_mutex_lock(&arena->lock);
+	pma_arena_lock(arena);
 	while (arena->tail + 2 - arena->head > arena->heap->geom.log_cap) {
-		pthread_mutex_unlock(&arena->lock);
+		pma_arena_unlock(arena);
 		rc = pma_checkpoint(arena->heap);
 		if (rc < 0)
 			return rc;
-		pthread_mutex_lock(&arena->lock);
+		pma_arena_lock(arena);
 	}
 	return 0;
 }
@@ -52,7 +52,7 @@ static void arena_unlock_op(struct pma_arena *arena, int rc)
 {
 	int due = rc == 0 && arena_checkpoint_due(arena);
 
-	pthread_mutex_unlock(&arena->lock);
+	pma_arena_unlock(arena);
 	if (due)
 		(void)pma_checkpoint(arena->heap);
 }
@@ -331,7 +331,7 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 		goto out_restore;
 	rc = pma_pending_push(&arena->ext_freed, page);
 	if (rc < 0) {
-		pthread_mutex_unlock(&arena->lock);
+		pma_arena_unlock(arena);
 		goto out_restore;
 	}
 	rc = pma_log_append_op(arena, &op);

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * PMAlloc arenas: one bookkeeping log and the slabs allocated from it.
- * A thread binds to one arena per heap (round robin at first use) and
- * keeps it; the arena mutex is uncontended while threads <= arenas. Also
- * the log append/commit primitives every operation goes through.
+ * PMAlloc arenas: one bookkeeping log and the slabs allocated from it
+ * (binding threads to arenas and locking them: owner.c). Also the log
+ * append/commit primitives every operation goes through.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,12 +10,6 @@
 
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
-
-/* the last heap this thread used and its arena there */
-static __thread struct {
-	uint64_t heap_id;
-	unsigned arena;
-} tls_binding;
 
 int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena)
 {
@@ -50,16 +43,6 @@ void pma_arena_release(struct pma_arena *arena)
 	free(arena->ext_freed.offs);
 	free(arena->ops);
 	pthread_mutex_destroy(&arena->lock);
-}
-
-struct pma_arena *pma_arena_get(struct pma_heap *heap)
-{
-	if (tls_binding.heap_id != heap->id) {
-		tls_binding.heap_id = heap->id;
-		tls_binding.arena = atomic_fetch_add(&heap->next_arena, 1) %
-				    heap->geom.narenas;
-	}
-	return &heap->arenas[tls_binding.arena];
 }
 
 int pma_pending_push(struct pma_pending *p, uint64_t off)
@@ -189,20 +172,4 @@ void pma_arena_flush_dest(struct pma_arena *arena)
 	pm_flush(arena->dest_map, (const void *)arena->dest_line, PMA_LINE);
 	arena->dest_line = 0;
 	arena->dest_last = NULL;
-}
-
-void pma_arenas_lock(struct pma_heap *heap)
-{
-	unsigned i;
-
-	for (i = 0; i < heap->geom.narenas; i++)
-		pthread_mutex_lock(&heap->arenas[i].lock);
-}
-
-void pma_arenas_unlock(struct pma_heap *heap)
-{
-	unsigned i = heap->geom.narenas;
-
-	while (i--)
-		pthread_mutex_unlock(&heap->arenas[i].lock);
 }

@@ -316,6 +316,7 @@ static int heap_attach(struct pool *pool, unsigned flags,
 		heap_free(heap);
 		return rc;
 	}
+	pma_heap_register(heap);
 	*ret_heap = heap;
 	return 0;
 }
@@ -375,6 +376,8 @@ PMA_API void pma_heap_close(struct pma_heap *heap)
 {
 	if (!heap)
 		return;
+	/* exiting threads no longer release arenas of this heap */
+	pma_heap_unregister(heap);
 	/* XXX: on failure the logs stay and the next open replays them */
 	if (!heap->rdonly)
 		(void)pma_checkpoint(heap);

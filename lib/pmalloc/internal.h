@@ -55,6 +55,7 @@ struct pma_slab {
 	uint32_t block_size; /* bytes */
 	uint32_t nblocks; /* blocks */
 	uint32_t navail; /* bits set in avail */
+	uint32_t avail_lo; /* avail words below this one are 0 */
 	int in_partial; /* on the owner's partial list */
 	/* live: the user's view, set by alloc, cleared (atomically, by any
 	 * thread) by free; avail: blocks the owner may hand out, owner lock */
@@ -154,7 +155,14 @@ struct pma_pending {
 };
 
 struct pma_arena {
+	/* locking (owner.c): the owner thread's biased fast path, or the
+	 * mutex plus revoking the owner's fast path */
 	pthread_mutex_t lock;
+	_Atomic uintptr_t owner; /* owning thread's token, 0 if none */
+	atomic_int busy; /* the owner is in an op on its fast path */
+	atomic_int revoked; /* a mutex holder keeps the owner out */
+	int owner_fast; /* owner only: its current op took the fast path */
+	int revoking; /* mutex holder only: it set revoked */
 	struct pma_heap *heap;
 	unsigned id;
 	struct pma_arena_desc *desc; /* PM */
@@ -179,10 +187,20 @@ struct pma_arena {
 
 int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena);
 void pma_arena_release(struct pma_arena *arena);
+/* owner.c: the calling thread's arena (bound, and owned if possible) */
 struct pma_arena *pma_arena_get(struct pma_heap *heap);
-/* every arena lock, in index order (checkpoint, stats) */
+/* exclusive use of one arena for an op (the owner's fast path, else the
+ * mutex, keeping the owner out) */
+void pma_arena_lock(struct pma_arena *arena);
+void pma_arena_unlock(struct pma_arena *arena);
+/* every arena, in index order (checkpoint, stats) */
 void pma_arenas_lock(struct pma_heap *heap);
 void pma_arenas_unlock(struct pma_heap *heap);
+/* open heaps, so an exiting thread can release its arena safely */
+void pma_heap_register(struct pma_heap *heap);
+void pma_heap_unregister(struct pma_heap *heap);
+/* 1 if revokers use membarrier (owners need no fence), for tests */
+int pma_owner_membarrier(void);
 int pma_pending_push(struct pma_pending *p, uint64_t off);
 
 /* alloc.c (the malloc_to / free_from paths) */
@@ -263,6 +281,7 @@ struct pma_heap {
 	struct pma_arena *arenas;
 	unsigned arenas_ready; /* initialised arenas (for cleanup) */
 	uint64_t id; /* unique per open, for thread binding */
+	struct pma_heap *next_open; /* owner.c registry of open heaps */
 	atomic_uint next_arena;
 	atomic_ulong checkpoints;
 	/* pages of freed extents waiting for a checkpoint (arenas' ext_freed):

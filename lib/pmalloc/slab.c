@@ -163,6 +163,7 @@ void pma_slab_load(struct pma_slab *slab, const void *slab_pm)
 		slab->avail[k] = block_mask(slab->nblocks, k) & ~lin[k];
 	}
 	slab->navail = slab->nblocks - nlive;
+	slab->avail_lo = 0;
 }
 
 int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx)
@@ -170,9 +171,10 @@ int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx)
 	unsigned w;
 	uint32_t idx;
 
-	for (w = 0; w < PMA_LIVE_WORDS; w++) {
+	for (w = slab->avail_lo; w < PMA_LIVE_WORDS; w++) {
 		if (!slab->avail[w])
 			continue;
+		slab->avail_lo = w;
 		idx = w * 64 + (uint32_t)__builtin_ctzll(slab->avail[w]);
 		slab->avail[w] &= slab->avail[w] - 1;
 		slab->navail--;
@@ -199,6 +201,8 @@ void pma_slab_give(struct pma_slab *slab, uint32_t idx)
 	pma_assert(!(slab->avail[idx / 64] & (1ULL << (idx % 64))));
 	slab->avail[idx / 64] |= 1ULL << (idx % 64);
 	slab->navail++;
+	if (idx / 64 < slab->avail_lo)
+		slab->avail_lo = idx / 64;
 }
 
 int pma_slab_index(const struct pma_slab *slab, uint64_t off, uint32_t *ret_idx)

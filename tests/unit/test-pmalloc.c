@@ -716,6 +716,129 @@ static void test_threads_remote_free(void **state)
 	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8);
 }
 
+/*
+ * Arena ownership under stress: more threads than arenas (owners on their
+ * fast path, the others sharing through the mutex and revoking), a thread
+ * checkpointing all the time, remote frees through hand-over words, and
+ * waves of threads that exit (releasing arenas) and new ones that claim
+ * them. Any two threads in one arena at once would hand out a block twice
+ * or corrupt a log: every live offset must be unique, the heap must reopen
+ * to the same state, and free everything back to the root alone.
+ */
+#define STRESS_THREADS 6
+#define STRESS_SLOTS 48
+#define STRESS_OPS 20000
+
+struct stress {
+	struct fx *f;
+	unsigned id;
+	int rc;
+};
+
+static atomic_int stress_stop;
+
+static void *stress_main(void *arg)
+{
+	struct stress *t = arg;
+	struct pma_heap *heap = t->f->heap;
+	uint64_t *mine = &t->f->dests[t->id * STRESS_SLOTS];
+	/* hand-over words: I fill mine, the next thread frees it */
+	uint64_t *give = &t->f->dests[NDEST - 1 - t->id];
+	uint64_t *take =
+		&t->f->dests[NDEST - 1 -
+			     (t->id + STRESS_THREADS - 1) % STRESS_THREADS];
+	uint64_t rnd = t->id * 0x9e3779b97f4a7c15ULL + 7;
+	unsigned i, s;
+	int rc;
+
+	for (i = 0; i < STRESS_OPS; i++) {
+		rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+		s = (unsigned)(rnd % STRESS_SLOTS);
+		rc = mine[s] ? pma_free_from(heap, &mine[s]) :
+			       pma_malloc_to(heap, 64 + rnd % 3000, &mine[s]);
+		if (rc == 0 && i % 8 == 0 &&
+		    !__atomic_load_n(give, __ATOMIC_ACQUIRE))
+			rc = pma_malloc_to(heap, 200, give);
+		if (rc == 0 && i % 8 == 4 &&
+		    __atomic_load_n(take, __ATOMIC_ACQUIRE))
+			rc = pma_free_from(heap, take);
+		if (rc && rc != -ENOMEM) {
+			t->rc = rc;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void *checkpoint_main(void *arg)
+{
+	struct fx *f = arg;
+
+	while (!atomic_load(&stress_stop))
+		if (pma_heap_checkpoint(f->heap))
+			return (void *)1;
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void test_threads_ownership_stress(void **state)
+{
+	struct fx *f = *state;
+	struct stress t[STRESS_THREADS];
+	pthread_t tid[STRESS_THREADS], ck;
+	struct pma_heap_stats st;
+	uint64_t *live = calloc(NDEST, sizeof(*live));
+	unsigned i, wave, n = 0;
+	void *ret;
+
+	assert_non_null(live);
+	fx_create(f, 32 * MIB); /* 2 arenas */
+	assert_true(f->heap->geom.narenas < STRESS_THREADS);
+	print_message("# %u arenas, %d threads, membarrier %s\n",
+		      f->heap->geom.narenas, STRESS_THREADS,
+		      pma_owner_membarrier() ? "yes" : "no (fences)");
+	atomic_store(&stress_stop, 0);
+	assert_int_equal(pthread_create(&ck, NULL, checkpoint_main, f), 0);
+	for (wave = 0; wave < 3; wave++) {
+		for (i = 0; i < STRESS_THREADS; i++) {
+			t[i] = (struct stress){ f, i, 0 };
+			assert_int_equal(pthread_create(&tid[i], NULL,
+							stress_main, &t[i]),
+					 0);
+		}
+		for (i = 0; i < STRESS_THREADS; i++) {
+			assert_int_equal(pthread_join(tid[i], NULL), 0);
+			assert_int_equal(t[i].rc, 0);
+		}
+	}
+	atomic_store(&stress_stop, 1);
+	assert_int_equal(pthread_join(ck, &ret), 0);
+	assert_null(ret);
+	for (i = 0; i < NDEST; i++)
+		if (f->dests[i]) {
+			assert_true(pma_usable_size(f->heap, f->dests[i]) > 0);
+			live[n++] = f->dests[i];
+		}
+	assert_true(n > STRESS_THREADS);
+	qsort(live, n, sizeof(*live), cmp_u64);
+	for (i = 1; i < n; i++)
+		assert_true(live[i] != live[i - 1]);
+	fx_reopen(f);
+	for (i = 0; i < NDEST; i++)
+		if (f->dests[i])
+			assert_int_equal(pma_free_from(f->heap, &f->dests[i]),
+					 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8);
+	free(live);
+}
+
 /* a pool made without a heap: -ENOENT, then PMA_HEAP_FORMAT adds one */
 static void test_open_format(void **state)
 {
@@ -1099,6 +1222,7 @@ int main(void)
 		T(test_alloc_other_arena),
 		T(test_log_foreach_stats),
 		T(test_threads_remote_free),
+		T(test_threads_ownership_stress),
 		T(test_open_format),
 		T(test_corrupt_header),
 		T(test_crash_unflipped_checkpoint),

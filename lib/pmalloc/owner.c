@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc arena ownership: a thread binds to one arena per heap and, if
+ * the arena has no owner yet, owns it. The owner locks its arena without
+ * an atomic read-modify-write: it announces itself in arena->busy and
+ * checks arena->revoked (a biased lock). Anyone else (a checkpoint, a
+ * thread sharing the arena because every arena is owned, an allocation
+ * taking a block from another arena) takes the arena mutex, sets revoked,
+ * and waits until busy is clear. The two sides form a Dekker handshake:
+ * the owner stores busy then loads revoked, the revoker stores revoked
+ * then loads busy; the owner's side needs no fence because the revoker
+ * issues membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full
+ * barrier on every CPU running a thread of the process (and a context
+ * switch is one too). Where membarrier is not available the owner issues
+ * a full fence instead (still no lock). The owner's slow path (it saw
+ * revoked) is the mutex, which the revoker holds until it clears revoked.
+ * An owner releases its arena when it binds to another heap or exits
+ * (thread-specific destructor), through a registry of open heaps, so a
+ * closed heap is never touched. Lock order: heaps_lock, then an arena
+ * mutex.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pmalloc/internal.h"
+
+/* the address of this variable names the thread (unique among live
+ * threads; a new thread reusing a dead one's address inherits nothing:
+ * the dead thread released its arena at exit) */
+static __thread char tls_token;
+
+/* the heap this thread used last and its arena there */
+static __thread struct {
+	uint64_t heap_id;
+	struct pma_heap *heap;
+	unsigned arena;
+	int owns; /* this thread owns that arena */
+} tls_binding;
+
+static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
+static pthread_key_t owner_key; /* destructor: release at thread exit */
+static int owner_key_ok;
+static int use_membarrier; /* set once, before any heap is open */
+
+static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pma_heap *heaps; /* open heaps (heap->next_open) */
+
+static uintptr_t self_token(void)
+{
+	return (uintptr_t)&tls_token;
+}
+
+static void binding_release(void);
+
+static void owner_thread_exit(void *arg)
+{
+	(void)arg;
+	binding_release();
+}
+
+static void owner_init(void)
+{
+	owner_key_ok = pthread_key_create(&owner_key, owner_thread_exit) == 0;
+	use_membarrier =
+		syscall(__NR_membarrier,
+			MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* the owner's side of the handshake, between its store and its load */
+static inline void owner_fence(void)
+{
+	if (use_membarrier)
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* the revoker's side: after storing revoked, before loading busy */
+static void revoker_fence(void)
+{
+	if (use_membarrier) {
+		/* cannot fail once registered; if it did, owners would
+		 * race with us: stop rather than corrupt the heap */
+		if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED,
+			    0, 0) != 0) {
+			fprintf(stderr, "pmalloc: membarrier failed\n");
+			abort();
+		}
+		return;
+	}
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void wait_idle(struct pma_arena *arena)
+{
+	unsigned spins = 0;
+
+	while (atomic_load_explicit(&arena->busy, memory_order_acquire)) {
+		if (++spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		} else {
+			sched_yield();
+		}
+	}
+}
+
+void pma_heap_register(struct pma_heap *heap)
+{
+	pthread_once(&owner_once, owner_init);
+	pthread_mutex_lock(&heaps_lock);
+	heap->next_open = heaps;
+	heaps = heap;
+	pthread_mutex_unlock(&heaps_lock);
+}
+
+void pma_heap_unregister(struct pma_heap *heap)
+{
+	struct pma_heap **p;
+
+	pthread_mutex_lock(&heaps_lock);
+	for (p = &heaps; *p; p = &(*p)->next_open)
+		if (*p == heap) {
+			*p = heap->next_open;
+			break;
+		}
+	pthread_mutex_unlock(&heaps_lock);
+}
+
+/* give up the arena this thread owns, if its heap is still open */
+static void binding_release(void)
+{
+	struct pma_heap *h;
+	uintptr_t me = self_token();
+
+	if (!tls_binding.owns)
+		return;
+	tls_binding.owns = 0;
+	pthread_mutex_lock(&heaps_lock);
+	for (h = heaps; h; h = h->next_open)
+		if (h == tls_binding.heap && h->id == tls_binding.heap_id) {
+			atomic_compare_exchange_strong(
+				&h->arenas[tls_binding.arena].owner, &me, 0);
+			break;
+		}
+	pthread_mutex_unlock(&heaps_lock);
+}
+
+/* own arena if nobody does (under its mutex: a revoker that found no
+ * owner keeps that true while it holds the mutex) */
+static int arena_claim(struct pma_arena *arena)
+{
+	int ok = 0;
+
+	if (atomic_load_explicit(&arena->owner, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&arena->lock);
+	if (!atomic_load_explicit(&arena->owner, memory_order_relaxed)) {
+		atomic_store_explicit(&arena->owner, self_token(),
+				      memory_order_relaxed);
+		ok = 1;
+	}
+	pthread_mutex_unlock(&arena->lock);
+	return ok;
+}
+
+/* first use of heap by this thread: an unowned arena, round robin from
+ * the heap's counter; if all are owned, share one (mutex path) */
+static struct pma_arena *arena_bind(struct pma_heap *heap)
+{
+	unsigned n = heap->geom.narenas, start, i, idx;
+	int owns = 0;
+
+	binding_release();
+	start = atomic_fetch_add(&heap->next_arena, 1) % n;
+	idx = start;
+	for (i = 0; i < n && !owns; i++) {
+		idx = (start + i) % n;
+		owns = arena_claim(&heap->arenas[idx]);
+	}
+	if (!owns)
+		idx = start;
+	tls_binding.heap_id = heap->id;
+	tls_binding.heap = heap;
+	tls_binding.arena = idx;
+	tls_binding.owns = owns;
+	if (owns && owner_key_ok)
+		(void)pthread_setspecific(owner_key, &tls_binding);
+	return &heap->arenas[idx];
+}
+
+struct pma_arena *pma_arena_get(struct pma_heap *heap)
+{
+	if (__builtin_expect(tls_binding.heap_id == heap->id, 1))
+		return &heap->arenas[tls_binding.arena];
+	return arena_bind(heap);
+}
+
+/* mutex held: keep the owner (if another thread) out of its fast path */
+static int revoke_start(struct pma_arena *arena)
+{
+	uintptr_t owner = atomic_load_explicit(&arena->owner,
+					       memory_order_relaxed);
+
+	if (!owner || owner == self_token())
+		return 0;
+	atomic_store_explicit(&arena->revoked, 1, memory_order_relaxed);
+	return 1;
+}
+
+void pma_arena_lock(struct pma_arena *arena)
+{
+	if (atomic_load_explicit(&arena->owner, memory_order_relaxed) ==
+	    self_token()) {
+		atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
+		owner_fence();
+		if (!atomic_load_explicit(&arena->revoked,
+					  memory_order_acquire)) {
+			arena->owner_fast = 1;
+			return;
+		}
+		/* someone holds the mutex: wait for it there */
+		atomic_store_explicit(&arena->busy, 0, memory_order_release);
+		pthread_mutex_lock(&arena->lock);
+		arena->owner_fast = 0;
+		arena->revoking = 0;
+		return;
+	}
+	pthread_mutex_lock(&arena->lock);
+	arena->revoking = revoke_start(arena);
+	if (arena->revoking) {
+		revoker_fence();
+		wait_idle(arena);
+	}
+}
+
+/* unlock after pma_arena_lock took the mutex (or pma_arenas_lock did) */
+static void arena_unlock_mutex(struct pma_arena *arena)
+{
+	if (arena->revoking)
+		atomic_store_explicit(&arena->revoked, 0, memory_order_release);
+	pthread_mutex_unlock(&arena->lock);
+}
+
+void pma_arena_unlock(struct pma_arena *arena)
+{
+	/* owner_fast is only read by the owner, which alone writes it */
+	if (atomic_load_explicit(&arena->owner, memory_order_relaxed) ==
+		    self_token() &&
+	    arena->owner_fast) {
+		atomic_store_explicit(&arena->busy, 0, memory_order_release);
+		return;
+	}
+	arena_unlock_mutex(arena);
+}
+
+/* every arena, in index order, with one membarrier for all owners */
+void pma_arenas_lock(struct pma_heap *heap)
+{
+	unsigned i, n = heap->geom.narenas;
+	int any = 0;
+
+	for (i = 0; i < n; i++) {
+		pthread_mutex_lock(&heap->arenas[i].lock);
+		heap->arenas[i].revoking = revoke_start(&heap->arenas[i]);
+		any |= heap->arenas[i].revoking;
+	}
+	if (!any)
+		return;
+	revoker_fence();
+	for (i = 0; i < n; i++)
+		if (heap->arenas[i].revoking)
+			wait_idle(&heap->arenas[i]);
+}
+
+void pma_arenas_unlock(struct pma_heap *heap)
+{
+	unsigned i = heap->geom.narenas;
+
+	while (i--)
+		arena_unlock_mutex(&heap->arenas[i]);
+}
+
+int pma_owner_membarrier(void)
+{
+	pthread_once(&owner_once, owner_init);
+	return use_membarrier;
+}
