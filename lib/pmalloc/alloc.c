@@ -71,8 +71,7 @@ static int arena_slab_new(struct pma_arena *arena, unsigned cls)
 	op.owner = arena->id;
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
-	atomic_store(&heap->pmap[page],
-		     pma_pmap_make(PMA_PMAP_SLAB, PMA_CHUNK_PAGES));
+	atomic_store(&heap->pmap[page], pma_pmap_make_slab(cls, arena->id));
 	atomic_store(&heap->slabs[page / PMA_CHUNK_PAGES], slab);
 	slab->next = arena->partial[cls];
 	arena->partial[cls] = slab;

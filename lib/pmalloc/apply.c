@@ -171,8 +171,8 @@ static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 			   PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE);
 	if (rc < 0)
 		return rc;
-	return pmap_write(heap, page,
-			  pma_pmap_make(PMA_PMAP_SLAB, PMA_CHUNK_PAGES), dirty);
+	return pmap_write(heap, page, pma_pmap_make_slab(op->cls, op->owner),
+			  dirty);
 }
 
 /* set (on) or clear the PM bit of the block at op->off */
@@ -297,7 +297,8 @@ static int rebuild_slab(struct pma_heap *heap, uint64_t page)
 
 	if (!sh || page % PMA_CHUNK_PAGES || sh->magic != PMA_SLAB_MAGIC ||
 	    sh->cls >= PMA_NCLASSES || sh->owner >= heap->geom.narenas ||
-	    sh->block_size != pma_class_size(sh->cls))
+	    sh->block_size != pma_class_size(sh->cls) ||
+	    heap->pmap_pm[page] != pma_pmap_make_slab(sh->cls, sh->owner))
 		return util_errmsg_set(EIO, "corrupt slab at 0x%llx",
 				       (unsigned long long)off);
 	slab = pma_slab_new(off, sh->cls, sh->owner);
@@ -336,21 +337,31 @@ static uint64_t skip_free(const uint64_t *pmap, uint64_t page, uint64_t npages)
 	return page;
 }
 
+/* is e a valid entry for page? A slab's class and owner must exist */
+static int entry_ok(struct pma_heap *heap, uint64_t page, uint64_t e)
+{
+	uint64_t n = pma_pmap_npages(e);
+
+	if (pma_pmap_kind(e) == PMA_PMAP_SLAB)
+		return n == PMA_CHUNK_PAGES && page % PMA_CHUNK_PAGES == 0 &&
+		       page + n <= heap->geom.npages &&
+		       pma_pmap_cls(e) < PMA_NCLASSES &&
+		       pma_pmap_owner(e) < heap->geom.narenas;
+	return pma_pmap_kind(e) == PMA_PMAP_EXTENT && n &&
+	       page + n <= heap->geom.npages && pma_pmap_cls(e) == 0 &&
+	       pma_pmap_owner(e) == 0;
+}
+
 /* scan the PM page map: mirror it, make slabs, index the free gaps */
 int pma_rebuild(struct pma_heap *heap)
 {
-	uint64_t page = 0, gap = 0, e, n;
+	uint64_t page = 0, gap = 0, e;
 	int rc;
 
 	while ((page = skip_free(heap->pmap_pm, page, heap->geom.npages)) <
 	       heap->geom.npages) {
 		e = heap->pmap_pm[page];
-		n = pma_pmap_npages(e);
-		if ((pma_pmap_kind(e) != PMA_PMAP_SLAB ||
-		     n != PMA_CHUNK_PAGES) &&
-		    (pma_pmap_kind(e) != PMA_PMAP_EXTENT || n == 0))
-			n = 0;
-		if (n == 0 || page + n > heap->geom.npages)
+		if (!entry_ok(heap, page, e))
 			return util_errmsg_set(EIO,
 					       "corrupt page map entry "
 					       "%llu: 0x%llx",
@@ -364,7 +375,7 @@ int pma_rebuild(struct pma_heap *heap)
 			if (rc < 0)
 				return rc;
 		}
-		page += n;
+		page += pma_pmap_npages(e);
 		gap = page;
 	}
 	if (page > gap && pma_ext_put(&heap->ext, gap, page - gap) < 0)

@@ -31,6 +31,10 @@
 #define PMA_NCLASSES 43
 #define PMA_SMALL_MAX 14336 /* largest size class */
 #define PMA_MAX_ARENAS 64
+_Static_assert(PMA_NCLASSES <= PMA_PMAP_FIELD_MASK + 1,
+	       "a page map entry holds every class");
+_Static_assert(PMA_MAX_ARENAS <= PMA_PMAP_FIELD_MASK + 1,
+	       "a page map entry holds every arena");
 #define PMA_PENDING_DIV 4 /* see pma_heap.pending_pages */
 #define PMA_LIVE_WORDS 16 /* 1024 bits >= PMA_SLAB_MAX_BLOCKS */
 /* words of each PM bitmap line that can hold block bits */
