@@ -175,6 +175,7 @@ static void heap_free(struct pma_heap *heap)
 		pma_arena_release(&heap->arenas[i]);
 	for (c = 0; heap->slabs && c < heap->nchunks; c++)
 		free(atomic_load(&heap->slabs[c]));
+	pma_lazy_release(heap);
 	for (c = 0; heap->ro_slab_meta && c < heap->nchunks; c++)
 		free(heap->ro_slab_meta[c]);
 	free(heap->ro_slab_meta);
