@@ -301,7 +301,8 @@ int pma_op_is_phase2(const struct pma_op *op);
 int pma_pm_is_live(struct pma_heap *heap, const struct pma_op *op);
 /* does byte offset b start a live block or extent in the PM state? */
 int pma_pm_live_at(struct pma_heap *heap, uint64_t b);
-/* rebuild the DRAM state (page map mirror, slabs, free extents) from PM */
+/* rebuild the DRAM state from the PM page map: mirror, free extents, the
+ * slabs to load later (lazy.c) */
 int pma_rebuild(struct pma_heap *heap);
 
 /*
