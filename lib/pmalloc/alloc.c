@@ -78,9 +78,9 @@ static int arena_slab_new(struct pma_arena *arena, unsigned cls)
 	op.owner = arena->id;
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
-	atomic_store(&heap->pmap[page],
-		     pma_pmap_make(PMA_PMAP_SLAB, PMA_CHUNK_PAGES));
+	/* slab first: a reader seeing the entry must not load it from PM */
 	atomic_store(&heap->slabs[page / PMA_CHUNK_PAGES], slab);
+	atomic_store(&heap->pmap[page], pma_pmap_make_slab(cls, arena->id));
 	slab->next = arena->partial[cls];
 	arena->partial[cls] = slab;
 	slab->in_partial = 1;
@@ -115,7 +115,9 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	if (rc < 0)
 		return rc;
 	if (!arena->partial[cls]) {
-		rc = grow ? arena_slab_new(arena, cls) : -ENOMEM;
+		rc = pma_lazy_refill(arena, cls); /* old slabs first */
+		if (rc == 0 && !arena->partial[cls])
+			rc = grow ? arena_slab_new(arena, cls) : -ENOMEM;
 		if (rc < 0)
 			goto out_unlock;
 	}

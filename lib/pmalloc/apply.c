@@ -5,7 +5,8 @@
  * each is flushed once. Every op sets its target state absolutely (set a
  * bit, clear a bit, write an entry), so re-applying a log range after a
  * crash in the middle of a checkpoint gives the same result. Also the
- * rebuild of the DRAM state from PM at open.
+ * rebuild of the DRAM state from the PM page map at open (slabs are
+ * loaded later, lazy.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -171,8 +172,8 @@ static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 			   PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE);
 	if (rc < 0)
 		return rc;
-	return pmap_write(heap, page,
-			  pma_pmap_make(PMA_PMAP_SLAB, PMA_CHUNK_PAGES), dirty);
+	return pmap_write(heap, page, pma_pmap_make_slab(op->cls, op->owner),
+			  dirty);
 }
 
 /* set (on) or clear the PM bit of the block at op->off */
@@ -287,33 +288,6 @@ int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 	}
 }
 
-/* DRAM slab from its PM header and bitmap; put it on its owner's list */
-static int rebuild_slab(struct pma_heap *heap, uint64_t page)
-{
-	uint64_t off = pma_page_off(heap, page);
-	struct pma_slab_hdr *sh = pma_slab_meta(heap, off);
-	struct pma_slab *slab;
-	struct pma_arena *owner;
-
-	if (!sh || page % PMA_CHUNK_PAGES || sh->magic != PMA_SLAB_MAGIC ||
-	    sh->cls >= PMA_NCLASSES || sh->owner >= heap->geom.narenas ||
-	    sh->block_size != pma_class_size(sh->cls))
-		return util_errmsg_set(EIO, "corrupt slab at 0x%llx",
-				       (unsigned long long)off);
-	slab = pma_slab_new(off, sh->cls, sh->owner);
-	if (!slab)
-		return util_errmsg_set(ENOMEM, "out of memory");
-	pma_slab_load(slab, sh);
-	owner = &heap->arenas[sh->owner];
-	if (slab->navail) {
-		slab->next = owner->partial[slab->cls];
-		owner->partial[slab->cls] = slab;
-		slab->in_partial = 1;
-	}
-	heap->slabs[page / PMA_CHUNK_PAGES] = slab;
-	return 0;
-}
-
 /* first page at or after page whose page map entry is not PMA_PMAP_FREE
  * (npages if none): free runs are skipped 8 entries (one line) per test */
 static uint64_t skip_free(const uint64_t *pmap, uint64_t page, uint64_t npages)
@@ -336,21 +310,35 @@ static uint64_t skip_free(const uint64_t *pmap, uint64_t page, uint64_t npages)
 	return page;
 }
 
-/* scan the PM page map: mirror it, make slabs, index the free gaps */
+/* is e a valid entry for page? A slab's class and owner must exist */
+static int entry_ok(struct pma_heap *heap, uint64_t page, uint64_t e)
+{
+	uint64_t n = pma_pmap_npages(e);
+
+	if (pma_pmap_kind(e) == PMA_PMAP_SLAB)
+		return n == PMA_CHUNK_PAGES && page % PMA_CHUNK_PAGES == 0 &&
+		       page + n <= heap->geom.npages &&
+		       pma_pmap_cls(e) < PMA_NCLASSES &&
+		       pma_pmap_owner(e) < heap->geom.narenas;
+	return pma_pmap_kind(e) == PMA_PMAP_EXTENT && n &&
+	       page + n <= heap->geom.npages && pma_pmap_cls(e) == 0 &&
+	       pma_pmap_owner(e) == 0;
+}
+
+/*
+ * Scan the PM page map: mirror it, index the free gaps, and record each
+ * slab as not loaded (lazy.c): its header and bitmap are read at its
+ * first use, so open does not touch the slabs (one page fault each).
+ */
 int pma_rebuild(struct pma_heap *heap)
 {
-	uint64_t page = 0, gap = 0, e, n;
+	uint64_t page = 0, gap = 0, e;
 	int rc;
 
 	while ((page = skip_free(heap->pmap_pm, page, heap->geom.npages)) <
 	       heap->geom.npages) {
 		e = heap->pmap_pm[page];
-		n = pma_pmap_npages(e);
-		if ((pma_pmap_kind(e) != PMA_PMAP_SLAB ||
-		     n != PMA_CHUNK_PAGES) &&
-		    (pma_pmap_kind(e) != PMA_PMAP_EXTENT || n == 0))
-			n = 0;
-		if (n == 0 || page + n > heap->geom.npages)
+		if (!entry_ok(heap, page, e))
 			return util_errmsg_set(EIO,
 					       "corrupt page map entry "
 					       "%llu: 0x%llx",
@@ -360,11 +348,11 @@ int pma_rebuild(struct pma_heap *heap)
 			return util_errmsg_set(ENOMEM, "out of memory");
 		heap->pmap[page] = e;
 		if (pma_pmap_kind(e) == PMA_PMAP_SLAB) {
-			rc = rebuild_slab(heap, page);
+			rc = pma_lazy_add(heap, page, e);
 			if (rc < 0)
 				return rc;
 		}
-		page += n;
+		page += pma_pmap_npages(e);
 		gap = page;
 	}
 	if (page > gap && pma_ext_put(&heap->ext, gap, page - gap) < 0)

@@ -121,6 +121,12 @@ static int hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
 	if (hdr->checksum != hdr_csum(hdr))
 		return util_errmsg_set(EBADMSG,
 				       "heap header checksum mismatch");
+	if (hdr->version == 1)
+		return util_errmsg_set(EPROTONOSUPPORT,
+				       "heap version 1 is not supported "
+				       "(version %u keeps slab classes in "
+				       "the page map); create the heap again",
+				       PMA_HEAP_VERSION);
 	if (hdr->version != PMA_HEAP_VERSION)
 		return util_errmsg_set(EPROTONOSUPPORT,
 				       "heap version %u, "
@@ -169,6 +175,7 @@ static void heap_free(struct pma_heap *heap)
 		pma_arena_release(&heap->arenas[i]);
 	for (c = 0; heap->slabs && c < heap->nchunks; c++)
 		free(atomic_load(&heap->slabs[c]));
+	pma_lazy_release(heap);
 	for (c = 0; heap->ro_slab_meta && c < heap->nchunks; c++)
 		free(heap->ro_slab_meta[c]);
 	free(heap->ro_slab_meta);

@@ -31,6 +31,10 @@
 #define PMA_NCLASSES 43
 #define PMA_SMALL_MAX 14336 /* largest size class */
 #define PMA_MAX_ARENAS 64
+_Static_assert(PMA_NCLASSES <= PMA_PMAP_FIELD_MASK + 1,
+	       "a page map entry holds every class");
+_Static_assert(PMA_MAX_ARENAS <= PMA_PMAP_FIELD_MASK + 1,
+	       "a page map entry holds every arena");
 #define PMA_PENDING_DIV 4 /* see pma_heap.pending_pages */
 /* at most this many runs of an arena's ops leave their dest words
  * unflushed in one line; recovery redoes each arena's last
@@ -72,6 +76,9 @@ uint32_t pma_class_nblocks(unsigned cls);
 /* PM bitmap address and mask of block i (interleaved) */
 uint64_t *pma_slab_bit(void *slab_pm, uint32_t i, uint64_t *ret_mask);
 
+/* an empty slab (every block available) */
+void pma_slab_init(struct pma_slab *slab, uint64_t off, unsigned cls,
+		   unsigned owner);
 struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner);
 /* set live, avail and navail of a new slab from its PM header + bitmap
  * (word operations, no per-block loop) */
@@ -189,6 +196,9 @@ int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena);
 void pma_arena_release(struct pma_arena *arena);
 /* owner.c: the calling thread's arena (bound, and owned if possible) */
 struct pma_arena *pma_arena_get(struct pma_heap *heap);
+/* bind the calling thread to arena idx of heap (owned if nobody owns it,
+ * else shared); for tests and placement */
+struct pma_arena *pma_arena_bind(struct pma_heap *heap, unsigned idx);
 /* exclusive use of one arena for an op (the owner's fast path, else the
  * mutex, keeping the owner out) */
 void pma_arena_lock(struct pma_arena *arena);
@@ -291,6 +301,11 @@ struct pma_heap {
 	int rdonly; /* PMA_HEAP_RDONLY: PM is never written */
 	void **ro_slab_meta; /* rdonly: per chunk, DRAM copy of the slab
 				    header + bitmap once touched, or NULL */
+	/* lazy.c: per arena and class (index owner * PMA_NCLASSES + cls),
+	 * the chunks of the slabs found at open that the owner has not
+	 * taken yet (owner lock); NULL if none */
+	struct pma_pending *unloaded;
+	atomic_ulong nunloaded; /* slabs whose heap->slabs entry is NULL */
 };
 
 /* byte offset <-> pool offset of the heap's part */
@@ -320,7 +335,8 @@ static inline uint64_t pma_dest_off(struct pma_heap *heap, const void *addr)
 		return pool_off_make(heap->part, a - base);
 	return pool_offset(heap->pool, addr);
 }
-/* the DRAM slab covering byte offset off, or NULL */
+/* the DRAM slab covering byte offset off, or NULL; loads a slab not
+ * loaded since open (lazy.c) */
 struct pma_slab *pma_heap_slab_at(struct pma_heap *heap, uint64_t off);
 /* 0 if a dest at pool offset off is allowed (not in pool headers or heap
  * metadata other than the root word) */
@@ -355,8 +371,32 @@ int pma_op_is_phase2(const struct pma_op *op);
 int pma_pm_is_live(struct pma_heap *heap, const struct pma_op *op);
 /* does byte offset b start a live block or extent in the PM state? */
 int pma_pm_live_at(struct pma_heap *heap, uint64_t b);
-/* rebuild the DRAM state (page map mirror, slabs, free extents) from PM */
+/* rebuild the DRAM state from the PM page map: mirror, free extents, the
+ * slabs to load later (lazy.c) */
 int pma_rebuild(struct pma_heap *heap);
+
+/*
+ * lazy.c: slabs are loaded at first use, not at open. pma_rebuild records
+ * each slab of the page map with pma_lazy_add; heap->slabs[chunk] stays
+ * NULL until pma_lazy_get loads it (any thread, compare-exchange) or its
+ * owner takes it with pma_lazy_refill.
+ */
+int pma_lazy_add(struct pma_heap *heap, uint64_t page, uint64_t entry);
+/* the slab of chunk (loaded now if needed) in *ret_slab, NULL if the
+ * chunk is not a slab; -ENOMEM, -EIO (corrupt slab) */
+int pma_lazy_get(struct pma_heap *heap, uint64_t chunk,
+		 struct pma_slab **ret_slab);
+/* owner lock held, partial[cls] empty: take the arena's unloaded slabs of
+ * class cls until one has a free block (put on partial[cls]) or none is
+ * left; 0 or -ENOMEM / -EIO */
+int pma_lazy_refill(struct pma_arena *arena, unsigned cls);
+/* the state of the unloaded slab at page (entry e) in *ret_slab, read
+ * from PM without installing it (stats; every arena lock held) */
+int pma_lazy_peek(struct pma_heap *heap, uint64_t page, uint64_t e,
+		  struct pma_slab *ret_slab);
+/* slabs not loaded since open (tests) */
+uint64_t pma_lazy_unloaded(struct pma_heap *heap);
+void pma_lazy_release(struct pma_heap *heap);
 
 /* recovery.c, PMA_HEAP_RDONLY open: the same replay as pma_recover, into
  * the DRAM copies of the page map and slab metadata (no dest redo, heads

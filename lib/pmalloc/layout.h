@@ -28,7 +28,8 @@
 
 #define PMA_HEAP_MAGIC "PMAHEAP1" /* 8 bytes, no NUL stored */
 #define PMA_HEAP_MAGIC_LEN 8
-#define PMA_HEAP_VERSION 1
+/* 2: page map entries of slabs carry the class and owner arena */
+#define PMA_HEAP_VERSION 2
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -139,17 +140,40 @@ enum pma_rec_type {
 
 /* ------------------------------------------------------------ page map */
 
-/* entry = kind:4 | reserved:12 | npages:48 */
+/*
+ * entry = kind:4 | cls:6 | owner:6 | npages:48 (low bits first). cls and
+ * owner are set in PMA_PMAP_SLAB entries only (same values as the slab
+ * header, which stays the checked copy): open learns every slab's class
+ * and owner from the page map without touching the slab.
+ */
 #define PMA_PMAP_FREE 0ULL /* free page, or inside an extent/slab */
 #define PMA_PMAP_SLAB 1ULL /* first page of a 16-page slab */
 #define PMA_PMAP_EXTENT 2ULL /* first page of a large allocation */
 #define PMA_PMAP_FREEING 3ULL /* DRAM only: extent freed, not checkpointed */
 #define PMA_PMAP_KIND_MASK 0xfULL
+#define PMA_PMAP_CLS_SHIFT 4
+#define PMA_PMAP_OWNER_SHIFT 10
+#define PMA_PMAP_FIELD_MASK 0x3fULL /* cls and owner: 6 bits each */
 #define PMA_PMAP_NPAGES_SHIFT 16
 
 static inline uint64_t pma_pmap_make(uint64_t kind, uint64_t npages)
 {
 	return kind | (npages << PMA_PMAP_NPAGES_SHIFT);
+}
+/* the entry of a slab of class cls owned by arena owner */
+static inline uint64_t pma_pmap_make_slab(uint64_t cls, uint64_t owner)
+{
+	return pma_pmap_make(PMA_PMAP_SLAB, PMA_CHUNK_PAGES) |
+	       (cls & PMA_PMAP_FIELD_MASK) << PMA_PMAP_CLS_SHIFT |
+	       (owner & PMA_PMAP_FIELD_MASK) << PMA_PMAP_OWNER_SHIFT;
+}
+static inline unsigned pma_pmap_cls(uint64_t e)
+{
+	return (unsigned)(e >> PMA_PMAP_CLS_SHIFT & PMA_PMAP_FIELD_MASK);
+}
+static inline unsigned pma_pmap_owner(uint64_t e)
+{
+	return (unsigned)(e >> PMA_PMAP_OWNER_SHIFT & PMA_PMAP_FIELD_MASK);
 }
 static inline uint64_t pma_pmap_kind(uint64_t e)
 {

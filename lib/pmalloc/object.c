@@ -27,6 +27,7 @@ PMA_API uint64_t pma_offset(struct pma_heap *heap, const void *addr)
 
 struct pma_slab *pma_heap_slab_at(struct pma_heap *heap, uint64_t off)
 {
+	struct pma_slab *slab;
 	uint64_t chunk;
 
 	if (off < heap->data_base)
@@ -34,7 +35,10 @@ struct pma_slab *pma_heap_slab_at(struct pma_heap *heap, uint64_t off)
 	chunk = pma_page_of(heap, off) / PMA_CHUNK_PAGES;
 	if (chunk >= heap->nchunks)
 		return NULL;
-	return atomic_load_explicit(&heap->slabs[chunk], memory_order_acquire);
+	slab = atomic_load_explicit(&heap->slabs[chunk], memory_order_acquire);
+	if (!slab && pma_lazy_get(heap, chunk, &slab) < 0)
+		return NULL;
+	return slab;
 }
 
 int pma_heap_dest_check(struct pma_heap *heap, uint64_t off)

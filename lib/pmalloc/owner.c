@@ -66,9 +66,9 @@ static void owner_thread_exit(void *arg)
 static void owner_init(void)
 {
 	owner_key_ok = pthread_key_create(&owner_key, owner_thread_exit) == 0;
-	use_membarrier =
-		syscall(__NR_membarrier,
-			MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	use_membarrier = syscall(__NR_membarrier,
+				 MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
+				 0) == 0;
 }
 
 /* the owner's side of the handshake, between its store and its load */
@@ -195,6 +195,19 @@ static struct pma_arena *arena_bind(struct pma_heap *heap)
 	return &heap->arenas[idx];
 }
 
+struct pma_arena *pma_arena_bind(struct pma_heap *heap, unsigned idx)
+{
+	binding_release();
+	idx %= heap->geom.narenas;
+	tls_binding.heap_id = heap->id;
+	tls_binding.heap = heap;
+	tls_binding.arena = idx;
+	tls_binding.owns = arena_claim(&heap->arenas[idx]);
+	if (tls_binding.owns && owner_key_ok)
+		(void)pthread_setspecific(owner_key, &tls_binding);
+	return &heap->arenas[idx];
+}
+
 struct pma_arena *pma_arena_get(struct pma_heap *heap)
 {
 	if (__builtin_expect(tls_binding.heap_id == heap->id, 1))
@@ -205,8 +218,8 @@ struct pma_arena *pma_arena_get(struct pma_heap *heap)
 /* mutex held: keep the owner (if another thread) out of its fast path */
 static int revoke_start(struct pma_arena *arena)
 {
-	uintptr_t owner = atomic_load_explicit(&arena->owner,
-					       memory_order_relaxed);
+	uintptr_t owner =
+		atomic_load_explicit(&arena->owner, memory_order_relaxed);
 
 	if (!owner || owner == self_token())
 		return 0;

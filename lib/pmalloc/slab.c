@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pmalloc/internal.h"
 
@@ -85,13 +86,12 @@ static uint64_t line_mask(uint32_t nblocks, uint32_t l, uint32_t k)
 	return block_mask(nbits, k);
 }
 
-struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner)
+void pma_slab_init(struct pma_slab *slab, uint64_t off, unsigned cls,
+		   unsigned owner)
 {
-	struct pma_slab *slab = calloc(1, sizeof(*slab));
 	uint32_t w;
 
-	if (!slab)
-		return NULL;
+	memset(slab, 0, sizeof(*slab));
 	slab->off = off;
 	slab->cls = (uint16_t)cls;
 	slab->owner = (uint16_t)owner;
@@ -100,6 +100,14 @@ struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner)
 	slab->navail = slab->nblocks;
 	for (w = 0; w < PMA_LIVE_WORDS; w++)
 		slab->avail[w] = block_mask(slab->nblocks, w);
+}
+
+struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner)
+{
+	struct pma_slab *slab = malloc(sizeof(*slab));
+
+	if (slab)
+		pma_slab_init(slab, off, cls, owner);
 	return slab;
 }
 

@@ -20,13 +20,28 @@ static unsigned popcount_live(struct pma_slab *slab)
 	return n;
 }
 
-/* slabs and extents from the DRAM page map mirror */
-static void stats_scan(struct pma_heap *heap, struct pma_heap_stats *st)
+/* add the slab's counts to st */
+static void stats_slab(struct pma_slab *slab, struct pma_heap_stats *st)
 {
-	struct pma_class_stats *cs;
-	struct pma_slab *slab;
+	struct pma_class_stats *cs = &st->classes[slab->cls];
+	unsigned used = popcount_live(slab);
+
+	cs->slabs++;
+	cs->blocks += slab->nblocks;
+	cs->used += used;
+	st->slab_bytes += PMA_CHUNK;
+	st->used_bytes += (uint64_t)used * slab->block_size;
+	st->free_bytes += (uint64_t)(slab->nblocks - used) * slab->block_size;
+}
+
+/* slabs and extents from the DRAM page map mirror; a slab not loaded
+ * since open is read from PM (its current state, see lazy.c) without
+ * loading it, so inspecting a heap does not load every slab */
+static int stats_scan(struct pma_heap *heap, struct pma_heap_stats *st)
+{
+	struct pma_slab *slab, tmp;
 	uint64_t page = 0, e, n;
-	unsigned used;
+	int rc;
 
 	while (page < heap->geom.npages) {
 		e = atomic_load(&heap->pmap[page]);
@@ -35,17 +50,16 @@ static void stats_scan(struct pma_heap *heap, struct pma_heap_stats *st)
 			page++;
 			continue;
 		}
-		slab = pma_heap_slab_at(heap, pma_page_off(heap, page));
-		if (pma_pmap_kind(e) == PMA_PMAP_SLAB && slab) {
-			cs = &st->classes[slab->cls];
-			used = popcount_live(slab);
-			cs->slabs++;
-			cs->blocks += slab->nblocks;
-			cs->used += used;
-			st->slab_bytes += PMA_CHUNK;
-			st->used_bytes += (uint64_t)used * slab->block_size;
-			st->free_bytes += (uint64_t)(slab->nblocks - used) *
-					  slab->block_size;
+		if (pma_pmap_kind(e) == PMA_PMAP_SLAB) {
+			slab = atomic_load(
+				&heap->slabs[page / PMA_CHUNK_PAGES]);
+			if (!slab) {
+				rc = pma_lazy_peek(heap, page, e, &tmp);
+				if (rc < 0)
+					return rc;
+				slab = &tmp;
+			}
+			stats_slab(slab, st);
 		} else if (pma_pmap_kind(e) == PMA_PMAP_EXTENT) {
 			st->extents++;
 			st->extent_bytes += n * PMA_PAGE;
@@ -53,6 +67,7 @@ static void stats_scan(struct pma_heap *heap, struct pma_heap_stats *st)
 		}
 		page += n;
 	}
+	return 0;
 }
 
 PMA_API int pma_heap_stats(struct pma_heap *heap,
@@ -60,6 +75,7 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 {
 	struct pma_heap_stats st;
 	unsigned i;
+	int rc;
 
 	if (!heap || !ret_stats)
 		return util_errmsg_set(EINVAL, "no heap or ret_stats");
@@ -75,13 +91,14 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 	for (i = 0; i < heap->geom.narenas; i++)
 		st.log_records += heap->arenas[i].tail - heap->arenas[i].head;
 	pthread_mutex_lock(&heap->ext_lock);
-	stats_scan(heap, &st);
+	rc = stats_scan(heap, &st);
 	st.free_bytes += pma_ext_free_pages(&heap->ext) * PMA_PAGE;
 	st.largest_free = pma_ext_largest(&heap->ext) * PMA_PAGE;
 	pthread_mutex_unlock(&heap->ext_lock);
 	pma_arenas_unlock(heap);
-	*ret_stats = st;
-	return 0;
+	if (rc == 0)
+		*ret_stats = st;
+	return rc;
 }
 
 static void entry_fill(struct pma_heap *heap, unsigned arena,

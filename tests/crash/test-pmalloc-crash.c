@@ -290,7 +290,9 @@ static uint64_t heap_live_blocks(struct pma_heap *heap, const uint64_t *offs,
 	uint32_t i;
 
 	for (c = 0; c < heap->nchunks; c++) {
-		slab = heap->slabs[c];
+		/* loads the slabs not used since open (lazy.c) */
+		slab = pma_heap_slab_at(
+			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
 		for (i = 0; slab && i < slab->nblocks; i++) {
 			if (!(slab->live[i / 64] & (1ULL << (i % 64))))
 				continue;
