@@ -28,7 +28,7 @@ int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena)
 	arena->head = arena->desc->head[heap->head_gen & 1];
 	arena->tail = arena->head;
 	arena->cur_k = ~0ULL;
-	arena->ops = calloc(heap->geom.log_cap, sizeof(*arena->ops));
+	arena->ops = pma_zmap(heap->geom.log_cap * sizeof(*arena->ops));
 	if (!arena->ops) {
 		pthread_mutex_destroy(&arena->lock);
 		return util_errmsg_set(ENOMEM, "out of memory for arena %u",
@@ -41,7 +41,8 @@ void pma_arena_release(struct pma_arena *arena)
 {
 	free(arena->rfreed.offs);
 	free(arena->ext_freed.offs);
-	free(arena->ops);
+	pma_zunmap(arena->ops,
+		   arena->heap->geom.log_cap * sizeof(*arena->ops));
 	pthread_mutex_destroy(&arena->lock);
 }
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "pmalloc/internal.h"
@@ -143,14 +144,30 @@ static int hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
 	return 0;
 }
 
+void *pma_zmap(size_t size)
+{
+	void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void pma_zunmap(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size ? size : 1);
+}
+
 static int heap_dram_init(struct pma_heap *heap)
 {
 	unsigned i;
 	int rc;
 
 	heap->nchunks = heap->geom.npages / PMA_CHUNK_PAGES + 1;
-	heap->pmap = calloc(heap->geom.npages, sizeof(*heap->pmap));
-	heap->slabs = calloc(heap->nchunks, sizeof(*heap->slabs));
+	/* fresh zero pages, faulted in only where written: open time does
+	 * not grow with these (calloc may memset reused memory) */
+	heap->pmap = pma_zmap(heap->geom.npages * sizeof(*heap->pmap));
+	heap->slabs = pma_zmap(heap->nchunks * sizeof(*heap->slabs));
 	heap->arenas = calloc(heap->geom.narenas, sizeof(*heap->arenas));
 	if (heap->rdonly)
 		heap->ro_slab_meta = calloc(heap->nchunks, sizeof(void *));
@@ -182,8 +199,8 @@ static void heap_free(struct pma_heap *heap)
 	if (heap->rdonly)
 		free(heap->pmap_pm);
 	free(heap->arenas);
-	free(heap->slabs);
-	free((void *)heap->pmap);
+	pma_zunmap(heap->slabs, heap->nchunks * sizeof(*heap->slabs));
+	pma_zunmap((void *)heap->pmap, heap->geom.npages * sizeof(*heap->pmap));
 	pma_ext_index_release(&heap->ext);
 	pthread_mutex_destroy(&heap->ext_lock);
 	pthread_mutex_destroy(&heap->root_lock);

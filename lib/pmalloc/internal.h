@@ -308,6 +308,11 @@ struct pma_heap {
 	atomic_ulong nunloaded; /* slabs whose heap->slabs entry is NULL */
 };
 
+/* zeroed anonymous memory for the big DRAM arrays (page map mirror, slab
+ * table, arena op copies): pages are faulted in where written only */
+void *pma_zmap(size_t size);
+void pma_zunmap(void *p, size_t size);
+
 /* byte offset <-> pool offset of the heap's part */
 static inline uint64_t pma_pool_off(const struct pma_heap *heap, uint64_t b)
 {
