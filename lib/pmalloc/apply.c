@@ -59,10 +59,10 @@ static int dirty_set_grow(struct pma_dirty *dirty)
 
 static int dirty_line_add(struct pma_dirty *dirty, uintptr_t a)
 {
-	uintptr_t *v;
+	uintptr_t *v, *r = &dirty->recent[(a / PMA_LINE) % 16];
 	size_t n;
 
-	if (dirty->count && dirty->lines[dirty->count - 1] == a)
+	if (*r == a)
 		return 0;
 	if (dirty_set_grow(dirty) < 0)
 		return -ENOMEM;
@@ -76,6 +76,7 @@ static int dirty_line_add(struct pma_dirty *dirty, uintptr_t a)
 	}
 	if (dirty_set_insert(dirty->set, dirty->set_mask, a))
 		dirty->lines[dirty->count++] = a;
+	*r = a;
 	return 0;
 }
 
@@ -103,6 +104,7 @@ void pma_dirty_flush(struct pma_heap *heap, struct pma_dirty *dirty)
 	for (i = 0; i < dirty->count; i++)
 		pm_flush(heap->map, (void *)dirty->lines[i], PMA_LINE);
 	dirty->count = 0;
+	memset(dirty->recent, 0, sizeof(dirty->recent));
 	if (dirty->set)
 		memset(dirty->set, 0,
 		       (dirty->set_mask + 1) * sizeof(*dirty->set));
@@ -189,6 +191,12 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 		return rc;
 	slab_off = pma_page_off(heap, page - page % PMA_CHUNK_PAGES);
 	sh = pma_slab_meta(heap, slab_off);
+	/* a checkpoint knows the block index (the op's DRAM copy, made
+	 * under the arena lock from the DRAM slab): no divide */
+	if (op->blk && sh && op->blk <= PMA_SLAB_MAX_BLOCKS) {
+		word = pma_slab_bit(sh, op->blk - 1, &mask);
+		goto apply;
+	}
 	rel = op->off - slab_off;
 	if (!sh || sh->magic != PMA_SLAB_MAGIC || sh->block_size == 0 ||
 	    rel < PMA_SLAB_HDR_SIZE ||
@@ -200,6 +208,7 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	word = pma_slab_bit(
 		sh, (uint32_t)((rel - PMA_SLAB_HDR_SIZE) / sh->block_size),
 		&mask);
+apply:
 	if (on)
 		*word |= mask;
 	else

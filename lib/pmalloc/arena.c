@@ -116,6 +116,7 @@ int pma_log_append_op(struct pma_arena *arena, const struct pma_op *op)
 	d->nrecs = ext ? 2 : 1;
 	d->cls = (uint8_t)op->cls;
 	d->owner = (uint16_t)op->owner;
+	d->blk = (uint16_t)op->blk;
 	if (op->type == PMA_REC_SLAB_NEW)
 		value = (uint64_t)op->cls << 8 | (uint64_t)op->owner << 16;
 	log_put(arena, op->type, op->off >> 6, value);

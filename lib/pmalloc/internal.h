@@ -57,6 +57,7 @@ struct pma_slab {
 	uint16_t cls; /* size class */
 	uint16_t owner; /* owning arena */
 	uint32_t block_size; /* bytes */
+	uint32_t block_inv; /* pma_class_inv(cls): offset -> index */
 	uint32_t nblocks; /* blocks */
 	uint32_t navail; /* bits set in avail */
 	uint32_t avail_lo; /* avail words below this one are 0 */
@@ -72,6 +73,9 @@ uint32_t pma_class_size(unsigned cls);
 /* size class for size (1..PMA_SMALL_MAX) */
 unsigned pma_class_of(size_t size);
 uint32_t pma_class_nblocks(unsigned cls);
+/* ceil(2^32 / size of cls): (rel * inv) >> 32 == rel / size for every
+ * rel < PMA_CHUNK (checked for all classes by test_class_table) */
+uint32_t pma_class_inv(unsigned cls);
 
 /* PM bitmap address and mask of block i (interleaved) */
 uint64_t *pma_slab_bit(void *slab_pm, uint32_t i, uint64_t *ret_mask);
@@ -110,6 +114,7 @@ struct pma_op {
 	unsigned cls; /* SLAB_NEW */
 	unsigned owner; /* SLAB_NEW */
 	unsigned nrecs; /* 1 or 2 */
+	unsigned blk; /* block ops: index in its slab + 1 if known, else 0 */
 };
 
 /* slot j (< cap) of a log: consecutive j go to different lines */
@@ -152,7 +157,9 @@ struct pma_dram_op {
 	uint8_t nrecs;
 	uint8_t cls;
 	uint16_t owner;
+	uint16_t blk; /* pma_op.blk */
 };
+_Static_assert(PMA_SLAB_MAX_BLOCKS < UINT16_MAX, "pma_dram_op.blk fits");
 
 /* what a checkpoint releases after the heads are durable */
 struct pma_pending {
@@ -363,6 +370,9 @@ struct pma_dirty {
 	size_t alloc;
 	uintptr_t *set; /* open-addressing set of lines (0 = empty) */
 	size_t set_mask; /* set size - 1 (a power of two), 0 if none */
+	/* lines known to be in the set, direct-mapped by line number:
+	 * checked before hashing (a slab's bitmap is NBANKS lines) */
+	uintptr_t recent[16];
 };
 int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		 struct pma_dirty *dirty);

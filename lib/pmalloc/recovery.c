@@ -22,25 +22,25 @@
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
 
-/* the op at record k: decoded from the PM log (recovery), or the DRAM
- * copy made when it was appended (checkpoint; the log holds the same) */
-static int arena_op(struct pma_heap *heap, struct pma_arena *arena, uint64_t k,
-		    int from_log, struct pma_op *ret_op)
+/* the op in DRAM copy d of record k (checkpoints: the log holds the
+ * same, written from the same op) */
+static void dram_op(const struct pma_dram_op *d, uint64_t k,
+		    struct pma_op *ret_op)
 {
-	uint32_t cap = heap->geom.log_cap;
-	const struct pma_dram_op *d = &arena->ops[k % cap];
-
-	if (from_log)
-		return pma_booklog_read_op(arena->log, cap, k, ret_op);
-	memset(ret_op, 0, sizeof(*ret_op));
 	ret_op->type = d->type;
 	ret_op->index = k;
 	ret_op->off = d->off;
+	ret_op->dest = 0;
 	ret_op->npages = d->npages;
 	ret_op->cls = d->cls;
 	ret_op->owner = d->owner;
 	ret_op->nrecs = d->nrecs;
-	return 0;
+	ret_op->blk = d->blk;
+}
+
+static int dram_is_phase2(const struct pma_dram_op *d)
+{
+	return d->type == PMA_REC_RFREE || d->type == PMA_REC_EXT_FREE;
 }
 
 /* an arena's last PMA_DEST_REDO runs of ops with a dest, oldest first:
@@ -70,16 +70,47 @@ static void redo_push(struct redo_ring *r, const struct pma_op *op)
 /* apply arena's ops of one phase; collect the ops to redo in ret_redo;
  * ret_redo != NULL or from_log: decode the PM log, else use the DRAM
  * copies */
+static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
+		     const struct pma_op *op, struct pma_dirty *dirty)
+{
+	int rc = pma_apply_op(heap, op, dirty);
+
+	if (rc < 0)
+		util_errmsg_prefix("arena %u record %llu", arena->id,
+				   (unsigned long long)op->index);
+	return rc;
+}
+
 static int apply_arena(struct pma_heap *heap, struct pma_arena *arena,
 		       int phase2, struct pma_dirty *dirty,
 		       struct redo_ring *ret_redo, int from_log)
 {
+	uint32_t cap = heap->geom.log_cap, j = (uint32_t)(arena->head % cap);
+	const struct pma_dram_op *d;
 	struct pma_op op;
 	uint64_t k;
 	int rc;
 
+	if (from_log || ret_redo)
+		goto decode;
+	/* a checkpoint: the DRAM copies, slot by slot (no divide) */
+	for (k = arena->head; k < arena->tail; k += d->nrecs) {
+		d = &arena->ops[j];
+		j += d->nrecs;
+		if (j >= cap)
+			j -= cap;
+		if (dram_is_phase2(d) != phase2)
+			continue;
+		dram_op(d, k, &op);
+		rc = apply_one(heap, arena, &op, dirty);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+
+decode:
 	for (k = arena->head; k < arena->tail; k += op.nrecs) {
-		rc = arena_op(heap, arena, k, from_log || ret_redo, &op);
+		rc = pma_booklog_read_op(arena->log, cap, k, &op);
 		if (rc < 0)
 			return util_errmsg_set(EIO,
 					       "arena %u: record %llu "
@@ -90,12 +121,9 @@ static int apply_arena(struct pma_heap *heap, struct pma_arena *arena,
 			redo_push(ret_redo, &op);
 		if (pma_op_is_phase2(&op) != phase2)
 			continue;
-		rc = pma_apply_op(heap, &op, dirty);
-		if (rc < 0) {
-			util_errmsg_prefix("arena %u record %llu", arena->id,
-					   (unsigned long long)k);
+		rc = apply_one(heap, arena, &op, dirty);
+		if (rc < 0)
 			return rc;
-		}
 	}
 	return 0;
 }

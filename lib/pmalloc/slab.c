@@ -52,6 +52,12 @@ unsigned pma_class_of(size_t size)
 	return lo;
 }
 
+uint32_t pma_class_inv(unsigned cls)
+{
+	return (uint32_t)(((1ULL << 32) + class_sizes[cls] - 1) /
+			  class_sizes[cls]);
+}
+
 uint32_t pma_class_nblocks(unsigned cls)
 {
 	return (uint32_t)((PMA_CHUNK - PMA_SLAB_HDR_SIZE) / class_sizes[cls]);
@@ -96,6 +102,7 @@ void pma_slab_init(struct pma_slab *slab, uint64_t off, unsigned cls,
 	slab->cls = (uint16_t)cls;
 	slab->owner = (uint16_t)owner;
 	slab->block_size = class_sizes[cls];
+	slab->block_inv = pma_class_inv(cls);
 	slab->nblocks = pma_class_nblocks(cls);
 	slab->navail = slab->nblocks;
 	for (w = 0; w < PMA_LIVE_WORDS; w++)
@@ -216,12 +223,15 @@ void pma_slab_give(struct pma_slab *slab, uint32_t idx)
 int pma_slab_index(const struct pma_slab *slab, uint64_t off, uint32_t *ret_idx)
 {
 	uint64_t rel;
+	uint32_t idx;
 
-	if (off < slab->off + PMA_SLAB_HDR_SIZE)
+	if (off < slab->off + PMA_SLAB_HDR_SIZE || off >= slab->off + PMA_CHUNK)
 		return -EINVAL;
 	rel = off - slab->off - PMA_SLAB_HDR_SIZE;
-	if (rel % slab->block_size || rel / slab->block_size >= slab->nblocks)
+	/* a multiply instead of two divides (free path) */
+	idx = (uint32_t)((rel * slab->block_inv) >> 32);
+	if ((uint64_t)idx * slab->block_size != rel || idx >= slab->nblocks)
 		return -EINVAL;
-	*ret_idx = (uint32_t)(rel / slab->block_size);
+	*ret_idx = idx;
 	return 0;
 }

@@ -106,6 +106,16 @@ static void test_class_table(void **state)
 				pma_class_of(pma_class_size(c - 1) + 1), c);
 	}
 	assert_int_equal(pma_class_of(1), 0);
+	/* the reciprocal gives the exact quotient for every offset in a
+	 * slab, for every class */
+	for (c = 0; c < pma_class_count(); c++) {
+		uint64_t inv = pma_class_inv(c), size = pma_class_size(c), r;
+
+		for (r = 0; r < PMA_CHUNK; r++)
+			if (((r * inv) >> 32) != r / size)
+				fail_msg("class %u offset %llu", c,
+					 (unsigned long long)r);
+	}
 }
 
 static void test_interleaved_bitmap(void **state)
