@@ -84,10 +84,17 @@ static inline void owner_fence(void)
 static void revoker_fence(void)
 {
 	if (use_membarrier) {
-		/* cannot fail once registered; if it did, owners would
-		 * race with us: stop rather than corrupt the heap */
+		/* cannot fail once registered (a forked child inherits the
+		 * registration; register again in case a kernel does not);
+		 * if it did, owners would race with us: stop rather than
+		 * corrupt the heap */
 		if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED,
-			    0, 0) != 0) {
+			    0, 0) != 0 &&
+		    (syscall(__NR_membarrier,
+			     MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
+			     0) != 0 ||
+		     syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED,
+			     0, 0) != 0)) {
 			fprintf(stderr, "pmalloc: membarrier failed\n");
 			abort();
 		}
