@@ -129,7 +129,7 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 		slab->in_partial = 0;
 	}
 	op.off = pma_slab_block_off(slab, idx);
-	op.blk = idx + 1;
+	op.slab = slab;
 	op.dest = dest_off;
 	/* zeros must be durable before the record commits the block: a
 	 * second fence, zalloc only */
@@ -294,7 +294,7 @@ static int free_block(struct pma_arena *arena, struct pma_slab *slab,
 		goto out_unlock;
 	}
 	op.type = own ? PMA_REC_FREE : PMA_REC_RFREE;
-	op.blk = idx + 1;
+	op.slab = slab;
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
 	pma_log_commit(arena, dest, dest_off, 0);

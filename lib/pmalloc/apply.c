@@ -191,12 +191,6 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 		return rc;
 	slab_off = pma_page_off(heap, page - page % PMA_CHUNK_PAGES);
 	sh = pma_slab_meta(heap, slab_off);
-	/* a checkpoint knows the block index (the op's DRAM copy, made
-	 * under the arena lock from the DRAM slab): no divide */
-	if (op->blk && sh && op->blk <= PMA_SLAB_MAX_BLOCKS) {
-		word = pma_slab_bit(sh, op->blk - 1, &mask);
-		goto apply;
-	}
 	rel = op->off - slab_off;
 	if (!sh || sh->magic != PMA_SLAB_MAGIC || sh->block_size == 0 ||
 	    rel < PMA_SLAB_HDR_SIZE ||
@@ -208,7 +202,6 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	word = pma_slab_bit(
 		sh, (uint32_t)((rel - PMA_SLAB_HDR_SIZE) / sh->block_size),
 		&mask);
-apply:
 	if (on)
 		*word |= mask;
 	else

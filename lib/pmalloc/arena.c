@@ -72,6 +72,8 @@ static void log_cursor_sync(struct pma_arena *arena)
 	arena->cur_k = arena->tail;
 	arena->cur_lap = arena->tail / cap;
 	arena->cur_slot = (uint32_t)(arena->tail % cap);
+	arena->cur_epoch = pma_booklog_lap_epoch(arena->cur_lap);
+	arena->cur_tag = pma_booklog_lap_tag(arena->cur_lap);
 }
 
 /* write record tail and flush its line; the caller fences */
@@ -82,8 +84,8 @@ static void log_put(struct pma_arena *arena, unsigned type, uint64_t payload,
 	struct pma_rec rec;
 
 	pma_assert(arena->cur_k == arena->tail);
-	pma_booklog_encode_lap(arena->tail, arena->cur_lap, type, payload,
-			       value, &rec);
+	pma_booklog_encode_bits(arena->tail, arena->cur_epoch, arena->cur_tag,
+				type, payload, value, &rec);
 	__atomic_store_n(&slot->word0, rec.word0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->word1, rec.word1, __ATOMIC_RELAXED);
 	pm_flush(arena->heap->map, slot, sizeof(*slot));
@@ -92,6 +94,8 @@ static void log_put(struct pma_arena *arena, unsigned type, uint64_t payload,
 	if (++arena->cur_slot == arena->heap->geom.log_cap) {
 		arena->cur_slot = 0;
 		arena->cur_lap++;
+		arena->cur_epoch = pma_booklog_lap_epoch(arena->cur_lap);
+		arena->cur_tag = pma_booklog_lap_tag(arena->cur_lap);
 	}
 }
 
@@ -111,12 +115,14 @@ int pma_log_append_op(struct pma_arena *arena, const struct pma_op *op)
 	log_cursor_sync(arena);
 	d = &arena->ops[arena->cur_slot];
 	d->off = op->off;
-	d->npages = op->npages;
+	if (ext)
+		d->npages = op->npages;
+	else
+		d->slab = op->slab;
 	d->type = (uint8_t)op->type;
 	d->nrecs = ext ? 2 : 1;
 	d->cls = (uint8_t)op->cls;
 	d->owner = (uint16_t)op->owner;
-	d->blk = (uint16_t)op->blk;
 	if (op->type == PMA_REC_SLAB_NEW)
 		value = (uint64_t)op->cls << 8 | (uint64_t)op->owner << 16;
 	log_put(arena, op->type, op->off >> 6, value);

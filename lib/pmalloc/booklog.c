@@ -17,57 +17,21 @@ struct pma_rec *pma_booklog_slot(struct pma_rec *log, uint32_t cap, uint64_t k)
 	return pma_booklog_slot_at(log, (uint32_t)(k % cap));
 }
 
-static uint64_t rec_epoch(uint64_t k, uint32_t cap)
-{
-	return (k / cap + 1) & PMA_REC_EPOCH_MASK;
-}
-
-static uint64_t rec_tag(uint64_t k, uint32_t cap)
-{
-	return (k / cap) % 7 + 1;
-}
-
-static uint64_t lap_epoch(uint64_t lap)
-{
-	return (lap + 1) & PMA_REC_EPOCH_MASK;
-}
-
-static uint64_t lap_tag(uint64_t lap)
-{
-	return lap % 7 + 1;
-}
-
 static uint64_t rec_csum(uint64_t word0, uint64_t word1, uint64_t k)
 {
-	uint64_t buf[3];
-
-	buf[0] = word0 & ~(PMA_REC_CSUM_MASK << PMA_REC_CSUM_SHIFT);
-	buf[1] = word1;
-	buf[2] = k;
-	return util_crc32c(0, buf, sizeof(buf)) & PMA_REC_CSUM_MASK;
-}
-
-void pma_booklog_encode_lap(uint64_t k, uint64_t lap, unsigned type,
-			    uint64_t payload, uint64_t value,
-			    struct pma_rec *ret_rec)
-{
-	uint64_t w0, w1;
-
-	pma_assert(payload <= PMA_REC_PAYLOAD_MAX);
-	pma_assert((value & PMA_REC_TAG_MASK) == 0);
-	w0 = (uint64_t)type | lap_epoch(lap) << PMA_REC_EPOCH_SHIFT |
-	     payload << PMA_REC_PAYLOAD_SHIFT;
-	w1 = value | lap_tag(lap);
-	w0 |= rec_csum(w0, w1, k) << PMA_REC_CSUM_SHIFT;
-	ret_rec->word0 = w0;
-	ret_rec->word1 = w1;
+	return util_crc32c_3w(word0 & ~(PMA_REC_CSUM_MASK
+					<< PMA_REC_CSUM_SHIFT),
+			      word1, k) &
+	       PMA_REC_CSUM_MASK;
 }
 
 void pma_booklog_encode(uint64_t k, uint32_t cap, unsigned type,
 			uint64_t payload, uint64_t value,
 			struct pma_rec *ret_rec)
 {
-	pma_booklog_encode_lap(k, k / cap, type, payload, value, ret_rec);
+	pma_booklog_encode_bits(k, pma_booklog_lap_epoch(k / cap),
+				pma_booklog_lap_tag(k / cap), type, payload,
+				value, ret_rec);
 }
 
 int pma_booklog_decode(const struct pma_rec *log, uint32_t cap, uint64_t k,
@@ -82,10 +46,10 @@ int pma_booklog_decode(const struct pma_rec *log, uint32_t cap, uint64_t k,
 
 	if (type == PMA_REC_NONE || type >= PMA_REC_NTYPES)
 		return -EBADMSG;
-	if (((w0 >> PMA_REC_EPOCH_SHIFT) & PMA_REC_EPOCH_MASK) !=
-	    rec_epoch(k, cap))
+	if ((w0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT) !=
+	    pma_booklog_lap_epoch(k / cap))
 		return -EBADMSG;
-	if ((w1 & PMA_REC_TAG_MASK) != rec_tag(k, cap))
+	if ((w1 & PMA_REC_TAG_MASK) != pma_booklog_lap_tag(k / cap))
 		return -EBADMSG;
 	if (((w0 >> PMA_REC_CSUM_SHIFT) & PMA_REC_CSUM_MASK) !=
 	    rec_csum(w0, w1, k))

@@ -20,6 +20,7 @@
 #include "pmalloc/layout.h"
 #include "pmem/pm.h"
 #include "pool/pool.h"
+#include "util/crc.h"
 
 #if PMAD_DEBUG
 #include <assert.h>
@@ -41,7 +42,7 @@ _Static_assert(PMA_MAX_ARENAS <= PMA_PMAP_FIELD_MASK + 1,
  * PMA_DEST_REDO runs of ops with a dest (see pma_log_commit) */
 #define PMA_DEST_BATCH 8
 #define PMA_DEST_REDO (PMA_DEST_BATCH + 1)
-#define PMA_LIVE_WORDS 16 /* 1024 bits >= PMA_SLAB_MAX_BLOCKS */
+#define PMA_LIVE_WORDS 16 /* avail: 1024 bits >= PMA_SLAB_MAX_BLOCKS */
 /* words of each PM bitmap line that can hold block bits */
 #define PMA_SLAB_LINE_WORDS 3
 _Static_assert(PMA_SLAB_MAX_BLOCKS <= PMA_NBANKS * 64 * PMA_SLAB_LINE_WORDS,
@@ -62,11 +63,38 @@ struct pma_slab {
 	uint32_t navail; /* bits set in avail */
 	uint32_t avail_lo; /* avail words below this one are 0 */
 	int in_partial; /* on the owner's partial list */
+	/* recovery.c: the serial of the last checkpoint that wrote this
+	 * slab's PM bitmap, and its link in that checkpoint's list */
+	uint64_t ckpt_serial;
+	struct pma_slab *ckpt_next;
 	/* live: the user's view, set by alloc, cleared (atomically, by any
-	 * thread) by free; avail: blocks the owner may hand out, owner lock */
-	_Atomic uint64_t live[PMA_LIVE_WORDS];
+	 * thread) by free, in the PM bitmap's interleaved layout (see
+	 * pma_slab_live_word): a checkpoint copies it to PM as it is.
+	 * avail: blocks the owner may hand out (linear: bit i is block i),
+	 * owner lock */
+	_Atomic uint64_t live[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
 	uint64_t avail[PMA_LIVE_WORDS];
 };
+
+/* the DRAM live word and mask of block idx: bit (idx / NBANKS) of bank
+ * idx % NBANKS, as in the PM bitmap (pma_slab_bit) */
+static inline _Atomic uint64_t *
+pma_slab_live_word(struct pma_slab *slab, uint32_t idx, uint64_t *ret_mask)
+{
+	uint32_t bit = idx / PMA_NBANKS;
+
+	*ret_mask = 1ULL << (bit % 64);
+	return &slab->live[idx % PMA_NBANKS][bit / 64];
+}
+
+static inline int pma_slab_is_live(struct pma_slab *slab, uint32_t idx)
+{
+	uint64_t mask;
+
+	return (atomic_load_explicit(pma_slab_live_word(slab, idx, &mask),
+				     memory_order_relaxed) &
+		mask) != 0;
+}
 
 unsigned pma_class_count(void);
 uint32_t pma_class_size(unsigned cls);
@@ -114,7 +142,9 @@ struct pma_op {
 	unsigned cls; /* SLAB_NEW */
 	unsigned owner; /* SLAB_NEW */
 	unsigned nrecs; /* 1 or 2 */
-	unsigned blk; /* block ops: index in its slab + 1 if known, else 0 */
+	/* block ops made by this process: the DRAM slab (checkpoints copy
+	 * its live bitmap); NULL in ops decoded from the log */
+	struct pma_slab *slab;
 };
 
 /* slot j (< cap) of a log: consecutive j go to different lines */
@@ -127,10 +157,33 @@ static inline struct pma_rec *pma_booklog_slot_at(struct pma_rec *log,
 	return &log[line * (PMA_LINE / sizeof(struct pma_rec)) + r / PMA_NBANKS];
 }
 struct pma_rec *pma_booklog_slot(struct pma_rec *log, uint32_t cap, uint64_t k);
-/* encode record k of lap k / cap (the appender knows the lap: no divide) */
-void pma_booklog_encode_lap(uint64_t k, uint64_t lap, unsigned type,
-			    uint64_t payload, uint64_t value,
-			    struct pma_rec *ret_rec);
+/* the lap-dependent fields of records of lap lap (see layout.h): the
+ * epoch, in place in word0, and the tag */
+static inline uint64_t pma_booklog_lap_epoch(uint64_t lap)
+{
+	return ((lap + 1) & PMA_REC_EPOCH_MASK) << PMA_REC_EPOCH_SHIFT;
+}
+static inline uint64_t pma_booklog_lap_tag(uint64_t lap)
+{
+	return lap % 7 + 1;
+}
+/* encode record k of the lap whose epoch and tag are given (the appender
+ * keeps them: no divide per record) */
+static inline void pma_booklog_encode_bits(uint64_t k, uint64_t epoch,
+					   uint64_t tag, unsigned type,
+					   uint64_t payload, uint64_t value,
+					   struct pma_rec *ret_rec)
+{
+	uint64_t w0 = (uint64_t)type | epoch | payload << PMA_REC_PAYLOAD_SHIFT;
+	uint64_t w1 = value | tag;
+
+	pma_assert(payload <= PMA_REC_PAYLOAD_MAX);
+	pma_assert((value & PMA_REC_TAG_MASK) == 0);
+	w0 |= (util_crc32c_3w(w0, w1, k) & PMA_REC_CSUM_MASK)
+	      << PMA_REC_CSUM_SHIFT;
+	ret_rec->word0 = w0;
+	ret_rec->word1 = w1;
+}
 void pma_booklog_encode(uint64_t k, uint32_t cap, unsigned type,
 			uint64_t payload, uint64_t value,
 			struct pma_rec *ret_rec);
@@ -152,14 +205,15 @@ const char *pma_booklog_type_name(unsigned type);
  * k): checkpoints apply these instead of decoding the log again */
 struct pma_dram_op {
 	uint64_t off;
-	uint64_t npages;
+	union {
+		uint64_t npages; /* extent ops */
+		struct pma_slab *slab; /* block ops: pma_op.slab */
+	};
 	uint8_t type;
 	uint8_t nrecs;
 	uint8_t cls;
 	uint16_t owner;
-	uint16_t blk; /* pma_op.blk */
 };
-_Static_assert(PMA_SLAB_MAX_BLOCKS < UINT16_MAX, "pma_dram_op.blk fits");
 
 /* what a checkpoint releases after the heads are durable */
 struct pma_pending {
@@ -183,9 +237,10 @@ struct pma_arena {
 	struct pma_rec *log; /* PM, heap->geom.log_cap slots */
 	uint64_t head; /* == desc->head[heap->head_gen & 1] */
 	uint64_t tail; /* next record index */
-	/* log_put's cursor: slot and lap of record cur_k (== tail when
-	 * valid; recomputed when something else moved tail) */
-	uint64_t cur_k, cur_lap;
+	/* log_put's cursor: slot, lap, and the lap's epoch and tag of
+	 * record cur_k (== tail when valid; recomputed when something else
+	 * moved tail) */
+	uint64_t cur_k, cur_lap, cur_epoch, cur_tag;
 	uint32_t cur_slot;
 	/* the line holding the last ops' dest words, not flushed yet (0 if
 	 * none), see pma_log_commit; flushed by a checkpoint too */
@@ -301,6 +356,7 @@ struct pma_heap {
 	struct pma_heap *next_open; /* owner.c registry of open heaps */
 	atomic_uint next_arena;
 	atomic_ulong checkpoints;
+	uint64_t ckpt_serial; /* checkpoints begun (arena locks held) */
 	/* pages of freed extents waiting for a checkpoint (arenas' ext_freed):
 	 * a checkpoint is due when they reach PMA_PENDING_DIV of the heap */
 	atomic_ulong pending_pages;

@@ -80,8 +80,7 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 	slab = pma_heap_slab_at(heap, b);
 	if (slab) {
 		if (pma_slab_index(slab, b, &idx) < 0 ||
-		    !(atomic_load(&slab->live[idx / 64]) &
-		      (1ULL << (idx % 64))))
+		    !pma_slab_is_live(slab, idx))
 			return 0;
 		return slab->block_size;
 	}

@@ -11,8 +11,9 @@
  * state. Recovery also redoes the dest words of each log's last ops
  * and clears a torn record at the tail; the read-only open runs the same
  * replay into DRAM copies (rdonly.c). A checkpoint takes the ops from
- * the arenas' DRAM copies (arena->ops, written with the records), recovery
- * decodes them from the log.
+ * the arenas' DRAM copies (arena->ops, written with the records) and
+ * writes the slab bitmaps from the DRAM slabs (the same end state);
+ * recovery decodes the ops from the log and applies them one by one.
  * Lock order: every arena lock, in index order.
  */
 #include <errno.h>
@@ -31,11 +32,17 @@ static void dram_op(const struct pma_dram_op *d, uint64_t k,
 	ret_op->index = k;
 	ret_op->off = d->off;
 	ret_op->dest = 0;
-	ret_op->npages = d->npages;
+	ret_op->npages = d->nrecs == 2 ? d->npages : 0;
 	ret_op->cls = d->cls;
 	ret_op->owner = d->owner;
 	ret_op->nrecs = d->nrecs;
-	ret_op->blk = d->blk;
+	ret_op->slab = NULL;
+}
+
+static int dram_is_block(const struct pma_dram_op *d)
+{
+	return d->type == PMA_REC_ALLOC || d->type == PMA_REC_FREE ||
+	       d->type == PMA_REC_RFREE;
 }
 
 static int dram_is_phase2(const struct pma_dram_op *d)
@@ -67,9 +74,7 @@ static void redo_push(struct redo_ring *r, const struct pma_op *op)
 	r->op[r->n++] = *op;
 }
 
-/* apply arena's ops of one phase; collect the ops to redo in ret_redo;
- * ret_redo != NULL or from_log: decode the PM log, else use the DRAM
- * copies */
+/* apply one op, naming it in the error message */
 static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
 		     const struct pma_op *op, struct pma_dirty *dirty)
 {
@@ -81,24 +86,40 @@ static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
 	return rc;
 }
 
-static int apply_arena(struct pma_heap *heap, struct pma_arena *arena,
-		       int phase2, struct pma_dirty *dirty,
-		       struct redo_ring *ret_redo, int from_log)
+/*
+ * A checkpoint's pass over arena's ops of one phase: the DRAM copies,
+ * slot by slot (no decode, no divide). Block ops are not applied one by
+ * one: their slabs go once each on *slabs (phase 1), and sync_bitmaps
+ * copies those slabs' live bitmaps to PM. With every arena lock held, a
+ * live bitmap is the state after every logged op on the slab, the same
+ * as applying them in order; and replaying the range again after a crash
+ * (blind sets and clears, in order) still ends in that state.
+ */
+static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
+			    int phase2, struct pma_dirty *dirty,
+			    struct pma_slab **slabs)
 {
 	uint32_t cap = heap->geom.log_cap, j = (uint32_t)(arena->head % cap);
 	const struct pma_dram_op *d;
+	struct pma_slab *slab;
 	struct pma_op op;
 	uint64_t k;
 	int rc;
 
-	if (from_log || ret_redo)
-		goto decode;
-	/* a checkpoint: the DRAM copies, slot by slot (no divide) */
 	for (k = arena->head; k < arena->tail; k += d->nrecs) {
 		d = &arena->ops[j];
 		j += d->nrecs;
 		if (j >= cap)
 			j -= cap;
+		if (dram_is_block(d)) {
+			slab = d->slab;
+			if (!phase2 && slab->ckpt_serial != heap->ckpt_serial) {
+				slab->ckpt_serial = heap->ckpt_serial;
+				slab->ckpt_next = *slabs;
+				*slabs = slab;
+			}
+			continue;
+		}
 		if (dram_is_phase2(d) != phase2)
 			continue;
 		dram_op(d, k, &op);
@@ -107,8 +128,19 @@ static int apply_arena(struct pma_heap *heap, struct pma_arena *arena,
 			return rc;
 	}
 	return 0;
+}
 
-decode:
+/* recovery: arena's ops of one phase decoded from the PM log, applied
+ * one by one; the ops to redo collected in ret_redo (if not NULL) */
+static int apply_arena_log(struct pma_heap *heap, struct pma_arena *arena,
+			   int phase2, struct pma_dirty *dirty,
+			   struct redo_ring *ret_redo)
+{
+	uint32_t cap = heap->geom.log_cap;
+	struct pma_op op;
+	uint64_t k;
+	int rc;
+
 	for (k = arena->head; k < arena->tail; k += op.nrecs) {
 		rc = pma_booklog_read_op(arena->log, cap, k, &op);
 		if (rc < 0)
@@ -128,20 +160,58 @@ decode:
 	return 0;
 }
 
-/* phase 1 then phase 2 over every arena; redo[i]: arena i's ops to redo
- * (NULL: none wanted) */
+/* phase 1 then phase 2 over every arena. slabs != NULL: a checkpoint
+ * (DRAM copies; the slabs whose bitmaps to copy in *slabs), else decode
+ * the logs; redo[i]: arena i's ops to redo (NULL: none wanted) */
 static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
-		     struct redo_ring *redo, int from_log)
+		     struct redo_ring *redo, struct pma_slab **slabs)
 {
+	struct pma_arena *arena;
 	unsigned i;
 	int phase2, rc;
 
 	for (phase2 = 0; phase2 <= 1; phase2++) {
 		for (i = 0; i < heap->geom.narenas; i++) {
-			rc = apply_arena(heap, &heap->arenas[i], phase2, dirty,
-					 redo ? &redo[i] : NULL, from_log);
+			arena = &heap->arenas[i];
+			rc = slabs ? apply_arena_dram(heap, arena, phase2,
+						      dirty, slabs) :
+				     apply_arena_log(heap, arena, phase2, dirty,
+						     redo ? &redo[i] : NULL);
 			if (rc < 0)
 				return rc;
+		}
+	}
+	return 0;
+}
+
+/* checkpoint: write each collected slab's live bitmap to its PM bitmap
+ * (same interleaved layout), marking the lines that changed */
+static int sync_bitmaps(struct pma_heap *heap, struct pma_slab *slabs,
+			struct pma_dirty *dirty)
+{
+	struct pma_slab *slab;
+	uint64_t *line, v;
+	unsigned l, k;
+	int changed, rc;
+
+	for (slab = slabs; slab; slab = slab->ckpt_next) {
+		line = (uint64_t *)((char *)pma_addr(heap, slab->off) +
+				    PMA_SLAB_BITMAP_OFF);
+		for (l = 0; l < PMA_NBANKS; l++, line += PMA_LINE / 8) {
+			changed = 0;
+			for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
+				v = atomic_load_explicit(&slab->live[l][k],
+							 memory_order_relaxed);
+				if (line[k] == v)
+					continue;
+				__atomic_store_n(&line[k], v, __ATOMIC_RELAXED);
+				changed = 1;
+			}
+			if (changed) {
+				rc = pma_dirty_add(dirty, line, PMA_LINE);
+				if (rc < 0)
+					return rc;
+			}
 		}
 	}
 	return 0;
@@ -234,13 +304,17 @@ PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
 int pma_checkpoint(struct pma_heap *heap)
 {
 	struct pma_dirty dirty = { 0 };
+	struct pma_slab *slabs = NULL;
 	unsigned i;
 	int rc = 0;
 
 	pma_arenas_lock(heap);
 	if (!any_records(heap))
 		goto out_unlock;
-	rc = apply_all(heap, &dirty, NULL, 0);
+	heap->ckpt_serial++;
+	rc = apply_all(heap, &dirty, NULL, &slabs);
+	if (rc == 0)
+		rc = sync_bitmaps(heap, slabs, &dirty);
 	if (rc < 0)
 		goto out_unlock;
 	for (i = 0; i < heap->geom.narenas; i++)
@@ -350,7 +424,7 @@ static int recover_apply(struct pma_heap *heap, struct redo_ring *redo)
 	unsigned i, n = heap->geom.narenas;
 	int rc;
 
-	rc = apply_all(heap, &dirty, redo, 1);
+	rc = apply_all(heap, &dirty, redo, NULL);
 	/* every arena's frees, then every arena's allocations */
 	for (i = 0; rc == 0 && i < 2 * n; i++)
 		rc = redo_ring(heap, &redo[i % n], i >= n);
@@ -372,7 +446,7 @@ int pma_recover_rdonly(struct pma_heap *heap)
 		arena->tail = pma_booklog_find_tail(
 			arena->log, heap->geom.log_cap, arena->head);
 	}
-	rc = apply_all(heap, &dirty, NULL, 1);
+	rc = apply_all(heap, &dirty, NULL, NULL);
 	pma_dirty_release(&dirty); /* DRAM copies: nothing to flush */
 	return rc;
 }

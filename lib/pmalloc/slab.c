@@ -4,7 +4,8 @@
  * and the DRAM state of a slab. A slab's live bitmap is the user's view
  * (set at alloc, cleared atomically by whichever thread frees); avail is
  * what the owner arena may hand out and changes only under its lock.
- * The PM bitmap is written only by checkpoints (apply.c), never here.
+ * The PM bitmap is written only by checkpoints (a copy of live) and
+ * recovery (apply.c), never here.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -153,15 +154,19 @@ void pma_slab_load(struct pma_slab *slab, const void *slab_pm)
 {
 	const uint64_t *bm =
 		(const uint64_t *)((const char *)slab_pm + PMA_SLAB_BITMAP_OFF);
-	uint64_t pm[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
 	uint64_t lin[PMA_SLAB_LIN_WORDS] = { 0 };
 	uint32_t l, k, nlive = 0;
+	uint64_t v;
 
+	/* live is the PM bitmap (blocks past nblocks masked off); avail is
+	 * its complement, spread to the linear layout */
 	for (l = 0; l < PMA_NBANKS; l++)
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
-			pm[l][k] = bm[l * (PMA_LINE / 8) + k] &
-				   line_mask(slab->nblocks, l, k);
-			nlive += (uint32_t)__builtin_popcountll(pm[l][k]);
+			v = bm[l * (PMA_LINE / 8) + k] &
+			    line_mask(slab->nblocks, l, k);
+			atomic_store_explicit(&slab->live[l][k], v,
+					      memory_order_relaxed);
+			nlive += (uint32_t)__builtin_popcountll(v);
 		}
 	if (nlive == slab->nblocks) {
 		for (k = 0; k < PMA_LIVE_WORDS; k++)
@@ -169,20 +174,22 @@ void pma_slab_load(struct pma_slab *slab, const void *slab_pm)
 	} else if (nlive) {
 		for (l = 0; l < PMA_NBANKS; l++)
 			for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
-				spread_word(lin, pm[l][k],
+				spread_word(lin,
+					    atomic_load_explicit(
+						    &slab->live[l][k],
+						    memory_order_relaxed),
 					    k * 64 * PMA_NBANKS + l);
 	}
-	for (k = 0; k < PMA_LIVE_WORDS; k++) {
-		atomic_store_explicit(&slab->live[k], lin[k],
-				      memory_order_relaxed);
+	for (k = 0; k < PMA_LIVE_WORDS; k++)
 		slab->avail[k] = block_mask(slab->nblocks, k) & ~lin[k];
-	}
 	slab->navail = slab->nblocks - nlive;
 	slab->avail_lo = 0;
 }
 
 int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx)
 {
+	_Atomic uint64_t *live;
+	uint64_t mask;
 	unsigned w;
 	uint32_t idx;
 
@@ -193,8 +200,8 @@ int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx)
 		idx = w * 64 + (uint32_t)__builtin_ctzll(slab->avail[w]);
 		slab->avail[w] &= slab->avail[w] - 1;
 		slab->navail--;
-		atomic_fetch_or_explicit(&slab->live[w], 1ULL << (idx % 64),
-					 memory_order_relaxed);
+		live = pma_slab_live_word(slab, idx, &mask);
+		atomic_fetch_or_explicit(live, mask, memory_order_relaxed);
 		*ret_idx = idx;
 		return 0;
 	}
@@ -203,11 +210,10 @@ int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx)
 
 int pma_slab_unlive(struct pma_slab *slab, uint32_t idx)
 {
-	uint64_t mask = 1ULL << (idx % 64);
-	uint64_t old;
+	uint64_t mask, old;
+	_Atomic uint64_t *w = pma_slab_live_word(slab, idx, &mask);
 
-	old = atomic_fetch_and_explicit(&slab->live[idx / 64], ~mask,
-					memory_order_acq_rel);
+	old = atomic_fetch_and_explicit(w, ~mask, memory_order_acq_rel);
 	return (old & mask) ? 0 : -EINVAL;
 }
 

@@ -12,11 +12,12 @@
 
 static unsigned popcount_live(struct pma_slab *slab)
 {
-	unsigned w, n = 0;
+	unsigned l, k, n = 0;
 
-	for (w = 0; w < PMA_LIVE_WORDS; w++)
-		n += (unsigned)__builtin_popcountll(
-			atomic_load(&slab->live[w]));
+	for (l = 0; l < PMA_NBANKS; l++)
+		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
+			n += (unsigned)__builtin_popcountll(
+				atomic_load(&slab->live[l][k]));
 	return n;
 }
 

@@ -146,44 +146,46 @@ static void mru_update(uintptr_t *mru, uintptr_t first, uintptr_t n)
 }
 
 /* the common case, one line: a reflush if it is in the MRU; move it to
- * the front (same result as mru_reflushes + mru_update for n = 1) */
-static void count_one_line(struct pm_tstats *t, uintptr_t line, size_t len)
+ * the front (same result as mru_reflushes + mru_update for n = 1),
+ * unrolled: a log append flushes one line per call */
+_Static_assert(PM_MRU_LINES == 4, "count_one_line is unrolled for 4");
+static inline void count_one_line(struct pm_tstats *t, uintptr_t line,
+				  size_t len)
 {
-	uintptr_t xp = line / PM_XPLINE;
-	int j;
+	uintptr_t *m = t->mru, xp = line / PM_XPLINE;
+	int hit = 1;
 
 	ctr_add(&t->s.lines_flushed, 1);
 	ctr_add(&t->s.bytes_persisted, len);
-	for (j = 0; j < PM_MRU_LINES - 1 && t->mru[j] != line; j++)
-		;
-	if (t->mru[j] == line)
+	if (m[0] != line) {
+		if (m[1] == line) {
+			m[1] = m[0];
+		} else if (m[2] == line) {
+			m[2] = m[1];
+			m[1] = m[0];
+		} else {
+			hit = m[3] == line;
+			m[3] = m[2];
+			m[2] = m[1];
+			m[1] = m[0];
+		}
+		m[0] = line;
+	}
+	if (hit)
 		ctr_add(&t->s.reflushes, 1);
-	for (; j > 0; j--)
-		t->mru[j] = t->mru[j - 1];
-	t->mru[0] = line;
 	if (xp != t->last_xpline) {
 		ctr_add(&t->s.xplines, 1);
 		t->last_xpline = xp;
 	}
 }
 
-void pm_stats_count_range(const void *addr, size_t len)
+/* the general case, n > 1 lines from first (kept out of line so the one
+ * line case saves no registers) */
+static __attribute__((noinline)) void
+count_lines(struct pm_tstats *t, uintptr_t first, uintptr_t last, size_t len)
 {
-	struct pm_tstats *t;
-	uintptr_t first, last, n, xp_first, xp_last;
-
-	if (len == 0)
-		return;
-	t = stats_self();
-	first = (uintptr_t)addr & ~(uintptr_t)(PM_CACHELINE - 1);
-	last = ((uintptr_t)addr + len - 1) & ~(uintptr_t)(PM_CACHELINE - 1);
-	if (first == last) {
-		count_one_line(t, first, len);
-		return;
-	}
-	n = (last - first) / PM_CACHELINE + 1;
-	xp_first = first / PM_XPLINE;
-	xp_last = last / PM_XPLINE;
+	uintptr_t n = (last - first) / PM_CACHELINE + 1;
+	uintptr_t xp_first = first / PM_XPLINE, xp_last = last / PM_XPLINE;
 
 	ctr_add(&t->s.lines_flushed, n);
 	ctr_add(&t->s.bytes_persisted, len);
@@ -193,6 +195,22 @@ void pm_stats_count_range(const void *addr, size_t len)
 		(xp_first != t->last_xpline) + (xp_last - xp_first));
 	t->last_xpline = xp_last;
 	mru_update(t->mru, first, n);
+}
+
+void pm_stats_count_range(const void *addr, size_t len)
+{
+	struct pm_tstats *t;
+	uintptr_t first, last;
+
+	if (len == 0)
+		return;
+	t = stats_self();
+	first = (uintptr_t)addr & ~(uintptr_t)(PM_CACHELINE - 1);
+	last = ((uintptr_t)addr + len - 1) & ~(uintptr_t)(PM_CACHELINE - 1);
+	if (first == last)
+		count_one_line(t, first, len);
+	else
+		count_lines(t, first, last, len);
 }
 
 void pm_stats_count_fence(void)

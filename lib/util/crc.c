@@ -80,6 +80,31 @@ uint32_t util_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc32c_sw(~crc, buf, len);
 }
 
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_3w_hw(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t crc = ~0u;
+
+	crc = __builtin_ia32_crc32di(crc, a);
+	crc = __builtin_ia32_crc32di(crc, b);
+	crc = __builtin_ia32_crc32di(crc, c);
+	return ~(uint32_t)crc;
+}
+#endif
+
+uint32_t util_crc32c_3w(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t buf[3] = { a, b, c };
+
+	crc_ready();
+#if defined(__x86_64__)
+	if (crc_use_hw)
+		return crc32c_3w_hw(a, b, c);
+#endif
+	return ~crc32c_sw(~0u, (const unsigned char *)buf, sizeof(buf));
+}
+
 /* the table implementation, for tests that compare the two */
 uint32_t util_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 {

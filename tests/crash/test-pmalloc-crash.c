@@ -294,7 +294,7 @@ static uint64_t heap_live_blocks(struct pma_heap *heap, const uint64_t *offs,
 		slab = pma_heap_slab_at(
 			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
 		for (i = 0; slab && i < slab->nblocks; i++) {
-			if (!(slab->live[i / 64] & (1ULL << (i % 64))))
+			if (!pma_slab_is_live(slab, i))
 				continue;
 			live++;
 			off = pma_pool_off(heap, pma_slab_block_off(slab, i));

@@ -155,7 +155,8 @@ static void check_slab_load(const uint64_t *pm, unsigned cls)
 	assert_non_null(slab);
 	pma_slab_load(slab, pm);
 	for (i = 0; i < PMA_LIVE_WORDS * 64; i++) {
-		live = (atomic_load(&slab->live[i / 64]) >> (i % 64)) & 1;
+		live = i < PMA_NBANKS * PMA_SLAB_LINE_WORDS * 64 &&
+		       pma_slab_is_live(slab, i);
 		avail = (slab->avail[i / 64] >> (i % 64)) & 1;
 		if (i >= slab->nblocks) {
 			assert_int_equal(live | avail, 0);

@@ -327,6 +327,25 @@ static void test_crc32c_vectors(void **state)
 	assert_int_equal(util_crc32c(0, buf, sizeof(buf)), 0x113FDB5Cu);
 }
 
+/* the three-word form equals the buffer form, for hw and table paths */
+static void test_crc32c_3w(void **state)
+{
+	uint64_t w[3], x = 0x9e3779b97f4a7c15ULL;
+	unsigned i, j;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		for (j = 0; j < 3; j++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			w[j] = i < 3 ? (i == 0 ? 0 : ~0ULL) : x;
+		}
+		assert_int_equal(util_crc32c_3w(w[0], w[1], w[2]),
+				 util_crc32c(0, w, sizeof(w)));
+		assert_int_equal(util_crc32c_3w(w[0], w[1], w[2]),
+				 util_crc32c_sw(0, w, sizeof(w)));
+	}
+}
+
 static void test_crc32c_incremental(void **state)
 {
 	unsigned char buf[1000];
@@ -1043,6 +1062,7 @@ int main(void)
 		T(test_size_round_trip),
 		T(test_crc32c_vectors),
 		T(test_crc32c_incremental),
+		T(test_crc32c_3w),
 		T(test_crc32c_fast_matches_table),
 		T(test_log_default_silent),
 		T(test_log_sink_filter),
