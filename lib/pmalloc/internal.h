@@ -256,15 +256,70 @@ struct pma_arena {
 
 int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena);
 void pma_arena_release(struct pma_arena *arena);
-/* owner.c: the calling thread's arena (bound, and owned if possible) */
-struct pma_arena *pma_arena_get(struct pma_heap *heap);
+/* owner.c: the thread's binding (the heap it used last and its arena
+ * there) and identity, read inline by every op */
+struct pma_tls_binding {
+	uint64_t heap_id;
+	struct pma_heap *heap;
+	unsigned arena;
+	int owns; /* this thread owns that arena */
+};
+extern __thread struct pma_tls_binding pma_tls_binding;
+extern __thread char pma_tls_token;
+extern int pma_use_membarrier;
+
+static inline uintptr_t pma_self_token(void)
+{
+	return (uintptr_t)&pma_tls_token;
+}
+
+/* first use of heap by the thread: bind (and own an arena if possible) */
+struct pma_arena *pma_arena_bind_first(struct pma_heap *heap);
 /* bind the calling thread to arena idx of heap (owned if nobody owns it,
  * else shared); for tests and placement */
 struct pma_arena *pma_arena_bind(struct pma_heap *heap, unsigned idx);
-/* exclusive use of one arena for an op (the owner's fast path, else the
- * mutex, keeping the owner out) */
-void pma_arena_lock(struct pma_arena *arena);
-void pma_arena_unlock(struct pma_arena *arena);
+/* the mutex paths of pma_arena_lock / unlock (owner: the caller owns the
+ * arena and saw it revoked) */
+void pma_arena_lock_slow(struct pma_arena *arena, int owner);
+void pma_arena_unlock_slow(struct pma_arena *arena);
+
+/*
+ * Exclusive use of one arena for an op: the owner's fast path (store busy,
+ * load revoked; the revoker's membarrier orders them, else a full fence
+ * here), else the mutex, keeping the owner out (owner.c).
+ */
+static inline void pma_arena_lock(struct pma_arena *arena)
+{
+	int owner = atomic_load_explicit(&arena->owner, memory_order_relaxed) ==
+		    pma_self_token();
+
+	if (owner) {
+		atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
+		if (pma_use_membarrier)
+			atomic_signal_fence(memory_order_seq_cst);
+		else
+			atomic_thread_fence(memory_order_seq_cst);
+		if (__builtin_expect(!atomic_load_explicit(&arena->revoked,
+							   memory_order_acquire),
+				     1)) {
+			arena->owner_fast = 1;
+			return;
+		}
+	}
+	pma_arena_lock_slow(arena, owner);
+}
+
+static inline void pma_arena_unlock(struct pma_arena *arena)
+{
+	/* owner_fast is only read by the owner, which alone writes it */
+	if (atomic_load_explicit(&arena->owner, memory_order_relaxed) ==
+		    pma_self_token() &&
+	    arena->owner_fast) {
+		atomic_store_explicit(&arena->busy, 0, memory_order_release);
+		return;
+	}
+	pma_arena_unlock_slow(arena);
+}
 /* every arena, in index order (checkpoint, stats) */
 void pma_arenas_lock(struct pma_heap *heap);
 void pma_arenas_unlock(struct pma_heap *heap);
@@ -370,6 +425,14 @@ struct pma_heap {
 	struct pma_pending *unloaded;
 	atomic_ulong nunloaded; /* slabs whose heap->slabs entry is NULL */
 };
+
+/* owner.c: the calling thread's arena (bound, and owned if possible) */
+static inline struct pma_arena *pma_arena_get(struct pma_heap *heap)
+{
+	if (__builtin_expect(pma_tls_binding.heap_id == heap->id, 1))
+		return &heap->arenas[pma_tls_binding.arena];
+	return pma_arena_bind_first(heap);
+}
 
 /* zeroed anonymous memory for the big DRAM arrays (page map mirror, slab
  * table, arena op copies): pages are faulted in where written only */

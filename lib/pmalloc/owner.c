@@ -32,28 +32,22 @@
 /* the address of this variable names the thread (unique among live
  * threads; a new thread reusing a dead one's address inherits nothing:
  * the dead thread released its arena at exit) */
-static __thread char tls_token;
+__thread char pma_tls_token;
 
 /* the heap this thread used last and its arena there */
-static __thread struct {
-	uint64_t heap_id;
-	struct pma_heap *heap;
-	unsigned arena;
-	int owns; /* this thread owns that arena */
-} tls_binding;
+__thread struct pma_tls_binding pma_tls_binding;
+#define tls_binding pma_tls_binding
 
 static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
 static pthread_key_t owner_key; /* destructor: release at thread exit */
 static int owner_key_ok;
-static int use_membarrier; /* set once, before any heap is open */
+int pma_use_membarrier; /* set once, before any heap is open */
+#define use_membarrier pma_use_membarrier
 
 static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pma_heap *heaps; /* open heaps (heap->next_open) */
 
-static uintptr_t self_token(void)
-{
-	return (uintptr_t)&tls_token;
-}
+#define self_token pma_self_token
 
 static void binding_release(void);
 
@@ -69,15 +63,6 @@ static void owner_init(void)
 	use_membarrier = syscall(__NR_membarrier,
 				 MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
 				 0) == 0;
-}
-
-/* the owner's side of the handshake, between its store and its load */
-static inline void owner_fence(void)
-{
-	if (use_membarrier)
-		atomic_signal_fence(memory_order_seq_cst);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
 }
 
 /* the revoker's side: after storing revoked, before loading busy */
@@ -179,7 +164,7 @@ static int arena_claim(struct pma_arena *arena)
 
 /* first use of heap by this thread: an unowned arena, round robin from
  * the heap's counter; if all are owned, share one (mutex path) */
-static struct pma_arena *arena_bind(struct pma_heap *heap)
+struct pma_arena *pma_arena_bind_first(struct pma_heap *heap)
 {
 	unsigned n = heap->geom.narenas, start, i, idx;
 	int owns = 0;
@@ -215,13 +200,6 @@ struct pma_arena *pma_arena_bind(struct pma_heap *heap, unsigned idx)
 	return &heap->arenas[idx];
 }
 
-struct pma_arena *pma_arena_get(struct pma_heap *heap)
-{
-	if (__builtin_expect(tls_binding.heap_id == heap->id, 1))
-		return &heap->arenas[tls_binding.arena];
-	return arena_bind(heap);
-}
-
 /* mutex held: keep the owner (if another thread) out of its fast path */
 static int revoke_start(struct pma_arena *arena)
 {
@@ -234,18 +212,11 @@ static int revoke_start(struct pma_arena *arena)
 	return 1;
 }
 
-void pma_arena_lock(struct pma_arena *arena)
+void pma_arena_lock_slow(struct pma_arena *arena, int owner)
 {
-	if (atomic_load_explicit(&arena->owner, memory_order_relaxed) ==
-	    self_token()) {
-		atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
-		owner_fence();
-		if (!atomic_load_explicit(&arena->revoked,
-					  memory_order_acquire)) {
-			arena->owner_fast = 1;
-			return;
-		}
-		/* someone holds the mutex: wait for it there */
+	if (owner) {
+		/* the owner saw revoked: someone holds the mutex, wait for
+		 * it there */
 		atomic_store_explicit(&arena->busy, 0, memory_order_release);
 		pthread_mutex_lock(&arena->lock);
 		arena->owner_fast = 0;
@@ -268,15 +239,8 @@ static void arena_unlock_mutex(struct pma_arena *arena)
 	pthread_mutex_unlock(&arena->lock);
 }
 
-void pma_arena_unlock(struct pma_arena *arena)
+void pma_arena_unlock_slow(struct pma_arena *arena)
 {
-	/* owner_fast is only read by the owner, which alone writes it */
-	if (atomic_load_explicit(&arena->owner, memory_order_relaxed) ==
-		    self_token() &&
-	    arena->owner_fast) {
-		atomic_store_explicit(&arena->busy, 0, memory_order_release);
-		return;
-	}
 	arena_unlock_mutex(arena);
 }
 

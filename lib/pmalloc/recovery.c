@@ -106,6 +106,10 @@ static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
 	uint64_t k;
 	int rc;
 
+	/* phase 2 applies only EXT_FREE ops here (an RFREE is a block op),
+	 * and each one is on the arena's ext_freed list until then */
+	if (phase2 && !arena->ext_freed.count)
+		return 0;
 	for (k = arena->head; k < arena->tail; k += d->nrecs) {
 		d = &arena->ops[j];
 		j += d->nrecs;
