@@ -187,13 +187,17 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 	rc = arena_lock_room(arena);
 	if (rc < 0)
 		return rc;
-	pthread_mutex_lock(&heap->ext_lock);
-	rc = pma_ext_take(&heap->ext, op.npages, 1, &page);
-	pthread_mutex_unlock(&heap->ext_lock);
-	if (rc < 0)
-		goto out_unlock;
+	/* the arena's own freed extents first: reusable before a
+	 * checkpoint (their frees are in this log, before this record) */
+	if (pma_runs_take(&arena->local, op.npages, &page) < 0) {
+		pthread_mutex_lock(&heap->ext_lock);
+		rc = pma_ext_take(&heap->ext, op.npages, 1, &page);
+		pthread_mutex_unlock(&heap->ext_lock);
+		if (rc < 0)
+			goto out_unlock;
+	}
 	atomic_store(&heap->pmap[page],
-		     pma_pmap_make(PMA_PMAP_EXTENT, op.npages));
+		     pma_pmap_make_ext_owned(op.npages, arena->id));
 	op.off = pma_page_off(heap, page);
 	op.dest = dest_off;
 	/* zeros durable before the record commits the extent */
@@ -311,6 +315,13 @@ out_unlock:
 	return rc;
 }
 
+/*
+ * An extent allocated through this arena's log (since open) is freed with
+ * EXT_LFREE, applied in log order, and the arena may reuse it at once: no
+ * other log can name that space before a checkpoint (it was live, then
+ * only this arena may take it). Any other extent is freed with EXT_FREE,
+ * applied after every log's allocations, and reusable after a checkpoint.
+ */
 static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 		       uint64_t dest_off)
 {
@@ -318,7 +329,7 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 	struct pma_op op = { .type = PMA_REC_EXT_FREE, .off = off };
 	uint64_t page = pma_page_of(heap, off);
 	uint64_t e = atomic_load(&heap->pmap[page]);
-	int rc;
+	int local, rc;
 
 	if (off % PMA_PAGE || pma_pmap_kind(e) != PMA_PMAP_EXTENT ||
 	    !atomic_compare_exchange_strong(&heap->pmap[page], &e,
@@ -330,10 +341,14 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 				       (unsigned long long)off);
 	op.npages = pma_pmap_npages(e);
 	op.dest = dest_off;
+	local = pma_pmap_ext_owned_by(e, arena->id);
+	if (local)
+		op.type = PMA_REC_EXT_LFREE;
 	rc = arena_lock_room(arena);
 	if (rc < 0)
 		goto out_restore;
-	rc = pma_pending_push(&arena->ext_freed, page);
+	rc = local ? pma_runs_put(&arena->local, page, op.npages) :
+		     pma_pending_push(&arena->ext_freed, page);
 	if (rc < 0) {
 		pma_arena_unlock(arena);
 		goto out_restore;
@@ -341,7 +356,10 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 	rc = pma_log_append_op(arena, &op);
 	pma_assert(rc == 0);
 	pma_log_commit(arena, dest, dest_off, 0);
-	atomic_fetch_add(&heap->pending_pages, op.npages);
+	if (local)
+		atomic_store(&heap->pmap[page], 0);
+	else
+		atomic_fetch_add(&heap->pending_pages, op.npages);
 	arena_unlock_op(arena, 0);
 	return 0;
 

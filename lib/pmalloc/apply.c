@@ -283,6 +283,7 @@ int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 	case PMA_REC_EXT_ALLOC:
 		return apply_extent(heap, op, 1, dirty);
 	case PMA_REC_EXT_FREE:
+	case PMA_REC_EXT_LFREE:
 		return apply_extent(heap, op, 0, dirty);
 	default:
 		return util_errmsg_set(EIO, "unexpected log record type %u",

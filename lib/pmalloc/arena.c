@@ -41,6 +41,7 @@ void pma_arena_release(struct pma_arena *arena)
 {
 	free(arena->rfreed.offs);
 	free(arena->ext_freed.offs);
+	free(arena->local.runs);
 	pma_zunmap(arena->ops, arena->heap->geom.log_cap * sizeof(*arena->ops));
 	pthread_mutex_destroy(&arena->lock);
 }
@@ -60,6 +61,47 @@ int pma_pending_push(struct pma_pending *p, uint64_t off)
 	}
 	p->offs[p->count++] = off;
 	return 0;
+}
+
+int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages)
+{
+	struct pma_run *v;
+	size_t n;
+
+	if (r->count == r->alloc) {
+		n = r->alloc ? r->alloc * 2 : 16;
+		v = reallocarray(r->runs, n, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->runs = v;
+		r->alloc = n;
+	}
+	r->runs[r->count].page = page;
+	r->runs[r->count].npages = npages;
+	r->count++;
+	r->pages += npages;
+	return 0;
+}
+
+int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page)
+{
+	struct pma_run *run;
+	size_t i;
+
+	/* newest first: the extent freed last is the warmest */
+	for (i = r->count; i-- > 0;) {
+		run = &r->runs[i];
+		if (run->npages < npages)
+			continue;
+		*ret_page = run->page;
+		run->page += npages;
+		run->npages -= npages;
+		r->pages -= npages;
+		if (!run->npages)
+			*run = r->runs[--r->count];
+		return 0;
+	}
+	return -ENOMEM;
 }
 
 /* make the append cursor describe record tail */
@@ -108,7 +150,8 @@ int pma_log_append_op(struct pma_arena *arena, const struct pma_op *op)
 	uint32_t cap = arena->heap->geom.log_cap;
 	struct pma_dram_op *d;
 	uint64_t value = op->dest;
-	int ext = op->type == PMA_REC_EXT_ALLOC || op->type == PMA_REC_EXT_FREE;
+	int ext = op->type == PMA_REC_EXT_ALLOC ||
+		  op->type == PMA_REC_EXT_FREE || op->type == PMA_REC_EXT_LFREE;
 
 	if (arena->tail + 2 - arena->head > cap)
 		return -ENOSPC;

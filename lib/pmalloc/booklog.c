@@ -101,6 +101,7 @@ int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
 		break;
 	case PMA_REC_EXT_ALLOC:
 	case PMA_REC_EXT_FREE:
+	case PMA_REC_EXT_LFREE:
 		op.dest = value;
 		rc = read_ext_len(log, cap, k, &op);
 		if (rc < 0)
@@ -137,6 +138,7 @@ const char *pma_booklog_type_name(unsigned type)
 		[PMA_REC_EXT_ALLOC] = "ext_alloc",
 		[PMA_REC_EXT_FREE] = "ext_free",
 		[PMA_REC_EXT_LEN] = "ext_len",
+		[PMA_REC_EXT_LFREE] = "ext_lfree",
 	};
 
 	return type < PMA_REC_NTYPES ? names[type] : "unknown";

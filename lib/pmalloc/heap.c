@@ -122,12 +122,13 @@ static int hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
 	if (hdr->checksum != hdr_csum(hdr))
 		return util_errmsg_set(EBADMSG,
 				       "heap header checksum mismatch");
-	if (hdr->version == 1)
+	if (hdr->version == 1 || hdr->version == 2)
 		return util_errmsg_set(EPROTONOSUPPORT,
-				       "heap version 1 is not supported "
+				       "heap version %u is not supported "
 				       "(version %u keeps slab classes in "
-				       "the page map); create the heap again",
-				       PMA_HEAP_VERSION);
+				       "the page map and logs local extent "
+				       "frees); create the heap again",
+				       hdr->version, PMA_HEAP_VERSION);
 	if (hdr->version != PMA_HEAP_VERSION)
 		return util_errmsg_set(EPROTONOSUPPORT,
 				       "heap version %u, "

@@ -215,6 +215,17 @@ struct pma_dram_op {
 	uint16_t owner;
 };
 
+/* extents an arena freed after allocating them itself (EXT_LFREE): it
+ * may reuse them at once; a checkpoint gives the rest to the heap */
+struct pma_runs {
+	struct pma_run {
+		uint64_t page, npages;
+	} * runs;
+	size_t count;
+	size_t alloc;
+	uint64_t pages; /* sum of npages */
+};
+
 /* what a checkpoint releases after the heads are durable */
 struct pma_pending {
 	uint64_t *offs; /* remote-freed blocks, or extents (page offsets) */
@@ -252,6 +263,7 @@ struct pma_arena {
 	struct pma_dram_op *ops; /* log_cap entries, ops since head */
 	struct pma_pending rfreed; /* blocks owned by other arenas */
 	struct pma_pending ext_freed; /* extents */
+	struct pma_runs local; /* EXT_LFREE'd extents, reusable here */
 };
 
 int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena);
@@ -433,6 +445,28 @@ static inline struct pma_arena *pma_arena_get(struct pma_heap *heap)
 		return &heap->arenas[pma_tls_binding.arena];
 	return pma_arena_bind_first(heap);
 }
+
+/* the DRAM page map mirror's entry of an extent arena allocated: the
+ * owner field names the arena, PMA_PMAP_EXT_OWNED in the class field says
+ * so (PM entries of extents have both 0; an extent found at open has no
+ * known allocator) */
+#define PMA_PMAP_EXT_OWNED 1ULL
+static inline uint64_t pma_pmap_make_ext_owned(uint64_t npages, unsigned arena)
+{
+	return pma_pmap_make(PMA_PMAP_EXTENT, npages) |
+	       PMA_PMAP_EXT_OWNED << PMA_PMAP_CLS_SHIFT |
+	       ((uint64_t)arena & PMA_PMAP_FIELD_MASK) << PMA_PMAP_OWNER_SHIFT;
+}
+static inline int pma_pmap_ext_owned_by(uint64_t e, unsigned arena)
+{
+	return pma_pmap_cls(e) == PMA_PMAP_EXT_OWNED &&
+	       pma_pmap_owner(e) == arena;
+}
+
+/* arena.c: an arena's locally freed extents (arena lock held) */
+int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages);
+/* first fit; the rest of the run stays; -ENOMEM if none is big enough */
+int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page);
 
 /* zeroed anonymous memory for the big DRAM arrays (page map mirror, slab
  * table, arena op copies): pages are faulted in where written only */

@@ -28,8 +28,9 @@
 
 #define PMA_HEAP_MAGIC "PMAHEAP1" /* 8 bytes, no NUL stored */
 #define PMA_HEAP_MAGIC_LEN 8
-/* 2: page map entries of slabs carry the class and owner arena */
-#define PMA_HEAP_VERSION 2
+/* 2: page map entries of slabs carry the class and owner arena;
+ * 3: EXT_LFREE records */
+#define PMA_HEAP_VERSION 3
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -123,6 +124,9 @@ enum pma_rec_type {
 	PMA_REC_EXT_ALLOC = 5, /* payload extent>>6; dest; then EXT_LEN */
 	PMA_REC_EXT_FREE = 6, /* payload extent>>6; dest; then EXT_LEN */
 	PMA_REC_EXT_LEN = 7, /* payload npages; value 0 */
+	/* payload extent>>6; dest; then EXT_LEN: an extent freed by the
+	 * arena whose log holds its allocation (applied in log order) */
+	PMA_REC_EXT_LFREE = 8,
 	PMA_REC_NTYPES,
 };
 

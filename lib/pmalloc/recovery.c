@@ -3,7 +3,8 @@
  * PMAlloc checkpoint and recovery. Both apply every arena's records
  * [head, tail) to the PM page map and bitmaps: first each log's own ops in
  * log order (phase 1), then the frees that may follow another log's
- * allocation of the same space (RFREE, EXT_FREE; phase 2). One fence makes
+ * allocation of the same space (RFREE, EXT_FREE; phase 2; an EXT_LFREE
+ * frees an extent of its own log: phase 1). One fence makes
  * the applied state, the pending dest words and the staged heads durable;
  * only then do all heads move together, by one head_gen store (second
  * fence): the logs are only consistent with each other over the same
@@ -281,9 +282,15 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 		/* XXX: an -ENOMEM here loses the range until the next open */
 		(void)pma_ext_put(&heap->ext, page, pma_pmap_npages(e));
 	}
+	/* the arena's locally freed extents go to everyone */
+	for (i = 0; i < arena->local.count; i++)
+		(void)pma_ext_put(&heap->ext, arena->local.runs[i].page,
+				  arena->local.runs[i].npages);
 	pthread_mutex_unlock(&heap->ext_lock);
 	atomic_fetch_sub(&heap->pending_pages, pages);
 	arena->ext_freed.count = 0;
+	arena->local.count = 0;
+	arena->local.pages = 0;
 }
 
 static int any_records(const struct pma_heap *heap)

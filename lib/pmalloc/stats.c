@@ -71,6 +71,16 @@ static int stats_scan(struct pma_heap *heap, struct pma_heap_stats *st)
 	return 0;
 }
 
+static void stats_local(const struct pma_runs *r, struct pma_heap_stats *st)
+{
+	size_t i;
+
+	st->free_bytes += r->pages * PMA_PAGE;
+	for (i = 0; i < r->count; i++)
+		if (r->runs[i].npages * PMA_PAGE > st->largest_free)
+			st->largest_free = r->runs[i].npages * PMA_PAGE;
+}
+
 PMA_API int pma_heap_stats(struct pma_heap *heap,
 			   struct pma_heap_stats *ret_stats)
 {
@@ -95,6 +105,9 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 	rc = stats_scan(heap, &st);
 	st.free_bytes += pma_ext_free_pages(&heap->ext) * PMA_PAGE;
 	st.largest_free = pma_ext_largest(&heap->ext) * PMA_PAGE;
+	/* extents freed locally, not yet given back to the heap */
+	for (i = 0; i < heap->geom.narenas; i++)
+		stats_local(&heap->arenas[i].local, &st);
 	pthread_mutex_unlock(&heap->ext_lock);
 	pma_arenas_unlock(heap);
 	if (rc == 0)

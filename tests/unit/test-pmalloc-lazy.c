@@ -502,23 +502,33 @@ static void close_heap(struct fx *f)
 	f->heap = NULL;
 }
 
-/* a heap of layout version 1 (no class/owner in the page map) is refused */
+/* heaps of layout versions 1 (no class/owner in the page map) and 2 (no
+ * EXT_LFREE records) are refused, read-only too */
 static void test_version1(void **state)
 {
 	struct fx *f = *state;
 	struct pma_heap_hdr *hdr;
+	char want[64];
+	uint32_t v;
 
-	assert_int_equal(pma_heap_create(f->path, HEAP_SIZE, 0, &f->heap), 0);
-	hdr = f->heap->hdr;
-	assert_int_equal(hdr->version, 2);
-	hdr->version = 1;
-	hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
-	pm_persist(f->heap->map, hdr, 256);
-	close_heap(f);
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), -EPROTONOSUPPORT);
-	assert_non_null(strstr(pma_errormsg(), "heap version 1 is not"));
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap),
-			 -EPROTONOSUPPORT);
+	for (v = 1; v <= 2; v++) {
+		assert_int_equal(pma_heap_create(f->path, HEAP_SIZE,
+						 PMA_HEAP_FORCE, &f->heap),
+				 0);
+		hdr = f->heap->hdr;
+		assert_int_equal(hdr->version, 3);
+		hdr->version = v;
+		hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
+		pm_persist(f->heap->map, hdr, 256);
+		close_heap(f);
+		assert_int_equal(pma_heap_open(f->path, 0, &f->heap),
+				 -EPROTONOSUPPORT);
+		snprintf(want, sizeof(want), "heap version %u is not", v);
+		assert_non_null(strstr(pma_errormsg(), want));
+		assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY,
+					       &f->heap),
+				 -EPROTONOSUPPORT);
+	}
 }
 
 /* edit the PM page map entry of the first slab (and its header) of the

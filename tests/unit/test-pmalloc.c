@@ -462,8 +462,12 @@ static void test_pending_extents(void **state)
 
 	fx_create(f, HEAP_SIZE);
 	limit = f->heap->geom.npages / PMA_PENDING_DIV + 256;
+	/* allocated through arena 0, freed through arena 1: EXT_FREE, the
+	 * extents wait for a checkpoint */
 	for (i = 0; i < 64; i++) {
+		pma_arena_bind(f->heap, 0);
 		assert_int_equal(pma_malloc_to(f->heap, MIB, &f->dests[i]), 0);
+		pma_arena_bind(f->heap, 1);
 		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
 		assert_true(atomic_load(&f->heap->pending_pages) <= limit);
 	}
@@ -474,6 +478,73 @@ static void test_pending_extents(void **state)
 	fx_reopen(f);
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8); /* the root */
+}
+
+static int lfree_cb(const struct pma_log_entry *e, void *arg)
+{
+	unsigned *counts = arg;
+
+	counts[0] += !strcmp(e->type, "ext_lfree");
+	counts[1] += !strcmp(e->type, "ext_free");
+	return 0;
+}
+
+/* an extent freed through the arena that allocated it is reusable by
+ * that arena at once (EXT_LFREE, no checkpoint); one freed through
+ * another arena only after a checkpoint; both survive a reopen */
+static void test_local_extents(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st;
+	unsigned counts[2] = { 0, 0 };
+	uint64_t x, free0;
+	unsigned i;
+
+	fx_create(f, HEAP_SIZE);
+	pma_arena_bind(f->heap, 0);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	free0 = st.free_bytes;
+	for (i = 0; i < 50; i++) {
+		assert_int_equal(pma_malloc_to(f->heap, MIB, &f->dests[0]), 0);
+		if (i == 0)
+			x = f->dests[0];
+		assert_int_equal(f->dests[0], x); /* the same extent */
+		assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+		/* counted as free while it waits in the arena */
+		assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+		assert_int_equal(st.free_bytes, free0);
+		assert_true(st.largest_free >= MIB);
+	}
+	assert_int_equal(st.checkpoints, 1);
+	assert_int_equal(pma_log_foreach(f->heap, lfree_cb, counts), 0);
+	assert_int_equal(counts[0], 50);
+	assert_int_equal(counts[1], 0);
+
+	/* freed through arena 1: not reused before a checkpoint */
+	assert_int_equal(pma_malloc_to(f->heap, MIB, &f->dests[1]), 0);
+	x = f->dests[1];
+	pma_arena_bind(f->heap, 1);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[1]), 0);
+	assert_int_equal(pma_malloc_to(f->heap, MIB, &f->dests[2]), 0);
+	assert_int_not_equal(f->dests[2], x);
+	pma_arena_bind(f->heap, 0);
+	assert_int_equal(pma_malloc_to(f->heap, MIB, &f->dests[3]), 0);
+	assert_int_not_equal(f->dests[3], x);
+	/* a local free of a part of an arena's cached run, then reopen:
+	 * the replay applies EXT_LFREE in log order with the allocations */
+	assert_int_equal(pma_free_from(f->heap, &f->dests[3]), 0);
+	assert_int_equal(pma_malloc_to(f->heap, MIB / 2, &f->dests[4]), 0);
+	assert_int_equal(pma_malloc_to(f->heap, MIB / 4, &f->dests[5]), 0);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[4]), 0);
+	fx_reopen(f);
+	assert_int_equal(pma_usable_size(f->heap, f->dests[2]), MIB);
+	assert_int_equal(pma_usable_size(f->heap, f->dests[5]), MIB / 4);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.extents, 3); /* and the root */
+	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8 + MIB + MIB / 4);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[2]), 0);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[5]), 0);
 }
 
 /* many ops: several checkpoints and log wraps, then reopen */
@@ -1228,6 +1299,7 @@ int main(void)
 		T(test_large_no_cap),
 		cmocka_unit_test(test_dirty_set),
 		T(test_pending_extents),
+		T(test_local_extents),
 		T(test_log_wrap),
 		T(test_fences_per_op),
 		T(test_alloc_other_arena),
