@@ -1,18 +1,76 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pma-workload: a small PMAlloc client for CLI tests.
+ * pma-workload: a small PMAlloc client for the CLI and VM tests.
  *   pma-workload PATH COUNT SIZE [crash]
- * opens (formatting if needed) the heap of the pool at PATH, allocates
- * COUNT blocks of SIZE bytes into slots of the root object, frees every
- * third one, and closes the heap, or with "crash" _exit()s without closing
- * so the log keeps its records for `pmactl log` and recovery to see.
+ *     opens (formatting if needed) the heap of the pool at PATH, allocates
+ *     COUNT blocks of SIZE bytes into slots of the root object, frees every
+ *     third one and closes the heap, or with "crash" _exit()s without
+ *     closing so the log keeps its records for `pmactl log` and recovery.
+ *   pma-workload --stress PATH [OPS | SECONDSs]
+ *     two threads malloc_to/free_from blocks of mixed sizes (up to 256 KiB)
+ *     into the slots of a stress root, until OPS ops or SECONDS seconds, by
+ *     default until killed: the kill -9 target. "running" on stdout says
+ *     the heap is open.
+ *   pma-workload --verify PATH
+ *     recovers the heap and checks the stress root (see wl_verify()).
+ *   pma-workload --corrupt PATH
+ *     names a live block from a second slot, which --verify must reject.
+ * Exit status: 0 ok, 1 failed (message on stderr), 2 usage error.
  */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pmalloc.h"
+
+#define WL_MAGIC 0x31534552544c5750ULL /* "PWLTRES1" */
+#define WL_NSLOTS 512U
+#define WL_THREADS 2U
+#define WL_VERIFY_ALLOCS 64U /* extra allocations that prove the heap works */
+
+/*
+ * The stress root object. size[i] is stored before the malloc_to that
+ * publishes slot[i], and only while slot[i] is 0, so whenever slot[i]
+ * names a block (also after a kill at any point), size[i] is what was
+ * asked for it.
+ */
+struct wl_root {
+	uint64_t magic; /* WL_MAGIC once the stress run set the root up */
+	uint64_t nslots; /* WL_NSLOTS */
+	uint64_t slot[WL_NSLOTS]; /* dest words: 0 or a live block */
+	uint64_t size[WL_NSLOTS]; /* bytes requested for slot[i] */
+};
+
+struct wl_stress {
+	struct pma_heap *heap;
+	struct wl_root *root;
+	uint64_t max_ops; /* 0: no limit */
+	double deadline; /* CLOCK_MONOTONIC seconds, 0: none */
+	uint64_t seed;
+	atomic_uint_fast64_t ops;
+	atomic_int failed;
+	atomic_uchar busy[WL_NSLOTS]; /* a thread is using slot i */
+};
+
+struct wl_thread {
+	struct wl_stress *st;
+	unsigned id;
+	uint64_t rng;
+	uint64_t allocs, frees, enomem, checkpoints;
+};
+
+/* a live block named by the root (slot) or the root itself (slot < 0) */
+struct wl_named {
+	uint64_t off;
+	uint64_t usable;
+	int slot;
+};
 
 static int fail(const char *what)
 {
@@ -20,19 +78,75 @@ static int fail(const char *what)
 	return 1;
 }
 
-int main(int argc, char **argv)
+static int usage(FILE *out, int status)
+{
+	fprintf(out, "usage: pma-workload PATH COUNT SIZE [crash]\n"
+		     "       pma-workload --stress PATH [OPS | SECONDSs]\n"
+		     "       pma-workload --verify PATH\n"
+		     "       pma-workload --corrupt PATH\n");
+	return status;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* xorshift64* */
+static uint64_t wl_rand(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 0x2545f4914f6cdd1dULL;
+}
+
+/* 70% small classes, 20% up to the largest class (14 KiB), 8% small
+ * extents, 2% large extents of 128..256 KiB */
+static size_t wl_random_size(uint64_t *rng)
+{
+	uint64_t r = wl_rand(rng);
+	unsigned pick = (unsigned)(r % 100);
+
+	r >>= 8;
+	if (pick < 70)
+		return 1 + r % 512;
+	if (pick < 90)
+		return 512 + r % (14 * 1024 - 512);
+	if (pick < 98)
+		return 14 * 1024 + 1 + r % (50 * 1024);
+	return 128 * 1024 + r % (128 * 1024 + 1);
+}
+
+/* strict unsigned decimal (or 0x hex); -1 if s is not one */
+static int parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+/* ------------------------------------------------- PATH COUNT SIZE [crash] */
+
+static int wl_fill(int argc, char **argv)
 {
 	struct pma_heap *heap;
-	uint64_t root, *slots;
-	unsigned long i, count, size;
+	uint64_t root, *slots, i, count, size;
 
-	if (argc < 4 || argc > 5 || (argc == 5 && strcmp(argv[4], "crash"))) {
-		fprintf(stderr,
-			"usage: pma-workload PATH COUNT SIZE [crash]\n");
-		return 2;
-	}
-	count = strtoul(argv[2], NULL, 0);
-	size = strtoul(argv[3], NULL, 0);
+	if (argc < 4 || argc > 5 || (argc == 5 && strcmp(argv[4], "crash")) ||
+	    parse_u64(argv[2], &count) < 0 || parse_u64(argv[3], &size) < 0)
+		return usage(stderr, 2);
 	if (pma_heap_open(argv[1], PMA_HEAP_FORMAT, &heap) < 0)
 		return fail("open");
 	if (pma_root(heap, (count + 1) * sizeof(uint64_t), &root) < 0)
@@ -48,4 +162,412 @@ int main(int argc, char **argv)
 		_exit(0); /* a crash: no checkpoint, no close */
 	pma_heap_close(heap);
 	return 0;
+}
+
+/* ------------------------------------------------------------- stress root */
+
+/* the stress root of heap; -1 (message printed) if it is something else */
+static int wl_root_get(struct pma_heap *heap, struct wl_root **ret_root)
+{
+	struct wl_root *root;
+	uint64_t off;
+
+	if (pma_root(heap, sizeof(*root), &off) < 0) {
+		fail("root");
+		return -1;
+	}
+	root = pma_direct(heap, off);
+	if (root->magic &&
+	    (root->magic != WL_MAGIC || root->nslots != WL_NSLOTS)) {
+		fprintf(stderr,
+			"pma-workload: the root is not a stress root "
+			"(magic 0x%" PRIx64 ", %" PRIu64 " slots)\n",
+			root->magic, root->nslots);
+		return -1;
+	}
+	*ret_root = root;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ stress */
+
+/* one op on a random slot not in use by the other thread: free it if it
+ * names a block, else allocate into it; 0 or -1 (message printed) */
+static int wl_stress_op(struct wl_thread *t)
+{
+	struct wl_stress *st = t->st;
+	unsigned i = (unsigned)(wl_rand(&t->rng) % WL_NSLOTS);
+	uint64_t *slot = &st->root->slot[i];
+	const char *op;
+	int rc;
+
+	if (atomic_exchange(&st->busy[i], 1))
+		return 0;
+	op = *slot ? "free_from" : "malloc_to";
+	if (*slot) {
+		rc = pma_free_from(st->heap, slot);
+		t->frees += rc == 0;
+	} else {
+		st->root->size[i] = wl_random_size(&t->rng);
+		rc = pma_malloc_to(st->heap, st->root->size[i], slot);
+		t->allocs += rc == 0;
+		if (rc == -ENOMEM) {
+			t->enomem++;
+			rc = 0;
+		}
+	}
+	atomic_store(&st->busy[i], 0);
+	if (rc < 0) {
+		fail(op);
+		return -1;
+	}
+	return 0;
+}
+
+static int wl_stress_done(struct wl_stress *st, uint64_t n)
+{
+	if (atomic_load(&st->failed))
+		return 1;
+	if (st->max_ops && n >= st->max_ops)
+		return 1;
+	return st->deadline > 0 && (n % 64 == 0) && now() >= st->deadline;
+}
+
+static void *wl_stress_thread(void *arg)
+{
+	struct wl_thread *t = arg;
+	struct wl_stress *st = t->st;
+	uint64_t n;
+
+	t->rng = st->seed * 2 + t->id + 1;
+	for (;;) {
+		n = atomic_fetch_add(&st->ops, 1);
+		if (wl_stress_done(st, n))
+			break;
+		if (wl_stress_op(t) < 0) {
+			atomic_store(&st->failed, 1);
+			break;
+		}
+		/* a checkpoint now and then, so a kill can hit one */
+		if (t->id == 0 && wl_rand(&t->rng) % 2048 == 0) {
+			if (pma_heap_checkpoint(st->heap) < 0) {
+				fail("checkpoint");
+				atomic_store(&st->failed, 1);
+				break;
+			}
+			t->checkpoints++;
+		}
+	}
+	return NULL;
+}
+
+/* OPS, SECONDSs or nothing (forever) */
+static int wl_parse_limit(const char *s, struct wl_stress *st)
+{
+	char *end;
+	double sec;
+	size_t len = strlen(s);
+
+	if (len > 1 && s[len - 1] == 's') {
+		errno = 0;
+		sec = strtod(s, &end);
+		if (errno || end != s + len - 1 || !(sec > 0))
+			return -1;
+		st->deadline = now() + sec;
+		return 0;
+	}
+	return parse_u64(s, &st->max_ops);
+}
+
+static uint64_t wl_seed(void)
+{
+	const char *s = getenv("PMA_WORKLOAD_SEED");
+	uint64_t seed;
+
+	if (s && parse_u64(s, &seed) == 0)
+		return seed;
+	return (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+}
+
+static int wl_stress_run(struct wl_stress *st)
+{
+	struct wl_thread t[WL_THREADS];
+	pthread_t tid[WL_THREADS];
+	unsigned i;
+
+	memset(t, 0, sizeof(t));
+	for (i = 0; i < WL_THREADS; i++) {
+		t[i].st = st;
+		t[i].id = i;
+	}
+	/* thread 0 is this one: it already owns an arena (pma_root) */
+	for (i = 1; i < WL_THREADS; i++)
+		if (pthread_create(&tid[i], NULL, wl_stress_thread, &t[i])) {
+			fprintf(stderr,
+				"pma-workload: cannot start a thread\n");
+			return 1;
+		}
+	wl_stress_thread(&t[0]);
+	for (i = 1; i < WL_THREADS; i++)
+		pthread_join(tid[i], NULL);
+	for (i = 1; i < WL_THREADS; i++) {
+		t[0].allocs += t[i].allocs;
+		t[0].frees += t[i].frees;
+		t[0].enomem += t[i].enomem;
+	}
+	printf("stress: %" PRIu64 " allocs, %" PRIu64 " frees, %" PRIu64
+	       " ENOMEM, %" PRIu64 " checkpoints\n",
+	       t[0].allocs, t[0].frees, t[0].enomem, t[0].checkpoints);
+	return atomic_load(&st->failed) ? 1 : 0;
+}
+
+static int wl_stress(int argc, char **argv)
+{
+	static struct wl_stress st;
+	int rc;
+
+	if (argc < 3 || argc > 4 || (argc == 4 && wl_parse_limit(argv[3], &st)))
+		return usage(stderr, 2);
+	st.seed = wl_seed();
+	if (pma_heap_open(argv[2], PMA_HEAP_FORMAT, &st.heap) < 0)
+		return fail("open");
+	rc = 1;
+	if (wl_root_get(st.heap, &st.root) < 0)
+		goto out_close;
+	st.root->nslots = WL_NSLOTS;
+	st.root->magic = WL_MAGIC;
+	printf("stress: running, seed %" PRIu64 "\n", st.seed);
+	if (fflush(stdout))
+		goto out_close;
+	rc = wl_stress_run(&st);
+out_close:
+	pma_heap_close(st.heap);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ verify */
+
+static int wl_named_cmp(const void *a, const void *b)
+{
+	const struct wl_named *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static void wl_say_named(const struct wl_named *n)
+{
+	if (n->slot < 0)
+		fprintf(stderr, "the root");
+	else
+		fprintf(stderr, "slot %d", n->slot);
+}
+
+/* sorted by offset, no block may reach into the next one (this also
+ * catches two slots naming one block); the number of errors */
+static unsigned wl_check_overlap(struct wl_named *named, unsigned n)
+{
+	unsigned i, errors = 0;
+
+	qsort(named, n, sizeof(*named), wl_named_cmp);
+	for (i = 1; i < n; i++) {
+		if (named[i - 1].off + named[i - 1].usable <= named[i].off)
+			continue;
+		fprintf(stderr, "pma-workload: verify: ");
+		wl_say_named(&named[i - 1]);
+		fprintf(stderr, " (0x%" PRIx64 ", %" PRIu64 " bytes) and ",
+			named[i - 1].off, named[i - 1].usable);
+		wl_say_named(&named[i]);
+		fprintf(stderr, " (0x%" PRIx64 ") %s\n", named[i].off,
+			named[i - 1].off == named[i].off ?
+				"name the same block" :
+				"overlap");
+		errors++;
+	}
+	return errors;
+}
+
+/* every slot is 0 or a live block of at least its size; *ret_n named
+ * blocks (+ the root) are listed in named; the number of errors */
+static unsigned wl_check_slots(struct pma_heap *heap, struct wl_root *root,
+			       struct wl_named *named, unsigned *ret_n)
+{
+	unsigned i, n = 0, errors = 0;
+	size_t usable;
+
+	named[n].off = pma_offset(heap, root);
+	named[n].usable = pma_usable_size(heap, named[n].off);
+	named[n++].slot = -1;
+	for (i = 0; i < WL_NSLOTS; i++) {
+		if (!root->slot[i])
+			continue;
+		usable = pma_usable_size(heap, root->slot[i]);
+		if (usable == 0 || usable < root->size[i]) {
+			fprintf(stderr,
+				"pma-workload: verify: slot %u names 0x%" PRIx64
+				", %zu usable bytes, %" PRIu64 " requested\n",
+				i, root->slot[i], usable, root->size[i]);
+			errors++;
+			continue;
+		}
+		named[n].off = root->slot[i];
+		named[n].usable = usable;
+		named[n++].slot = (int)i;
+	}
+	*ret_n = n;
+	return errors + wl_check_overlap(named, n);
+}
+
+/* the heap's live blocks must be exactly the n named ones (no leak) */
+static int wl_check_live(struct pma_heap *heap, unsigned n, uint64_t *ret_live)
+{
+	struct pma_heap_stats hs;
+	uint64_t live;
+	unsigned c;
+
+	if (pma_heap_stats(heap, &hs) < 0)
+		return fail("stats");
+	live = hs.extents;
+	for (c = 0; c < hs.nclasses && c < PMA_STATS_MAX_CLASSES; c++)
+		live += hs.classes[c].used;
+	*ret_live = live;
+	if (live == n)
+		return 0;
+	fprintf(stderr,
+		"pma-workload: verify: %" PRIu64 " live blocks, %u named "
+		"(with the root): %s\n",
+		live, n, live > n ? "leaked blocks" : "blocks lost");
+	return 1;
+}
+
+/* allocate into up to WL_VERIFY_ALLOCS empty slots (one large), check
+ * them, free them again: the slots are as before; the count or -1 */
+static int wl_exercise(struct pma_heap *heap, struct wl_root *root)
+{
+	uint64_t rng = 42;
+	unsigned i, n = 0, used[WL_VERIFY_ALLOCS];
+
+	for (i = 0; i < WL_NSLOTS && n < WL_VERIFY_ALLOCS; i++) {
+		if (root->slot[i])
+			continue;
+		root->size[i] = n == 0 ? 256 * 1024 : wl_random_size(&rng);
+		if (pma_malloc_to(heap, root->size[i], &root->slot[i]) < 0) {
+			fail("verify: malloc_to");
+			return -1;
+		}
+		if (pma_usable_size(heap, root->slot[i]) < root->size[i]) {
+			fprintf(stderr,
+				"pma-workload: verify: new block "
+				"0x%" PRIx64 " is too small\n",
+				root->slot[i]);
+			return -1;
+		}
+		memset(pma_direct(heap, root->slot[i]), 0xa5, root->size[i]);
+		used[n++] = i;
+	}
+	for (i = 0; i < n; i++)
+		if (pma_free_from(heap, &root->slot[used[i]]) < 0) {
+			fail("verify: free_from");
+			return -1;
+		}
+	return (int)n;
+}
+
+/*
+ * Recover (open) the heap at path and check the stress root: every slot is
+ * 0 or names a live block with at least the bytes asked for it, no two
+ * named blocks (nor the root) overlap, the heap has no other live block;
+ * then allocations into free slots and their frees work and leave the
+ * same state. Prints the counts; 0 if all holds, else 1.
+ */
+static int wl_verify(const char *path)
+{
+	static struct wl_named named[WL_NSLOTS + 1];
+	struct pma_heap *heap;
+	struct wl_root *root;
+	unsigned n, errors;
+	uint64_t live;
+	int extra;
+
+	if (pma_heap_open(path, 0, &heap) < 0)
+		return fail("open");
+	errors = 1;
+	if (wl_root_get(heap, &root) < 0)
+		goto out_close;
+	/* the live count means something only when the names are right */
+	errors = wl_check_slots(heap, root, named, &n);
+	if (!errors)
+		errors = wl_check_live(heap, n, &live);
+	if (errors)
+		goto out_close;
+	extra = wl_exercise(heap, root);
+	if (extra < 0) {
+		errors++;
+		goto out_close;
+	}
+	errors = wl_check_slots(heap, root, named, &n);
+	if (!errors)
+		errors = wl_check_live(heap, n, &live);
+	if (!errors)
+		printf("verify: ok, %u slots named, %" PRIu64 " live blocks "
+		       "(with the root), %d more allocated and freed\n",
+		       n - 1, live, extra);
+out_close:
+	pma_heap_close(heap);
+	if (errors)
+		fprintf(stderr, "pma-workload: verify: %u errors\n", errors);
+	return errors ? 1 : 0;
+}
+
+/* ----------------------------------------------------------------- corrupt */
+
+/* copy the first named slot into the first empty one */
+static int wl_corrupt(const char *path)
+{
+	struct pma_heap *heap;
+	struct wl_root *root;
+	unsigned i, from = WL_NSLOTS, to = WL_NSLOTS;
+	int rc = 1;
+
+	if (pma_heap_open(path, 0, &heap) < 0)
+		return fail("open");
+	if (wl_root_get(heap, &root) < 0)
+		goto out_close;
+	for (i = 0; i < WL_NSLOTS; i++) {
+		if (root->slot[i] && from == WL_NSLOTS)
+			from = i;
+		if (!root->slot[i] && to == WL_NSLOTS)
+			to = i;
+	}
+	if (from == WL_NSLOTS || to == WL_NSLOTS) {
+		fprintf(stderr, "pma-workload: corrupt: need a named and an "
+				"empty slot\n");
+		goto out_close;
+	}
+	root->size[to] = root->size[from];
+	root->slot[to] = root->slot[from];
+	printf("corrupt: slot %u names the block of slot %u (0x%" PRIx64 ")\n",
+	       to, from, root->slot[from]);
+	rc = 0;
+out_close:
+	pma_heap_close(heap);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr, 2);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
+		return usage(stdout, 0);
+	if (!strcmp(argv[1], "--stress"))
+		return wl_stress(argc, argv);
+	if (!strcmp(argv[1], "--verify") || !strcmp(argv[1], "--corrupt")) {
+		if (argc != 3)
+			return usage(stderr, 2);
+		return argv[1][2] == 'v' ? wl_verify(argv[2]) :
+					   wl_corrupt(argv[2]);
+	}
+	if (argv[1][0] == '-')
+		return usage(stderr, 2);
+	return wl_fill(argc, argv);
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # tests/vm/guest.sh MODE -- the checks that run inside the 2-node pmem-vm
-# guest (dash, cwd = the staged dir with pmactl, test-ns and jq on PATH).
+# guest (dash, cwd = the staged dir with pmactl, test-ns, pma-workload,
+# pmabench if built, and jq on PATH).
 # MODE is fsdax (namespaces mounted -o dax on /mnt/pmemN), devdax or
 # sector-raw (region0 sector, region1 raw: listing only). Prints
 # one "ok - ..." / "not ok - ..." line per check (run-vm.sh numbers them)
@@ -110,6 +111,127 @@ pool_checks_devdax() {
 		'[.parts[].numa_node] == [0, 1] and all(.parts[]; .devdax)'
 }
 
+# ---------------------------------------------------------------- PMAlloc
+# pma-workload --stress (2 threads, 1 B..256 KiB) is killed at random moments;
+# after each kill pmactl log and inspect --heap read the crashed pool and
+# pma-workload --verify recovers it: every slot names a live block of its
+# size, none twice, no leak, and the heap still allocates.
+KILL_ROUNDS=10
+
+# rand N: a random number in [0, N) (dash has no $RANDOM)
+rand() { echo $(($(od -An -N2 -tu2 /dev/urandom) % $1)); }
+
+# wait_running PID: until --stress says "running" (at most 60 s, TCG is slow)
+wait_running() {
+	i=0
+	while ! grep -q running "$tmp/stress.out" 2>/dev/null; do
+		kill -0 "$1" 2>/dev/null || return 1
+		i=$((i + 1))
+		[ "$i" -le 1200 ] || return 1
+		sleep 0.05
+	done
+}
+
+# kill_round POOL: start --stress, wait until it runs, sleep 0..0.5 s, kill
+# -9; 0 if it was killed (not exited), else its stderr is in $tmp/stress.err
+kill_round() {
+	pma-workload --stress "$1" >"$tmp/stress.out" 2>"$tmp/stress.err" &
+	pid=$!
+	if ! wait_running "$pid"; then
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		echo "no 'running' from --stress" >>"$tmp/stress.err"
+		return 1
+	fi
+	sleep "$(printf '0.%03d' "$(rand 500)")"
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null # no "Killed" from dash
+	rc=$?
+	[ "$rc" = 137 ] && return 0
+	echo "--stress exit $rc, not killed" >>"$tmp/stress.err"
+	return 1
+}
+
+# crash_round DESC POOL: one kill_round; log --json and inspect --heap --json
+# of the crashed pool parse, --verify passes and keeps the blocks that the
+# read-only inspect saw live
+crash_round() {
+	if ! kill_round "$2"; then
+		fail "$1"; diag "$tmp/stress.err"; return
+	fi
+	if ! pmactl log --json "$2" >"$tmp/log.json" 2>"$tmp/out" ||
+		! jq -e '.count == (.records | length)' "$tmp/log.json" >/dev/null; then
+		fail "$1: pmactl log --json"; diag "$tmp/out"; return
+	fi
+	if ! pmactl inspect --heap --json "$2" >"$tmp/heap.json" 2>"$tmp/out"; then
+		fail "$1: pmactl inspect --heap --json"; diag "$tmp/out"; return
+	fi
+	live=$(jq '[.heap.classes[].used] + [.heap.extents] | add' "$tmp/heap.json")
+	if ! pma-workload --verify "$2" >"$tmp/out" 2>&1; then
+		fail "$1: --verify"; diag "$tmp/out"; return
+	fi
+	case "$(cat "$tmp/out")" in
+	*" $live live blocks"*) pass "$1: $(jq .count "$tmp/log.json") log records, $(cat "$tmp/out")" ;;
+	*) fail "$1: inspect --heap saw $live live blocks"; diag "$tmp/out" ;;
+	esac
+}
+
+# pmalloc_checks POOL NODE DEVDAX: a made pool at POOL, part 0 on NODE
+pmalloc_checks() {
+	pool=$1 node=$2
+	run_json heap pmactl inspect --json "$pool"
+	json "$pool: CACHE_LINE granularity, part 0 on node $node" "$tmp/heap.json" \
+		".granularity == \"CACHE_LINE\" and (.parts | length) == 1
+		 and .parts[0].numa_node == $node and .parts[0].devdax == $3"
+	check "$pool: pma-workload --stress 2000 ops (formats the heap)" \
+		pma-workload --stress "$pool" 2000
+	r=0
+	while [ "$r" -lt "$KILL_ROUNDS" ]; do
+		r=$((r + 1))
+		crash_round "$pool: kill -9 round $r/$KILL_ROUNDS" "$pool"
+	done
+	# the crashed state once more, through the json helper's checks
+	kill_round "$pool" || { fail "$pool: last kill -9"; diag "$tmp/stress.err"; }
+	run_json heap pmactl inspect --heap --json "$pool"
+	json "$pool: inspect --heap --json after kill -9" "$tmp/heap.json" \
+		'.heap.narenas >= 1 and .heap.size > 0 and .heap.used > 0
+		 and .heap.free > 0 and .heap.largest_free_extent > 0
+		 and (.heap.classes | length) > 0 and .granularity == "CACHE_LINE"'
+	run_json log pmactl log --json "$pool"
+	json "$pool: log --json after kill -9" "$tmp/log.json" \
+		'.count == (.records | length) and all(.records[];
+		 (.type | IN("alloc", "free", "rfree", "slab_new", "ext_alloc",
+		  "ext_free")) and (.offset | startswith("0x")))'
+	check "$pool: pma-workload --verify after the last kill" \
+		pma-workload --verify "$pool"
+}
+
+pmalloc_checks_fsdax() {
+	for n in 0 1; do
+		check "create /mnt/pmem$n/heap --size 64M" pmactl create /mnt/pmem$n/heap --size 64M
+		pmalloc_checks /mnt/pmem$n/heap $n false
+	done
+	if ! command -v pmabench >/dev/null 2>&1; then
+		pass "pmabench smoke on /mnt/pmem1 # SKIP pmabench not built (no bench peers)"
+		return
+	fi
+	run_json bench pmabench -d /mnt/pmem1 -a pmalloc -m cache_line -n 2k -R 10k -s 64M -j
+	if jq -se 'length == 11 and all(.[]; .error == null and .pm_mode == "CACHE_LINE")
+		and (map(select(.bench == "recovery"))[0] | .live_after_recovery == .objects)' \
+		"$tmp/bench.json" >/dev/null 2>"$tmp/jqerr"; then
+		pass "pmabench: 10 bench rows + recovery, no error, CACHE_LINE"
+	else
+		fail "pmabench: 10 bench rows + recovery, no error, CACHE_LINE"; diag "$tmp/jqerr" "$tmp/bench.json"
+	fi
+}
+
+pmalloc_checks_devdax() {
+	for n in 0 1; do
+		check "create /dev/dax$n.0 --force (one part)" pmactl create /dev/dax$n.0 --force
+		pmalloc_checks /dev/dax$n.0 $n true
+	done
+}
+
 # sector (BTT) on region0, raw on region1: listed, but no DAX
 ns_checks_sector_raw() {
 	run_json ns pmactl ns --json
@@ -122,8 +244,8 @@ ns_checks_sector_raw() {
 }
 
 case "$mode" in
-fsdax) ns_checks_fsdax; pool_checks_fsdax ;;
-devdax) ns_checks_devdax; pool_checks_devdax ;;
+fsdax) ns_checks_fsdax; pool_checks_fsdax; pmalloc_checks_fsdax ;;
+devdax) ns_checks_devdax; pool_checks_devdax; pmalloc_checks_devdax ;;
 sector-raw) ns_checks_sector_raw ;;
 *) fail "unknown mode"; exit 1 ;;
 esac

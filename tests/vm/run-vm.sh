@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# tests/vm/run-vm.sh BUILDDIR -- `make check-vm`: stage the built pmactl and
-# test-ns with guest.sh, boot the 2-node pmem-vm guest three times (fsdax
-# mounted -o dax, devdax, then sector + raw) and print the guest's checks
-# as one TAP stream.
+# tests/vm/run-vm.sh BUILDDIR -- `make check-vm`: stage the built pmactl,
+# test-ns, pma-workload and pmabench (if built) with guest.sh, boot the
+# 2-node pmem-vm guest three times (fsdax mounted -o dax, devdax, then
+# sector + raw) and print the guest's checks as one TAP stream.
 # pmem-vm: $PMEM_VM, else ../shared/tools/pmem-vm beside the source tree,
 # else the vendored tests/vm/pmem-vm. Exit 0 only if every check passed.
 set -u
@@ -24,16 +24,18 @@ die() { echo "Bail out! run-vm: $*"; exit 1; }
 
 vm=$(pick_vm) || die "pmem-vm not found (set PMEM_VM)"
 jq=$(command -v jq) || die "jq not found on the host (apt-get install jq)"
-pmactl=$builddir/cmd/pmactl
-testns=$builddir/tests/unit/test-ns
-for f in "$pmactl" "$testns"; do
-	[ -f "$f" ] || die "$f is not built (make cmd/pmactl tests/unit/test-ns)"
+progs=("$builddir/cmd/pmactl" "$builddir/tests/unit/test-ns"
+	"$builddir/tests/lib/pma-workload")
+# pmabench is built only with the bench peers (libpmemobj, jemalloc)
+[ -f "$builddir/bench/pmabench" ] && progs+=("$builddir/bench/pmabench")
+for f in "${progs[@]}"; do
+	[ -f "$f" ] || die "$f is not built (make check-vm builds it)"
 	is_elf "$f" || die "$f is a libtool wrapper, not an ELF: configure with --disable-shared"
 done
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/pmad-vm.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-cp "$pmactl" "$testns" "$here/guest.sh" "$stage/"
+cp "${progs[@]}" "$here/guest.sh" "$stage/"
 echo "# pmem-vm: $vm"
 
 n=0
