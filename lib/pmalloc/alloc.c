@@ -32,10 +32,10 @@ static int arena_lock_room(struct pma_arena *arena)
 }
 
 /* is a checkpoint due (lock held)? When half the log is used, or when
- * freed extents waiting for a checkpoint hold 1 / PMA_PENDING_DIV of the
- * heap: they are not reusable before, and another thread could otherwise
- * fill the heap with them between a failed allocation's checkpoint and
- * its retry. The caller runs it after unlocking. */
+ * freed extents only a checkpoint gives to every arena (pending frees,
+ * arenas' local runs) hold 1 / PMA_PENDING_DIV of the heap: another
+ * thread could otherwise fill the heap with them between a failed
+ * allocation's checkpoint and its retry. The caller runs it after unlocking. */
 static int arena_checkpoint_due(const struct pma_arena *arena)
 {
 	const struct pma_heap *heap = arena->heap;
@@ -189,7 +189,9 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 		return rc;
 	/* the arena's own freed extents first: reusable before a
 	 * checkpoint (their frees are in this log, before this record) */
-	if (pma_runs_take(&arena->local, op.npages, &page) < 0) {
+	if (pma_runs_take(&arena->local, op.npages, &page) == 0) {
+		atomic_fetch_sub(&heap->pending_pages, op.npages);
+	} else {
 		pthread_mutex_lock(&heap->ext_lock);
 		rc = pma_ext_take(&heap->ext, op.npages, 1, &page);
 		pthread_mutex_unlock(&heap->ext_lock);
@@ -341,7 +343,8 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 				       (unsigned long long)off);
 	op.npages = pma_pmap_npages(e);
 	op.dest = dest_off;
-	local = pma_pmap_ext_owned_by(e, arena->id);
+	local = pma_pmap_ext_owned_by(e, arena->id) &&
+		arena->local.count < PMA_LOCAL_RUNS;
 	if (local)
 		op.type = PMA_REC_EXT_LFREE;
 	rc = arena_lock_room(arena);
@@ -358,8 +361,7 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 	pma_log_commit(arena, dest, dest_off, 0);
 	if (local)
 		atomic_store(&heap->pmap[page], 0);
-	else
-		atomic_fetch_add(&heap->pending_pages, op.npages);
+	atomic_fetch_add(&heap->pending_pages, op.npages);
 	arena_unlock_op(arena, 0);
 	return 0;
 

@@ -63,6 +63,29 @@ int pma_pending_push(struct pma_pending *p, uint64_t off)
 	return 0;
 }
 
+/* merge run i with any run adjacent to it (so a list of neighbours
+ * freed one by one becomes one run again) */
+static void runs_merge(struct pma_runs *r, size_t i)
+{
+	size_t j = 0;
+
+	while (j < r->count) {
+		if (j != i &&
+		    (r->runs[j].page + r->runs[j].npages == r->runs[i].page ||
+		     r->runs[i].page + r->runs[i].npages == r->runs[j].page)) {
+			if (r->runs[j].page < r->runs[i].page)
+				r->runs[i].page = r->runs[j].page;
+			r->runs[i].npages += r->runs[j].npages;
+			r->runs[j] = r->runs[--r->count];
+			if (i == r->count)
+				i = j;
+			j = 0;
+			continue;
+		}
+		j++;
+	}
+}
+
 int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages)
 {
 	struct pma_run *v;
@@ -80,28 +103,29 @@ int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages)
 	r->runs[r->count].npages = npages;
 	r->count++;
 	r->pages += npages;
+	runs_merge(r, r->count - 1);
 	return 0;
 }
 
 int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page)
 {
-	struct pma_run *run;
+	struct pma_run *run = NULL;
 	size_t i;
 
-	/* newest first: the extent freed last is the warmest */
-	for (i = r->count; i-- > 0;) {
-		run = &r->runs[i];
-		if (run->npages < npages)
-			continue;
-		*ret_page = run->page;
-		run->page += npages;
-		run->npages -= npages;
-		r->pages -= npages;
-		if (!run->npages)
-			*run = r->runs[--r->count];
-		return 0;
-	}
-	return -ENOMEM;
+	/* best fit, the newest of equals (the warmest) */
+	for (i = r->count; i-- > 0;)
+		if (r->runs[i].npages >= npages &&
+		    (!run || r->runs[i].npages < run->npages))
+			run = &r->runs[i];
+	if (!run)
+		return -ENOMEM;
+	*ret_page = run->page;
+	run->page += npages;
+	run->npages -= npages;
+	r->pages -= npages;
+	if (!run->npages)
+		*run = r->runs[--r->count];
+	return 0;
 }
 
 /* make the append cursor describe record tail */

@@ -216,7 +216,10 @@ struct pma_dram_op {
 };
 
 /* extents an arena freed after allocating them itself (EXT_LFREE): it
- * may reuse them at once; a checkpoint gives the rest to the heap */
+ * may reuse them at once; a checkpoint gives the rest to the heap. At most
+ * PMA_LOCAL_RUNS runs (then frees take the EXT_FREE path): the list is
+ * scanned per op */
+#define PMA_LOCAL_RUNS 64
 struct pma_runs {
 	struct pma_run {
 		uint64_t page, npages;
@@ -424,8 +427,9 @@ struct pma_heap {
 	atomic_uint next_arena;
 	atomic_ulong checkpoints;
 	uint64_t ckpt_serial; /* checkpoints begun (arena locks held) */
-	/* pages of freed extents waiting for a checkpoint (arenas' ext_freed):
-	 * a checkpoint is due when they reach PMA_PENDING_DIV of the heap */
+	/* pages of freed extents other arenas cannot take before a
+	 * checkpoint (arenas' ext_freed and local runs): a checkpoint is due
+	 * when they reach 1 / PMA_PENDING_DIV of the heap */
 	atomic_ulong pending_pages;
 	uint64_t head_gen; /* == hdr->head_gen (arena locks held) */
 	int rdonly; /* PMA_HEAP_RDONLY: PM is never written */
@@ -465,7 +469,7 @@ static inline int pma_pmap_ext_owned_by(uint64_t e, unsigned arena)
 
 /* arena.c: an arena's locally freed extents (arena lock held) */
 int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages);
-/* first fit; the rest of the run stays; -ENOMEM if none is big enough */
+/* best fit; the rest of the run stays; -ENOMEM if none is big enough */
 int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page);
 
 /* zeroed anonymous memory for the big DRAM arrays (page map mirror, slab

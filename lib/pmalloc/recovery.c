@@ -283,6 +283,7 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 		(void)pma_ext_put(&heap->ext, page, pma_pmap_npages(e));
 	}
 	/* the arena's locally freed extents go to everyone */
+	pages += arena->local.pages;
 	for (i = 0; i < arena->local.count; i++)
 		(void)pma_ext_put(&heap->ext, arena->local.runs[i].page,
 				  arena->local.runs[i].npages);

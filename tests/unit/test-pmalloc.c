@@ -480,6 +480,39 @@ static void test_pending_extents(void **state)
 	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8); /* the root */
 }
 
+/* an arena's local runs: neighbours merge in any order, best fit */
+static void test_local_runs(void **state)
+{
+	static const uint64_t order[] = { 3, 0, 5, 1, 4, 2 };
+	struct pma_runs r = { 0 };
+	uint64_t page;
+	unsigned i;
+	(void)state;
+
+	/* six 4-page neighbours [100, 124) freed out of order: one run */
+	for (i = 0; i < 6; i++)
+		assert_int_equal(pma_runs_put(&r, 100 + 4 * order[i], 4), 0);
+	assert_int_equal(r.count, 1);
+	assert_int_equal(r.runs[0].page, 100);
+	assert_int_equal(r.runs[0].npages, 24);
+	assert_int_equal(r.pages, 24);
+	/* a lone run of 8 and one of 30: 8 pages come from the 8-page run */
+	assert_int_equal(pma_runs_put(&r, 500, 8), 0);
+	assert_int_equal(pma_runs_put(&r, 900, 30), 0);
+	assert_int_equal(r.count, 3);
+	assert_int_equal(pma_runs_take(&r, 8, &page), 0);
+	assert_int_equal(page, 500);
+	assert_int_equal(r.count, 2);
+	/* 20: the 24-page run; then 25 fits only the 30-page run */
+	assert_int_equal(pma_runs_take(&r, 20, &page), 0);
+	assert_int_equal(page, 100);
+	assert_int_equal(pma_runs_take(&r, 25, &page), 0);
+	assert_int_equal(page, 900);
+	assert_int_equal(pma_runs_take(&r, 6, &page), -ENOMEM);
+	assert_int_equal(r.pages, 4 + 5);
+	free(r.runs);
+}
+
 static int lfree_cb(const struct pma_log_entry *e, void *arg)
 {
 	unsigned *counts = arg;
@@ -1300,6 +1333,7 @@ int main(void)
 		cmocka_unit_test(test_dirty_set),
 		T(test_pending_extents),
 		T(test_local_extents),
+		cmocka_unit_test(test_local_runs),
 		T(test_log_wrap),
 		T(test_fences_per_op),
 		T(test_alloc_other_arena),
