@@ -12,17 +12,24 @@
 
 void pm_flush(struct pm_map *map, const void *addr, size_t len)
 {
+	uintptr_t line = (uintptr_t)addr & ~(uintptr_t)(PM_CACHELINE - 1);
+
 	if (len == 0)
 		return;
-	pm_stats_count_range(addr, len);
+	if (((uintptr_t)addr + len - 1 - line) < PM_CACHELINE)
+		pm_stats_count_line(pm_stats_self(), line, len);
+	else
+		pm_stats_count_range(addr, len);
 	if (map->crash)
 		pm_crash_on_flush(map, addr, len);
-	map->flush_fn(addr, len);
+	/* BYTE: the CPU caches are persistent, pmem2's flush is a no-op */
+	if (map->gran != PM_GRAN_BYTE)
+		map->flush_fn(addr, len);
 }
 
 void pm_drain(struct pm_map *map)
 {
-	pm_stats_count_fence();
+	ctr_add(&pm_stats_self()->s.fences, 1);
 	/* the simulator numbers the fence before it takes effect */
 	if (map->crash)
 		pm_crash_on_fence(map);

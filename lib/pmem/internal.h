@@ -16,6 +16,69 @@
 
 struct pm_crash_map;
 
+/* stats.c: a thread's counters; the one-line case below is inlined into
+ * pm_flush / pm_drain (a log append flushes one line per op) */
+#define PM_MRU_LINES 4 /* distinct lines remembered for reflush detection */
+#define PM_NO_LINE UINTPTR_MAX
+
+struct pm_tstats {
+	struct pm_stats s; /* this thread's counters */
+	uintptr_t mru[PM_MRU_LINES]; /* last distinct lines, [0] newest */
+	uintptr_t last_xpline; /* XPLine of the last flushed line */
+	int registered; /* on stats_threads, key set */
+	struct pm_tstats *next, **pprev; /* stats_threads links */
+};
+
+extern __thread struct pm_tstats pm_tls_stats;
+void pm_stats_register(struct pm_tstats *t);
+
+static inline void ctr_add(uint64_t *ctr, uint64_t v)
+{
+	__atomic_store_n(ctr, *ctr + v, __ATOMIC_RELAXED);
+}
+
+static inline struct pm_tstats *pm_stats_self(void)
+{
+	struct pm_tstats *t = &pm_tls_stats;
+
+	if (__builtin_expect(!t->registered, 0))
+		pm_stats_register(t);
+	return t;
+}
+
+/* one flushed line: a reflush if it is in the MRU; move it to the front
+ * (the same result as the general case in stats.c for n = 1), unrolled */
+_Static_assert(PM_MRU_LINES == 4, "pm_stats_count_line is unrolled for 4");
+static inline void pm_stats_count_line(struct pm_tstats *t, uintptr_t line,
+				       size_t len)
+{
+	uintptr_t *m = t->mru, xp = line / PM_XPLINE;
+	int hit = 1;
+
+	ctr_add(&t->s.lines_flushed, 1);
+	ctr_add(&t->s.bytes_persisted, len);
+	if (m[0] != line) {
+		if (m[1] == line) {
+			m[1] = m[0];
+		} else if (m[2] == line) {
+			m[2] = m[1];
+			m[1] = m[0];
+		} else {
+			hit = m[3] == line;
+			m[3] = m[2];
+			m[2] = m[1];
+			m[1] = m[0];
+		}
+		m[0] = line;
+	}
+	if (hit)
+		ctr_add(&t->s.reflushes, 1);
+	if (xp != t->last_xpline) {
+		ctr_add(&t->s.xplines, 1);
+		t->last_xpline = xp;
+	}
+}
+
 struct pm_map {
 	struct pmem2_map *pmem2; /* the libpmem2 mapping */
 	unsigned char *addr; /* start of the mapping */

@@ -12,33 +12,17 @@
 #include "pmem/internal.h"
 #include "pmem/pm.h"
 
-/* distinct lines remembered for reflush detection */
-#define PM_MRU_LINES 4
-#define PM_NO_LINE UINTPTR_MAX
-
-struct pm_tstats {
-	struct pm_stats s; /* this thread's counters */
-	uintptr_t mru[PM_MRU_LINES]; /* last distinct lines, [0] newest */
-	uintptr_t last_xpline; /* XPLine of the last flushed line */
-	int registered; /* on stats_threads, key set */
-	struct pm_tstats *next, **pprev; /* stats_threads links */
-};
-
-static __thread struct pm_tstats tls_stats = {
+__thread struct pm_tstats pm_tls_stats = {
 	.mru = { PM_NO_LINE, PM_NO_LINE, PM_NO_LINE, PM_NO_LINE },
 	.last_xpline = PM_NO_LINE,
 };
+#define tls_stats pm_tls_stats
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t stats_once = PTHREAD_ONCE_INIT;
 static pthread_key_t stats_key;
 static struct pm_tstats *stats_threads; /* live registered threads */
 static struct pm_stats stats_exited; /* sum of exited threads */
-
-static inline void ctr_add(uint64_t *ctr, uint64_t v)
-{
-	__atomic_store_n(ctr, *ctr + v, __ATOMIC_RELAXED);
-}
 
 static inline uint64_t ctr_get(const uint64_t *ctr)
 {
@@ -74,7 +58,7 @@ static void stats_key_create(void)
 	(void)pthread_key_create(&stats_key, stats_thread_exit);
 }
 
-static void stats_register(struct pm_tstats *t)
+void pm_stats_register(struct pm_tstats *t)
 {
 	pthread_once(&stats_once, stats_key_create);
 	pthread_mutex_lock(&stats_lock);
@@ -86,15 +70,6 @@ static void stats_register(struct pm_tstats *t)
 	t->registered = 1;
 	pthread_mutex_unlock(&stats_lock);
 	(void)pthread_setspecific(stats_key, t);
-}
-
-static inline struct pm_tstats *stats_self(void)
-{
-	struct pm_tstats *t = &tls_stats;
-
-	if (__builtin_expect(!t->registered, 0))
-		stats_register(t);
-	return t;
 }
 
 /*
@@ -145,40 +120,6 @@ static void mru_update(uintptr_t *mru, uintptr_t first, uintptr_t n)
 		mru[j++] = PM_NO_LINE;
 }
 
-/* the common case, one line: a reflush if it is in the MRU; move it to
- * the front (same result as mru_reflushes + mru_update for n = 1),
- * unrolled: a log append flushes one line per call */
-_Static_assert(PM_MRU_LINES == 4, "count_one_line is unrolled for 4");
-static inline void count_one_line(struct pm_tstats *t, uintptr_t line,
-				  size_t len)
-{
-	uintptr_t *m = t->mru, xp = line / PM_XPLINE;
-	int hit = 1;
-
-	ctr_add(&t->s.lines_flushed, 1);
-	ctr_add(&t->s.bytes_persisted, len);
-	if (m[0] != line) {
-		if (m[1] == line) {
-			m[1] = m[0];
-		} else if (m[2] == line) {
-			m[2] = m[1];
-			m[1] = m[0];
-		} else {
-			hit = m[3] == line;
-			m[3] = m[2];
-			m[2] = m[1];
-			m[1] = m[0];
-		}
-		m[0] = line;
-	}
-	if (hit)
-		ctr_add(&t->s.reflushes, 1);
-	if (xp != t->last_xpline) {
-		ctr_add(&t->s.xplines, 1);
-		t->last_xpline = xp;
-	}
-}
-
 /* the general case, n > 1 lines from first (kept out of line so the one
  * line case saves no registers) */
 static __attribute__((noinline)) void
@@ -204,18 +145,18 @@ void pm_stats_count_range(const void *addr, size_t len)
 
 	if (len == 0)
 		return;
-	t = stats_self();
+	t = pm_stats_self();
 	first = (uintptr_t)addr & ~(uintptr_t)(PM_CACHELINE - 1);
 	last = ((uintptr_t)addr + len - 1) & ~(uintptr_t)(PM_CACHELINE - 1);
 	if (first == last)
-		count_one_line(t, first, len);
+		pm_stats_count_line(t, first, len);
 	else
 		count_lines(t, first, last, len);
 }
 
 void pm_stats_count_fence(void)
 {
-	ctr_add(&stats_self()->s.fences, 1);
+	ctr_add(&pm_stats_self()->s.fences, 1);
 }
 
 void pm_stats_get(struct pm_stats *ret_stats)
