@@ -334,6 +334,27 @@ static int entry_ok(struct pma_heap *heap, uint64_t page, uint64_t e)
 	       pma_pmap_owner(e) == 0;
 }
 
+static int entry_corrupt(uint64_t page, uint64_t e)
+{
+	return util_errmsg_set(EIO, "corrupt page map entry %llu: 0x%llx",
+			       (unsigned long long)page, (unsigned long long)e);
+}
+
+/* every entry that is not free, also those inside an extent or slab
+ * (which must be free, see layout.h): a replay may free the extent */
+int pma_pmap_check(struct pma_heap *heap)
+{
+	uint64_t page = 0;
+
+	while ((page = skip_free(heap->pmap_pm, page, heap->geom.npages)) <
+	       heap->geom.npages) {
+		if (!entry_ok(heap, page, heap->pmap_pm[page]))
+			return entry_corrupt(page, heap->pmap_pm[page]);
+		page++;
+	}
+	return 0;
+}
+
 /*
  * Scan the PM page map: mirror it, index the free gaps, and record each
  * slab as not loaded (lazy.c): its header and bitmap are read at its
@@ -348,11 +369,7 @@ int pma_rebuild(struct pma_heap *heap)
 	       heap->geom.npages) {
 		e = heap->pmap_pm[page];
 		if (!entry_ok(heap, page, e))
-			return util_errmsg_set(EIO,
-					       "corrupt page map entry "
-					       "%llu: 0x%llx",
-					       (unsigned long long)page,
-					       (unsigned long long)e);
+			return entry_corrupt(page, e);
 		if (page > gap && pma_ext_put(&heap->ext, gap, page - gap) < 0)
 			return util_errmsg_set(ENOMEM, "out of memory");
 		heap->pmap[page] = e;

@@ -10,9 +10,10 @@
  * range. A crash anywhere re-applies the same range, which yields the same
  * state. Recovery also redoes the dest words of each log's last ops
  * and clears a torn record at the tail; the read-only open runs the same
- * replay into DRAM copies (rdonly.c). A checkpoint takes the ops from
- * the arenas' DRAM copies (arena->ops, written with the records), recovery
- * decodes them from the log.
+ * replay into DRAM copies (rdonly.c), and so does recovery's dry run,
+ * which checks every record before recovery writes anything. A checkpoint
+ * takes the ops from the arenas' DRAM copies (arena->ops, written with the
+ * records), recovery decodes them from the log.
  * Lock order: every arena lock, in index order.
  */
 #include <errno.h>
@@ -277,7 +278,8 @@ out_unlock:
  * owns it. Invariant: after recovery no dest word named by a replayed op
  * names a block that is not live.
  */
-static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs)
+static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs,
+		     int dry_run)
 {
 	int is_alloc = op->type == PMA_REC_ALLOC ||
 		       op->type == PMA_REC_EXT_ALLOC;
@@ -289,6 +291,8 @@ static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs)
 	if (!addr)
 		return util_errmsg_set(EIO, "log names bad dest 0x%llx",
 				       (unsigned long long)op->dest);
+	if (dry_run)
+		return 0;
 	cur = __atomic_load_n(addr, __ATOMIC_RELAXED);
 	if (is_alloc) {
 		if (!pma_pm_is_live(heap, op))
@@ -307,9 +311,10 @@ static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs)
 	return 0;
 }
 
-/* redo one arena's window: frees (allocs == 0) or allocations */
+/* redo one arena's window: frees (allocs == 0) or allocations; dry_run:
+ * only check the dest words */
 static int redo_ring(struct pma_heap *heap, const struct redo_ring *r,
-		     int allocs)
+		     int allocs, int dry_run)
 {
 	unsigned i, j;
 	int rc;
@@ -320,7 +325,7 @@ static int redo_ring(struct pma_heap *heap, const struct redo_ring *r,
 				break;
 		if (allocs && j < r->n)
 			continue; /* a later op of the window names it */
-		rc = redo_dest(heap, &r->op[i], allocs);
+		rc = redo_dest(heap, &r->op[i], allocs, dry_run);
 		if (rc < 0)
 			return rc;
 	}
@@ -344,19 +349,39 @@ static void clear_tail(struct pma_heap *heap, struct pma_arena *arena)
 	}
 }
 
-static int recover_apply(struct pma_heap *heap, struct redo_ring *redo)
+/* replay and redo; dry_run: into the shadow copies, nothing flushed */
+static int recover_apply(struct pma_heap *heap, struct redo_ring *redo,
+			 int dry_run)
 {
 	struct pma_dirty dirty = { 0 };
 	unsigned i, n = heap->geom.narenas;
 	int rc;
 
+	memset(redo, 0, n * sizeof(*redo));
 	rc = apply_all(heap, &dirty, redo, 1);
 	/* every arena's frees, then every arena's allocations */
 	for (i = 0; rc == 0 && i < 2 * n; i++)
-		rc = redo_ring(heap, &redo[i % n], i >= n);
-	if (rc == 0)
+		rc = redo_ring(heap, &redo[i % n], i >= n, dry_run);
+	if (rc == 0 && !dry_run)
 		pma_dirty_flush(heap, &dirty);
 	pma_dirty_release(&dirty);
+	return rc;
+}
+
+/* the whole replay into DRAM copies first: a log that contradicts the
+ * heap is refused before PM is written (a no-op without records) */
+static int recover_dry_run(struct pma_heap *heap, struct redo_ring *redo)
+{
+	struct pma_shadow shadow;
+	int rc;
+
+	if (!any_records(heap))
+		return 0;
+	rc = pma_shadow_begin(heap, &shadow);
+	if (rc < 0)
+		return rc;
+	rc = recover_apply(heap, redo, 1);
+	pma_shadow_end(heap, &shadow);
 	return rc;
 }
 
@@ -392,7 +417,13 @@ int pma_recover(struct pma_heap *heap)
 		arena->tail = pma_booklog_find_tail(
 			arena->log, heap->geom.log_cap, arena->head);
 	}
-	rc = recover_apply(heap, redo);
+	/* nothing is written before every check passed: a refused heap
+	 * stays as it was (pma_rebuild then meets only checked entries) */
+	rc = pma_pmap_check(heap);
+	if (rc == 0)
+		rc = recover_dry_run(heap, redo);
+	if (rc == 0)
+		rc = recover_apply(heap, redo, 0);
 	free(redo);
 	if (rc < 0)
 		return rc;
