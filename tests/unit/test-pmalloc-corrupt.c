@@ -226,6 +226,40 @@ static void test_bad_record_after_good_ones(void **state)
 	assert_refused(f, "log names 0x");
 }
 
+/*
+ * Bug 2: a SLAB_NEW record whose offset was inside the first page of a
+ * chunk but not its start passed (only the page was checked): the slab
+ * header was written at the wrong place, and the read-only open hit an
+ * assertion (debug builds) or copied the wrong bytes.
+ */
+static void test_slab_new_not_chunk_start(void **state)
+{
+	struct fx *f = *state;
+
+	append_rec(f, 0, PMA_REC_SLAB_NEW, free_chunk(f) + 64,
+		   (uint64_t)pma_class_of(100) << 8);
+	assert_refused(f, "bad slab_new record");
+}
+
+/*
+ * Bug 3: replaying a block op trusted the block size and count of the
+ * slab header in PM: a header with block size 1 put the bit of a block
+ * far past the bitmap (a write into block data, or past the 512-byte
+ * DRAM copy of a read-only open). Now the header must match its class.
+ */
+static void test_slab_header_wrong_class(void **state)
+{
+	struct fx *f = *state;
+	uint64_t chunk = f->data_base +
+			 (f->alloc_off - f->data_base) / PMA_CHUNK * PMA_CHUNK;
+	struct pma_slab_hdr *sh = (void *)(f->map + chunk);
+
+	assert_int_equal(sh->magic, PMA_SLAB_MAGIC);
+	sh->block_size = 1;
+	sh->nblocks = 60000;
+	assert_refused(f, "not a block of a valid slab");
+}
+
 /* the fixture itself opens, recovers and reopens cleanly */
 static void test_fixture_opens(void **state)
 {
@@ -246,6 +280,8 @@ int main(void)
 		T(test_fixture_opens),
 		T(test_pmap_checked_before_recovery),
 		T(test_bad_record_after_good_ones),
+		T(test_slab_new_not_chunk_start),
+		T(test_slab_header_wrong_class),
 	};
 
 	/* real clwb + sfence on tmpfs (set before the first mapping) */
