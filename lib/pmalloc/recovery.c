@@ -385,9 +385,36 @@ static int recover_dry_run(struct pma_heap *heap, struct redo_ring *redo)
 	return rc;
 }
 
-int pma_recover_rdonly(struct pma_heap *heap)
+/*
+ * The slots after the end of arena's log (past tail + 1, which may hold
+ * the other half of a torn op) must hold no valid record: appends are
+ * fenced op by op, so a crash tears only the last op. A valid record
+ * there means a record before it was corrupted, not torn: ending the log
+ * at the corrupt record would drop committed ops, and new appends would
+ * later reach the stale records and make them part of the log again.
+ */
+static int log_end_check(struct pma_heap *heap, const struct pma_arena *arena)
 {
-	struct pma_dirty dirty = { 0 };
+	uint32_t cap = heap->geom.log_cap;
+	uint64_t k, payload, value;
+	unsigned type;
+
+	for (k = arena->tail + 2; k - arena->head < cap; k++)
+		if (pma_booklog_decode(arena->log, cap, k, &type, &payload,
+				       &value) == 0)
+			return util_errmsg_set(EIO,
+					       "arena %u: record %llu is "
+					       "invalid but record %llu after "
+					       "it is valid (corrupt log)",
+					       arena->id,
+					       (unsigned long long)arena->tail,
+					       (unsigned long long)k);
+	return 0;
+}
+
+/* every arena's tail: the first invalid op from its head */
+static int find_tails(struct pma_heap *heap)
+{
 	struct pma_arena *arena;
 	unsigned i;
 	int rc;
@@ -396,7 +423,21 @@ int pma_recover_rdonly(struct pma_heap *heap)
 		arena = &heap->arenas[i];
 		arena->tail = pma_booklog_find_tail(
 			arena->log, heap->geom.log_cap, arena->head);
+		rc = log_end_check(heap, arena);
+		if (rc < 0)
+			return rc;
 	}
+	return 0;
+}
+
+int pma_recover_rdonly(struct pma_heap *heap)
+{
+	struct pma_dirty dirty = { 0 };
+	int rc;
+
+	rc = find_tails(heap);
+	if (rc < 0)
+		return rc;
 	rc = apply_all(heap, &dirty, NULL, 1);
 	pma_dirty_release(&dirty); /* DRAM copies: nothing to flush */
 	return rc;
@@ -405,21 +446,17 @@ int pma_recover_rdonly(struct pma_heap *heap)
 int pma_recover(struct pma_heap *heap)
 {
 	struct redo_ring *redo;
-	struct pma_arena *arena;
 	unsigned i;
 	int rc;
 
 	redo = calloc(heap->geom.narenas, sizeof(*redo));
 	if (!redo)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	for (i = 0; i < heap->geom.narenas; i++) {
-		arena = &heap->arenas[i];
-		arena->tail = pma_booklog_find_tail(
-			arena->log, heap->geom.log_cap, arena->head);
-	}
 	/* nothing is written before every check passed: a refused heap
 	 * stays as it was (pma_rebuild then meets only checked entries) */
-	rc = pma_pmap_check(heap);
+	rc = find_tails(heap);
+	if (rc == 0)
+		rc = pma_pmap_check(heap);
 	if (rc == 0)
 		rc = recover_dry_run(heap, redo);
 	if (rc == 0)

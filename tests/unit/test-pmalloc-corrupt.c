@@ -260,6 +260,27 @@ static void test_slab_header_wrong_class(void **state)
 	assert_refused(f, "not a block of a valid slab");
 }
 
+/*
+ * Bug 4: a corrupt record in the middle of a log ended it there: the
+ * committed ops after it were dropped without a word, and once new
+ * appends reached them they were replayed again (the next open refused
+ * the heap, or worse). Now a valid record after the end is -EIO.
+ */
+static void test_valid_record_after_end(void **state)
+{
+	struct fx *f = *state;
+	struct pma_rec *logs = (struct pma_rec *)(void *)(f->map + f->region +
+							  f->geom.log_off);
+	struct pma_rec *rec;
+	struct pma_heap *heap;
+
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	rec = pma_booklog_slot(logs, f->geom.log_cap, heap->arenas[0].head);
+	pma_heap_close(heap);
+	rec->word1 ^= 1ULL << 40; /* the first record of arena 0 */
+	assert_refused(f, "is valid (corrupt log)");
+}
+
 /* the fixture itself opens, recovers and reopens cleanly */
 static void test_fixture_opens(void **state)
 {
@@ -282,6 +303,7 @@ int main(void)
 		T(test_bad_record_after_good_ones),
 		T(test_slab_new_not_chunk_start),
 		T(test_slab_header_wrong_class),
+		T(test_valid_record_after_end),
 	};
 
 	/* real clwb + sfence on tmpfs (set before the first mapping) */
