@@ -140,6 +140,16 @@ static void build_crash(const char *path)
 	_exit(0); /* a crash: no checkpoint, no close */
 }
 
+static int log_print(const struct pma_log_entry *e, void *arg)
+{
+	const uint64_t *head = arg;
+
+	fprintf(stderr, "fuzz-heap: arena %u record +%llu: %s 0x%llx\n",
+		e->arena, (unsigned long long)(e->index - head[e->arena]),
+		e->type, (unsigned long long)e->off);
+	return 0;
+}
+
 /* remember where things are, from a read-only open of the image */
 static void survey(void)
 {
@@ -165,6 +175,9 @@ static void survey(void)
 		if (pma_pmap_kind(e) == PMA_PMAP_EXTENT && fx.next < MAX_LIST)
 			fx.ext[fx.next++] = page;
 	}
+	if (getenv("FUZZ_HEAP_VERBOSE") &&
+	    pma_log_foreach(heap, log_print, fx.head) < 0)
+		die("log walk");
 	pma_heap_close(heap);
 	if (!fx.nslab || !fx.next || !root)
 		die("image has no slab, extent or root");
