@@ -156,7 +156,8 @@ static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 	rc = op_page(heap, op->off, &page);
 	if (rc < 0)
 		return rc;
-	if (page % PMA_CHUNK_PAGES ||
+	/* the slab header is written at op->off: exactly a chunk start */
+	if (op->off != pma_page_off(heap, page) || page % PMA_CHUNK_PAGES ||
 	    page + PMA_CHUNK_PAGES > heap->geom.npages ||
 	    op->cls >= PMA_NCLASSES || op->owner >= heap->geom.narenas)
 		return util_errmsg_set(EIO, "bad slab_new record for 0x%llx",
@@ -178,12 +179,29 @@ static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 			  dirty);
 }
 
+/* the index of the block at rel bytes into the slab with header sh; -1
+ * if sh is not a slab header that matches its size class (its block size
+ * and count decide where the bit is: never trust them alone) or rel is
+ * not the start of one of its blocks */
+static int64_t slab_block_of(const struct pma_slab_hdr *sh, uint64_t rel)
+{
+	if (!sh || sh->magic != PMA_SLAB_MAGIC || sh->cls >= PMA_NCLASSES ||
+	    sh->block_size != pma_class_size(sh->cls) ||
+	    sh->nblocks != pma_class_nblocks(sh->cls) ||
+	    rel < PMA_SLAB_HDR_SIZE ||
+	    (rel - PMA_SLAB_HDR_SIZE) % sh->block_size ||
+	    (rel - PMA_SLAB_HDR_SIZE) / sh->block_size >= sh->nblocks)
+		return -1;
+	return (int64_t)((rel - PMA_SLAB_HDR_SIZE) / sh->block_size);
+}
+
 /* set (on) or clear the PM bit of the block at op->off */
 static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 		       struct pma_dirty *dirty)
 {
-	uint64_t page, slab_off, rel, mask, *word;
+	uint64_t page, slab_off, mask, *word;
 	struct pma_slab_hdr *sh;
+	int64_t idx;
 	int rc;
 
 	rc = op_page(heap, op->off, &page);
@@ -191,17 +209,13 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 		return rc;
 	slab_off = pma_page_off(heap, page - page % PMA_CHUNK_PAGES);
 	sh = pma_slab_meta(heap, slab_off);
-	rel = op->off - slab_off;
-	if (!sh || sh->magic != PMA_SLAB_MAGIC || sh->block_size == 0 ||
-	    rel < PMA_SLAB_HDR_SIZE ||
-	    (rel - PMA_SLAB_HDR_SIZE) % sh->block_size ||
-	    (rel - PMA_SLAB_HDR_SIZE) / sh->block_size >= sh->nblocks)
+	idx = slab_block_of(sh, op->off - slab_off);
+	if (idx < 0)
 		return util_errmsg_set(EIO,
-				       "log names 0x%llx, not a slab block",
+				       "log names 0x%llx, not a block of a "
+				       "valid slab",
 				       (unsigned long long)op->off);
-	word = pma_slab_bit(
-		sh, (uint32_t)((rel - PMA_SLAB_HDR_SIZE) / sh->block_size),
-		&mask);
+	word = pma_slab_bit(sh, (uint32_t)idx, &mask);
 	if (on)
 		*word |= mask;
 	else
@@ -230,8 +244,9 @@ static int apply_extent(struct pma_heap *heap, const struct pma_op *op, int on,
 /* is byte offset b the start of a live slab block or extent in PM? */
 int pma_pm_live_at(struct pma_heap *heap, uint64_t b)
 {
-	uint64_t page, chunk, rel, mask;
+	uint64_t page, chunk, mask;
 	struct pma_slab_hdr *sh;
+	int64_t idx;
 
 	if (b < heap->data_base ||
 	    (page = pma_page_of(heap, b)) >= heap->geom.npages)
@@ -243,17 +258,10 @@ int pma_pm_live_at(struct pma_heap *heap, uint64_t b)
 	if (pma_pmap_kind(heap->pmap_pm[chunk]) != PMA_PMAP_SLAB)
 		return 0;
 	sh = pma_slab_meta(heap, pma_page_off(heap, chunk));
-	rel = b - pma_page_off(heap, chunk);
-	if (!sh || sh->magic != PMA_SLAB_MAGIC || sh->block_size == 0 ||
-	    rel < PMA_SLAB_HDR_SIZE ||
-	    (rel - PMA_SLAB_HDR_SIZE) % sh->block_size ||
-	    (rel - PMA_SLAB_HDR_SIZE) / sh->block_size >= sh->nblocks)
+	idx = slab_block_of(sh, b - pma_page_off(heap, chunk));
+	if (idx < 0)
 		return 0;
-	return (*pma_slab_bit(
-			sh,
-			(uint32_t)((rel - PMA_SLAB_HDR_SIZE) / sh->block_size),
-			&mask) &
-		mask) != 0;
+	return (*pma_slab_bit(sh, (uint32_t)idx, &mask) & mask) != 0;
 }
 
 int pma_pm_is_live(struct pma_heap *heap, const struct pma_op *op)
@@ -328,6 +336,27 @@ static int entry_ok(struct pma_heap *heap, uint64_t page, uint64_t e)
 	       pma_pmap_owner(e) == 0;
 }
 
+static int entry_corrupt(uint64_t page, uint64_t e)
+{
+	return util_errmsg_set(EIO, "corrupt page map entry %llu: 0x%llx",
+			       (unsigned long long)page, (unsigned long long)e);
+}
+
+/* every entry that is not free, also those inside an extent or slab
+ * (which must be free, see layout.h): a replay may free the extent */
+int pma_pmap_check(struct pma_heap *heap)
+{
+	uint64_t page = 0;
+
+	while ((page = skip_free(heap->pmap_pm, page, heap->geom.npages)) <
+	       heap->geom.npages) {
+		if (!entry_ok(heap, page, heap->pmap_pm[page]))
+			return entry_corrupt(page, heap->pmap_pm[page]);
+		page++;
+	}
+	return 0;
+}
+
 /*
  * Scan the PM page map: mirror it, index the free gaps, and record each
  * slab as not loaded (lazy.c): its header and bitmap are read at its
@@ -342,11 +371,7 @@ int pma_rebuild(struct pma_heap *heap)
 	       heap->geom.npages) {
 		e = heap->pmap_pm[page];
 		if (!entry_ok(heap, page, e))
-			return util_errmsg_set(EIO,
-					       "corrupt page map entry "
-					       "%llu: 0x%llx",
-					       (unsigned long long)page,
-					       (unsigned long long)e);
+			return entry_corrupt(page, e);
 		if (page > gap && pma_ext_put(&heap->ext, gap, page - gap) < 0)
 			return util_errmsg_set(ENOMEM, "out of memory");
 		heap->pmap[page] = e;

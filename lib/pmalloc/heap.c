@@ -194,8 +194,7 @@ static void heap_free(struct pma_heap *heap)
 	for (c = 0; heap->slabs && c < heap->nchunks; c++)
 		free(atomic_load(&heap->slabs[c]));
 	pma_lazy_release(heap);
-	for (c = 0; heap->ro_slab_meta && c < heap->nchunks; c++)
-		free(heap->ro_slab_meta[c]);
+	pma_slab_meta_release(heap);
 	free(heap->ro_slab_meta);
 	if (heap->rdonly)
 		free(heap->pmap_pm);

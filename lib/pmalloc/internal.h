@@ -433,8 +433,10 @@ struct pma_heap {
 	atomic_ulong pending_pages;
 	uint64_t head_gen; /* == hdr->head_gen (arena locks held) */
 	int rdonly; /* PMA_HEAP_RDONLY: PM is never written */
-	void **ro_slab_meta; /* rdonly: per chunk, DRAM copy of the slab
-				    header + bitmap once touched, or NULL */
+	void **ro_slab_meta; /* rdonly (or recovery's dry run): per chunk,
+				DRAM copy of the slab header + bitmap once
+				touched, or NULL; NULL when writing PM */
+	struct pma_pending ro_meta_made; /* chunks with such a copy */
 	/* lazy.c: per arena and class (index owner * PMA_NCLASSES + cls),
 	 * the chunks of the slabs found at open that the owner has not
 	 * taken yet (owner lock); NULL if none */
@@ -546,6 +548,10 @@ int pma_pm_live_at(struct pma_heap *heap, uint64_t b);
 /* rebuild the DRAM state from the PM page map: mirror, free extents, the
  * slabs to load later (lazy.c) */
 int pma_rebuild(struct pma_heap *heap);
+/* -EIO (with a message) if an entry of the PM page map is not one
+ * pma_rebuild accepts (checked before recovery writes anything, so that
+ * a heap refused by the rebuild was not changed by its recovery) */
+int pma_pmap_check(struct pma_heap *heap);
 
 /*
  * lazy.c: slabs are loaded at first use, not at open. pma_rebuild records
@@ -579,7 +585,20 @@ int pma_recover_rdonly(struct pma_heap *heap);
 int pma_heap_writable(struct pma_heap *heap);
 /* the slab header + bitmap (PMA_SLAB_HDR_SIZE bytes) of the slab at byte
  * offset off, as recovery reads and writes them: PM, or a DRAM copy when
- * read-only (NULL if out of memory) */
+ * read-only or in a dry run (NULL if out of memory) */
 struct pma_slab_hdr *pma_slab_meta(struct pma_heap *heap, uint64_t off);
+void pma_slab_meta_release(struct pma_heap *heap);
+/*
+ * Recovery's dry run: between begin and end, pma_apply_op writes slab
+ * metadata into DRAM copies and page map entries into a zeroed sink
+ * (apply never reads the page map), so the replay checks every record
+ * without writing PM. Not for read-only heaps. begin: 0 or -ENOMEM.
+ */
+struct pma_shadow {
+	uint64_t *pmap_pm; /* the real one, restored by end */
+	uint64_t *pmap_sink;
+};
+int pma_shadow_begin(struct pma_heap *heap, struct pma_shadow *ret_shadow);
+void pma_shadow_end(struct pma_heap *heap, struct pma_shadow *shadow);
 
 #endif

@@ -7,6 +7,9 @@
  * equals what a recovery would produce while PM is never written. Dest
  * words are not redone and the heads do not move, so pma_log_foreach shows
  * the records still to be checkpointed. Writing operations get -EROFS.
+ * A writable open's recovery uses the same copies for its dry run (the
+ * shadow): a log that contradicts the heap is refused before PM is
+ * written.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,7 +30,7 @@ struct pma_slab_hdr *pma_slab_meta(struct pma_heap *heap, uint64_t off)
 	uint64_t chunk = pma_page_of(heap, off) / PMA_CHUNK_PAGES;
 	void *copy;
 
-	if (!heap->rdonly)
+	if (!heap->ro_slab_meta)
 		return pma_addr(heap, off);
 	pma_assert(chunk < heap->nchunks &&
 		   off % PMA_CHUNK == heap->data_base % PMA_CHUNK);
@@ -36,8 +39,53 @@ struct pma_slab_hdr *pma_slab_meta(struct pma_heap *heap, uint64_t off)
 		copy = malloc(PMA_SLAB_HDR_SIZE);
 		if (!copy)
 			return NULL;
+		if (pma_pending_push(&heap->ro_meta_made, chunk) < 0) {
+			free(copy);
+			return NULL;
+		}
 		memcpy(copy, pma_addr(heap, off), PMA_SLAB_HDR_SIZE);
 		heap->ro_slab_meta[chunk] = copy;
 	}
 	return copy;
+}
+
+/* free the slab metadata copies made since the last call */
+void pma_slab_meta_release(struct pma_heap *heap)
+{
+	size_t i;
+
+	for (i = 0; heap->ro_slab_meta && i < heap->ro_meta_made.count; i++) {
+		free(heap->ro_slab_meta[heap->ro_meta_made.offs[i]]);
+		heap->ro_slab_meta[heap->ro_meta_made.offs[i]] = NULL;
+	}
+	free(heap->ro_meta_made.offs);
+	memset(&heap->ro_meta_made, 0, sizeof(heap->ro_meta_made));
+}
+
+int pma_shadow_begin(struct pma_heap *heap, struct pma_shadow *ret_shadow)
+{
+	size_t size = heap->geom.npages * sizeof(uint64_t);
+
+	pma_assert(!heap->rdonly && !heap->ro_slab_meta);
+	/* fresh zero pages: only the entries and chunks written cost */
+	ret_shadow->pmap_sink = pma_zmap(size);
+	heap->ro_slab_meta = pma_zmap(heap->nchunks * sizeof(void *));
+	if (!ret_shadow->pmap_sink || !heap->ro_slab_meta) {
+		pma_zunmap(ret_shadow->pmap_sink, size);
+		pma_zunmap(heap->ro_slab_meta, heap->nchunks * sizeof(void *));
+		heap->ro_slab_meta = NULL;
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	ret_shadow->pmap_pm = heap->pmap_pm;
+	heap->pmap_pm = ret_shadow->pmap_sink;
+	return 0;
+}
+
+void pma_shadow_end(struct pma_heap *heap, struct pma_shadow *shadow)
+{
+	pma_slab_meta_release(heap);
+	pma_zunmap(heap->ro_slab_meta, heap->nchunks * sizeof(void *));
+	heap->ro_slab_meta = NULL;
+	heap->pmap_pm = shadow->pmap_pm;
+	pma_zunmap(shadow->pmap_sink, heap->geom.npages * sizeof(uint64_t));
 }

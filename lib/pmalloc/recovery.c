@@ -11,10 +11,12 @@
  * range. A crash anywhere re-applies the same range, which yields the same
  * state. Recovery also redoes the dest words of each log's last ops
  * and clears a torn record at the tail; the read-only open runs the same
- * replay into DRAM copies (rdonly.c). A checkpoint takes the ops from
- * the arenas' DRAM copies (arena->ops, written with the records) and
- * writes the slab bitmaps from the DRAM slabs (the same end state);
- * recovery decodes the ops from the log and applies them one by one.
+ * replay into DRAM copies (rdonly.c), and so does recovery's dry run,
+ * which checks every record before recovery writes anything. A checkpoint
+ * takes the ops from the arenas' DRAM copies (arena->ops, written with the
+ * records) and writes the slab bitmaps from the DRAM slabs (the same end
+ * state); recovery decodes the ops from the log and applies them one by
+ * one.
  * Lock order: every arena lock, in index order.
  */
 #include <errno.h>
@@ -363,7 +365,8 @@ out_unlock:
  * owns it. Invariant: after recovery no dest word named by a replayed op
  * names a block that is not live.
  */
-static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs)
+static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs,
+		     int dry_run)
 {
 	int is_alloc = op->type == PMA_REC_ALLOC ||
 		       op->type == PMA_REC_EXT_ALLOC;
@@ -375,6 +378,8 @@ static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs)
 	if (!addr)
 		return util_errmsg_set(EIO, "log names bad dest 0x%llx",
 				       (unsigned long long)op->dest);
+	if (dry_run)
+		return 0;
 	cur = __atomic_load_n(addr, __ATOMIC_RELAXED);
 	if (is_alloc) {
 		if (!pma_pm_is_live(heap, op))
@@ -393,9 +398,10 @@ static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs)
 	return 0;
 }
 
-/* redo one arena's window: frees (allocs == 0) or allocations */
+/* redo one arena's window: frees (allocs == 0) or allocations; dry_run:
+ * only check the dest words */
 static int redo_ring(struct pma_heap *heap, const struct redo_ring *r,
-		     int allocs)
+		     int allocs, int dry_run)
 {
 	unsigned i, j;
 	int rc;
@@ -406,7 +412,7 @@ static int redo_ring(struct pma_heap *heap, const struct redo_ring *r,
 				break;
 		if (allocs && j < r->n)
 			continue; /* a later op of the window names it */
-		rc = redo_dest(heap, &r->op[i], allocs);
+		rc = redo_dest(heap, &r->op[i], allocs, dry_run);
 		if (rc < 0)
 			return rc;
 	}
@@ -430,25 +436,72 @@ static void clear_tail(struct pma_heap *heap, struct pma_arena *arena)
 	}
 }
 
-static int recover_apply(struct pma_heap *heap, struct redo_ring *redo)
+/* replay and redo; dry_run: into the shadow copies, nothing flushed */
+static int recover_apply(struct pma_heap *heap, struct redo_ring *redo,
+			 int dry_run)
 {
 	struct pma_dirty dirty = { 0 };
 	unsigned i, n = heap->geom.narenas;
 	int rc;
 
+	memset(redo, 0, n * sizeof(*redo));
 	rc = apply_all(heap, &dirty, redo, NULL);
 	/* every arena's frees, then every arena's allocations */
 	for (i = 0; rc == 0 && i < 2 * n; i++)
-		rc = redo_ring(heap, &redo[i % n], i >= n);
-	if (rc == 0)
+		rc = redo_ring(heap, &redo[i % n], i >= n, dry_run);
+	if (rc == 0 && !dry_run)
 		pma_dirty_flush(heap, &dirty);
 	pma_dirty_release(&dirty);
 	return rc;
 }
 
-int pma_recover_rdonly(struct pma_heap *heap)
+/* the whole replay into DRAM copies first: a log that contradicts the
+ * heap is refused before PM is written (a no-op without records) */
+static int recover_dry_run(struct pma_heap *heap, struct redo_ring *redo)
 {
-	struct pma_dirty dirty = { 0 };
+	struct pma_shadow shadow;
+	int rc;
+
+	if (!any_records(heap))
+		return 0;
+	rc = pma_shadow_begin(heap, &shadow);
+	if (rc < 0)
+		return rc;
+	rc = recover_apply(heap, redo, 1);
+	pma_shadow_end(heap, &shadow);
+	return rc;
+}
+
+/*
+ * The slots after the end of arena's log (past tail + 1, which may hold
+ * the other half of a torn op) must hold no valid record: appends are
+ * fenced op by op, so a crash tears only the last op. A valid record
+ * there means a record before it was corrupted, not torn: ending the log
+ * at the corrupt record would drop committed ops, and new appends would
+ * later reach the stale records and make them part of the log again.
+ */
+static int log_end_check(struct pma_heap *heap, const struct pma_arena *arena)
+{
+	uint32_t cap = heap->geom.log_cap;
+	uint64_t k, payload, value;
+	unsigned type;
+
+	for (k = arena->tail + 2; k - arena->head < cap; k++)
+		if (pma_booklog_decode(arena->log, cap, k, &type, &payload,
+				       &value) == 0)
+			return util_errmsg_set(EIO,
+					       "arena %u: record %llu is "
+					       "invalid but record %llu after "
+					       "it is valid (corrupt log)",
+					       arena->id,
+					       (unsigned long long)arena->tail,
+					       (unsigned long long)k);
+	return 0;
+}
+
+/* every arena's tail: the first invalid op from its head */
+static int find_tails(struct pma_heap *heap)
+{
 	struct pma_arena *arena;
 	unsigned i;
 	int rc;
@@ -457,7 +510,21 @@ int pma_recover_rdonly(struct pma_heap *heap)
 		arena = &heap->arenas[i];
 		arena->tail = pma_booklog_find_tail(
 			arena->log, heap->geom.log_cap, arena->head);
+		rc = log_end_check(heap, arena);
+		if (rc < 0)
+			return rc;
 	}
+	return 0;
+}
+
+int pma_recover_rdonly(struct pma_heap *heap)
+{
+	struct pma_dirty dirty = { 0 };
+	int rc;
+
+	rc = find_tails(heap);
+	if (rc < 0)
+		return rc;
 	rc = apply_all(heap, &dirty, NULL, NULL);
 	pma_dirty_release(&dirty); /* DRAM copies: nothing to flush */
 	return rc;
@@ -466,19 +533,21 @@ int pma_recover_rdonly(struct pma_heap *heap)
 int pma_recover(struct pma_heap *heap)
 {
 	struct redo_ring *redo;
-	struct pma_arena *arena;
 	unsigned i;
 	int rc;
 
 	redo = calloc(heap->geom.narenas, sizeof(*redo));
 	if (!redo)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	for (i = 0; i < heap->geom.narenas; i++) {
-		arena = &heap->arenas[i];
-		arena->tail = pma_booklog_find_tail(
-			arena->log, heap->geom.log_cap, arena->head);
-	}
-	rc = recover_apply(heap, redo);
+	/* nothing is written before every check passed: a refused heap
+	 * stays as it was (pma_rebuild then meets only checked entries) */
+	rc = find_tails(heap);
+	if (rc == 0)
+		rc = pma_pmap_check(heap);
+	if (rc == 0)
+		rc = recover_dry_run(heap, redo);
+	if (rc == 0)
+		rc = recover_apply(heap, redo, 0);
 	free(redo);
 	if (rc < 0)
 		return rc;

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gen-corpus: write the seed corpus of fuzz-pool-hdr (not built by
- * default): valid pool and part headers and one file per way a header
- * can be wrong. Build it against a build tree's libraries, e.g.
+ * gen-corpus: write the seed corpora (not built by default). For
+ * fuzz-pool-hdr: valid pool and part headers and one file per way a
+ * header can be wrong; with --heap, for fuzz-heap: one patch script
+ * (heap-script.h) per region and command kind. Build it against a build
+ * tree's libraries, e.g.
  *   cc -std=gnu11 -I lib -I $BUILD -include $BUILD/config.h \
  *      tests/fuzz/gen-corpus.c $BUILD/lib/util/.libs/libutil.a -o gen-corpus
  *   ./gen-corpus tests/fuzz/corpus/pool-hdr
+ *   ./gen-corpus --heap tests/fuzz/corpus/heap
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap-script.h"
+#include "pmalloc/layout.h"
 #include "pool/layout.h"
 #include "util/crc.h"
 
@@ -163,13 +168,176 @@ static void part_hdrs(void)
 	PART_VARIANT("part-size-small", 1, p.size = POOL_ALIGN);
 }
 
+/* ------------------------------------------------------------ heap */
+
+/* a heap script of up to 4 commands */
+struct script {
+	uint8_t buf[4 * HEAP_CMD_SIZE];
+	size_t len;
+};
+
+static struct script *cmd(struct script *s, unsigned op, int reseal,
+			  unsigned rgn, uint32_t idx, uint64_t value)
+{
+	heap_script_put(s->buf + s->len, op, reseal, rgn, idx, value);
+	s->len += HEAP_CMD_SIZE;
+	return s;
+}
+
+#define SEED(name, ...)                            \
+	do {                                       \
+		struct script s_ = { .len = 0 };   \
+		struct script *s = &s_;            \
+		__VA_ARGS__;                       \
+		put("heap-" name, s->buf, s->len); \
+	} while (0)
+
+/* log selectors: byte b of record j (from the head) of arena a */
+#define LOG(a, j, b) ((uint32_t)((j) << 8 | (a) << 4 | (b)))
+/* 64-byte units per chunk (REC payloads are relative to the data area) */
+#define CHUNK_UNITS (PMA_CHUNK / 64)
+#define HDR_OFF(f) ((uint32_t)offsetof(struct pma_heap_hdr, f))
+
+static void heap_hdr_seeds(void)
+{
+	SEED("none", (void)s);
+	SEED("hdr-bad-magic", cmd(s, HEAP_OP_SET8, 0, HEAP_RGN_HDR, 0, 'X'));
+	SEED("hdr-bad-checksum",
+	     cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_HDR, HDR_OFF(region_size), 1));
+	SEED("hdr-version",
+	     cmd(s, HEAP_OP_SET8, 1, HEAP_RGN_HDR, HDR_OFF(version), 3));
+	SEED("hdr-version-1",
+	     cmd(s, HEAP_OP_SET8, 1, HEAP_RGN_HDR, HDR_OFF(version), 1));
+	SEED("hdr-narenas",
+	     cmd(s, HEAP_OP_ADD64, 1, HEAP_RGN_HDR, HDR_OFF(narenas), 1));
+	SEED("hdr-npages",
+	     cmd(s, HEAP_OP_ADD64, 1, HEAP_RGN_HDR, HDR_OFF(npages), 16));
+	SEED("hdr-region-size", cmd(s, HEAP_OP_SET64, 1, HEAP_RGN_HDR,
+				    HDR_OFF(region_size), UINT64_MAX - 4095));
+	SEED("hdr-root-garbage", cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_HDR,
+				     PMA_ROOT_WORD_OFF, 0x123456));
+	SEED("hdr-root-zero",
+	     cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_HDR, PMA_ROOT_WORD_OFF, 0));
+	SEED("hdr-head-gen",
+	     cmd(s, HEAP_OP_ADD64, 0, HEAP_RGN_HDR, PMA_HEAD_GEN_OFF, 1));
+	SEED("desc-head-bump",
+	     cmd(cmd(s, HEAP_OP_ADD64, 0, HEAP_RGN_DESC, 0, 2), HEAP_OP_ADD64,
+		 0, HEAP_RGN_DESC, 8, 2));
+	SEED("desc-head-back",
+	     cmd(cmd(s, HEAP_OP_ADD64, 0, HEAP_RGN_DESC, 64, (uint64_t)-3),
+		 HEAP_OP_ADD64, 0, HEAP_RGN_DESC, 72, (uint64_t)-3));
+	SEED("desc-head-huge",
+	     cmd(cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_DESC, 0, 1ULL << 40),
+		 HEAP_OP_SET64, 0, HEAP_RGN_DESC, 8, 1ULL << 40));
+}
+
+static void heap_log_seeds(void)
+{
+	SEED("log-flip-bit",
+	     cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_LOG, LOG(0, 0, 0), 1ULL << 40));
+	SEED("log-payload-resealed",
+	     cmd(s, HEAP_OP_ADD64, 1, HEAP_RGN_LOG, LOG(0, 1, 0), 1ULL << 24));
+	SEED("log-type-resealed",
+	     cmd(s, HEAP_OP_XOR64, 1, HEAP_RGN_LOG, LOG(1, 0, 0), 3));
+	SEED("log-dest-resealed", cmd(s, HEAP_OP_SET64, 1, HEAP_RGN_LOG,
+				      LOG(1, 2, 8), POOL_DATA_OFF + 4096));
+	SEED("rec-alloc-no-slab",
+	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 2, 0),
+		 heap_script_rec(PMA_REC_ALLOC, 40 * CHUNK_UNITS + 8,
+				 HEAP_REC_NO_DEST)));
+	SEED("rec-free-bad-dest",
+	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 2, 0),
+		 heap_script_rec(PMA_REC_FREE, 8, 250)));
+	SEED("rec-rfree", cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(1, 1, 0),
+			      heap_script_rec(PMA_REC_RFREE, 10, 3)));
+	SEED("rec-slab-new-misaligned",
+	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 2, 0),
+		 heap_script_rec(PMA_REC_SLAB_NEW, 40 * CHUNK_UNITS + 1,
+				 HEAP_REC_SLAB(3, 0))));
+	SEED("rec-slab-new-then-alloc",
+	     cmd(cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 2, 0),
+		     heap_script_rec(PMA_REC_SLAB_NEW, 40 * CHUNK_UNITS,
+				     HEAP_REC_SLAB(5, 0))),
+		 HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 3, 0),
+		 heap_script_rec(PMA_REC_ALLOC, 40 * CHUNK_UNITS + 8, 5)));
+	SEED("rec-slab-new-bad-class",
+	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 2, 0),
+		 heap_script_rec(PMA_REC_SLAB_NEW, 40 * CHUNK_UNITS,
+				 HEAP_REC_SLAB(60, 0))));
+	SEED("rec-slab-new-bad-owner",
+	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(1, 0, 0),
+		 heap_script_rec(PMA_REC_SLAB_NEW, 40 * CHUNK_UNITS,
+				 HEAP_REC_SLAB(3, 9))));
+	SEED("rec-slab-new-over-slab",
+	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(1, 0, 0),
+		 heap_script_rec(PMA_REC_SLAB_NEW, 0, HEAP_REC_SLAB(7, 1))));
+	SEED("rec-ext-alloc",
+	     cmd(cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 0, 0),
+		     heap_script_rec(PMA_REC_EXT_ALLOC, 50 * CHUNK_UNITS, 6)),
+		 HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 1, 0),
+		 heap_script_rec(0, 3, 0)));
+	SEED("rec-ext-len-huge",
+	     cmd(cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(1, 0, 0),
+		     heap_script_rec(PMA_REC_EXT_FREE, 50 * CHUNK_UNITS, 7)),
+		 HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(1, 1, 0),
+		 heap_script_rec(0, 0xffffffff, 0)));
+	SEED("rec-lone-ext-len", cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG,
+				     LOG(0, 0, 0), heap_script_rec(0, 1, 0)));
+	SEED("copy-record",
+	     cmd(s, HEAP_OP_COPY, 1, HEAP_RGN_LOG, LOG(1, 2, 0),
+		 heap_script_copy_src(HEAP_RGN_LOG, LOG(0, 5, 0), 16)));
+}
+
+static void heap_state_seeds(void)
+{
+	SEED("pmap-freeing",
+	     cmd(s, HEAP_OP_SET8, 0, HEAP_RGN_PMAP, 900 * 8, PMA_PMAP_FREEING));
+	SEED("pmap-extent-huge",
+	     cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_PMAP, 800 * 8,
+		 pma_pmap_make(PMA_PMAP_EXTENT, 1ULL << 40)));
+	SEED("slabent-class", cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_SLABENT, 0,
+				  1ULL << PMA_PMAP_CLS_SHIFT));
+	SEED("slabent-owner", cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_SLABENT, 8,
+				  1ULL << PMA_PMAP_OWNER_SHIFT));
+	SEED("slabent-zero", cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_SLABENT, 16, 0));
+	SEED("extent-npages", cmd(s, HEAP_OP_ADD64, 0, HEAP_RGN_EXTENT, 0,
+				  1ULL << PMA_PMAP_NPAGES_SHIFT));
+	SEED("extent-to-slab", cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_EXTENT, 8,
+				   pma_pmap_make_slab(0, 0)));
+	SEED("slab-magic", cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_SLAB, 0, 1));
+	SEED("slab-block-size",
+	     cmd(s, HEAP_OP_SET8, 0, HEAP_RGN_SLAB, 1 << 9 | 8, 1));
+	SEED("slab-nblocks", cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_SLAB, 2 << 9 | 8,
+				 1ULL << 32 | 64));
+	SEED("slab-bitmap-full", cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_SLAB,
+				     PMA_SLAB_BITMAP_OFF, UINT64_MAX));
+	SEED("copy-slab-header",
+	     cmd(s, HEAP_OP_COPY, 0, HEAP_RGN_SLAB, 3 << 9,
+		 heap_script_copy_src(HEAP_RGN_SLAB, 0, PMA_SLAB_HDR_SIZE)));
+	SEED("root-slot-garbage",
+	     cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_ROOT, 8, 0x123457));
+	SEED("root-slot-metadata",
+	     cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_ROOT, 16, POOL_DATA_OFF + 64));
+	SEED("data-zero", cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_DATA, 0, 0));
+	SEED("raw-pmap-copy", cmd(s, HEAP_OP_COPY, 0, HEAP_RGN_PMAP, 0,
+				  heap_script_copy_src(HEAP_RGN_PMAP, 8, 512)));
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: gen-corpus DIR\n");
+	int heap = argc == 3 && !strcmp(argv[1], "--heap");
+
+	if (argc != 2 && !heap) {
+		fprintf(stderr, "usage: gen-corpus [--heap] DIR\n");
 		return 2;
 	}
-	outdir = argv[1];
+	outdir = argv[argc - 1];
+	if (heap) {
+		heap_hdr_seeds();
+		heap_log_seeds();
+		heap_state_seeds();
+		return 0;
+	}
 	pool_hdrs();
 	part_hdrs();
 	return 0;

@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fuzz-heap: libFuzzer target for the PMAlloc open / recovery path. Once
+ * per process a small heap is made in a tmpfs file: slabs of several
+ * classes and extents, frees by the owner and by another arena, a clean
+ * close, then a child process that allocates and frees more and _exit()s
+ * without closing (a crash: its records stay in the logs). Each input is
+ * a patch script (heap-script.h) applied to a copy of that image; the
+ * patched pool is opened read-only (pmactl inspect --heap / log), then
+ * writable, and if it opens it serves a bounded set of frees and
+ * allocations, a checkpoint, a close and a second open. Every failure
+ * must be a negative errno with a message; a rejected open and every
+ * read-only open must leave the file untouched. Anything else aborts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "heap-script.h"
+#include "pmalloc.h"
+#include "pmalloc/internal.h"
+#include "util/crc.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define POOL_SIZE (POOL_DATA_OFF + 4 * 1024 * 1024)
+#define NSLOTS 48 /* dest words in the root object */
+#define MAX_LIST 64 /* slabs / extents remembered from the image */
+
+static const size_t sizes[] = { 24,   64,    100,   300,   1000,  2000,
+				5000, 14000, 20000, 70000, 200000 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+/* the crashed image and where its parts are (byte offsets in the file) */
+static struct {
+	char path[64]; /* /proc/self/fd/N of the unlinked pool file */
+	uint8_t *map; /* the pool file, MAP_SHARED */
+	uint8_t *pristine; /* the image after the crash */
+	uint8_t *patched; /* this input's image */
+	uint64_t region; /* heap region */
+	struct pma_geom geom;
+	uint64_t data; /* data area */
+	uint64_t root; /* root object */
+	uint64_t head[PMA_MAX_ARENAS]; /* current heads in the image */
+	uint64_t slab[MAX_LIST], ext[MAX_LIST]; /* first pages */
+	unsigned nslab, next;
+} fx;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "fuzz-heap: %s: %s\n", what, pma_errormsg());
+	abort();
+}
+
+/* a failed call must return a negative errno and leave a message */
+static void check_rc(int rc, const char *what)
+{
+	if (rc && getenv("FUZZ_HEAP_VERBOSE"))
+		fprintf(stderr, "fuzz-heap: %s: %d %s\n", what, rc,
+			pma_errormsg());
+	if (rc == 0)
+		return;
+	if (rc > 0 || rc < -4095 || !pma_errormsg()[0]) {
+		fprintf(stderr, "fuzz-heap: %s returned %d, message '%s'\n",
+			what, rc, pma_errormsg());
+		abort();
+	}
+}
+
+/* ------------------------------------------------------------ the image */
+
+static uint64_t *slots_of(struct pma_heap *heap)
+{
+	uint64_t root;
+
+	if (pma_root(heap, NSLOTS * sizeof(uint64_t), &root) < 0)
+		die("root");
+	return pma_direct(heap, root);
+}
+
+/* the clean part: both arenas allocate every size, some blocks are
+ * freed by their owner, some by the other arena (RFREE) */
+static void build_clean(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t *slots;
+	unsigned i;
+
+	if (pma_heap_create(path, POOL_SIZE, PMA_HEAP_FORCE, &heap) < 0)
+		die("create");
+	slots = slots_of(heap);
+	for (i = 0; i < NSLOTS; i++) {
+		pma_arena_bind(heap, i % 2);
+		if (pma_malloc_to(heap, sizes[i % NSIZES], &slots[i]) < 0)
+			die("malloc_to");
+	}
+	for (i = 0; i < NSLOTS; i += 4) {
+		pma_arena_bind(heap, i / 4 % 2);
+		if (pma_free_from(heap, &slots[i]) < 0)
+			die("free_from");
+	}
+	pma_heap_close(heap);
+}
+
+/* the child's part, left in the logs: own and remote frees, new slabs
+ * (a new class), extents allocated and freed */
+static void build_crash(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t *slots;
+	unsigned i;
+
+	if (pma_heap_open(path, 0, &heap) < 0)
+		die("open");
+	slots = slots_of(heap);
+	for (i = 1; i < NSLOTS; i += 3) {
+		pma_arena_bind(heap, i % 2);
+		if (pma_free_from(heap, &slots[i]) < 0)
+			die("free_from");
+	}
+	for (i = 0; i < NSLOTS; i++) {
+		if (slots[i])
+			continue;
+		pma_arena_bind(heap, i % 2);
+		if (pma_malloc_to(heap, i % 5 ? 3000 : sizes[i % NSIZES],
+				  &slots[i]) < 0)
+			die("malloc_to");
+	}
+	pma_arena_bind(heap, 1);
+	if (pma_free_from(heap, &slots[9]) < 0 ||
+	    pma_free_from(heap, &slots[10]) < 0)
+		die("free_from");
+	_exit(0); /* a crash: no checkpoint, no close */
+}
+
+static int log_print(const struct pma_log_entry *e, void *arg)
+{
+	const uint64_t *head = arg;
+
+	fprintf(stderr, "fuzz-heap: arena %u record +%llu: %s 0x%llx\n",
+		e->arena, (unsigned long long)(e->index - head[e->arena]),
+		e->type, (unsigned long long)e->off);
+	return 0;
+}
+
+/* remember where things are, from a read-only open of the image */
+static void survey(void)
+{
+	struct pma_heap *heap;
+	uint64_t page, e, root;
+	unsigned i;
+
+	if (pma_heap_open(fx.path, PMA_HEAP_RDONLY, &heap) < 0)
+		die("read-only open");
+	fx.region = heap->region_off;
+	fx.geom = heap->geom;
+	fx.data = heap->data_base;
+	root = heap->hdr->root_off;
+	fx.root = pool_off_byte(root);
+	for (i = 0; i < heap->geom.narenas && i < PMA_MAX_ARENAS; i++)
+		fx.head[i] = heap->arenas[i].head;
+	for (page = 0; page < heap->geom.npages; page++) {
+		/* the image's entry (pmap_pm is the replayed copy) */
+		e = ((uint64_t *)(fx.pristine + fx.region +
+				  fx.geom.pmap_off))[page];
+		if (pma_pmap_kind(e) == PMA_PMAP_SLAB && fx.nslab < MAX_LIST)
+			fx.slab[fx.nslab++] = page;
+		if (pma_pmap_kind(e) == PMA_PMAP_EXTENT && fx.next < MAX_LIST)
+			fx.ext[fx.next++] = page;
+	}
+	if (getenv("FUZZ_HEAP_VERBOSE") &&
+	    pma_log_foreach(heap, log_print, fx.head) < 0)
+		die("log walk");
+	pma_heap_close(heap);
+	if (!fx.nslab || !fx.next || !root)
+		die("image has no slab, extent or root");
+	if (getenv("FUZZ_HEAP_VERBOSE"))
+		fprintf(stderr,
+			"fuzz-heap: %u arenas, log_cap %u, %llu pages, "
+			"%u slabs, %u extents\n",
+			fx.geom.narenas, fx.geom.log_cap,
+			(unsigned long long)fx.geom.npages, fx.nslab, fx.next);
+}
+
+static void setup_file(void)
+{
+	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" :
+			  getenv("TMPDIR")		? getenv("TMPDIR") :
+							  "/tmp";
+	char tmpl[4096];
+	int fd, status;
+	pid_t pid;
+
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
+	snprintf(tmpl, sizeof(tmpl), "%s/fuzz-heap.XXXXXX", dir);
+	fd = mkstemp(tmpl);
+	if (fd < 0)
+		die("mkstemp");
+	build_clean(tmpl);
+	/* the pool was re-created at the name: hold it open, unlinked */
+	close(fd);
+	fd = open(tmpl, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || unlink(tmpl) < 0)
+		die("reopen pool file");
+	/* CLOEXEC does not matter: the path is opened, not exec'd */
+	snprintf(fx.path, sizeof(fx.path), "/proc/self/fd/%d", fd);
+	pid = fork();
+	if (pid == 0)
+		build_crash(fx.path);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+		die("crash child");
+	fx.map = mmap(NULL, POOL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		      0);
+	fx.pristine = malloc(POOL_SIZE);
+	fx.patched = malloc(POOL_SIZE);
+	if (fx.map == MAP_FAILED || !fx.pristine || !fx.patched)
+		die("image buffers");
+	memcpy(fx.pristine, fx.map, POOL_SIZE);
+	survey();
+}
+
+/* ------------------------------------------------------------ patching */
+
+/* a patch location: bytes [base, base + len) of the file, offset off in
+ * them; k: global record index when the location is a log record */
+struct loc {
+	uint64_t base, len, off;
+	int is_log;
+	unsigned arena;
+	uint64_t k;
+};
+
+/* file offset of the slot of record k of arena's log */
+static uint64_t log_slot(unsigned arena, uint64_t k)
+{
+	uint8_t *base = fx.pristine;
+	struct pma_rec *logs =
+		(struct pma_rec *)(void *)(base + fx.region + fx.geom.log_off);
+	uint32_t cap = fx.geom.log_cap;
+
+	return (uint64_t)((uint8_t *)pma_booklog_slot_at(logs + (size_t)arena *
+									 cap,
+							 (uint32_t)(k % cap)) -
+			  base);
+}
+
+static void loc_range(struct loc *l, uint64_t base, uint64_t len, uint64_t off)
+{
+	l->base = base;
+	l->len = len;
+	l->off = len ? off % len : 0;
+}
+
+static void loc_of(unsigned rgn, uint32_t idx, struct loc *l)
+{
+	const struct pma_geom *g = &fx.geom;
+	uint64_t pmap = fx.region + g->pmap_off;
+	uint64_t n;
+
+	memset(l, 0, sizeof(*l));
+	switch (rgn) {
+	case HEAP_RGN_HDR:
+		return loc_range(l, fx.region, PMA_HDR_SIZE, idx);
+	case HEAP_RGN_DESC:
+		return loc_range(l, fx.region + g->arena_off,
+				 g->narenas * 64ULL, idx);
+	case HEAP_RGN_LOG:
+		l->is_log = 1;
+		l->arena = (idx >> 4 & 0xf) % g->narenas;
+		l->k = fx.head[l->arena] + (idx >> 8) % g->log_cap;
+		return loc_range(l, log_slot(l->arena, l->k),
+				 sizeof(struct pma_rec), idx & 0xf);
+	case HEAP_RGN_PMAP:
+		return loc_range(l, pmap, g->npages * 8, idx);
+	case HEAP_RGN_SLAB:
+		n = fx.slab[(idx >> 9) % fx.nslab];
+		return loc_range(l, fx.data + n * PMA_PAGE, PMA_SLAB_HDR_SIZE,
+				 idx & 0x1ff);
+	case HEAP_RGN_SLABENT:
+		n = fx.slab[(idx >> 3) % fx.nslab];
+		return loc_range(l, pmap + n * 8, 8, idx & 7);
+	case HEAP_RGN_EXTENT:
+		n = fx.ext[(idx >> 3) % fx.next];
+		return loc_range(l, pmap + n * 8, 8, idx & 7);
+	case HEAP_RGN_ROOT:
+		return loc_range(l, fx.root, NSLOTS * 8, idx);
+	case HEAP_RGN_DATA:
+		return loc_range(l, fx.data, g->npages * PMA_PAGE, idx);
+	default:
+		return loc_range(l, fx.region, g->region_size, idx);
+	}
+}
+
+/* the address of w bytes at l (moved back to fit in the location) */
+static uint8_t *loc_addr(const struct loc *l, uint64_t w)
+{
+	uint64_t off = l->off + w > l->len ? l->len - w : l->off;
+
+	return fx.patched + l->base + off;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* a fresh valid record from a REC command's value */
+static void rec_make(const struct loc *l, uint64_t v, struct pma_rec *r)
+{
+	unsigned type = v & 7, extra = (unsigned)(v >> 35 & 0x3ff);
+	uint64_t payload = v >> 3 & 0xffffffffULL, value = 0;
+
+	if (type == PMA_REC_NONE)
+		type = PMA_REC_EXT_LEN;
+	if (type != PMA_REC_EXT_LEN)
+		payload += fx.data >> 6;
+	if (type == PMA_REC_SLAB_NEW)
+		value = (uint64_t)(extra & 0x3f) << 8 |
+			(uint64_t)(extra >> 6 & 0xf) << 16;
+	else if (type != PMA_REC_EXT_LEN && (extra & 0xff) != 255)
+		value = pool_off_make(0, fx.root + (extra & 0xff) * 8ULL);
+	pma_booklog_encode(l->k, fx.geom.log_cap, type,
+			   payload & PMA_REC_PAYLOAD_MAX, value, r);
+}
+
+/* recompute epoch, tag and checksum of the record at l */
+static void rec_reseal(const struct loc *l)
+{
+	uint8_t *p = fx.patched + l->base;
+	uint64_t w0 = get64(p), w1 = get64(p + 8);
+	struct pma_rec r;
+
+	pma_booklog_encode(l->k, fx.geom.log_cap,
+			   (unsigned)(w0 & ((1u << PMA_REC_TYPE_BITS) - 1)),
+			   w0 >> PMA_REC_PAYLOAD_SHIFT, w1 & ~PMA_REC_TAG_MASK,
+			   &r);
+	put64(p, r.word0);
+	put64(p + 8, r.word1);
+}
+
+static void hdr_reseal(void)
+{
+	struct pma_heap_hdr *hdr =
+		(struct pma_heap_hdr *)(void *)(fx.patched + fx.region);
+
+	hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
+}
+
+static void cmd_copy(const struct loc *dst, uint64_t v)
+{
+	struct loc src;
+	uint64_t n = (v >> 32 & 0xfff) + 1;
+
+	loc_of((unsigned)(v & 0xff) % HEAP_RGN_COUNT,
+	       (uint32_t)(v >> 8 & 0xffffff), &src);
+	if (n > src.len - src.off)
+		n = src.len - src.off;
+	if (n > dst->len - dst->off)
+		n = dst->len - dst->off;
+	memmove(fx.patched + dst->base + dst->off,
+		fx.patched + src.base + src.off, n);
+}
+
+static void cmd_apply(const struct heap_cmd *c)
+{
+	struct pma_rec r;
+	struct loc l;
+	uint8_t *p;
+
+	loc_of(c->op == HEAP_OP_REC ? HEAP_RGN_LOG : c->rgn, c->idx, &l);
+	switch (c->op) {
+	case HEAP_OP_SET8:
+		*loc_addr(&l, 1) = (uint8_t)c->value;
+		break;
+	case HEAP_OP_SET64:
+		put64(loc_addr(&l, 8), c->value);
+		break;
+	case HEAP_OP_XOR64:
+		p = loc_addr(&l, 8);
+		put64(p, get64(p) ^ c->value);
+		break;
+	case HEAP_OP_ADD64:
+		p = loc_addr(&l, 8);
+		put64(p, get64(p) + c->value);
+		break;
+	case HEAP_OP_COPY:
+		cmd_copy(&l, c->value);
+		break;
+	default: /* HEAP_OP_REC */
+		rec_make(&l, c->value, &r);
+		put64(fx.patched + l.base, r.word0);
+		put64(fx.patched + l.base + 8, r.word1);
+		break;
+	}
+	if (c->reseal && l.is_log && c->op != HEAP_OP_REC)
+		rec_reseal(&l);
+	if (c->reseal)
+		hdr_reseal();
+}
+
+/* ------------------------------------------------------------ checks */
+
+static int log_count(const struct pma_log_entry *e, void *arg)
+{
+	unsigned long *n = arg;
+
+	if (!e->type)
+		abort();
+	(*n)++;
+	return 0;
+}
+
+/* what pmactl inspect --heap and pmactl log read */
+static void inspect(struct pma_heap *heap)
+{
+	struct pma_heap_stats st;
+	unsigned long n = 0;
+	uint64_t root;
+	unsigned i;
+
+	check_rc(pma_heap_stats(heap, &st), "pma_heap_stats");
+	check_rc(pma_log_foreach(heap, log_count, &n), "pma_log_foreach");
+	root = ((struct pma_heap_hdr *)(void *)(fx.map + fx.region))->root_off;
+	(void)pma_usable_size(heap, root);
+	for (i = 0; i < NSLOTS; i++)
+		(void)pma_usable_size(heap,
+				      pool_off_make(0, fx.root + i * 8ULL));
+}
+
+/* a bounded set of operations on an opened heap */
+static void exercise(struct pma_heap *heap, unsigned salt)
+{
+	uint64_t local[4] = { 0 }, *slots, root;
+	unsigned i;
+	int rc;
+
+	rc = pma_root(heap, NSLOTS * sizeof(uint64_t), &root);
+	check_rc(rc, "pma_root");
+	slots = rc == 0 ? pma_direct(heap, root) : NULL;
+	for (i = 0; slots && i < NSLOTS; i++)
+		if (slots[i] && (i + salt) % 3 == 0)
+			check_rc(pma_free_from(heap, &slots[i]),
+				 "pma_free_from");
+	for (i = 0; slots && i < NSLOTS; i++)
+		if (!slots[i])
+			check_rc(pma_malloc_to(heap, sizes[(i + salt) % NSIZES],
+					       &slots[i]),
+				 "pma_malloc_to");
+	for (i = 0; i < 4; i++)
+		check_rc(pma_malloc_to(heap, sizes[(i * 3 + salt) % NSIZES],
+				       &local[i]),
+			 "pma_malloc_to");
+	check_rc(pma_heap_checkpoint(heap), "pma_heap_checkpoint");
+	for (i = 0; i < 4; i++)
+		check_rc(pma_free_from(heap, &local[i]), "pma_free_from");
+	inspect(heap);
+}
+
+static void must_be_unchanged(const char *what)
+{
+	if (memcmp(fx.map, fx.patched, POOL_SIZE)) {
+		fprintf(stderr, "fuzz-heap: %s wrote the pool\n", what);
+		abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pma_heap *heap;
+	struct heap_cmd c;
+	unsigned i;
+	int rc;
+
+	if (!fx.map)
+		setup_file();
+	memcpy(fx.patched, fx.pristine, POOL_SIZE);
+	for (i = 0; heap_script_cmd(data, size, i, &c) == 0; i++)
+		cmd_apply(&c);
+	memcpy(fx.map, fx.patched, POOL_SIZE);
+
+	rc = pma_heap_open(fx.path, PMA_HEAP_RDONLY, &heap);
+	check_rc(rc, "read-only pma_heap_open");
+	if (rc == 0) {
+		inspect(heap);
+		pma_heap_close(heap);
+	}
+	must_be_unchanged("a read-only open");
+
+	rc = pma_heap_open(fx.path, 0, &heap);
+	check_rc(rc, "pma_heap_open");
+	if (rc < 0) {
+		must_be_unchanged("a rejected open");
+		return 0;
+	}
+	exercise(heap, (unsigned)size);
+	pma_heap_close(heap);
+	/* what the library wrote itself must open again */
+	rc = pma_heap_open(fx.path, 0, &heap);
+	check_rc(rc, "second pma_heap_open");
+	if (rc < 0)
+		die("a heap that opened, after close, does not open again");
+	pma_heap_close(heap);
+	return 0;
+}

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Corrupt heaps at open (regressions of the bugs tests/fuzz/fuzz-heap
+ * found). The fixture makes a small heap with slabs and extents of two
+ * arenas, closes it, then a child allocates and frees more and exits
+ * without closing, so the logs hold records to replay. Each test patches
+ * one thing in the file, as a corruption would, and checks that both the
+ * read-only and the writable open refuse it with -EIO and a message, and
+ * that the refused pool file is unchanged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pmalloc.h"
+#include "pmalloc/internal.h"
+
+#define POOL_SIZE (POOL_DATA_OFF + 4 * 1024 * 1024)
+#define NSLOTS 32
+
+struct fx {
+	char dir[64];
+	char path[96];
+	uint8_t *map; /* the pool file */
+	uint8_t *before; /* its bytes before an open */
+	uint64_t region, data_base; /* byte offsets in the file */
+	struct pma_geom geom;
+	uint64_t tail[2]; /* next record index of each arena's log */
+	uint64_t alloc_off; /* byte offset of a pending ALLOC's block */
+};
+
+static uint64_t *slots_of(struct pma_heap *heap)
+{
+	uint64_t root;
+
+	if (pma_root(heap, NSLOTS * sizeof(uint64_t), &root) < 0)
+		return NULL;
+	return pma_direct(heap, root);
+}
+
+/* slabs of 128 B blocks and extents in both arenas, checkpointed */
+static void make_clean(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t *slots;
+	unsigned i;
+
+	assert_int_equal(pma_heap_create(path, POOL_SIZE, 0, &heap), 0);
+	slots = slots_of(heap);
+	assert_non_null(slots);
+	for (i = 0; i < NSLOTS / 2; i++) {
+		pma_arena_bind(heap, i % 2);
+		assert_int_equal(
+			pma_malloc_to(heap, i % 4 ? 100 : 20000, &slots[i]), 0);
+	}
+	pma_heap_close(heap);
+}
+
+/* the child: records in both logs, then a crash */
+static void make_crash(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t *slots;
+	unsigned i;
+
+	if (pma_heap_open(path, 0, &heap) < 0 || !(slots = slots_of(heap)))
+		_exit(2);
+	for (i = NSLOTS / 2; i < NSLOTS; i++) {
+		pma_arena_bind(heap, i % 2);
+		if (pma_malloc_to(heap, 100, &slots[i]) < 0)
+			_exit(3);
+	}
+	pma_arena_bind(heap, 1);
+	if (pma_free_from(heap, &slots[0]) < 0 ||
+	    pma_free_from(heap, &slots[1]) < 0)
+		_exit(4);
+	_exit(0);
+}
+
+static int first_alloc(const struct pma_log_entry *e, void *arg)
+{
+	uint64_t *off = arg;
+
+	if (strcmp(e->type, "alloc"))
+		return 0;
+	*off = pool_off_byte(e->off);
+	return 1;
+}
+
+/* geometry, tails and a pending allocation, from a read-only open */
+static void survey(struct fx *f)
+{
+	struct pma_heap *heap;
+
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	f->region = heap->region_off;
+	f->data_base = heap->data_base;
+	f->geom = heap->geom;
+	assert_int_equal(f->geom.narenas, 2);
+	f->tail[0] = heap->arenas[0].tail;
+	f->tail[1] = heap->arenas[1].tail;
+	assert_true(f->tail[0] > heap->arenas[0].head);
+	assert_true(f->tail[1] > heap->arenas[1].head);
+	assert_int_equal(pma_log_foreach(heap, first_alloc, &f->alloc_off), 1);
+	pma_heap_close(heap);
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	int fd, status;
+	pid_t pid;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-corrupt.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
+	make_clean(f->path);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		make_crash(f->path);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+	survey(f);
+	fd = open(f->path, O_RDWR);
+	assert_true(fd >= 0);
+	f->map = mmap(NULL, POOL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		      0);
+	close(fd);
+	assert_true(f->map != MAP_FAILED);
+	f->before = malloc(POOL_SIZE);
+	assert_non_null(f->before);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	munmap(f->map, POOL_SIZE);
+	free(f->before);
+	unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* both opens refuse the patched pool with -EIO and a message naming
+ * what is wrong, and leave the file as it was */
+static void assert_refused(struct fx *f, const char *msg)
+{
+	struct pma_heap *heap = NULL;
+
+	memcpy(f->before, f->map, POOL_SIZE);
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), -EIO);
+	assert_non_null(strstr(pma_errormsg(), msg));
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), -EIO);
+	assert_non_null(strstr(pma_errormsg(), msg));
+	assert_null(heap);
+	assert_memory_equal(f->map, f->before, POOL_SIZE);
+}
+
+/* append a valid record to arena's log, at its tail (so it is replayed) */
+static void append_rec(struct fx *f, unsigned arena, unsigned type,
+		       uint64_t off, uint64_t value)
+{
+	struct pma_rec *logs = (struct pma_rec *)(void *)(f->map + f->region +
+							  f->geom.log_off);
+	uint32_t cap = f->geom.log_cap;
+
+	pma_booklog_encode(f->tail[arena], cap, type, off >> 6, value,
+			   pma_booklog_slot(logs + (size_t)arena * cap, cap,
+					    f->tail[arena]));
+	f->tail[arena]++;
+}
+
+/* byte offset of the last chunk of the data area (free in the fixture) */
+static uint64_t free_chunk(const struct fx *f)
+{
+	uint64_t chunk = f->geom.npages / PMA_CHUNK_PAGES - 1;
+
+	return f->data_base + chunk * PMA_CHUNK;
+}
+
+/*
+ * Bug 1: recovery replayed the logs and moved the heads (writing PM)
+ * before pma_rebuild refused a corrupt page map entry: a refused heap
+ * had been changed. Now the page map is checked before anything is
+ * written, every entry, also one in a free range.
+ */
+static void test_pmap_checked_before_recovery(void **state)
+{
+	struct fx *f = *state;
+	uint64_t *pmap =
+		(uint64_t *)(void *)(f->map + f->region + f->geom.pmap_off);
+	uint64_t page = (free_chunk(f) - f->data_base) / PMA_PAGE + 3;
+
+	pmap[page] = pma_pmap_make(PMA_PMAP_EXTENT, f->geom.npages);
+	assert_refused(f, "corrupt page map entry");
+}
+
+/*
+ * Bug 1 again, in the replay: arena 0's records were applied to PM
+ * before a bad record of arena 1 refused the heap. Now a dry run into
+ * DRAM copies checks every record first.
+ */
+static void test_bad_record_after_good_ones(void **state)
+{
+	struct fx *f = *state;
+
+	/* a block op on a chunk that is no slab */
+	append_rec(f, 1, PMA_REC_ALLOC, free_chunk(f) + PMA_SLAB_HDR_SIZE, 0);
+	assert_refused(f, "log names 0x");
+}
+
+/*
+ * Bug 2: a SLAB_NEW record whose offset was inside the first page of a
+ * chunk but not its start passed (only the page was checked): the slab
+ * header was written at the wrong place, and the read-only open hit an
+ * assertion (debug builds) or copied the wrong bytes.
+ */
+static void test_slab_new_not_chunk_start(void **state)
+{
+	struct fx *f = *state;
+
+	append_rec(f, 0, PMA_REC_SLAB_NEW, free_chunk(f) + 64,
+		   (uint64_t)pma_class_of(100) << 8);
+	assert_refused(f, "bad slab_new record");
+}
+
+/*
+ * Bug 3: replaying a block op trusted the block size and count of the
+ * slab header in PM: a header with block size 1 put the bit of a block
+ * far past the bitmap (a write into block data, or past the 512-byte
+ * DRAM copy of a read-only open). Now the header must match its class.
+ */
+static void test_slab_header_wrong_class(void **state)
+{
+	struct fx *f = *state;
+	uint64_t chunk = f->data_base +
+			 (f->alloc_off - f->data_base) / PMA_CHUNK * PMA_CHUNK;
+	struct pma_slab_hdr *sh = (void *)(f->map + chunk);
+
+	assert_int_equal(sh->magic, PMA_SLAB_MAGIC);
+	sh->block_size = 1;
+	sh->nblocks = 60000;
+	assert_refused(f, "not a block of a valid slab");
+}
+
+/*
+ * Bug 4: a corrupt record in the middle of a log ended it there: the
+ * committed ops after it were dropped without a word, and once new
+ * appends reached them they were replayed again (the next open refused
+ * the heap, or worse). Now a valid record after the end is -EIO.
+ */
+static void test_valid_record_after_end(void **state)
+{
+	struct fx *f = *state;
+	struct pma_rec *logs = (struct pma_rec *)(void *)(f->map + f->region +
+							  f->geom.log_off);
+	struct pma_rec *rec;
+	struct pma_heap *heap;
+
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	rec = pma_booklog_slot(logs, f->geom.log_cap, heap->arenas[0].head);
+	pma_heap_close(heap);
+	rec->word1 ^= 1ULL << 40; /* the first record of arena 0 */
+	assert_refused(f, "is valid (corrupt log)");
+}
+
+/* the fixture itself opens, recovers and reopens cleanly */
+static void test_fixture_opens(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap *heap;
+
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	pma_heap_close(heap);
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	pma_heap_close(heap);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_fixture_opens),
+		T(test_pmap_checked_before_recovery),
+		T(test_bad_record_after_good_ones),
+		T(test_slab_new_not_chunk_start),
+		T(test_slab_header_wrong_class),
+		T(test_valid_record_after_end),
+	};
+
+	/* real clwb + sfence on tmpfs (set before the first mapping) */
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
