@@ -15,6 +15,145 @@
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
 
+/* make the append cursor describe record tail */
+static void log_cursor_sync(struct pma_arena *arena)
+{
+	uint32_t cap = arena->heap->geom.log_cap;
+
+	if (arena->cur_k == arena->tail)
+		return;
+	arena->cur_k = arena->tail;
+	arena->cur_lap = arena->tail / cap;
+	arena->cur_slot = (uint32_t)(arena->tail % cap);
+	arena->cur_epoch = pma_booklog_lap_epoch(arena->cur_lap);
+	arena->cur_tag = pma_booklog_lap_tag(arena->cur_lap);
+	arena->cur_rec = pma_booklog_slot_at(arena->log, arena->cur_slot);
+	arena->cur_r = arena->cur_slot % PMA_LOG_GROUP;
+	arena->cur_bank = arena->cur_r % PMA_NBANKS;
+}
+
+/* move the cursor to the next slot: the next bank's line, the first
+ * bank's line one slot further, or the next group (pma_booklog_slot_at) */
+static inline void log_cursor_next(struct pma_arena *arena)
+{
+	const uint32_t per_line = PMA_LINE / sizeof(struct pma_rec);
+
+	arena->cur_k++;
+	if (++arena->cur_slot == arena->heap->geom.log_cap) {
+		arena->cur_slot = 0;
+		arena->cur_lap++;
+		arena->cur_epoch = pma_booklog_lap_epoch(arena->cur_lap);
+		arena->cur_tag = pma_booklog_lap_tag(arena->cur_lap);
+		arena->cur_rec = arena->log;
+		arena->cur_r = 0;
+		arena->cur_bank = 0;
+	} else if (++arena->cur_r == PMA_LOG_GROUP) {
+		/* last slot of the last line -> first slot of the next group */
+		arena->cur_rec += 1;
+		arena->cur_r = 0;
+		arena->cur_bank = 0;
+	} else if (++arena->cur_bank == PMA_NBANKS) {
+		arena->cur_rec -= (PMA_NBANKS - 1) * per_line - 1;
+		arena->cur_bank = 0;
+	} else {
+		arena->cur_rec += per_line;
+	}
+	pma_assert(arena->cur_rec ==
+		   pma_booklog_slot_at(arena->log, arena->cur_slot));
+}
+
+/* write record tail and flush its line; the caller fences */
+static inline void log_put(struct pma_arena *arena, unsigned type,
+			   uint64_t payload, uint64_t value)
+{
+	struct pma_rec *slot = arena->cur_rec;
+	struct pma_rec rec;
+
+	pma_assert(arena->cur_k == arena->tail);
+	pma_booklog_encode_bits(arena->tail, arena->cur_epoch, arena->cur_tag,
+				type, payload, value, &rec);
+	__atomic_store_n(&slot->word0, rec.word0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->word1, rec.word1, __ATOMIC_RELAXED);
+	pm_flush(arena->heap->map, slot, sizeof(*slot));
+	arena->tail++;
+	log_cursor_next(arena);
+}
+
+/*
+ * Append op's record(s), flushed but not fenced. The caller checked room
+ * (pma_log_room). The records are the commit point once fenced.
+ */
+static inline int pma_log_append_op(struct pma_arena *arena,
+				    const struct pma_op *op)
+{
+	uint32_t cap = arena->heap->geom.log_cap;
+	struct pma_dram_op *d;
+	uint64_t value = op->dest;
+	int ext = op->type == PMA_REC_EXT_ALLOC ||
+		  op->type == PMA_REC_EXT_FREE || op->type == PMA_REC_EXT_LFREE;
+
+	if (arena->tail + 2 - arena->head > cap)
+		return -ENOSPC;
+	log_cursor_sync(arena);
+	d = &arena->ops[arena->cur_slot];
+	d->off = op->off;
+	if (ext)
+		d->npages = op->npages;
+	else
+		d->slab = op->slab;
+	d->type = (uint8_t)op->type;
+	d->nrecs = ext ? 2 : 1;
+	d->cls = (uint8_t)op->cls;
+	d->owner = (uint16_t)op->owner;
+	if (op->type == PMA_REC_SLAB_NEW)
+		value = (uint64_t)op->cls << 8 | (uint64_t)op->owner << 16;
+	log_put(arena, op->type, op->off >> 6, value);
+	if (ext)
+		log_put(arena, PMA_REC_EXT_LEN, op->npages, 0);
+	return 0;
+}
+
+/*
+ * Commit: flush the pending dest line unless this op's dest word is in it,
+ * fence (the records appended since the last fence become durable: the op
+ * is committed), then store value in *dest. The stores of consecutive ops
+ * into one line (an array of pointers, or one word again and again) are
+ * so flushed once, not once per op (no reflush). Until their line is
+ * flushed recovery redoes them from the log; to bound how far back, a
+ * pending line holds at most PMA_DEST_BATCH runs (ops in a row on one
+ * word form a run: only the last op of a run matters for its word).
+ * Recovery redoes each arena's last PMA_DEST_REDO runs: a pending batch
+ * plus the last op, whose fence may not have made its flush durable.
+ */
+static inline void pma_log_commit(struct pma_arena *arena, uint64_t *dest,
+				  uint64_t dest_off, uint64_t value)
+{
+	struct pma_heap *heap = arena->heap;
+	uintptr_t line = (uintptr_t)dest & ~(uintptr_t)(PMA_LINE - 1);
+	int new_run = dest != arena->dest_last;
+
+	if (arena->dest_line &&
+	    (!dest_off || line != arena->dest_line ||
+	     (new_run && arena->dest_runs >= PMA_DEST_BATCH)))
+		pma_arena_flush_dest(arena);
+	pm_drain(heap->map);
+	__atomic_store_n(dest, value, __ATOMIC_RELEASE);
+	if (!dest_off)
+		return;
+	if (!arena->dest_line) {
+		arena->dest_line = line;
+		arena->dest_map =
+			pool_off_part(dest_off) == heap->part ?
+				heap->map :
+				pool_part_map(heap->pool,
+					      pool_off_part(dest_off));
+		arena->dest_runs = 0;
+		new_run = 1;
+	}
+	arena->dest_runs += new_run;
+	arena->dest_last = dest;
+}
+
 /* lock the arena with room for one op (2 records) in its log */
 static int arena_lock_room(struct pma_arena *arena)
 {
@@ -108,7 +247,7 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	struct pma_heap *heap = arena->heap;
 	struct pma_op op = { .type = PMA_REC_ALLOC };
 	struct pma_slab *slab;
-	uint32_t idx;
+	uint32_t idx = 0; /* set by pma_slab_take, which cannot fail here */
 	int rc;
 
 	rc = arena_lock_room(arena);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * PMAlloc arenas: one bookkeeping log and the slabs allocated from it
- * (binding threads to arenas and locking them: owner.c). Also the log
- * append/commit primitives every operation goes through.
+ * (binding threads to arenas and locking them: owner.c); the log
+ * append/commit primitives every operation goes through are in alloc.c,
+ * where they inline into the op paths.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -126,117 +127,6 @@ int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page)
 	if (!run->npages)
 		*run = r->runs[--r->count];
 	return 0;
-}
-
-/* make the append cursor describe record tail */
-static void log_cursor_sync(struct pma_arena *arena)
-{
-	uint32_t cap = arena->heap->geom.log_cap;
-
-	if (arena->cur_k == arena->tail)
-		return;
-	arena->cur_k = arena->tail;
-	arena->cur_lap = arena->tail / cap;
-	arena->cur_slot = (uint32_t)(arena->tail % cap);
-	arena->cur_epoch = pma_booklog_lap_epoch(arena->cur_lap);
-	arena->cur_tag = pma_booklog_lap_tag(arena->cur_lap);
-}
-
-/* write record tail and flush its line; the caller fences */
-static void log_put(struct pma_arena *arena, unsigned type, uint64_t payload,
-		    uint64_t value)
-{
-	struct pma_rec *slot = pma_booklog_slot_at(arena->log, arena->cur_slot);
-	struct pma_rec rec;
-
-	pma_assert(arena->cur_k == arena->tail);
-	pma_booklog_encode_bits(arena->tail, arena->cur_epoch, arena->cur_tag,
-				type, payload, value, &rec);
-	__atomic_store_n(&slot->word0, rec.word0, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->word1, rec.word1, __ATOMIC_RELAXED);
-	pm_flush(arena->heap->map, slot, sizeof(*slot));
-	arena->tail++;
-	arena->cur_k++;
-	if (++arena->cur_slot == arena->heap->geom.log_cap) {
-		arena->cur_slot = 0;
-		arena->cur_lap++;
-		arena->cur_epoch = pma_booklog_lap_epoch(arena->cur_lap);
-		arena->cur_tag = pma_booklog_lap_tag(arena->cur_lap);
-	}
-}
-
-/*
- * Append op's record(s), flushed but not fenced. The caller checked room
- * (pma_log_room). The records are the commit point once fenced.
- */
-int pma_log_append_op(struct pma_arena *arena, const struct pma_op *op)
-{
-	uint32_t cap = arena->heap->geom.log_cap;
-	struct pma_dram_op *d;
-	uint64_t value = op->dest;
-	int ext = op->type == PMA_REC_EXT_ALLOC ||
-		  op->type == PMA_REC_EXT_FREE || op->type == PMA_REC_EXT_LFREE;
-
-	if (arena->tail + 2 - arena->head > cap)
-		return -ENOSPC;
-	log_cursor_sync(arena);
-	d = &arena->ops[arena->cur_slot];
-	d->off = op->off;
-	if (ext)
-		d->npages = op->npages;
-	else
-		d->slab = op->slab;
-	d->type = (uint8_t)op->type;
-	d->nrecs = ext ? 2 : 1;
-	d->cls = (uint8_t)op->cls;
-	d->owner = (uint16_t)op->owner;
-	if (op->type == PMA_REC_SLAB_NEW)
-		value = (uint64_t)op->cls << 8 | (uint64_t)op->owner << 16;
-	log_put(arena, op->type, op->off >> 6, value);
-	if (ext)
-		log_put(arena, PMA_REC_EXT_LEN, op->npages, 0);
-	return 0;
-}
-
-/*
- * Commit: flush the pending dest line unless this op's dest word is in it,
- * fence (the records appended since the last fence become durable: the op
- * is committed), then store value in *dest. The stores of consecutive ops
- * into one line (an array of pointers, or one word again and again) are
- * so flushed once, not once per op (no reflush). Until their line is
- * flushed recovery redoes them from the log; to bound how far back, a
- * pending line holds at most PMA_DEST_BATCH runs (ops in a row on one
- * word form a run: only the last op of a run matters for its word).
- * Recovery redoes each arena's last PMA_DEST_REDO runs: a pending batch
- * plus the last op, whose fence may not have made its flush durable.
- */
-void pma_log_commit(struct pma_arena *arena, uint64_t *dest, uint64_t dest_off,
-		    uint64_t value)
-{
-	struct pma_heap *heap = arena->heap;
-	uintptr_t line = (uintptr_t)dest & ~(uintptr_t)(PMA_LINE - 1);
-	int new_run = dest != arena->dest_last;
-
-	if (arena->dest_line &&
-	    (!dest_off || line != arena->dest_line ||
-	     (new_run && arena->dest_runs >= PMA_DEST_BATCH)))
-		pma_arena_flush_dest(arena);
-	pm_drain(heap->map);
-	__atomic_store_n(dest, value, __ATOMIC_RELEASE);
-	if (!dest_off)
-		return;
-	if (!arena->dest_line) {
-		arena->dest_line = line;
-		arena->dest_map =
-			pool_off_part(dest_off) == heap->part ?
-				heap->map :
-				pool_part_map(heap->pool,
-					      pool_off_part(dest_off));
-		arena->dest_runs = 0;
-		new_run = 1;
-	}
-	arena->dest_runs += new_run;
-	arena->dest_last = dest;
 }
 
 void pma_arena_flush_dest(struct pma_arena *arena)

@@ -11,6 +11,7 @@
 #ifndef PMAD_PMALLOC_INTERNAL_H
 #define PMAD_PMALLOC_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -116,14 +117,66 @@ struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner);
  * (word operations, no per-block loop) */
 void pma_slab_load(struct pma_slab *slab, const void *slab_pm);
 /* take a free block (caller holds the owner lock); -ENOMEM if none */
-int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx);
+static inline int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx)
+{
+	_Atomic uint64_t *live;
+	uint64_t mask;
+	unsigned w;
+	uint32_t idx;
+
+	for (w = slab->avail_lo; w < PMA_LIVE_WORDS; w++) {
+		if (!slab->avail[w])
+			continue;
+		slab->avail_lo = w;
+		idx = w * 64 + (uint32_t)__builtin_ctzll(slab->avail[w]);
+		slab->avail[w] &= slab->avail[w] - 1;
+		slab->navail--;
+		live = pma_slab_live_word(slab, idx, &mask);
+		atomic_fetch_or_explicit(live, mask, memory_order_relaxed);
+		*ret_idx = idx;
+		return 0;
+	}
+	return -ENOMEM;
+}
+
 /* atomically clear the live bit; -EINVAL if it was clear */
-int pma_slab_unlive(struct pma_slab *slab, uint32_t idx);
+static inline int pma_slab_unlive(struct pma_slab *slab, uint32_t idx)
+{
+	uint64_t mask, old;
+	_Atomic uint64_t *w = pma_slab_live_word(slab, idx, &mask);
+
+	old = atomic_fetch_and_explicit(w, ~mask, memory_order_acq_rel);
+	return (old & mask) ? 0 : -EINVAL;
+}
+
 /* return idx to avail (owner lock held) */
-void pma_slab_give(struct pma_slab *slab, uint32_t idx);
+static inline void pma_slab_give(struct pma_slab *slab, uint32_t idx)
+{
+	pma_assert(!(slab->avail[idx / 64] & (1ULL << (idx % 64))));
+	slab->avail[idx / 64] |= 1ULL << (idx % 64);
+	slab->navail++;
+	if (idx / 64 < slab->avail_lo)
+		slab->avail_lo = idx / 64;
+}
+
 /* block index of byte offset off in slab, or -EINVAL */
-int pma_slab_index(const struct pma_slab *slab, uint64_t off,
-		   uint32_t *ret_idx);
+static inline int pma_slab_index(const struct pma_slab *slab, uint64_t off,
+				 uint32_t *ret_idx)
+{
+	uint64_t rel;
+	uint32_t idx;
+
+	if (off < slab->off + PMA_SLAB_HDR_SIZE || off >= slab->off + PMA_CHUNK)
+		return -EINVAL;
+	rel = off - slab->off - PMA_SLAB_HDR_SIZE;
+	/* a multiply instead of two divides (free path) */
+	idx = (uint32_t)((rel * slab->block_inv) >> 32);
+	if ((uint64_t)idx * slab->block_size != rel || idx >= slab->nblocks)
+		return -EINVAL;
+	*ret_idx = idx;
+	return 0;
+}
+
 static inline uint64_t pma_slab_block_off(const struct pma_slab *slab,
 					  uint32_t idx)
 {
@@ -256,6 +309,8 @@ struct pma_arena {
 	 * moved tail) */
 	uint64_t cur_k, cur_lap, cur_epoch, cur_tag;
 	uint32_t cur_slot;
+	struct pma_rec *cur_rec; /* pma_booklog_slot_at(log, cur_slot) */
+	uint32_t cur_r, cur_bank; /* cur_slot % PMA_LOG_GROUP, and % NBANKS */
 	/* the line holding the last ops' dest words, not flushed yet (0 if
 	 * none), see pma_log_commit; flushed by a checkpoint too */
 	uintptr_t dest_line;
@@ -351,11 +406,6 @@ enum pma_alloc_flags {
 };
 int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 		 unsigned flags);
-int pma_log_append_op(struct pma_arena *arena, const struct pma_op *op);
-/* commit the appended op (one fence), then store value in *dest (pool
- * offset dest_off, 0 if outside the pool) */
-void pma_log_commit(struct pma_arena *arena, uint64_t *dest, uint64_t dest_off,
-		    uint64_t value);
 /* flush (no fence) the pending dest line, if any */
 void pma_arena_flush_dest(struct pma_arena *arena);
 
@@ -506,12 +556,39 @@ static inline uint64_t pma_dest_off(struct pma_heap *heap, const void *addr)
 		return pool_off_make(heap->part, a - base);
 	return pool_offset(heap->pool, addr);
 }
+/* object.c: the slab of chunk, loaded now (NULL if none or on error) */
+struct pma_slab *pma_heap_slab_load(struct pma_heap *heap, uint64_t chunk);
 /* the DRAM slab covering byte offset off, or NULL; loads a slab not
  * loaded since open (lazy.c) */
-struct pma_slab *pma_heap_slab_at(struct pma_heap *heap, uint64_t off);
+static inline struct pma_slab *pma_heap_slab_at(struct pma_heap *heap,
+						uint64_t off)
+{
+	struct pma_slab *slab;
+	uint64_t chunk;
+
+	if (off < heap->data_base)
+		return NULL;
+	chunk = pma_page_of(heap, off) / PMA_CHUNK_PAGES;
+	if (chunk >= heap->nchunks)
+		return NULL;
+	slab = atomic_load_explicit(&heap->slabs[chunk], memory_order_acquire);
+	return slab ? slab : pma_heap_slab_load(heap, chunk);
+}
 /* 0 if a dest at pool offset off is allowed (not in pool headers or heap
- * metadata other than the root word) */
-int pma_heap_dest_check(struct pma_heap *heap, uint64_t off);
+ * metadata other than the root word), else -EINVAL */
+static inline int pma_heap_dest_check(struct pma_heap *heap, uint64_t off)
+{
+	uint64_t b = pool_off_byte(off);
+
+	if (b < POOL_DATA_OFF || off % sizeof(uint64_t))
+		return -EINVAL;
+	if (pool_off_part(off) != heap->part)
+		return 0;
+	if (b >= heap->region_off && b < heap->data_base &&
+	    b != heap->region_off + PMA_ROOT_WORD_OFF)
+		return -EINVAL;
+	return 0;
+}
 /* address of the dest word at pool offset off (checked), or NULL */
 uint64_t *pma_heap_dest_addr(struct pma_heap *heap, uint64_t off);
 

@@ -25,34 +25,13 @@ PMA_API uint64_t pma_offset(struct pma_heap *heap, const void *addr)
 	return heap && addr ? pool_offset(heap->pool, addr) : 0;
 }
 
-struct pma_slab *pma_heap_slab_at(struct pma_heap *heap, uint64_t off)
+struct pma_slab *pma_heap_slab_load(struct pma_heap *heap, uint64_t chunk)
 {
 	struct pma_slab *slab;
-	uint64_t chunk;
 
-	if (off < heap->data_base)
-		return NULL;
-	chunk = pma_page_of(heap, off) / PMA_CHUNK_PAGES;
-	if (chunk >= heap->nchunks)
-		return NULL;
-	slab = atomic_load_explicit(&heap->slabs[chunk], memory_order_acquire);
-	if (!slab && pma_lazy_get(heap, chunk, &slab) < 0)
+	if (pma_lazy_get(heap, chunk, &slab) < 0)
 		return NULL;
 	return slab;
-}
-
-int pma_heap_dest_check(struct pma_heap *heap, uint64_t off)
-{
-	uint64_t b = pool_off_byte(off);
-
-	if (b < POOL_DATA_OFF || off % sizeof(uint64_t))
-		return -EINVAL;
-	if (pool_off_part(off) != heap->part)
-		return 0;
-	if (b >= heap->region_off && b < heap->data_base &&
-	    b != heap->region_off + PMA_ROOT_WORD_OFF)
-		return -EINVAL;
-	return 0;
 }
 
 uint64_t *pma_heap_dest_addr(struct pma_heap *heap, uint64_t off)

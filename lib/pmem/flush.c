@@ -10,18 +10,37 @@
 #include "pmem/internal.h"
 #include "pmem/pm.h"
 
+/* several lines, or an armed mapping (kept out of pm_flush so its
+ * common case saves no registers) */
+static __attribute__((noinline)) void
+flush_general(struct pm_map *map, const void *addr, size_t len)
+{
+	if (len == 0)
+		return;
+	pm_stats_count_range(addr, len);
+	if (map->crash)
+		pm_crash_on_flush(map, addr, len);
+	if (map->gran != PM_GRAN_BYTE)
+		map->flush_fn(addr, len);
+}
+
 void pm_flush(struct pm_map *map, const void *addr, size_t len)
 {
 	uintptr_t line = (uintptr_t)addr & ~(uintptr_t)(PM_CACHELINE - 1);
+	struct pm_tstats *t = &pm_tls_stats;
 
-	if (len == 0)
+	/* the common case: one line of an unarmed mapping, a registered
+	 * thread (a log append) */
+	if (__builtin_expect(len == 0 ||
+				     (uintptr_t)addr + len - 1 - line >=
+					     PM_CACHELINE ||
+				     map->crash || !t->registered,
+			     0)) {
+		pm_stats_self();
+		flush_general(map, addr, len);
 		return;
-	if (((uintptr_t)addr + len - 1 - line) < PM_CACHELINE)
-		pm_stats_count_line(pm_stats_self(), line, len);
-	else
-		pm_stats_count_range(addr, len);
-	if (map->crash)
-		pm_crash_on_flush(map, addr, len);
+	}
+	pm_stats_count_line(t, line, len);
 	/* BYTE: the CPU caches are persistent, pmem2's flush is a no-op */
 	if (map->gran != PM_GRAN_BYTE)
 		map->flush_fn(addr, len);
