@@ -79,6 +79,25 @@ static inline void log_put(struct pma_arena *arena, unsigned type,
 	log_cursor_next(arena);
 }
 
+/* append the one record of a block op (ALLOC, FREE, RFREE) of slab,
+ * flushed, not fenced; the caller checked room */
+static inline void log_append_block(struct pma_arena *arena, unsigned type,
+				    struct pma_slab *slab, uint64_t off,
+				    uint64_t dest_off)
+{
+	struct pma_dram_op *d;
+
+	log_cursor_sync(arena);
+	d = &arena->ops[arena->cur_slot];
+	d->off = off;
+	d->slab = slab;
+	d->type = (uint8_t)type;
+	d->nrecs = 1;
+	d->cls = 0;
+	d->owner = 0;
+	log_put(arena, type, off >> 6, dest_off);
+}
+
 /*
  * Append op's record(s), flushed but not fenced. The caller checked room
  * (pma_log_room). The records are the commit point once fenced.
@@ -94,6 +113,11 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 
 	if (arena->tail + 2 - arena->head > cap)
 		return -ENOSPC;
+	if (op->type == PMA_REC_ALLOC || op->type == PMA_REC_FREE ||
+	    op->type == PMA_REC_RFREE) {
+		log_append_block(arena, op->type, op->slab, op->off, value);
+		return 0;
+	}
 	log_cursor_sync(arena);
 	d = &arena->ops[arena->cur_slot];
 	d->off = op->off;
@@ -193,6 +217,16 @@ static void arena_unlock_op(struct pma_arena *arena, int rc)
 
 	pma_arena_unlock(arena);
 	if (due)
+		(void)pma_checkpoint(arena->heap);
+}
+
+/* arena_unlock_op(arena, 0) after pma_arena_trylock_owner */
+static inline void arena_unlock_fast(struct pma_arena *arena)
+{
+	int due = arena_checkpoint_due(arena);
+
+	atomic_store_explicit(&arena->busy, 0, memory_order_release);
+	if (__builtin_expect(due, 0))
 		(void)pma_checkpoint(arena->heap);
 }
 
@@ -510,6 +544,37 @@ out_restore:
 			       (unsigned long long)off);
 }
 
+/*
+ * pma_free_from's common case, inline: a block of a slab of the arena the
+ * calling thread owns (fast path), with room in the log and its live bit
+ * set. 1 otherwise (nothing changed: free_block runs and reports a
+ * double free or a bad offset), else 0.
+ */
+static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
+			    uint64_t off, uint64_t *dest, uint64_t dest_off)
+{
+	uint32_t idx;
+
+	if (slab->owner != arena->id || pma_slab_index(slab, off, &idx) < 0 ||
+	    !pma_arena_trylock_owner(arena))
+		return 1;
+	if (arena->tail + 2 - arena->head > arena->heap->geom.log_cap ||
+	    pma_slab_unlive(slab, idx) < 0) {
+		pma_arena_unlock(arena);
+		return 1;
+	}
+	log_append_block(arena, PMA_REC_FREE, slab, off, dest_off);
+	pma_log_commit(arena, dest, dest_off, 0);
+	pma_slab_give(slab, idx);
+	if (!slab->in_partial) {
+		slab->next = arena->partial[slab->cls];
+		arena->partial[slab->cls] = slab;
+		slab->in_partial = 1;
+	}
+	arena_unlock_fast(arena);
+	return 0;
+}
+
 PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 {
 	struct pma_arena *arena;
@@ -530,12 +595,59 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 				       (unsigned long long)off);
 	arena = pma_arena_get(heap);
 	slab = pma_heap_slab_at(heap, b);
+	if (slab && free_fast(arena, slab, b, dest, dest_off) == 0)
+		return 0;
 	return slab ? free_block(arena, slab, b, dest, dest_off) :
 		      free_extent(arena, b, dest, dest_off);
 }
 
+/*
+ * pma_malloc_to's common case, the whole op inline: a small block for a
+ * thread that owns its arena (the biased lock's fast path), which has a
+ * partial slab of the class and room in its log. 1 if that is not the
+ * case (nothing was changed: the general path runs), else 0.
+ */
+static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
+			     uint64_t dest_off)
+{
+	struct pma_arena *arena = pma_arena_get(heap);
+	unsigned cls = pma_class_of(size);
+	struct pma_slab *slab;
+	uint32_t idx = 0;
+	uint64_t off;
+
+	if (!pma_arena_trylock_owner(arena))
+		return 1;
+	slab = arena->partial[cls];
+	if (!slab || arena->tail + 2 - arena->head > heap->geom.log_cap) {
+		pma_arena_unlock(arena);
+		return 1;
+	}
+	(void)pma_slab_take(slab, &idx); /* a partial slab has one */
+	if (!slab->navail) {
+		arena->partial[cls] = slab->next;
+		slab->in_partial = 0;
+	}
+	off = pma_slab_block_off(slab, idx);
+	log_append_block(arena, PMA_REC_ALLOC, slab, off, dest_off);
+	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, off));
+	arena_unlock_fast(arena);
+	return 0;
+}
+
 PMA_API int pma_malloc_to(struct pma_heap *heap, size_t size, uint64_t *dest)
 {
+	uint64_t dest_off;
+
+	if (__builtin_expect(heap && !heap->rdonly && size &&
+				     size <= PMA_SMALL_MAX && dest &&
+				     (uintptr_t)dest % sizeof(*dest) == 0,
+			     1)) {
+		dest_off = pma_dest_off(heap, dest);
+		if ((!dest_off || pma_heap_dest_check(heap, dest_off) == 0) &&
+		    alloc_fast(heap, size, dest, dest_off) == 0)
+			return 0;
+	}
 	return pma_alloc_to(heap, size, dest, 0);
 }
 

@@ -15,7 +15,7 @@
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
 
-#define DIRTY_SET_MIN 1024
+#define DIRTY_SET_MIN 64
 
 static size_t dirty_hash(uintptr_t a, size_t mask)
 {

@@ -100,7 +100,15 @@ static inline int pma_slab_is_live(struct pma_slab *slab, uint32_t idx)
 unsigned pma_class_count(void);
 uint32_t pma_class_size(unsigned cls);
 /* size class for size (1..PMA_SMALL_MAX) */
-unsigned pma_class_of(size_t size);
+/* pma_class_of for 1024 < size <= PMA_SMALL_MAX */
+unsigned pma_class_of_large(size_t size);
+static inline unsigned pma_class_of(size_t size)
+{
+	/* 64-byte steps up to 1 KiB: classes 0..15 */
+	if (size <= 1024)
+		return size ? (unsigned)((size - 1) / 64) : 0;
+	return pma_class_of_large(size);
+}
 uint32_t pma_class_nblocks(unsigned cls);
 /* ceil(2^32 / size of cls): (rel * inv) >> 32 == rel / size for every
  * rel < PMA_CHUNK (checked for all classes by test_class_table) */
@@ -377,6 +385,28 @@ static inline void pma_arena_lock(struct pma_arena *arena)
 		}
 	}
 	pma_arena_lock_slow(arena, owner);
+}
+
+/* the owner's fast path alone: 1 if the calling thread owns arena and
+ * got it that way, else 0 (nothing held) */
+static inline int pma_arena_trylock_owner(struct pma_arena *arena)
+{
+	if (atomic_load_explicit(&arena->owner, memory_order_relaxed) !=
+	    pma_self_token())
+		return 0;
+	atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
+	if (pma_use_membarrier)
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+	if (__builtin_expect(atomic_load_explicit(&arena->revoked,
+						  memory_order_acquire),
+			     0)) {
+		atomic_store_explicit(&arena->busy, 0, memory_order_release);
+		return 0;
+	}
+	arena->owner_fast = 1;
+	return 1;
 }
 
 static inline void pma_arena_unlock(struct pma_arena *arena)

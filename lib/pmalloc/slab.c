@@ -33,13 +33,9 @@ uint32_t pma_class_size(unsigned cls)
 	return cls < PMA_NCLASSES ? class_sizes[cls] : 0;
 }
 
-unsigned pma_class_of(size_t size)
+unsigned pma_class_of_large(size_t size)
 {
 	unsigned lo = 16, hi = PMA_NCLASSES - 1;
-
-	/* 64-byte steps up to 1 KiB: classes 0..15 */
-	if (size <= 1024)
-		return size ? (unsigned)((size - 1) / 64) : 0;
 
 	/* smallest class >= size */
 	while (lo < hi) {
