@@ -90,11 +90,9 @@ static inline void log_append_block(struct pma_arena *arena, unsigned type,
 	log_cursor_sync(arena);
 	d = &arena->ops[arena->cur_slot];
 	d->off = off;
-	d->slab = slab;
 	d->type = (uint8_t)type;
 	d->nrecs = 1;
-	d->cls = 0;
-	d->owner = 0;
+	pma_slab_mark_dirty(arena, slab);
 	log_put(arena, type, off >> 6, dest_off);
 }
 
@@ -118,6 +116,7 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 		log_append_block(arena, op->type, op->slab, op->off, value);
 		return 0;
 	}
+	arena->struct_ops++;
 	log_cursor_sync(arena);
 	d = &arena->ops[arena->cur_slot];
 	d->off = op->off;

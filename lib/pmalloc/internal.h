@@ -64,10 +64,10 @@ struct pma_slab {
 	uint32_t navail; /* bits set in avail */
 	uint32_t avail_lo; /* avail words below this one are 0 */
 	int in_partial; /* on the owner's partial list */
-	/* recovery.c: the serial of the last checkpoint that wrote this
-	 * slab's PM bitmap, and its link in that checkpoint's list */
-	uint64_t ckpt_serial;
-	struct pma_slab *ckpt_next;
+	/* a block op since the last checkpoint changed live: the slab is on
+	 * the dirty list of the arena that set this first (dirty_next) */
+	atomic_int dirty;
+	struct pma_slab *dirty_next;
 	/* live: the user's view, set by alloc, cleared (atomically, by any
 	 * thread) by free, in the PM bitmap's interleaved layout (see
 	 * pma_slab_live_word): a checkpoint copies it to PM as it is.
@@ -268,7 +268,7 @@ struct pma_dram_op {
 	uint64_t off;
 	union {
 		uint64_t npages; /* extent ops */
-		struct pma_slab *slab; /* block ops: pma_op.slab */
+		struct pma_slab *slab; /* block ops: pma_op.slab (unused) */
 	};
 	uint8_t type;
 	uint8_t nrecs;
@@ -330,7 +330,24 @@ struct pma_arena {
 	struct pma_pending rfreed; /* blocks owned by other arenas */
 	struct pma_pending ext_freed; /* extents */
 	struct pma_runs local; /* EXT_LFREE'd extents, reusable here */
+	/* since the last checkpoint: the slabs this arena's block ops
+	 * marked dirty (their live bitmaps go to PM at the checkpoint), and
+	 * the ops that are not block ops (the checkpoint walks the log copy
+	 * only if there are some) */
+	struct pma_slab *dirty_slabs;
+	uint64_t struct_ops;
 };
+
+/* a block op of arena changed slab's live bitmap (arena lock held) */
+static inline void pma_slab_mark_dirty(struct pma_arena *arena,
+				       struct pma_slab *slab)
+{
+	if (atomic_load_explicit(&slab->dirty, memory_order_relaxed) ||
+	    atomic_exchange_explicit(&slab->dirty, 1, memory_order_relaxed))
+		return;
+	slab->dirty_next = arena->dirty_slabs;
+	arena->dirty_slabs = slab;
+}
 
 int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena);
 void pma_arena_release(struct pma_arena *arena);
@@ -506,7 +523,6 @@ struct pma_heap {
 	struct pma_heap *next_open; /* owner.c registry of open heaps */
 	atomic_uint next_arena;
 	atomic_ulong checkpoints;
-	uint64_t ckpt_serial; /* checkpoints begun (arena locks held) */
 	/* pages of freed extents other arenas cannot take before a
 	 * checkpoint (arenas' ext_freed and local runs): a checkpoint is due
 	 * when they reach 1 / PMA_PENDING_DIV of the heap */

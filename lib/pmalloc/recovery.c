@@ -92,41 +92,34 @@ static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
 /*
  * A checkpoint's pass over arena's ops of one phase: the DRAM copies,
  * slot by slot (no decode, no divide). Block ops are not applied one by
- * one: their slabs go once each on *slabs (phase 1), and sync_bitmaps
- * copies those slabs' live bitmaps to PM. With every arena lock held, a
+ * one: each marked its slab dirty (pma_slab_mark_dirty), and
+ * sync_bitmaps copies those slabs' live bitmaps to PM. With every arena
+ * lock held, a
  * live bitmap is the state after every logged op on the slab, the same
  * as applying them in order; and replaying the range again after a crash
  * (blind sets and clears, in order) still ends in that state.
  */
 static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
-			    int phase2, struct pma_dirty *dirty,
-			    struct pma_slab **slabs)
+			    int phase2, struct pma_dirty *dirty)
 {
 	uint32_t cap = heap->geom.log_cap, j = (uint32_t)(arena->head % cap);
 	const struct pma_dram_op *d;
-	struct pma_slab *slab;
 	struct pma_op op;
 	uint64_t k;
 	int rc;
 
-	/* phase 2 applies only EXT_FREE ops here (an RFREE is a block op),
-	 * and each one is on the arena's ext_freed list until then */
-	if (phase2 && !arena->ext_freed.count)
+	/* only block ops (their slabs are on the dirty lists)? Phase 2
+	 * applies only EXT_FREE ops here (an RFREE is a block op), and each
+	 * one is on the arena's ext_freed list until then */
+	if (!arena->struct_ops || (phase2 && !arena->ext_freed.count))
 		return 0;
 	for (k = arena->head; k < arena->tail; k += d->nrecs) {
 		d = &arena->ops[j];
 		j += d->nrecs;
 		if (j >= cap)
 			j -= cap;
-		if (dram_is_block(d)) {
-			slab = d->slab;
-			if (!phase2 && slab->ckpt_serial != heap->ckpt_serial) {
-				slab->ckpt_serial = heap->ckpt_serial;
-				slab->ckpt_next = *slabs;
-				*slabs = slab;
-			}
+		if (dram_is_block(d))
 			continue;
-		}
 		if (dram_is_phase2(d) != phase2)
 			continue;
 		dram_op(d, k, &op);
@@ -167,11 +160,11 @@ static int apply_arena_log(struct pma_heap *heap, struct pma_arena *arena,
 	return 0;
 }
 
-/* phase 1 then phase 2 over every arena. slabs != NULL: a checkpoint
- * (DRAM copies; the slabs whose bitmaps to copy in *slabs), else decode
+/* phase 1 then phase 2 over every arena. ckpt: a checkpoint (the DRAM
+ * copies; block ops are left to sync_bitmaps), else decode
  * the logs; redo[i]: arena i's ops to redo (NULL: none wanted) */
 static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
-		     struct redo_ring *redo, struct pma_slab **slabs)
+		     struct redo_ring *redo, int ckpt)
 {
 	struct pma_arena *arena;
 	unsigned i;
@@ -180,10 +173,10 @@ static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
 	for (phase2 = 0; phase2 <= 1; phase2++) {
 		for (i = 0; i < heap->geom.narenas; i++) {
 			arena = &heap->arenas[i];
-			rc = slabs ? apply_arena_dram(heap, arena, phase2,
-						      dirty, slabs) :
-				     apply_arena_log(heap, arena, phase2, dirty,
-						     redo ? &redo[i] : NULL);
+			rc = ckpt ? apply_arena_dram(heap, arena, phase2,
+						     dirty) :
+				    apply_arena_log(heap, arena, phase2, dirty,
+						    redo ? &redo[i] : NULL);
 			if (rc < 0)
 				return rc;
 		}
@@ -193,28 +186,32 @@ static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
 
 /* checkpoint: write each collected slab's live bitmap to its PM bitmap
  * (same interleaved layout), marking the lines that changed */
-static int sync_bitmaps(struct pma_heap *heap, struct pma_slab *slabs,
-			struct pma_dirty *dirty)
+static int sync_bitmaps(struct pma_heap *heap, struct pma_dirty *dirty)
 {
 	struct pma_slab *slab;
 	uint64_t *line, v;
-	unsigned l, k;
+	unsigned i, l, k;
 	int changed, rc;
 
-	for (slab = slabs; slab; slab = slab->ckpt_next) {
-		line = (uint64_t *)((char *)pma_addr(heap, slab->off) +
-				    PMA_SLAB_BITMAP_OFF);
-		for (l = 0; l < PMA_NBANKS; l++, line += PMA_LINE / 8) {
-			changed = 0;
-			for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
-				v = atomic_load_explicit(&slab->live[l][k],
-							 memory_order_relaxed);
-				if (line[k] == v)
+	for (i = 0; i < heap->geom.narenas; i++) {
+		slab = heap->arenas[i].dirty_slabs;
+		for (; slab; slab = slab->dirty_next) {
+			line = (uint64_t *)((char *)pma_addr(heap, slab->off) +
+					    PMA_SLAB_BITMAP_OFF);
+			for (l = 0; l < PMA_NBANKS; l++, line += PMA_LINE / 8) {
+				changed = 0;
+				for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
+					v = atomic_load_explicit(
+						&slab->live[l][k],
+						memory_order_relaxed);
+					if (line[k] == v)
+						continue;
+					__atomic_store_n(&line[k], v,
+							 __ATOMIC_RELAXED);
+					changed = 1;
+				}
+				if (!changed)
 					continue;
-				__atomic_store_n(&line[k], v, __ATOMIC_RELAXED);
-				changed = 1;
-			}
-			if (changed) {
 				rc = pma_dirty_add(dirty, line, PMA_LINE);
 				if (rc < 0)
 					return rc;
@@ -222,6 +219,24 @@ static int sync_bitmaps(struct pma_heap *heap, struct pma_slab *slabs,
 		}
 	}
 	return 0;
+}
+
+/* after the heads moved: the arenas start a new window (on a failed
+ * checkpoint the lists stay, so the next one writes those slabs again) */
+static void reset_dirty(struct pma_heap *heap)
+{
+	struct pma_arena *arena;
+	struct pma_slab *slab;
+	unsigned i;
+
+	for (i = 0; i < heap->geom.narenas; i++) {
+		arena = &heap->arenas[i];
+		for (slab = arena->dirty_slabs; slab; slab = slab->dirty_next)
+			atomic_store_explicit(&slab->dirty, 0,
+					      memory_order_relaxed);
+		arena->dirty_slabs = NULL;
+		arena->struct_ops = 0;
+	}
 }
 
 /* write every arena's tail into its staging head slot (flushed, not
@@ -318,17 +333,15 @@ PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
 int pma_checkpoint(struct pma_heap *heap)
 {
 	struct pma_dirty dirty = { 0 };
-	struct pma_slab *slabs = NULL;
 	unsigned i;
 	int rc = 0;
 
 	pma_arenas_lock(heap);
 	if (!any_records(heap))
 		goto out_unlock;
-	heap->ckpt_serial++;
-	rc = apply_all(heap, &dirty, NULL, &slabs);
+	rc = apply_all(heap, &dirty, NULL, 1);
 	if (rc == 0)
-		rc = sync_bitmaps(heap, slabs, &dirty);
+		rc = sync_bitmaps(heap, &dirty);
 	if (rc < 0)
 		goto out_unlock;
 	for (i = 0; i < heap->geom.narenas; i++)
@@ -338,6 +351,7 @@ int pma_checkpoint(struct pma_heap *heap)
 	/* the applied state must be durable before the heads move */
 	pm_drain(heap->map);
 	flip_heads(heap);
+	reset_dirty(heap);
 	for (i = 0; i < heap->geom.narenas; i++)
 		release_pending(heap, &heap->arenas[i]);
 	atomic_fetch_add(&heap->checkpoints, 1);
@@ -445,7 +459,7 @@ static int recover_apply(struct pma_heap *heap, struct redo_ring *redo,
 	int rc;
 
 	memset(redo, 0, n * sizeof(*redo));
-	rc = apply_all(heap, &dirty, redo, NULL);
+	rc = apply_all(heap, &dirty, redo, 0);
 	/* every arena's frees, then every arena's allocations */
 	for (i = 0; rc == 0 && i < 2 * n; i++)
 		rc = redo_ring(heap, &redo[i % n], i >= n, dry_run);
@@ -525,7 +539,7 @@ int pma_recover_rdonly(struct pma_heap *heap)
 	rc = find_tails(heap);
 	if (rc < 0)
 		return rc;
-	rc = apply_all(heap, &dirty, NULL, NULL);
+	rc = apply_all(heap, &dirty, NULL, 0);
 	pma_dirty_release(&dirty); /* DRAM copies: nothing to flush */
 	return rc;
 }
