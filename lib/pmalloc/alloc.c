@@ -581,9 +581,19 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	uint64_t off, b, dest_off;
 	int rc;
 
-	rc = op_check(heap, dest, &dest_off);
-	if (rc < 0)
-		return rc;
+	/* op_check's common case inline: a writable heap, an aligned dest
+	 * outside the pool or in the data area */
+	if (__builtin_expect(heap && !heap->rdonly && dest &&
+				     (uintptr_t)dest % sizeof(*dest) == 0,
+			     1)) {
+		dest_off = pma_dest_off(heap, dest);
+		if (dest_off && pma_heap_dest_check(heap, dest_off) < 0)
+			return op_check(heap, dest, &dest_off);
+	} else {
+		rc = op_check(heap, dest, &dest_off);
+		if (rc < 0)
+			return rc;
+	}
 	off = __atomic_load_n(dest, __ATOMIC_ACQUIRE);
 	if (!off)
 		return 0;
