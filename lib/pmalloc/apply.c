@@ -142,6 +142,8 @@ static int pmap_write(struct pma_heap *heap, uint64_t page, uint64_t entry,
 {
 	uint64_t *e = &heap->pmap_pm[page];
 
+	if (heap->shadow && pma_pending_push(&heap->shadow->written, page) < 0)
+		return util_errmsg_set(ENOMEM, "out of memory");
 	__atomic_store_n(e, entry, __ATOMIC_RELAXED);
 	return pma_dirty_add(dirty, e, sizeof(*e));
 }
@@ -357,6 +359,103 @@ int pma_pmap_check(struct pma_heap *heap)
 	return 0;
 }
 
+/* the page map after a dry run: PM's entries, except the pages the
+ * replay wrote (sorted w[0..nw)), whose entries are the sink's */
+struct span_view {
+	const uint64_t *pm, *sink, *w;
+	size_t nw, i; /* w[i] is the first written page >= the last query */
+	uint64_t npages;
+};
+
+static int written_has(const struct span_view *v, uint64_t page)
+{
+	size_t lo = 0, hi = v->nw, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (v->w[mid] < page)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < v->nw && v->w[lo] == page;
+}
+
+static uint64_t view_entry(const struct span_view *v, uint64_t page)
+{
+	return written_has(v, page) ? v->sink[page] : v->pm[page];
+}
+
+/* the first page >= page (non-decreasing across calls) whose entry in
+ * the view is not free; npages if none */
+static uint64_t view_next(struct span_view *v, uint64_t page)
+{
+	uint64_t p;
+	size_t j;
+
+	for (;;) {
+		p = skip_free(v->pm, page, v->npages);
+		while (v->i < v->nw && v->w[v->i] < page)
+			v->i++;
+		/* a written page before p whose new entry is not free */
+		for (j = v->i; j < v->nw && v->w[j] < p; j++)
+			if (pma_pmap_kind(v->sink[v->w[j]]) != PMA_PMAP_FREE)
+				return v->w[j];
+		if (p < v->npages && j < v->nw && v->w[j] == p &&
+		    pma_pmap_kind(v->sink[p]) == PMA_PMAP_FREE) {
+			page = p + 1; /* the replay freed it */
+			continue;
+		}
+		return p;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int pma_pmap_check_spans(struct pma_heap *heap, struct pma_shadow *shadow)
+{
+	struct span_view v = { .pm = heap->pmap_pm,
+			       .npages = heap->geom.npages };
+	uint64_t page, next, e, n;
+	size_t i, k = 0;
+
+	if (shadow) {
+		struct pma_pending *w = &shadow->written;
+
+		qsort(w->offs, w->count, sizeof(*w->offs), cmp_u64);
+		for (i = 0; i < w->count; i++)
+			if (!k || w->offs[i] != w->offs[k - 1])
+				w->offs[k++] = w->offs[i];
+		w->count = k;
+		v.pm = shadow->pmap_pm;
+		v.sink = shadow->pmap_sink;
+		v.w = w->offs;
+		v.nw = k;
+	}
+	for (page = view_next(&v, 0); page < v.npages; page = next) {
+		e = view_entry(&v, page);
+		n = pma_pmap_npages(e);
+		next = view_next(&v, page + 1);
+		if (n && next < page + n)
+			return util_errmsg_set(
+				EIO,
+				"corrupt page map: the entry "
+				"of page %llu (0x%llx) lies "
+				"inside the %s at page %llu",
+				(unsigned long long)next,
+				(unsigned long long)view_entry(&v, next),
+				pma_pmap_kind(e) == PMA_PMAP_SLAB ? "slab" :
+								    "extent",
+				(unsigned long long)page);
+	}
+	return 0;
+}
+
 /*
  * Scan the PM page map: mirror it, index the free gaps, and record each
  * slab as not loaded (lazy.c): its header and bitmap are read at its
@@ -372,6 +471,18 @@ int pma_rebuild(struct pma_heap *heap)
 		e = heap->pmap_pm[page];
 		if (!entry_ok(heap, page, e))
 			return entry_corrupt(page, e);
+		/* recovery checked this before writing; a read-only open's
+		 * replay result is checked here */
+		if (skip_free(heap->pmap_pm, page + 1, heap->geom.npages) <
+		    page + pma_pmap_npages(e))
+			return util_errmsg_set(
+				EIO,
+				"corrupt page map: an entry "
+				"lies inside the %s at page "
+				"%llu",
+				pma_pmap_kind(e) == PMA_PMAP_SLAB ? "slab" :
+								    "extent",
+				(unsigned long long)page);
 		if (page > gap && pma_ext_put(&heap->ext, gap, page - gap) < 0)
 			return util_errmsg_set(ENOMEM, "out of memory");
 		heap->pmap[page] = e;

@@ -533,6 +533,7 @@ struct pma_heap {
 				DRAM copy of the slab header + bitmap once
 				touched, or NULL; NULL when writing PM */
 	struct pma_pending ro_meta_made; /* chunks with such a copy */
+	struct pma_shadow *shadow; /* recovery's dry run in progress */
 	/* lazy.c: per arena and class (index owner * PMA_NCLASSES + cls),
 	 * the chunks of the slabs found at open that the owner has not
 	 * taken yet (owner lock); NULL if none */
@@ -720,8 +721,17 @@ void pma_slab_meta_release(struct pma_heap *heap);
 struct pma_shadow {
 	uint64_t *pmap_pm; /* the real one, restored by end */
 	uint64_t *pmap_sink;
+	struct pma_pending written; /* pages the replay wrote in the sink */
 };
 int pma_shadow_begin(struct pma_heap *heap, struct pma_shadow *ret_shadow);
 void pma_shadow_end(struct pma_heap *heap, struct pma_shadow *shadow);
+/*
+ * apply.c: no slab or extent of the page map lies inside another (the
+ * pages a slab or extent covers have free entries, layout.h). shadow:
+ * check the state after a dry run (the sink's entry where the replay wrote
+ * one, PM's elsewhere) before recovery writes anything; NULL: check
+ * heap->pmap_pm as it is. -EIO with a message, -ENOMEM.
+ */
+int pma_pmap_check_spans(struct pma_heap *heap, struct pma_shadow *shadow);
 
 #endif

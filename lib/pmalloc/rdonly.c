@@ -77,7 +77,9 @@ int pma_shadow_begin(struct pma_heap *heap, struct pma_shadow *ret_shadow)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	}
 	ret_shadow->pmap_pm = heap->pmap_pm;
+	memset(&ret_shadow->written, 0, sizeof(ret_shadow->written));
 	heap->pmap_pm = ret_shadow->pmap_sink;
+	heap->shadow = ret_shadow;
 	return 0;
 }
 
@@ -87,5 +89,7 @@ void pma_shadow_end(struct pma_heap *heap, struct pma_shadow *shadow)
 	pma_zunmap(heap->ro_slab_meta, heap->nchunks * sizeof(void *));
 	heap->ro_slab_meta = NULL;
 	heap->pmap_pm = shadow->pmap_pm;
+	heap->shadow = NULL;
+	free(shadow->written.offs);
 	pma_zunmap(shadow->pmap_sink, heap->geom.npages * sizeof(uint64_t));
 }

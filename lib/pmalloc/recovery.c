@@ -477,11 +477,13 @@ static int recover_dry_run(struct pma_heap *heap, struct redo_ring *redo)
 	int rc;
 
 	if (!any_records(heap))
-		return 0;
+		return pma_pmap_check_spans(heap, NULL);
 	rc = pma_shadow_begin(heap, &shadow);
 	if (rc < 0)
 		return rc;
 	rc = recover_apply(heap, redo, 1);
+	if (rc == 0)
+		rc = pma_pmap_check_spans(heap, &shadow);
 	pma_shadow_end(heap, &shadow);
 	return rc;
 }
