@@ -201,7 +201,7 @@ pmalloc_checks() {
 	json "$pool: log --json after kill -9" "$tmp/log.json" \
 		'.count == (.records | length) and all(.records[];
 		 (.type | IN("alloc", "free", "rfree", "slab_new", "ext_alloc",
-		  "ext_free")) and (.offset | startswith("0x")))'
+		  "ext_free", "ext_lfree")) and (.offset | startswith("0x")))'
 	check "$pool: pma-workload --verify after the last kill" \
 		pma-workload --verify "$pool"
 }
