@@ -427,7 +427,8 @@ int pma_pmap_check_spans(struct pma_heap *heap, struct pma_shadow *shadow)
 	if (shadow) {
 		struct pma_pending *w = &shadow->written;
 
-		qsort(w->offs, w->count, sizeof(*w->offs), cmp_u64);
+		if (w->count)
+			qsort(w->offs, w->count, sizeof(*w->offs), cmp_u64);
 		for (i = 0; i < w->count; i++)
 			if (!k || w->offs[i] != w->offs[k - 1])
 				w->offs[k++] = w->offs[i];
