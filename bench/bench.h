@@ -121,12 +121,16 @@ struct bench_result {
 	int64_t checkpoints; /* during the timed phase, -1: unknown */
 };
 
+#define BENCH_NALLOCS 3 /* pmalloc, pmemobj, jemalloc */
+
 struct bench_cfg;
-/* measure alloc on (wl, threads): cfg->repeat runs, the median is kept;
- * a failure is reported in ret->err, not returned */
-void bench_run_row(const struct bench_cfg *cfg, const struct bench_workload *wl,
-		   unsigned threads, const struct bench_alloc *alloc,
-		   struct bench_result *ret);
+/* measure each of allocs on (wl, threads) into ret[i]: cfg->repeat
+ * rounds, the allocators taking turns in each, the median run of each
+ * is kept; a failure is reported in ret[i].err, not returned */
+void bench_run_group(const struct bench_cfg *cfg,
+		     const struct bench_workload *wl, unsigned threads,
+		     const struct bench_alloc *const *allocs, unsigned nallocs,
+		     struct bench_result *ret);
 
 /* ------------------------------------------------------------ recovery.c */
 

@@ -25,7 +25,6 @@
 #include "util/size.h"
 
 #define BENCH_MAX_THREADS 64
-#define BENCH_NALLOCS 3
 
 /* the command line, beyond struct bench_cfg */
 struct bench_opts {
@@ -202,8 +201,8 @@ static unsigned bench_group(const struct bench_opts *o,
 	const struct bench_result *grp[BENCH_NALLOCS] = { NULL, NULL, NULL };
 	unsigned i, a, failed = 0;
 
+	bench_run_group(&o->cfg, wl, thr, o->allocs, o->nallocs, res);
 	for (i = 0; i < o->nallocs; i++) {
-		bench_run_row(&o->cfg, wl, thr, o->allocs[i], &res[i]);
 		failed += !!res[i].err;
 		for (a = 0; a < BENCH_NALLOCS; a++)
 			if (all_allocs[a] == o->allocs[i])

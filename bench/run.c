@@ -202,23 +202,37 @@ static int res_cmp(const void *a, const void *b)
 	       (x->ops_per_sec < y->ops_per_sec);
 }
 
-/* cfg->repeat runs; the one with the median throughput is the result */
-void bench_run_row(const struct bench_cfg *cfg, const struct bench_workload *wl,
-		   unsigned threads, const struct bench_alloc *alloc,
-		   struct bench_result *ret)
+/*
+ * cfg->repeat rounds, each running every allocator once, in turn (so a
+ * slow phase of the machine hits all of them, not one allocator's runs);
+ * each allocator's result is its run with the median throughput. A
+ * failed run ends the allocator's row with that error.
+ */
+void bench_run_group(const struct bench_cfg *cfg,
+		     const struct bench_workload *wl, unsigned threads,
+		     const struct bench_alloc *const *allocs, unsigned nallocs,
+		     struct bench_result *ret)
 {
-	struct bench_result runs[16]; /* --repeat is at most 15 */
-	unsigned i, n = cfg->repeat;
+	struct bench_result runs[BENCH_NALLOCS][16]; /* repeat <= 15 */
+	unsigned r, i, n = cfg->repeat;
+	int failed[BENCH_NALLOCS] = { 0 };
 
 	memset(runs, 0, sizeof(runs));
-	for (i = 0; i < n; i++) {
-		runs[i].alloc = alloc;
-		run_once(cfg, wl, threads, &runs[i]);
-		if (runs[i].err) {
-			*ret = runs[i];
-			return;
+	for (r = 0; r < n; r++)
+		for (i = 0; i < nallocs; i++) {
+			if (failed[i])
+				continue;
+			runs[i][r].alloc = allocs[i];
+			run_once(cfg, wl, threads, &runs[i][r]);
+			if (runs[i][r].err) {
+				failed[i] = 1;
+				ret[i] = runs[i][r];
+			}
 		}
+	for (i = 0; i < nallocs; i++) {
+		if (failed[i])
+			continue;
+		qsort(runs[i], n, sizeof(runs[i][0]), res_cmp);
+		ret[i] = runs[i][n / 2];
 	}
-	qsort(runs, n, sizeof(runs[0]), res_cmp);
-	*ret = runs[n / 2];
 }
