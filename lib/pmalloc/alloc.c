@@ -193,15 +193,26 @@ static int arena_lock_room(struct pma_arena *arena)
 	return 0;
 }
 
-/* is a checkpoint due (lock held)? When half the log is used, or when
+/* is a checkpoint due (lock held)? When half the log is used, when the
+ * logs together hold PMA_CKPT_RECORDS (a bound on recovery time), or when
  * freed extents only a checkpoint gives to every arena (pending frees,
  * arenas' local runs) hold 1 / PMA_PENDING_DIV of the heap: another
  * thread could otherwise fill the heap with them between a failed
- * allocation's checkpoint and its retry. The caller runs it after unlocking. */
-static int arena_checkpoint_due(const struct pma_arena *arena)
+ * allocation's checkpoint and its retry. The caller runs it after
+ * unlocking. */
+static int arena_checkpoint_due(struct pma_arena *arena)
 {
-	const struct pma_heap *heap = arena->heap;
+	struct pma_heap *heap = arena->heap;
+	uint64_t n = arena->tail - arena->est_mark;
 
+	if (__builtin_expect(n >= PMA_CKPT_STEP, 0)) {
+		arena->est_mark = arena->tail;
+		if (atomic_fetch_add_explicit(&heap->log_records, n,
+					      memory_order_relaxed) +
+			    n >=
+		    PMA_CKPT_RECORDS)
+			return 1;
+	}
 	return arena->tail - arena->head >= heap->geom.log_cap / 2 ||
 	       atomic_load_explicit(&heap->pending_pages,
 				    memory_order_relaxed) >=

@@ -28,6 +28,7 @@ int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena)
 	arena->log = logs + (size_t)id * heap->geom.log_cap;
 	arena->head = arena->desc->head[heap->head_gen & 1];
 	arena->tail = arena->head;
+	arena->est_mark = arena->head;
 	arena->cur_k = ~0ULL;
 	arena->ops = pma_zmap(heap->geom.log_cap * sizeof(*arena->ops));
 	if (!arena->ops) {

@@ -38,6 +38,12 @@ _Static_assert(PMA_NCLASSES <= PMA_PMAP_FIELD_MASK + 1,
 _Static_assert(PMA_MAX_ARENAS <= PMA_PMAP_FIELD_MASK + 1,
 	       "a page map entry holds every arena");
 #define PMA_PENDING_DIV 4 /* see pma_heap.pending_pages */
+/* a checkpoint is due when the records of all logs since the last one
+ * reach this many (recovery replays at most about this many, plus what
+ * the estimate lags: PMA_CKPT_STEP per arena), or when one log is half
+ * full; arenas add to the estimate every PMA_CKPT_STEP records */
+#define PMA_CKPT_RECORDS 65536
+#define PMA_CKPT_STEP 256
 /* at most this many runs of an arena's ops leave their dest words
  * unflushed in one line; recovery redoes each arena's last
  * PMA_DEST_REDO runs of ops with a dest (see pma_log_commit) */
@@ -312,6 +318,7 @@ struct pma_arena {
 	struct pma_rec *log; /* PM, heap->geom.log_cap slots */
 	uint64_t head; /* == desc->head[heap->head_gen & 1] */
 	uint64_t tail; /* next record index */
+	uint64_t est_mark; /* tail when last added to heap->log_records */
 	/* log_put's cursor: slot, lap, and the lap's epoch and tag of
 	 * record cur_k (== tail when valid; recomputed when something else
 	 * moved tail) */
@@ -527,6 +534,9 @@ struct pma_heap {
 	 * checkpoint (arenas' ext_freed and local runs): a checkpoint is due
 	 * when they reach 1 / PMA_PENDING_DIV of the heap */
 	atomic_ulong pending_pages;
+	/* records in all logs since the last checkpoint, an estimate that
+	 * lags each arena by less than PMA_CKPT_STEP */
+	atomic_ulong log_records;
 	uint64_t head_gen; /* == hdr->head_gen (arena locks held) */
 	int rdonly; /* PMA_HEAP_RDONLY: PM is never written */
 	void **ro_slab_meta; /* rdonly (or recovery's dry run): per chunk,

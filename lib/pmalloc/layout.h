@@ -140,7 +140,7 @@ enum pma_rec_type {
 #define PMA_REC_TAG_MASK 0x7ULL
 /* slots per group: NBANKS lines of 4 records */
 #define PMA_LOG_GROUP (PMA_NBANKS * (PMA_LINE / 16))
-#define PMA_LOG_CAP_DEFAULT (PMA_LOG_GROUP * 256) /* 6144 records, 96 KiB */
+#define PMA_LOG_CAP_DEFAULT (PMA_LOG_GROUP * 1024) /* 24576 records, 384 KiB */
 
 /* ------------------------------------------------------------ page map */
 

@@ -266,8 +266,11 @@ static void flip_heads(struct pma_heap *heap)
 			 __ATOMIC_RELAXED);
 	pm_flush(heap->map, &heap->hdr->head_gen, sizeof(uint64_t));
 	pm_drain(heap->map);
-	for (i = 0; i < heap->geom.narenas; i++)
+	for (i = 0; i < heap->geom.narenas; i++) {
 		heap->arenas[i].head = heap->arenas[i].tail;
+		heap->arenas[i].est_mark = heap->arenas[i].tail;
+	}
+	atomic_store_explicit(&heap->log_records, 0, memory_order_relaxed);
 }
 
 /* after the heads are durable: frees become reusable */
