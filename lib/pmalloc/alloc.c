@@ -555,23 +555,34 @@ out_restore:
 }
 
 /*
- * pma_free_from's common case, inline: a block of a slab of the arena the
- * calling thread owns (fast path), with room in the log and its live bit
- * set. 1 otherwise (nothing changed: free_block runs and reports a
- * double free or a bad offset), else 0.
+ * pma_free_from's common case, inline: a block freed by a thread that
+ * owns its arena (fast path), with room in the log (and, for another
+ * arena's block, in the rfreed list) and its live bit set. 1 otherwise
+ * (nothing changed: free_block runs and reports a double free or a bad
+ * offset), else 0. Another arena's block is logged RFREE and waits in
+ * rfreed for the checkpoint, as in free_block.
  */
 static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 			    uint64_t off, uint64_t *dest, uint64_t dest_off)
 {
+	int own = slab->owner == arena->id;
 	uint32_t idx;
 
-	if (slab->owner != arena->id || pma_slab_index(slab, off, &idx) < 0 ||
+	if (pma_slab_index(slab, off, &idx) < 0 ||
 	    !pma_arena_trylock_owner(arena))
 		return 1;
 	if (arena->tail + 2 - arena->head > arena->heap->geom.log_cap ||
+	    (!own && arena->rfreed.count == arena->rfreed.alloc) ||
 	    pma_slab_unlive(slab, idx) < 0) {
 		pma_arena_unlock(arena);
 		return 1;
+	}
+	if (!own) {
+		arena->rfreed.offs[arena->rfreed.count++] = off;
+		log_append_block(arena, PMA_REC_RFREE, slab, off, dest_off);
+		pma_log_commit(arena, dest, dest_off, 0);
+		arena_unlock_fast(arena);
+		return 0;
 	}
 	log_append_block(arena, PMA_REC_FREE, slab, off, dest_off);
 	pma_log_commit(arena, dest, dest_off, 0);
