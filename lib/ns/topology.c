@@ -203,7 +203,8 @@ static int fake_map(const char *spec, const struct fake_pair *pairs,
 	for (i = 0; i < count; i++)
 		if (pairs[i].cpu >= ncpus)
 			ncpus = pairs[i].cpu + 1;
-	map = malloc((size_t)ncpus * sizeof(*map));
+	/* no pairs: an empty map (malloc(0) may return NULL) */
+	map = malloc((size_t)(ncpus ? ncpus : 1) * sizeof(*map));
 	if (!map)
 		return util_errmsg_set(ENOMEM, "PMAD_FAKE_NUMA: out of memory");
 	for (i = 0; i < ncpus; i++)
