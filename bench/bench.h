@@ -149,6 +149,7 @@ struct bench_cfg {
 	uint64_t rec_objs[4]; /* recovery: live object counts */
 	unsigned rec_nobjs;
 	unsigned repeat; /* runs per row; the median is reported */
+	int pin; /* worker i runs on the i-th CPU the process may use */
 	int json; /* JSON lines instead of a table */
 };
 

@@ -409,6 +409,8 @@ static void usage(void)
 	       "  -r, --repeat N          runs per row, median kept (default 1)\n"
 	       "  -R, --recovery-objects LIST  live objects (default 1M,4M)\n"
 	       "      --seed N            random seed (default 1)\n"
+	       "      --no-pin            do not pin worker i to the i-th "
+	       "allowed CPU\n"
 	       "  -q, --quick             small counts for a smoke test\n"
 	       "  -j, --json              JSON lines, one object per row\n"
 	       "  -h, --help              this text\n"
@@ -553,7 +555,7 @@ static void parse_mode(struct bench_opts *o, const char *arg)
 		bad_arg("mode", arg);
 }
 
-enum { OPT_SEED = 256, OPT_RUN_MODE, OPT_RUN_PART };
+enum { OPT_SEED = 256, OPT_RUN_MODE, OPT_RUN_PART, OPT_NO_PIN };
 
 static const struct option longopts[] = {
 	{ "dir", required_argument, NULL, 'd' },
@@ -567,6 +569,7 @@ static const struct option longopts[] = {
 	{ "repeat", required_argument, NULL, 'r' },
 	{ "recovery-objects", required_argument, NULL, 'R' },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
 	{ "quick", no_argument, NULL, 'q' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
@@ -585,6 +588,7 @@ static void opts_default(struct bench_opts *o)
 	o->cfg.pool_size = 256ULL << 20;
 	o->cfg.seed = 1;
 	o->cfg.repeat = 1;
+	o->cfg.pin = 1;
 	o->modes = 3;
 	parse_threads(o, "1,2");
 	parse_benches(o, "all");
@@ -662,6 +666,9 @@ static void parse_opt(struct bench_opts *o, int c, char *arg)
 	case 'V':
 		printf("pmabench %s\n", PACKAGE_VERSION);
 		exit(0);
+	case OPT_NO_PIN:
+		o->cfg.pin = 0;
+		break;
 	case OPT_RUN_MODE:
 		o->run_mode = arg;
 		break;

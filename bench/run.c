@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct bench_run {
 	uint64_t warm_quota, quota; /* ops per thread */
 	struct wl_barrier phase; /* warm-up -> timed -> done */
 	_Atomic int abort;
+	int pin; /* cfg->pin */
 	uint64_t t0, t1;
 	struct pm_stats s0, s1;
 	int64_t ckpt0, ckpt1;
@@ -55,11 +57,38 @@ static void run_snap_end(void *arg)
 	run->ckpt1 = run_checkpoints(run);
 }
 
+/* run the calling thread on the i-th (mod count) CPU the process may
+ * use, so a row's threads do not migrate (every allocator alike); best
+ * effort: a failure leaves the thread where it is */
+static void pin_self(unsigned i)
+{
+	cpu_set_t allowed, one;
+	int c, n, k = 0;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return;
+	n = CPU_COUNT(&allowed);
+	if (n <= 0)
+		return;
+	i %= (unsigned)n;
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &allowed) || (unsigned)k++ != i)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		(void)pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		return;
+	}
+}
+
 static void *run_worker(void *arg)
 {
 	struct bench_worker *w = arg;
 	struct bench_run *run = w->run;
 	int rc;
+
+	if (run->pin)
+		pin_self(w->t.id);
 
 	rc = run->wl->run(&w->t, run->warm_quota);
 	/* the last thread in stamps the clock while the others wait */
@@ -170,6 +199,7 @@ static void run_once(const struct bench_cfg *cfg,
 
 	memset(&run, 0, sizeof(run));
 	run.wl = wl;
+	run.pin = cfg->pin;
 	run.quota = run_quota(wl, cfg->ops, n);
 	run.warm_quota = run_quota(wl, cfg->warmup, n);
 	wl_barrier_init(&run.phase, n, &run.abort);
