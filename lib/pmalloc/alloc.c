@@ -120,10 +120,7 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 	log_cursor_sync(arena);
 	d = &arena->ops[arena->cur_slot];
 	d->off = op->off;
-	if (ext)
-		d->npages = op->npages;
-	else
-		d->slab = op->slab;
+	d->npages = op->npages;
 	d->type = (uint8_t)op->type;
 	d->nrecs = ext ? 2 : 1;
 	d->cls = (uint8_t)op->cls;

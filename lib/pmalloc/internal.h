@@ -269,13 +269,12 @@ const char *pma_booklog_type_name(unsigned type);
 /* ------------------------------------------------------------ arena.c */
 
 /* DRAM copy of a logged op (slot k % log_cap for the op starting at record
- * k): checkpoints apply these instead of decoding the log again */
+ * k): checkpoints apply these instead of decoding the log again (block
+ * ops only need type and nrecs here: their slabs are on the arenas'
+ * dirty lists) */
 struct pma_dram_op {
 	uint64_t off;
-	union {
-		uint64_t npages; /* extent ops */
-		struct pma_slab *slab; /* block ops: pma_op.slab (unused) */
-	};
+	uint64_t npages; /* extent ops */
 	uint8_t type;
 	uint8_t nrecs;
 	uint8_t cls;

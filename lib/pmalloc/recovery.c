@@ -35,7 +35,7 @@ static void dram_op(const struct pma_dram_op *d, uint64_t k,
 	ret_op->index = k;
 	ret_op->off = d->off;
 	ret_op->dest = 0;
-	ret_op->npages = d->nrecs == 2 ? d->npages : 0;
+	ret_op->npages = d->npages;
 	ret_op->cls = d->cls;
 	ret_op->owner = d->owner;
 	ret_op->nrecs = d->nrecs;
