@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "pmalloc/internal.h"
+#include "pmem/fast.h"
 #include "util/errmsg.h"
 
 /* make the append cursor describe record tail */
@@ -74,7 +75,7 @@ static inline void log_put(struct pma_arena *arena, unsigned type,
 				type, payload, value, &rec);
 	__atomic_store_n(&slot->word0, rec.word0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->word1, rec.word1, __ATOMIC_RELAXED);
-	pm_flush(arena->heap->map, slot, sizeof(*slot));
+	pm_flush_fast(arena->heap->map, slot, sizeof(*slot));
 	arena->tail++;
 	log_cursor_next(arena);
 }
@@ -156,7 +157,7 @@ static inline void pma_log_commit(struct pma_arena *arena, uint64_t *dest,
 	    (!dest_off || line != arena->dest_line ||
 	     (new_run && arena->dest_runs >= PMA_DEST_BATCH)))
 		pma_arena_flush_dest(arena);
-	pm_drain(heap->map);
+	pm_drain_fast(heap->map);
 	__atomic_store_n(dest, value, __ATOMIC_RELEASE);
 	if (!dest_off)
 		return;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pmalloc/internal.h"
+#include "pmem/fast.h"
 #include "util/errmsg.h"
 
 int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena)
@@ -134,7 +135,8 @@ void pma_arena_flush_dest(struct pma_arena *arena)
 {
 	if (!arena->dest_line)
 		return;
-	pm_flush(arena->dest_map, (const void *)arena->dest_line, PMA_LINE);
+	pm_flush_fast(arena->dest_map, (const void *)arena->dest_line,
+		      PMA_LINE);
 	arena->dest_line = 0;
 	arena->dest_last = NULL;
 }

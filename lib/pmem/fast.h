@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/pmem fast paths for the hottest callers (lib/pmalloc's op path): a
+ * one-line pm_flush and pm_drain, inline, with the same counting and the
+ * same effect as the functions in flush.c, which take every other case
+ * (several lines, an armed crash simulator, a thread's first flush).
+ * This is still lib/pmem code: nothing outside lib/pmem flushes or fences.
+ */
+#ifndef PMAD_PMEM_FAST_H
+#define PMAD_PMEM_FAST_H
+
+#include "pmem/internal.h"
+#include "pmem/pm.h"
+
+/* pm_flush(map, addr, len) */
+static inline void pm_flush_fast(struct pm_map *map, const void *addr,
+				 size_t len)
+{
+	uintptr_t line = (uintptr_t)addr & ~(uintptr_t)(PM_CACHELINE - 1);
+
+	if (__builtin_expect(len == 0 ||
+				     (uintptr_t)addr + len - 1 - line >=
+					     PM_CACHELINE ||
+				     map->crash || !pm_tls_stats.registered,
+			     0)) {
+		pm_flush(map, addr, len);
+		return;
+	}
+	pm_stats_count_line(&pm_tls_stats, line, len);
+	/* BYTE: the CPU caches are persistent, pmem2's flush is a no-op */
+	if (map->gran != PM_GRAN_BYTE)
+		map->flush_fn(addr, len);
+}
+
+/* pm_drain(map) */
+static inline void pm_drain_fast(struct pm_map *map)
+{
+	if (__builtin_expect(map->crash || !pm_tls_stats.registered, 0)) {
+		pm_drain(map);
+		return;
+	}
+	ctr_add(&pm_tls_stats.s.fences, 1);
+	map->drain_fn();
+}
+
+#endif
