@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/pmem fast paths for the hottest callers (lib/pmalloc's op path): a
- * one-line pm_flush and pm_drain, inline, with the same counting and the
- * same effect as the functions in flush.c, which take every other case
- * (several lines, an armed crash simulator, a thread's first flush).
+ * one-line pm_flush and pm_drain, inline. pm_flush and pm_drain are these
+ * same functions (flush.c); every other case (several lines, an armed
+ * crash simulator, a thread's first flush) goes to the *_general ones.
  * This is still lib/pmem code: nothing outside lib/pmem flushes or fences.
  */
 #ifndef PMAD_PMEM_FAST_H
@@ -23,7 +23,7 @@ static inline void pm_flush_fast(struct pm_map *map, const void *addr,
 					     PM_CACHELINE ||
 				     map->crash || !pm_tls_stats.registered,
 			     0)) {
-		pm_flush(map, addr, len);
+		pm_flush_general(map, addr, len);
 		return;
 	}
 	pm_stats_count_line(&pm_tls_stats, line, len);
@@ -36,7 +36,7 @@ static inline void pm_flush_fast(struct pm_map *map, const void *addr,
 static inline void pm_drain_fast(struct pm_map *map)
 {
 	if (__builtin_expect(map->crash || !pm_tls_stats.registered, 0)) {
-		pm_drain(map);
+		pm_drain_general(map);
 		return;
 	}
 	ctr_add(&pm_tls_stats.s.fences, 1);

@@ -7,13 +7,13 @@
  */
 #include <libpmem2.h>
 
+#include "pmem/fast.h"
 #include "pmem/internal.h"
 #include "pmem/pm.h"
 
-/* several lines, or an armed mapping (kept out of pm_flush so its
- * common case saves no registers) */
-static __attribute__((noinline)) void
-flush_general(struct pm_map *map, const void *addr, size_t len)
+/* pm_flush_fast's other cases: several lines, an armed mapping, the
+ * thread's first flush (pm_stats_count_range registers it) */
+void pm_flush_general(struct pm_map *map, const void *addr, size_t len)
 {
 	if (len == 0)
 		return;
@@ -24,35 +24,23 @@ flush_general(struct pm_map *map, const void *addr, size_t len)
 		map->flush_fn(addr, len);
 }
 
-void pm_flush(struct pm_map *map, const void *addr, size_t len)
-{
-	uintptr_t line = (uintptr_t)addr & ~(uintptr_t)(PM_CACHELINE - 1);
-	struct pm_tstats *t = &pm_tls_stats;
-
-	/* the common case: one line of an unarmed mapping, a registered
-	 * thread (a log append) */
-	if (__builtin_expect(len == 0 ||
-				     (uintptr_t)addr + len - 1 - line >=
-					     PM_CACHELINE ||
-				     map->crash || !t->registered,
-			     0)) {
-		pm_stats_self();
-		flush_general(map, addr, len);
-		return;
-	}
-	pm_stats_count_line(t, line, len);
-	/* BYTE: the CPU caches are persistent, pmem2's flush is a no-op */
-	if (map->gran != PM_GRAN_BYTE)
-		map->flush_fn(addr, len);
-}
-
-void pm_drain(struct pm_map *map)
+void pm_drain_general(struct pm_map *map)
 {
 	ctr_add(&pm_stats_self()->s.fences, 1);
 	/* the simulator numbers the fence before it takes effect */
 	if (map->crash)
 		pm_crash_on_fence(map);
 	map->drain_fn();
+}
+
+void pm_flush(struct pm_map *map, const void *addr, size_t len)
+{
+	pm_flush_fast(map, addr, len);
+}
+
+void pm_drain(struct pm_map *map)
+{
+	pm_drain_fast(map);
 }
 
 void pm_persist(struct pm_map *map, const void *addr, size_t len)

@@ -95,6 +95,9 @@ struct pm_map {
 
 /* stats.c: account a flushed range / a fence to the calling thread */
 void pm_stats_count_range(const void *addr, size_t len);
+/* flush.c: pm_flush / pm_drain beyond their inline case (fast.h) */
+void pm_flush_general(struct pm_map *map, const void *addr, size_t len);
+void pm_drain_general(struct pm_map *map);
 void pm_stats_count_fence(void);
 
 /*
