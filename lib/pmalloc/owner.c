@@ -36,18 +36,14 @@ __thread char pma_tls_token;
 
 /* the heap this thread used last and its arena there */
 __thread struct pma_tls_binding pma_tls_binding;
-#define tls_binding pma_tls_binding
 
 static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
 static pthread_key_t owner_key; /* destructor: release at thread exit */
 static int owner_key_ok;
 int pma_use_membarrier; /* set once, before any heap is open */
-#define use_membarrier pma_use_membarrier
 
 static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pma_heap *heaps; /* open heaps (heap->next_open) */
-
-#define self_token pma_self_token
 
 static void binding_release(void);
 
@@ -60,15 +56,15 @@ static void owner_thread_exit(void *arg)
 static void owner_init(void)
 {
 	owner_key_ok = pthread_key_create(&owner_key, owner_thread_exit) == 0;
-	use_membarrier = syscall(__NR_membarrier,
-				 MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
-				 0) == 0;
+	pma_use_membarrier = syscall(__NR_membarrier,
+				     MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+				     0, 0) == 0;
 }
 
 /* the revoker's side: after storing revoked, before loading busy */
 static void revoker_fence(void)
 {
-	if (use_membarrier) {
+	if (pma_use_membarrier) {
 		/* cannot fail once registered (a forked child inherits the
 		 * registration; register again in case a kernel does not);
 		 * if it did, owners would race with us: stop rather than
@@ -129,16 +125,18 @@ void pma_heap_unregister(struct pma_heap *heap)
 static void binding_release(void)
 {
 	struct pma_heap *h;
-	uintptr_t me = self_token();
+	uintptr_t me = pma_self_token();
 
-	if (!tls_binding.owns)
+	if (!pma_tls_binding.owns)
 		return;
-	tls_binding.owns = 0;
+	pma_tls_binding.owns = 0;
 	pthread_mutex_lock(&heaps_lock);
 	for (h = heaps; h; h = h->next_open)
-		if (h == tls_binding.heap && h->id == tls_binding.heap_id) {
+		if (h == pma_tls_binding.heap &&
+		    h->id == pma_tls_binding.heap_id) {
 			atomic_compare_exchange_strong(
-				&h->arenas[tls_binding.arena].owner, &me, 0);
+				&h->arenas[pma_tls_binding.arena].owner, &me,
+				0);
 			break;
 		}
 	pthread_mutex_unlock(&heaps_lock);
@@ -154,7 +152,7 @@ static int arena_claim(struct pma_arena *arena)
 		return 0;
 	pthread_mutex_lock(&arena->lock);
 	if (!atomic_load_explicit(&arena->owner, memory_order_relaxed)) {
-		atomic_store_explicit(&arena->owner, self_token(),
+		atomic_store_explicit(&arena->owner, pma_self_token(),
 				      memory_order_relaxed);
 		ok = 1;
 	}
@@ -178,12 +176,12 @@ struct pma_arena *pma_arena_bind_first(struct pma_heap *heap)
 	}
 	if (!owns)
 		idx = start;
-	tls_binding.heap_id = heap->id;
-	tls_binding.heap = heap;
-	tls_binding.arena = idx;
-	tls_binding.owns = owns;
+	pma_tls_binding.heap_id = heap->id;
+	pma_tls_binding.heap = heap;
+	pma_tls_binding.arena = idx;
+	pma_tls_binding.owns = owns;
 	if (owns && owner_key_ok)
-		(void)pthread_setspecific(owner_key, &tls_binding);
+		(void)pthread_setspecific(owner_key, &pma_tls_binding);
 	return &heap->arenas[idx];
 }
 
@@ -191,12 +189,12 @@ struct pma_arena *pma_arena_bind(struct pma_heap *heap, unsigned idx)
 {
 	binding_release();
 	idx %= heap->geom.narenas;
-	tls_binding.heap_id = heap->id;
-	tls_binding.heap = heap;
-	tls_binding.arena = idx;
-	tls_binding.owns = arena_claim(&heap->arenas[idx]);
-	if (tls_binding.owns && owner_key_ok)
-		(void)pthread_setspecific(owner_key, &tls_binding);
+	pma_tls_binding.heap_id = heap->id;
+	pma_tls_binding.heap = heap;
+	pma_tls_binding.arena = idx;
+	pma_tls_binding.owns = arena_claim(&heap->arenas[idx]);
+	if (pma_tls_binding.owns && owner_key_ok)
+		(void)pthread_setspecific(owner_key, &pma_tls_binding);
 	return &heap->arenas[idx];
 }
 
@@ -206,7 +204,7 @@ static int revoke_start(struct pma_arena *arena)
 	uintptr_t owner =
 		atomic_load_explicit(&arena->owner, memory_order_relaxed);
 
-	if (!owner || owner == self_token())
+	if (!owner || owner == pma_self_token())
 		return 0;
 	atomic_store_explicit(&arena->revoked, 1, memory_order_relaxed);
 	return 1;
@@ -274,5 +272,5 @@ void pma_arenas_unlock(struct pma_heap *heap)
 int pma_owner_membarrier(void)
 {
 	pthread_once(&owner_once, owner_init);
-	return use_membarrier;
+	return pma_use_membarrier;
 }

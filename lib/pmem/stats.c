@@ -16,7 +16,6 @@ __thread struct pm_tstats pm_tls_stats = {
 	.mru = { PM_NO_LINE, PM_NO_LINE, PM_NO_LINE, PM_NO_LINE },
 	.last_xpline = PM_NO_LINE,
 };
-#define tls_stats pm_tls_stats
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t stats_once = PTHREAD_ONCE_INIT;
@@ -161,12 +160,12 @@ void pm_stats_count_fence(void)
 
 void pm_stats_get(struct pm_stats *ret_stats)
 {
-	*ret_stats = tls_stats.s;
+	*ret_stats = pm_tls_stats.s;
 }
 
 void pm_stats_reset(void)
 {
-	struct pm_tstats *t = &tls_stats;
+	struct pm_tstats *t = &pm_tls_stats;
 	int i;
 
 	__atomic_store_n(&t->s.lines_flushed, 0, __ATOMIC_RELAXED);
