@@ -112,8 +112,7 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 
 	if (arena->tail + 2 - arena->head > cap)
 		return -ENOSPC;
-	if (op->type == PMA_REC_ALLOC || op->type == PMA_REC_FREE ||
-	    op->type == PMA_REC_RFREE) {
+	if (pma_rec_is_block(op->type)) {
 		log_append_block(arena, op->type, op->slab, op->off, value);
 		return 0;
 	}
@@ -198,7 +197,7 @@ static int arena_lock_room(struct pma_arena *arena)
  * thread could otherwise fill the heap with them between a failed
  * allocation's checkpoint and its retry. The caller runs it after
  * unlocking. */
-static int arena_checkpoint_due(struct pma_arena *arena)
+static inline int arena_checkpoint_due(struct pma_arena *arena)
 {
 	struct pma_heap *heap = arena->heap;
 	uint64_t n = arena->tail - arena->est_mark;
@@ -262,9 +261,7 @@ static int arena_slab_new(struct pma_arena *arena, unsigned cls)
 	/* slab first: a reader seeing the entry must not load it from PM */
 	atomic_store(&heap->slabs[page / PMA_CHUNK_PAGES], slab);
 	atomic_store(&heap->pmap[page], pma_pmap_make_slab(cls, arena->id));
-	slab->next = arena->partial[cls];
-	arena->partial[cls] = slab;
-	slab->in_partial = 1;
+	pma_partial_push(arena, slab);
 	return 0;
 
 out_put:
@@ -289,7 +286,6 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	struct pma_heap *heap = arena->heap;
 	struct pma_op op = { .type = PMA_REC_ALLOC };
 	struct pma_slab *slab;
-	uint32_t idx = 0; /* set by pma_slab_take, which cannot fail here */
 	int rc;
 
 	rc = arena_lock_room(arena);
@@ -302,14 +298,7 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 		if (rc < 0)
 			goto out_unlock;
 	}
-	slab = arena->partial[cls];
-	rc = pma_slab_take(slab, &idx);
-	pma_assert(rc == 0);
-	if (!slab->navail) {
-		arena->partial[cls] = slab->next;
-		slab->in_partial = 0;
-	}
-	op.off = pma_slab_block_off(slab, idx);
+	op.off = pma_partial_take(arena, cls, &slab);
 	op.slab = slab;
 	op.dest = dest_off;
 	/* zeros must be durable before the record commits the block: a
@@ -395,11 +384,9 @@ out_unlock:
 	return rc;
 }
 
-/* the checks every operation starts with: a heap open for writing and a
- * dest that is an aligned word outside the heap metadata (-EINVAL); its
- * pool offset (0 if outside the pool) in *ret_off */
-static int op_check(struct pma_heap *heap, const uint64_t *dest,
-		    uint64_t *ret_off)
+/* op_check's failures, with their messages (and its slow cases) */
+static int op_check_slow(struct pma_heap *heap, const uint64_t *dest,
+			 uint64_t *ret_off)
 {
 	uint64_t off;
 
@@ -420,6 +407,27 @@ static int op_check(struct pma_heap *heap, const uint64_t *dest,
 				       "heap metadata",
 				       (unsigned long long)off);
 	return 0;
+}
+
+/* the checks every operation starts with: a heap open for writing and a
+ * dest that is an aligned word outside the heap metadata (-EINVAL); its
+ * pool offset (0 if outside the pool) in *ret_off. The common case
+ * inline (the op fast paths call it) */
+static inline int op_check(struct pma_heap *heap, const uint64_t *dest,
+			   uint64_t *ret_off)
+{
+	uint64_t off;
+
+	if (__builtin_expect(heap && !heap->rdonly && dest &&
+				     (uintptr_t)dest % sizeof(*dest) == 0,
+			     1)) {
+		off = pma_dest_off(heap, dest);
+		if (!off || pma_heap_dest_check(heap, off) == 0) {
+			*ret_off = off;
+			return 0;
+		}
+	}
+	return op_check_slow(heap, dest, ret_off);
 }
 
 int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
@@ -487,11 +495,7 @@ static int free_block(struct pma_arena *arena, struct pma_slab *slab,
 	pma_log_commit(arena, dest, dest_off, 0);
 	if (own) {
 		pma_slab_give(slab, idx);
-		if (!slab->in_partial) {
-			slab->next = arena->partial[slab->cls];
-			arena->partial[slab->cls] = slab;
-			slab->in_partial = 1;
-		}
+		pma_partial_push(arena, slab);
 	}
 out_unlock:
 	arena_unlock_op(arena, rc);
@@ -575,20 +579,15 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 		pma_arena_unlock(arena);
 		return 1;
 	}
-	if (!own) {
+	if (own) {
+		log_append_block(arena, PMA_REC_FREE, slab, off, dest_off);
+		pma_log_commit(arena, dest, dest_off, 0);
+		pma_slab_give(slab, idx);
+		pma_partial_push(arena, slab);
+	} else {
 		arena->rfreed.offs[arena->rfreed.count++] = off;
 		log_append_block(arena, PMA_REC_RFREE, slab, off, dest_off);
 		pma_log_commit(arena, dest, dest_off, 0);
-		arena_unlock_fast(arena);
-		return 0;
-	}
-	log_append_block(arena, PMA_REC_FREE, slab, off, dest_off);
-	pma_log_commit(arena, dest, dest_off, 0);
-	pma_slab_give(slab, idx);
-	if (!slab->in_partial) {
-		slab->next = arena->partial[slab->cls];
-		arena->partial[slab->cls] = slab;
-		slab->in_partial = 1;
 	}
 	arena_unlock_fast(arena);
 	return 0;
@@ -601,19 +600,9 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	uint64_t off, b, dest_off;
 	int rc;
 
-	/* op_check's common case inline: a writable heap, an aligned dest
-	 * outside the pool or in the data area */
-	if (__builtin_expect(heap && !heap->rdonly && dest &&
-				     (uintptr_t)dest % sizeof(*dest) == 0,
-			     1)) {
-		dest_off = pma_dest_off(heap, dest);
-		if (dest_off && pma_heap_dest_check(heap, dest_off) < 0)
-			return op_check(heap, dest, &dest_off);
-	} else {
-		rc = op_check(heap, dest, &dest_off);
-		if (rc < 0)
-			return rc;
-	}
+	rc = op_check(heap, dest, &dest_off);
+	if (rc < 0)
+		return rc;
 	off = __atomic_load_n(dest, __ATOMIC_ACQUIRE);
 	if (!off)
 		return 0;
@@ -642,22 +631,16 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 	struct pma_arena *arena = pma_arena_get(heap);
 	unsigned cls = pma_class_of(size);
 	struct pma_slab *slab;
-	uint32_t idx = 0;
 	uint64_t off;
 
 	if (!pma_arena_trylock_owner(arena))
 		return 1;
-	slab = arena->partial[cls];
-	if (!slab || arena->tail + 2 - arena->head > heap->geom.log_cap) {
+	if (!arena->partial[cls] ||
+	    arena->tail + 2 - arena->head > heap->geom.log_cap) {
 		pma_arena_unlock(arena);
 		return 1;
 	}
-	(void)pma_slab_take(slab, &idx); /* a partial slab has one */
-	if (!slab->navail) {
-		arena->partial[cls] = slab->next;
-		slab->in_partial = 0;
-	}
-	off = pma_slab_block_off(slab, idx);
+	off = pma_partial_take(arena, cls, &slab);
 	log_append_block(arena, PMA_REC_ALLOC, slab, off, dest_off);
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, off));
 	arena_unlock_fast(arena);
@@ -668,15 +651,11 @@ PMA_API int pma_malloc_to(struct pma_heap *heap, size_t size, uint64_t *dest)
 {
 	uint64_t dest_off;
 
-	if (__builtin_expect(heap && !heap->rdonly && size &&
-				     size <= PMA_SMALL_MAX && dest &&
-				     (uintptr_t)dest % sizeof(*dest) == 0,
-			     1)) {
-		dest_off = pma_dest_off(heap, dest);
-		if ((!dest_off || pma_heap_dest_check(heap, dest_off) == 0) &&
-		    alloc_fast(heap, size, dest, dest_off) == 0)
-			return 0;
-	}
+	/* a failed check: pma_alloc_to reports it */
+	if (size && size <= PMA_SMALL_MAX &&
+	    op_check(heap, dest, &dest_off) == 0 &&
+	    alloc_fast(heap, size, dest, dest_off) == 0)
+		return 0;
 	return pma_alloc_to(heap, size, dest, 0);
 }
 

@@ -344,6 +344,43 @@ struct pma_arena {
 	uint64_t struct_ops;
 };
 
+/* put slab on the partial list of its class of arena, its owner, unless
+ * it is there (owner lock held, or every arena lock) */
+static inline void pma_partial_push(struct pma_arena *arena,
+				    struct pma_slab *slab)
+{
+	if (slab->in_partial)
+		return;
+	slab->next = arena->partial[slab->cls];
+	arena->partial[slab->cls] = slab;
+	slab->in_partial = 1;
+}
+
+/* take a block from arena's first partial slab of cls, which must exist
+ * (a listed slab has a free block); the slab in *ret_slab, the block's
+ * byte offset returned; a slab left full goes off the list */
+static inline uint64_t pma_partial_take(struct pma_arena *arena, unsigned cls,
+					struct pma_slab **ret_slab)
+{
+	struct pma_slab *slab = arena->partial[cls];
+	uint32_t idx = 0;
+
+	(void)pma_slab_take(slab, &idx);
+	if (!slab->navail) {
+		arena->partial[cls] = slab->next;
+		slab->in_partial = 0;
+	}
+	*ret_slab = slab;
+	return pma_slab_block_off(slab, idx);
+}
+
+/* is a record type a block op (ALLOC, FREE, RFREE)? */
+static inline int pma_rec_is_block(unsigned type)
+{
+	return type == PMA_REC_ALLOC || type == PMA_REC_FREE ||
+	       type == PMA_REC_RFREE;
+}
+
 /* a block op of arena changed slab's live bitmap (arena lock held) */
 static inline void pma_slab_mark_dirty(struct pma_arena *arena,
 				       struct pma_slab *slab)

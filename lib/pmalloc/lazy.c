@@ -163,11 +163,8 @@ int pma_lazy_refill(struct pma_arena *arena, unsigned cls)
 		 * list (a listed slab has a free block, the list is empty) */
 		pma_assert(slab && slab->owner == arena->id &&
 			   slab->cls == cls && !slab->in_partial);
-		if (slab->navail) {
-			slab->next = arena->partial[cls];
-			arena->partial[cls] = slab;
-			slab->in_partial = 1;
-		}
+		if (slab->navail)
+			pma_partial_push(arena, slab);
 	}
 	return 0;
 }

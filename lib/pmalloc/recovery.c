@@ -42,12 +42,6 @@ static void dram_op(const struct pma_dram_op *d, uint64_t k,
 	ret_op->slab = NULL;
 }
 
-static int dram_is_block(const struct pma_dram_op *d)
-{
-	return d->type == PMA_REC_ALLOC || d->type == PMA_REC_FREE ||
-	       d->type == PMA_REC_RFREE;
-}
-
 static int dram_is_phase2(const struct pma_dram_op *d)
 {
 	return d->type == PMA_REC_RFREE || d->type == PMA_REC_EXT_FREE;
@@ -118,7 +112,7 @@ static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
 		j += d->nrecs;
 		if (j >= cap)
 			j -= cap;
-		if (dram_is_block(d))
+		if (pma_rec_is_block(d->type))
 			continue;
 		if (dram_is_phase2(d) != phase2)
 			continue;
@@ -286,12 +280,7 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 		if (!slab || pma_slab_index(slab, arena->rfreed.offs[i], &idx))
 			continue;
 		pma_slab_give(slab, idx);
-		if (!slab->in_partial) {
-			slab->next =
-				heap->arenas[slab->owner].partial[slab->cls];
-			heap->arenas[slab->owner].partial[slab->cls] = slab;
-			slab->in_partial = 1;
-		}
+		pma_partial_push(&heap->arenas[slab->owner], slab);
 	}
 	arena->rfreed.count = 0;
 	pthread_mutex_lock(&heap->ext_lock);
