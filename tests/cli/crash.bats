@@ -7,10 +7,7 @@
 load helpers
 
 setup() {
-	common_setup
-	WORKLOAD="${PMAD_BUILDDIR:?set PMAD_BUILDDIR}/tests/lib/pma-workload"
-	[ -x "$WORKLOAD" ] || fail "no $WORKLOAD: build it with make check"
-	export PMEM2_FORCE_GRANULARITY=CACHE_LINE
+	pmalloc_setup
 }
 
 teardown() {
@@ -62,8 +59,7 @@ verify() {
 
 @test "kill -9 during --stress, 5 rounds: log, inspect --heap and --verify" {
 	local round live before
-	run --separate-stderr pmactl create "$T/p" --size 32M
-	assert_success
+	mkpool_size "$T/p" 32M
 	for round in 1 2 3 4 5; do
 		stress_kill "$T/p" 200
 		before=$(md5sum <"$T/p")
@@ -82,8 +78,7 @@ verify() {
 
 @test "kill -9 soon after start (during recovery or the first ops)" {
 	local round
-	run --separate-stderr pmactl create "$T/p" --size 32M
-	assert_success
+	mkpool_size "$T/p" 32M
 	stress_kill "$T/p" 100
 	for round in 1 2 3 4 5; do
 		stress_kill "$T/p" 30 early
@@ -92,8 +87,7 @@ verify() {
 }
 
 @test "--stress stops after OPS ops or SECONDSs and closes cleanly" {
-	run --separate-stderr pmactl create "$T/p" --size 32M
-	assert_success
+	mkpool_size "$T/p" 32M
 	run --separate-stderr "$WORKLOAD" --stress "$T/p" 5000
 	assert_success
 	assert_line --index 0 --partial "stress: running, seed"
@@ -107,8 +101,7 @@ verify() {
 }
 
 @test "--verify rejects a block named by two slots" {
-	run --separate-stderr pmactl create "$T/p" --size 32M
-	assert_success
+	mkpool_size "$T/p" 32M
 	run --separate-stderr "$WORKLOAD" --stress "$T/p" 500
 	assert_success
 	run --separate-stderr "$WORKLOAD" --corrupt "$T/p"
@@ -119,8 +112,7 @@ verify() {
 }
 
 @test "--verify of a heap whose root is not a stress root fails" {
-	run --separate-stderr pmactl create "$T/p" --size 32M
-	assert_success
+	mkpool_size "$T/p" 32M
 	run --separate-stderr "$WORKLOAD" "$T/p" 10 64
 	assert_success
 	run --separate-stderr "$WORKLOAD" --verify "$T/p"

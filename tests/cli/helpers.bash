@@ -27,6 +27,21 @@ common_setup() {
 	T="$BATS_TEST_TMPDIR"
 }
 
+# common_setup, plus WORKLOAD (tests/lib/pma-workload, a PMAlloc client)
+# and CACHE_LINE persistence, for the PMAlloc suites
+pmalloc_setup() {
+	common_setup
+	WORKLOAD="${PMAD_BUILDDIR:?set PMAD_BUILDDIR}/tests/lib/pma-workload"
+	[ -x "$WORKLOAD" ] || fail "no $WORKLOAD: build it with make check"
+	export PMEM2_FORCE_GRANULARITY=CACHE_LINE
+}
+
+# mkpool_size PATH SIZE: a one-part pool of SIZE, must succeed
+mkpool_size() {
+	run --separate-stderr pmactl create "$1" --size "$2"
+	assert_success
+}
+
 # mkpool PATH [create options...]: a pool of 1 MiB parts, must succeed
 mkpool() {
 	local pool=$1

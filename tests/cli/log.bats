@@ -5,10 +5,7 @@
 load helpers
 
 setup() {
-	common_setup
-	WORKLOAD="${PMAD_BUILDDIR:?set PMAD_BUILDDIR}/tests/lib/pma-workload"
-	[ -x "$WORKLOAD" ] || fail "no $WORKLOAD: build it with make check"
-	export PMEM2_FORCE_GRANULARITY=CACHE_LINE
+	pmalloc_setup
 }
 
 # heap_pool PATH COUNT SIZE [crash]: a 32 MiB pool whose heap saw COUNT
@@ -16,11 +13,6 @@ setup() {
 heap_pool() {
 	mkpool_size "$1" 32M
 	run --separate-stderr "$WORKLOAD" "$@"
-	assert_success
-}
-
-mkpool_size() {
-	run --separate-stderr pmactl create "$1" --size "$2"
 	assert_success
 }
 
