@@ -472,18 +472,6 @@ int pma_rebuild(struct pma_heap *heap)
 		e = heap->pmap_pm[page];
 		if (!entry_ok(heap, page, e))
 			return entry_corrupt(page, e);
-		/* recovery checked this before writing; a read-only open's
-		 * replay result is checked here */
-		if (skip_free(heap->pmap_pm, page + 1, heap->geom.npages) <
-		    page + pma_pmap_npages(e))
-			return util_errmsg_set(
-				EIO,
-				"corrupt page map: an entry "
-				"lies inside the %s at page "
-				"%llu",
-				pma_pmap_kind(e) == PMA_PMAP_SLAB ? "slab" :
-								    "extent",
-				(unsigned long long)page);
 		if (page > gap && pma_ext_put(&heap->ext, gap, page - gap) < 0)
 			return util_errmsg_set(ENOMEM, "out of memory");
 		heap->pmap[page] = e;

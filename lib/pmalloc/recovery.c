@@ -88,10 +88,10 @@ static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
  * slot by slot (no decode, no divide). Block ops are not applied one by
  * one: each marked its slab dirty (pma_slab_mark_dirty), and
  * sync_bitmaps copies those slabs' live bitmaps to PM. With every arena
- * lock held, a
- * live bitmap is the state after every logged op on the slab, the same
- * as applying them in order; and replaying the range again after a crash
- * (blind sets and clears, in order) still ends in that state.
+ * lock held, a live bitmap is the state after every logged op on the
+ * slab, the same as applying them in order; and replaying the range again
+ * after a crash (blind sets and clears, in order) still ends in that
+ * state.
  */
 static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
 			    int phase2, struct pma_dirty *dirty)
@@ -178,40 +178,47 @@ static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
 	return 0;
 }
 
-/* checkpoint: write each collected slab's live bitmap to its PM bitmap
- * (same interleaved layout), marking the lines that changed */
+/* one slab's live bitmap into its PM bitmap (the same interleaved
+ * layout): compare and store word by word, mark the banks that changed */
+static int sync_slab(struct pma_heap *heap, struct pma_slab *slab,
+		     struct pma_dirty *dirty)
+{
+	uint64_t *line = (uint64_t *)((char *)pma_addr(heap, slab->off) +
+				      PMA_SLAB_BITMAP_OFF);
+	unsigned l, k;
+	int changed;
+	uint64_t v;
+
+	for (l = 0; l < PMA_NBANKS; l++, line += PMA_LINE / 8) {
+		changed = 0;
+		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
+			v = atomic_load_explicit(&slab->live[l][k],
+						 memory_order_relaxed);
+			if (line[k] == v)
+				continue;
+			__atomic_store_n(&line[k], v, __ATOMIC_RELAXED);
+			changed = 1;
+		}
+		if (changed && pma_dirty_add(dirty, line, PMA_LINE) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* checkpoint: write each dirty slab's live bitmap to its PM bitmap */
 static int sync_bitmaps(struct pma_heap *heap, struct pma_dirty *dirty)
 {
 	struct pma_slab *slab;
-	uint64_t *line, v;
-	unsigned i, l, k;
-	int changed, rc;
+	unsigned i;
+	int rc;
 
-	for (i = 0; i < heap->geom.narenas; i++) {
-		slab = heap->arenas[i].dirty_slabs;
-		for (; slab; slab = slab->dirty_next) {
-			line = (uint64_t *)((char *)pma_addr(heap, slab->off) +
-					    PMA_SLAB_BITMAP_OFF);
-			for (l = 0; l < PMA_NBANKS; l++, line += PMA_LINE / 8) {
-				changed = 0;
-				for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
-					v = atomic_load_explicit(
-						&slab->live[l][k],
-						memory_order_relaxed);
-					if (line[k] == v)
-						continue;
-					__atomic_store_n(&line[k], v,
-							 __ATOMIC_RELAXED);
-					changed = 1;
-				}
-				if (!changed)
-					continue;
-				rc = pma_dirty_add(dirty, line, PMA_LINE);
-				if (rc < 0)
-					return rc;
-			}
+	for (i = 0; i < heap->geom.narenas; i++)
+		for (slab = heap->arenas[i].dirty_slabs; slab;
+		     slab = slab->dirty_next) {
+			rc = sync_slab(heap, slab, dirty);
+			if (rc < 0)
+				return rc;
 		}
-	}
 	return 0;
 }
 
@@ -535,7 +542,12 @@ int pma_recover_rdonly(struct pma_heap *heap)
 		return rc;
 	rc = apply_all(heap, &dirty, NULL, 0);
 	pma_dirty_release(&dirty); /* DRAM copies: nothing to flush */
-	return rc;
+	/* the replayed copy of the page map: its entries, then that no
+	 * slab or extent lies in another (pma_recover checks the same
+	 * before it writes) */
+	if (rc == 0)
+		rc = pma_pmap_check(heap);
+	return rc < 0 ? rc : pma_pmap_check_spans(heap, NULL);
 }
 
 int pma_recover(struct pma_heap *heap)
