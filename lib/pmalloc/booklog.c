@@ -17,14 +17,6 @@ struct pma_rec *pma_booklog_slot(struct pma_rec *log, uint32_t cap, uint64_t k)
 	return pma_booklog_slot_at(log, (uint32_t)(k % cap));
 }
 
-static uint64_t rec_csum(uint64_t word0, uint64_t word1, uint64_t k)
-{
-	return util_crc32c_3w(word0 & ~(PMA_REC_CSUM_MASK
-					<< PMA_REC_CSUM_SHIFT),
-			      word1, k) &
-	       PMA_REC_CSUM_MASK;
-}
-
 void pma_booklog_encode(uint64_t k, uint32_t cap, unsigned type,
 			uint64_t payload, uint64_t value,
 			struct pma_rec *ret_rec)
@@ -52,7 +44,7 @@ int pma_booklog_decode(const struct pma_rec *log, uint32_t cap, uint64_t k,
 	if ((w1 & PMA_REC_TAG_MASK) != pma_booklog_lap_tag(k / cap))
 		return -EBADMSG;
 	if (((w0 >> PMA_REC_CSUM_SHIFT) & PMA_REC_CSUM_MASK) !=
-	    rec_csum(w0, w1, k))
+	    pma_booklog_csum(w0, w1, k))
 		return -EBADMSG;
 	*ret_type = type;
 	*ret_payload = w0 >> PMA_REC_PAYLOAD_SHIFT;

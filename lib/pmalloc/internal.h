@@ -234,6 +234,14 @@ static inline uint64_t pma_booklog_lap_tag(uint64_t lap)
 {
 	return lap % 7 + 1;
 }
+/* the checksum field of record k with words w0 (its checksum bits are
+ * ignored) and w1 */
+static inline uint64_t pma_booklog_csum(uint64_t w0, uint64_t w1, uint64_t k)
+{
+	return util_crc32c_3w(w0 & ~(PMA_REC_CSUM_MASK << PMA_REC_CSUM_SHIFT),
+			      w1, k) &
+	       PMA_REC_CSUM_MASK;
+}
 /* encode record k of the lap whose epoch and tag are given (the appender
  * keeps them: no divide per record) */
 static inline void pma_booklog_encode_bits(uint64_t k, uint64_t epoch,
@@ -246,8 +254,7 @@ static inline void pma_booklog_encode_bits(uint64_t k, uint64_t epoch,
 
 	pma_assert(payload <= PMA_REC_PAYLOAD_MAX);
 	pma_assert((value & PMA_REC_TAG_MASK) == 0);
-	w0 |= (util_crc32c_3w(w0, w1, k) & PMA_REC_CSUM_MASK)
-	      << PMA_REC_CSUM_SHIFT;
+	w0 |= pma_booklog_csum(w0, w1, k) << PMA_REC_CSUM_SHIFT;
 	ret_rec->word0 = w0;
 	ret_rec->word1 = w1;
 }
