@@ -144,6 +144,9 @@ static inline int pma_log_append_op(struct pma_arena *arena,
  * word form a run: only the last op of a run matters for its word).
  * Recovery redoes each arena's last PMA_DEST_REDO runs: a pending batch
  * plus the last op, whose fence may not have made its flush durable.
+ * A dest in a BYTE mapping (eADR) needs no flush: the store is durable
+ * once the next fence (the next op's, or a checkpoint's) orders it, so
+ * nothing is batched (recovery redoes the same runs all the same).
  */
 static inline void pma_log_commit(struct pma_arena *arena, uint64_t *dest,
 				  uint64_t dest_off, uint64_t value)
@@ -152,6 +155,12 @@ static inline void pma_log_commit(struct pma_arena *arena, uint64_t *dest,
 	uintptr_t line = (uintptr_t)dest & ~(uintptr_t)(PMA_LINE - 1);
 	int new_run = dest != arena->dest_last;
 
+	if (!arena->dest_line && pm_flush_is_noop(heap->map) &&
+	    pool_off_part(dest_off) == heap->part) {
+		pm_drain_fast(heap->map);
+		__atomic_store_n(dest, value, __ATOMIC_RELEASE);
+		return;
+	}
 	if (arena->dest_line &&
 	    (!dest_off || line != arena->dest_line ||
 	     (new_run && arena->dest_runs >= PMA_DEST_BATCH)))

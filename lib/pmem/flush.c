@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/pmem flush: flush / drain / persist / memcpy / memset through the
- * functions libpmem2 picked for the mapping. Every call is counted the same
- * way whatever the granularity (the counters measure what the caller asked
- * for), and feeds the crash simulator when the mapping is armed.
+ * functions libpmem2 picked for the mapping. Every call is counted (the
+ * counters measure what the caller asked for), except flushes on a BYTE
+ * mapping, which write nothing back (pm_flush_is_noop); an armed mapping
+ * feeds the crash simulator whatever its granularity.
  */
 #include <libpmem2.h>
 
@@ -15,13 +16,12 @@
  * thread's first flush (pm_stats_count_range registers it) */
 void pm_flush_general(struct pm_map *map, const void *addr, size_t len)
 {
-	if (len == 0)
+	if (len == 0 || pm_flush_is_noop(map))
 		return;
 	pm_stats_count_range(addr, len);
 	if (map->crash)
 		pm_crash_on_flush(map, addr, len);
-	if (map->gran != PM_GRAN_BYTE)
-		map->flush_fn(addr, len);
+	map->flush_fn(addr, len);
 }
 
 void pm_drain_general(struct pm_map *map)
@@ -50,7 +50,7 @@ void pm_persist(struct pm_map *map, const void *addr, size_t len)
 		pm_drain(map);
 		return;
 	}
-	if (len)
+	if (len && !pm_flush_is_noop(map))
 		pm_stats_count_range(addr, len);
 	pm_stats_count_fence();
 	map->persist_fn(addr, len);

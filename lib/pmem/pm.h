@@ -9,6 +9,9 @@
  *
  * Per-thread counters (always on) measure what the caller asked for:
  * cache lines flushed, fences, reflushes, XPLines and bytes persisted.
+ * On a BYTE mapping (eADR: the CPU caches are persistent) a flush writes
+ * nothing back: pm_flush does nothing and counts nothing, pm_persist only
+ * fences. pm_memcpy / pm_memset still count the bytes they store.
  *
  * Crash simulation (built with --enable-crash-sim, see crash.h) keeps a
  * shadow durable image per mapping and is fed from the same calls.

@@ -671,6 +671,57 @@ static void test_fences_per_op(void **state)
 	assert_true(ps.reflushes <= 8000 / 100);
 }
 
+/* a heap on a BYTE (eADR) mapping: no flush is issued (or counted), one
+ * fence per op, random dests and large extents included; the dests and
+ * blocks are all there after a reopen */
+static void test_byte_heap(void **state)
+{
+	struct fx *f = *state;
+	const char *old = getenv("PMEM2_FORCE_GRANULARITY");
+	char *saved = old ? strdup(old) : NULL;
+	uint64_t want[NDEST];
+	struct pm_stats ps;
+	unsigned i, j, nops = 0;
+	size_t size;
+
+	setenv("PMEM2_FORCE_GRANULARITY", "BYTE", 1);
+	fx_create(f, HEAP_SIZE);
+	if (saved)
+		setenv("PMEM2_FORCE_GRANULARITY", saved, 1);
+	else
+		unsetenv("PMEM2_FORCE_GRANULARITY");
+	free(saved);
+	srand(7);
+	/* warm up (slabs made), then count */
+	for (i = 0; i < 20000; i++) {
+		if (i == 2000)
+			pm_stats_reset();
+		j = (unsigned)rand() % NDEST;
+		size = i % 97 == 0 ? 300 * 1024 : 64 + (size_t)rand() % 900;
+		if (f->dests[j])
+			assert_int_equal(pma_free_from(f->heap, &f->dests[j]),
+					 0);
+		else
+			assert_int_equal(
+				pma_malloc_to(f->heap, size, &f->dests[j]), 0);
+		nops += i >= 2000;
+	}
+	pm_stats_get(&ps);
+	print_message("# BYTE: %u ops, %.3f fences/op, %.4f flushes/op\n", nops,
+		      (double)ps.fences / nops,
+		      (double)ps.lines_flushed / nops);
+	assert_true(ps.fences >= nops);
+	assert_true(ps.fences <= nops + nops / 50);
+	assert_true(ps.lines_flushed <= nops / 100);
+	memcpy(want, f->dests, sizeof(want));
+	fx_reopen(f);
+	assert_memory_equal(f->dests, want, sizeof(want));
+	for (j = 0; j < NDEST; j++)
+		if (want[j])
+			assert_int_equal(pma_free_from(f->heap, &f->dests[j]),
+					 0);
+}
+
 /* a thread whose arena has no free block of a class and the heap no room
  * for a new slab takes one from another arena's slabs (not -ENOMEM) */
 struct steal_arg {
@@ -1336,6 +1387,7 @@ int main(void)
 		cmocka_unit_test(test_local_runs),
 		T(test_log_wrap),
 		T(test_fences_per_op),
+		T(test_byte_heap),
 		T(test_alloc_other_arena),
 		T(test_log_foreach_stats),
 		T(test_threads_remote_free),

@@ -272,6 +272,40 @@ static void test_count_persist(void **state)
 	assert_int_equal(b.bytes_persisted, 400);
 }
 
+/* a BYTE (eADR) mapping: flushes write nothing back and count nothing,
+ * fences are counted, copies count their bytes, data reaches the file */
+static void test_byte_flush_noop(void **state)
+{
+	const char *old = getenv("PMEM2_FORCE_GRANULARITY");
+	char *saved = old ? strdup(old) : NULL;
+	struct fixture *f;
+	char buf[16];
+
+	setenv("PMEM2_FORCE_GRANULARITY", "BYTE", 1);
+	fixture_setup_in(state, "/dev/shm");
+	if (saved)
+		setenv("PMEM2_FORCE_GRANULARITY", saved, 1);
+	else
+		unsetenv("PMEM2_FORCE_GRANULARITY");
+	free(saved);
+	f = *state;
+	assert_int_equal(pm_map_granularity(f->map), PM_GRAN_BYTE);
+
+	memcpy(f->base + 4096, "eADR caches", 12);
+	pm_flush(f->map, f->base + 4096, 12); /* inline one-line case */
+	pm_flush(f->map, f->base, 5 * PM_CACHELINE); /* general case */
+	stats_expect(0, 0, 0, 0, 0);
+	pm_drain(f->map);
+	stats_expect(0, 1, 0, 0, 0);
+	pm_persist(f->map, f->base + 130, 200);
+	stats_expect(0, 2, 0, 0, 0);
+	pm_memcpy(f->map, f->base + 8192, "copied", 7, 0);
+	stats_expect(1, 3, 0, 1, 7);
+	assert_int_equal(pread(f->fd, buf, 12, 4096), 12);
+	assert_memory_equal(buf, "eADR caches", 12);
+	teardown(state);
+}
+
 static void test_memcpy_memset(void **state)
 {
 	struct fixture *f = *state;
@@ -438,6 +472,7 @@ int main(void)
 						setup_tmp, teardown),
 		cmocka_unit_test(test_map_rdonly),
 		cmocka_unit_test(test_map_errors),
+		cmocka_unit_test(test_byte_flush_noop),
 		cmocka_unit_test_setup_teardown(test_count_lines, setup_shm,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_count_reflushes, setup_shm,
