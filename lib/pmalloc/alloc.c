@@ -16,13 +16,12 @@
 #include "pmem/fast.h"
 #include "util/errmsg.h"
 
-/* make the append cursor describe record tail */
-static void log_cursor_sync(struct pma_arena *arena)
+/* log_cursor_sync after the tail moved without the cursor (a checkpoint,
+ * recovery, a new arena) */
+static void log_cursor_reset(struct pma_arena *arena)
 {
 	uint32_t cap = arena->heap->geom.log_cap;
 
-	if (arena->cur_k == arena->tail)
-		return;
 	arena->cur_k = arena->tail;
 	arena->cur_lap = arena->tail / cap;
 	arena->cur_slot = (uint32_t)(arena->tail % cap);
@@ -31,6 +30,13 @@ static void log_cursor_sync(struct pma_arena *arena)
 	arena->cur_rec = pma_booklog_slot_at(arena->log, arena->cur_slot);
 	arena->cur_r = arena->cur_slot % PMA_LOG_GROUP;
 	arena->cur_bank = arena->cur_r % PMA_NBANKS;
+}
+
+/* make the append cursor describe record tail */
+static inline void log_cursor_sync(struct pma_arena *arena)
+{
+	if (__builtin_expect(arena->cur_k != arena->tail, 0))
+		log_cursor_reset(arena);
 }
 
 /* move the cursor to the next slot: the next bank's line, the first
@@ -63,9 +69,12 @@ static inline void log_cursor_next(struct pma_arena *arena)
 		   pma_booklog_slot_at(arena->log, arena->cur_slot));
 }
 
-/* write record tail and flush its line; the caller fences */
-static inline void log_put(struct pma_arena *arena, unsigned type,
-			   uint64_t payload, uint64_t value)
+/* write record tail and flush its line; the caller fences. Inlined
+ * always: once per op on the fast paths, where a call's register saves
+ * cost as much as the record's encoding */
+__attribute__((always_inline)) static inline void
+log_put(struct pma_arena *arena, unsigned type, uint64_t payload,
+	uint64_t value)
 {
 	struct pma_rec *slot = arena->cur_rec;
 	struct pma_rec rec;
@@ -81,10 +90,11 @@ static inline void log_put(struct pma_arena *arena, unsigned type,
 }
 
 /* append the one record of a block op (ALLOC, FREE, RFREE) of slab,
- * flushed, not fenced; the caller checked room */
-static inline void log_append_block(struct pma_arena *arena, unsigned type,
-				    struct pma_slab *slab, uint64_t off,
-				    uint64_t dest_off)
+ * flushed, not fenced; the caller checked room (inlined always, see
+ * log_put) */
+__attribute__((always_inline)) static inline void
+log_append_block(struct pma_arena *arena, unsigned type, struct pma_slab *slab,
+		 uint64_t off, uint64_t dest_off)
 {
 	struct pma_dram_op *d;
 
@@ -148,19 +158,13 @@ static inline int pma_log_append_op(struct pma_arena *arena,
  * once the next fence (the next op's, or a checkpoint's) orders it, so
  * nothing is batched (recovery redoes the same runs all the same).
  */
-static inline void pma_log_commit(struct pma_arena *arena, uint64_t *dest,
-				  uint64_t dest_off, uint64_t value)
+static void log_commit_batched(struct pma_arena *arena, uint64_t *dest,
+			       uint64_t dest_off, uint64_t value)
 {
 	struct pma_heap *heap = arena->heap;
 	uintptr_t line = (uintptr_t)dest & ~(uintptr_t)(PMA_LINE - 1);
 	int new_run = dest != arena->dest_last;
 
-	if (!arena->dest_line && pm_flush_is_noop(heap->map) &&
-	    pool_off_part(dest_off) == heap->part) {
-		pm_drain_fast(heap->map);
-		__atomic_store_n(dest, value, __ATOMIC_RELEASE);
-		return;
-	}
 	if (arena->dest_line &&
 	    (!dest_off || line != arena->dest_line ||
 	     (new_run && arena->dest_runs >= PMA_DEST_BATCH)))
@@ -181,6 +185,23 @@ static inline void pma_log_commit(struct pma_arena *arena, uint64_t *dest,
 	}
 	arena->dest_runs += new_run;
 	arena->dest_last = dest;
+}
+
+/* pma_log_commit: a dest in a BYTE mapping inline, batching in a call */
+__attribute__((always_inline)) static inline void
+pma_log_commit(struct pma_arena *arena, uint64_t *dest, uint64_t dest_off,
+	       uint64_t value)
+{
+	struct pma_heap *heap = arena->heap;
+
+	if (__builtin_expect(!arena->dest_line && pm_flush_is_noop(heap->map) &&
+				     pool_off_part(dest_off) == heap->part,
+			     1)) {
+		pm_drain_fast(heap->map);
+		__atomic_store_n(dest, value, __ATOMIC_RELEASE);
+		return;
+	}
+	log_commit_batched(arena, dest, dest_off, value);
 }
 
 /* lock the arena with room for one op (2 records) in its log */

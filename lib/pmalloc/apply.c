@@ -88,6 +88,8 @@ int pma_dirty_add(struct pma_dirty *dirty, const void *addr, size_t len)
 	uintptr_t end = (uintptr_t)addr + len;
 	int rc;
 
+	if (dirty->off)
+		return 0;
 	for (; a < end; a += PMA_LINE) {
 		rc = dirty_line_add(dirty, a);
 		if (rc < 0)

@@ -66,47 +66,62 @@ int pma_pending_push(struct pma_pending *p, uint64_t off)
 	return 0;
 }
 
-/* merge run i with any run adjacent to it (so a list of neighbours
- * freed one by one becomes one run again) */
-static void runs_merge(struct pma_runs *r, size_t i)
+/* index of the first run starting after page (runs are sorted by page and
+ * never adjacent: neighbours are merged when put) */
+static size_t runs_after(const struct pma_runs *r, uint64_t page)
 {
-	size_t j = 0;
+	size_t lo = 0, hi = r->count, mid;
 
-	while (j < r->count) {
-		if (j != i &&
-		    (r->runs[j].page + r->runs[j].npages == r->runs[i].page ||
-		     r->runs[i].page + r->runs[i].npages == r->runs[j].page)) {
-			if (r->runs[j].page < r->runs[i].page)
-				r->runs[i].page = r->runs[j].page;
-			r->runs[i].npages += r->runs[j].npages;
-			r->runs[j] = r->runs[--r->count];
-			if (i == r->count)
-				i = j;
-			j = 0;
-			continue;
-		}
-		j++;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (r->runs[mid].page <= page)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	return lo;
+}
+
+static void runs_remove(struct pma_runs *r, size_t i)
+{
+	memmove(&r->runs[i], &r->runs[i + 1],
+		(r->count - i - 1) * sizeof(*r->runs));
+	r->count--;
 }
 
 int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages)
 {
+	size_t i = runs_after(r, page);
+	struct pma_run *prev = i ? &r->runs[i - 1] : NULL;
+	struct pma_run *next = i < r->count ? &r->runs[i] : NULL;
 	struct pma_run *v;
 	size_t n;
 
-	if (r->count == r->alloc) {
-		n = r->alloc ? r->alloc * 2 : 16;
-		v = reallocarray(r->runs, n, sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->runs = v;
-		r->alloc = n;
+	if (prev && prev->page + prev->npages == page) {
+		prev->npages += npages;
+		if (next && page + npages == next->page) {
+			prev->npages += next->npages;
+			runs_remove(r, i);
+		}
+	} else if (next && page + npages == next->page) {
+		next->page = page;
+		next->npages += npages;
+	} else {
+		if (r->count == r->alloc) {
+			n = r->alloc ? r->alloc * 2 : 16;
+			v = reallocarray(r->runs, n, sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			r->runs = v;
+			r->alloc = n;
+		}
+		memmove(&r->runs[i + 1], &r->runs[i],
+			(r->count - i) * sizeof(*r->runs));
+		r->runs[i].page = page;
+		r->runs[i].npages = npages;
+		r->count++;
 	}
-	r->runs[r->count].page = page;
-	r->runs[r->count].npages = npages;
-	r->count++;
 	r->pages += npages;
-	runs_merge(r, r->count - 1);
 	return 0;
 }
 
@@ -115,11 +130,14 @@ int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page)
 	struct pma_run *run = NULL;
 	size_t i;
 
-	/* best fit, the newest of equals (the warmest) */
-	for (i = r->count; i-- > 0;)
+	/* best fit, the lowest of equals */
+	for (i = 0; i < r->count; i++)
 		if (r->runs[i].npages >= npages &&
-		    (!run || r->runs[i].npages < run->npages))
+		    (!run || r->runs[i].npages < run->npages)) {
 			run = &r->runs[i];
+			if (run->npages == npages)
+				break;
+		}
 	if (!run)
 		return -ENOMEM;
 	*ret_page = run->page;
@@ -127,7 +145,7 @@ int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page)
 	run->npages -= npages;
 	r->pages -= npages;
 	if (!run->npages)
-		*run = r->runs[--r->count];
+		runs_remove(r, (size_t)(run - r->runs));
 	return 0;
 }
 

@@ -293,7 +293,7 @@ struct pma_dram_op {
  * PMA_LOCAL_RUNS runs (then frees take the EXT_FREE path): the list is
  * scanned per op */
 #define PMA_LOCAL_RUNS 64
-struct pma_runs {
+struct pma_runs { /* sorted by page, no two adjacent */
 	struct pma_run {
 		uint64_t page, npages;
 	} * runs;
@@ -709,6 +709,8 @@ struct pma_dirty {
 	/* lines known to be in the set, direct-mapped by line number:
 	 * checked before hashing (a slab's bitmap is NBANKS lines) */
 	uintptr_t recent[16];
+	/* the heap's map needs no flush (pm_flush_is_noop): record nothing */
+	int off;
 };
 int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		 struct pma_dirty *dirty);

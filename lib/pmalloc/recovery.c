@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "pmalloc/internal.h"
+#include "pmem/fast.h"
 #include "util/errmsg.h"
 
 /* the op in DRAM copy d of record k (checkpoints: the log holds the
@@ -338,6 +339,7 @@ int pma_checkpoint(struct pma_heap *heap)
 	pma_arenas_lock(heap);
 	if (!any_records(heap))
 		goto out_unlock;
+	dirty.off = pm_flush_is_noop(heap->map);
 	rc = apply_all(heap, &dirty, NULL, 1);
 	if (rc == 0)
 		rc = sync_bitmaps(heap, &dirty);

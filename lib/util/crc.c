@@ -80,29 +80,37 @@ uint32_t util_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc32c_sw(~crc, buf, len);
 }
 
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t
-crc32c_3w_hw(uint64_t a, uint64_t b, uint64_t c)
-{
-	uint64_t crc = ~0u;
-
-	crc = __builtin_ia32_crc32di(crc, a);
-	crc = __builtin_ia32_crc32di(crc, b);
-	crc = __builtin_ia32_crc32di(crc, c);
-	return ~(uint32_t)crc;
-}
-#endif
-
-uint32_t util_crc32c_3w(uint64_t a, uint64_t b, uint64_t c)
+/* util_crc32c_3w before crc_init ran, or without the instruction */
+__attribute__((noinline)) static uint32_t crc32c_3w_slow(uint64_t a, uint64_t b,
+							 uint64_t c)
 {
 	uint64_t buf[3] = { a, b, c };
 
-	crc_ready();
+	return util_crc32c(0, buf, sizeof(buf));
+}
+
+/* the hardware case inline (3 crc32 instructions, no buffer): the
+ * function is compiled for SSE4.2 but executes crc32 only once
+ * crc_init found it */
 #if defined(__x86_64__)
-	if (crc_use_hw)
-		return crc32c_3w_hw(a, b, c);
+__attribute__((target("sse4.2")))
 #endif
-	return ~crc32c_sw(~0u, (const unsigned char *)buf, sizeof(buf));
+uint32_t
+util_crc32c_3w(uint64_t a, uint64_t b, uint64_t c)
+{
+#if defined(__x86_64__)
+	uint64_t crc = ~0u;
+
+	if (__builtin_expect(__atomic_load_n(&crc_inited, __ATOMIC_ACQUIRE) &&
+				     crc_use_hw,
+			     1)) {
+		crc = __builtin_ia32_crc32di(crc, a);
+		crc = __builtin_ia32_crc32di(crc, b);
+		crc = __builtin_ia32_crc32di(crc, c);
+		return ~(uint32_t)crc;
+	}
+#endif
+	return crc32c_3w_slow(a, b, c);
 }
 
 /* the table implementation, for tests that compare the two */

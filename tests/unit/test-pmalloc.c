@@ -513,6 +513,79 @@ static void test_local_runs(void **state)
 	free(r.runs);
 }
 
+/* runs match a page bitmap: sorted, never adjacent, exactly its free
+ * pages */
+#define RUNS_NPAGES 512
+static void runs_check(const struct pma_runs *r, const uint8_t *free_pg)
+{
+	uint64_t p, covered = 0;
+	size_t i;
+
+	for (i = 0; i < r->count; i++) {
+		assert_true(r->runs[i].npages > 0);
+		if (i)
+			assert_true(r->runs[i - 1].page +
+					    r->runs[i - 1].npages <
+				    r->runs[i].page);
+		for (p = r->runs[i].page;
+		     p < r->runs[i].page + r->runs[i].npages; p++)
+			assert_true(free_pg[p]);
+		covered += r->runs[i].npages;
+	}
+	for (p = 0; p < RUNS_NPAGES; p++)
+		covered -= free_pg[p];
+	assert_int_equal(covered, 0);
+}
+
+/* random puts and takes against a page bitmap: the runs stay exact, a
+ * take is a best fit (no run of a size in [want, taken run) exists) */
+static void test_local_runs_model(void **state)
+{
+	uint8_t free_pg[RUNS_NPAGES] = { 0 };
+	struct pma_runs r = { 0 };
+	uint64_t p, page, n, len, best, sum;
+	size_t i;
+	unsigned it;
+	(void)state;
+
+	srand(11);
+	for (it = 0; it < 20000; it++) {
+		n = 1 + (uint64_t)rand() % 16;
+		if (rand() % 2) { /* put n used pages at a random place */
+			page = (uint64_t)rand() % (RUNS_NPAGES - n);
+			for (p = page; p < page + n && !free_pg[p]; p++)
+				;
+			if (p < page + n)
+				continue;
+			assert_int_equal(pma_runs_put(&r, page, n), 0);
+			memset(&free_pg[page], 1, n);
+		} else {
+			best = UINT64_MAX;
+			for (i = 0; i < r.count; i++)
+				if (r.runs[i].npages >= n &&
+				    r.runs[i].npages < best)
+					best = r.runs[i].npages;
+			if (pma_runs_take(&r, n, &page) < 0) {
+				assert_int_equal(best, UINT64_MAX);
+				continue;
+			}
+			/* the run taken from started at page: its length */
+			for (len = 0;
+			     page + len < RUNS_NPAGES && free_pg[page + len];
+			     len++)
+				;
+			assert_int_equal(len, best);
+			assert_true(page == 0 || !free_pg[page - 1]);
+			memset(&free_pg[page], 0, n);
+		}
+		runs_check(&r, free_pg);
+		for (sum = 0, p = 0; p < RUNS_NPAGES; p++)
+			sum += free_pg[p];
+		assert_int_equal(r.pages, sum);
+	}
+	free(r.runs);
+}
+
 static int lfree_cb(const struct pma_log_entry *e, void *arg)
 {
 	unsigned *counts = arg;
@@ -1388,6 +1461,7 @@ int main(void)
 		T(test_log_wrap),
 		T(test_fences_per_op),
 		T(test_byte_heap),
+		T(test_local_runs_model),
 		T(test_alloc_other_arena),
 		T(test_log_foreach_stats),
 		T(test_threads_remote_free),
