@@ -245,6 +245,20 @@ static int apply_extent(struct pma_heap *heap, const struct pma_op *op, int on,
 			  dirty);
 }
 
+/* a checkpoint's extent op from its DRAM copy: made by this process after
+ * its own checks, so not checked again; no shadow (that is recovery's) */
+int pma_apply_extent_trusted(struct pma_heap *heap, uint64_t off,
+			     uint64_t npages, int on, struct pma_dirty *dirty)
+{
+	uint64_t *e = &heap->pmap_pm[pma_page_of(heap, off)];
+
+	pma_assert(!heap->shadow && off % PMA_PAGE == 0 &&
+		   pma_page_of(heap, off) + npages <= heap->geom.npages);
+	__atomic_store_n(e, on ? pma_pmap_make(PMA_PMAP_EXTENT, npages) : 0,
+			 __ATOMIC_RELAXED);
+	return pma_dirty_add(dirty, e, sizeof(*e));
+}
+
 /* is byte offset b the start of a live slab block or extent in PM? */
 int pma_pm_live_at(struct pma_heap *heap, uint64_t b)
 {

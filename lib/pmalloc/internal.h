@@ -672,7 +672,14 @@ static inline struct pma_slab *pma_heap_slab_at(struct pma_heap *heap,
 	if (chunk >= heap->nchunks)
 		return NULL;
 	slab = atomic_load_explicit(&heap->slabs[chunk], memory_order_acquire);
-	return slab ? slab : pma_heap_slab_load(heap, chunk);
+	if (slab)
+		return slab;
+	/* not a slab chunk (an extent's, say): pma_lazy_get's first test */
+	if (pma_pmap_kind(atomic_load_explicit(
+		    &heap->pmap[chunk * PMA_CHUNK_PAGES],
+		    memory_order_acquire)) != PMA_PMAP_SLAB)
+		return NULL;
+	return pma_heap_slab_load(heap, chunk);
 }
 /* 0 if a dest at pool offset off is allowed (not in pool headers or heap
  * metadata other than the root word), else -EINVAL */
@@ -715,6 +722,9 @@ struct pma_dirty {
 int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		 struct pma_dirty *dirty);
 int pma_dirty_add(struct pma_dirty *dirty, const void *addr, size_t len);
+/* 0 or -ENOMEM (dirty set) */
+int pma_apply_extent_trusted(struct pma_heap *heap, uint64_t off,
+			     uint64_t npages, int on, struct pma_dirty *dirty);
 void pma_dirty_flush(struct pma_heap *heap, struct pma_dirty *dirty);
 void pma_dirty_release(struct pma_dirty *dirty);
 /* is op applied in the second phase (frees that may follow another log's

@@ -117,6 +117,16 @@ static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
 			continue;
 		if (dram_is_phase2(d) != phase2)
 			continue;
+		if (d->type == PMA_REC_EXT_ALLOC ||
+		    d->type == PMA_REC_EXT_FREE ||
+		    d->type == PMA_REC_EXT_LFREE) {
+			rc = pma_apply_extent_trusted(
+				heap, d->off, d->npages,
+				d->type == PMA_REC_EXT_ALLOC, dirty);
+			if (rc < 0)
+				return util_errmsg_set(-rc, "out of memory");
+			continue;
+		}
 		dram_op(d, k, &op);
 		rc = apply_one(heap, arena, &op, dirty);
 		if (rc < 0)
