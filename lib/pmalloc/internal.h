@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "pmalloc.h"
 #include "pmalloc/layout.h"
@@ -59,29 +60,45 @@ _Static_assert(PMA_SLAB_MAX_BLOCKS <= PMA_NBANKS * 64 * PMA_SLAB_LINE_WORDS,
 
 /* ------------------------------------------------------------ slab.c */
 
+/*
+ * Three groups of cache lines, so that a thread freeing another arena's
+ * block (reading the first group, clearing a live bit) does not keep
+ * missing on lines the owner writes at every op (the second group):
+ * read-mostly fields; the owner's (under its lock); the live bitmap.
+ * Allocated 64-byte aligned (pma_slab_alloc).
+ */
 struct pma_slab {
-	uint64_t off; /* byte offset of the slab in the part */
-	struct pma_slab *next; /* in the owner's partial list */
+	_Alignas(PMA_LINE) uint64_t off; /* byte offset of the slab */
 	uint16_t cls; /* size class */
 	uint16_t owner; /* owning arena */
 	uint32_t block_size; /* bytes */
 	uint32_t block_inv; /* pma_class_inv(cls): offset -> index */
 	uint32_t nblocks; /* blocks */
+	/* a block op since the last checkpoint changed live: the slab is on
+	 * the dirty list of the arena that set this first (dirty_next);
+	 * set once per checkpoint window */
+	atomic_int dirty;
+	struct pma_slab *dirty_next;
+
+	/* avail: blocks the owner may hand out (linear: bit i is block i) */
+	_Alignas(PMA_LINE) struct pma_slab *next; /* owner's partial list */
 	uint32_t navail; /* bits set in avail */
 	uint32_t avail_lo; /* avail words below this one are 0 */
 	int in_partial; /* on the owner's partial list */
-	/* a block op since the last checkpoint changed live: the slab is on
-	 * the dirty list of the arena that set this first (dirty_next) */
-	atomic_int dirty;
-	struct pma_slab *dirty_next;
+	uint64_t avail[PMA_LIVE_WORDS];
+
 	/* live: the user's view, set by alloc, cleared (atomically, by any
 	 * thread) by free, in the PM bitmap's interleaved layout (see
-	 * pma_slab_live_word): a checkpoint copies it to PM as it is.
-	 * avail: blocks the owner may hand out (linear: bit i is block i),
-	 * owner lock */
-	_Atomic uint64_t live[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
-	uint64_t avail[PMA_LIVE_WORDS];
+	 * pma_slab_live_word): a checkpoint copies it to PM as it is */
+	_Alignas(PMA_LINE) _Atomic uint64_t
+		live[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
 };
+
+/* a line-aligned struct pma_slab for pma_slab_init (free() releases it) */
+static inline struct pma_slab *pma_slab_alloc(void)
+{
+	return aligned_alloc(PMA_LINE, sizeof(struct pma_slab));
+}
 
 /* the DRAM live word and mask of block idx: bit (idx / NBANKS) of bank
  * idx % NBANKS, as in the PM bitmap (pma_slab_bit) */

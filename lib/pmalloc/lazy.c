@@ -124,7 +124,7 @@ int pma_lazy_get(struct pma_heap *heap, uint64_t chunk,
 		*ret_slab = cur;
 		return 0;
 	}
-	slab = malloc(sizeof(*slab));
+	slab = pma_slab_alloc();
 	if (!slab)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	rc = pma_lazy_peek(heap, page, e, slab);

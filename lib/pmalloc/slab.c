@@ -108,7 +108,7 @@ void pma_slab_init(struct pma_slab *slab, uint64_t off, unsigned cls,
 
 struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner)
 {
-	struct pma_slab *slab = malloc(sizeof(*slab));
+	struct pma_slab *slab = pma_slab_alloc();
 
 	if (slab)
 		pma_slab_init(slab, off, cls, owner);
