@@ -169,7 +169,12 @@ static int heap_dram_init(struct pma_heap *heap)
 	 * not grow with these (calloc may memset reused memory) */
 	heap->pmap = pma_zmap(heap->geom.npages * sizeof(*heap->pmap));
 	heap->slabs = pma_zmap(heap->nchunks * sizeof(*heap->slabs));
-	heap->arenas = calloc(heap->geom.narenas, sizeof(*heap->arenas));
+	/* line-aligned: no two threads' arenas share a line */
+	heap->arenas = aligned_alloc(PMA_LINE, heap->geom.narenas *
+						       sizeof(*heap->arenas));
+	if (heap->arenas)
+		memset(heap->arenas, 0,
+		       heap->geom.narenas * sizeof(*heap->arenas));
 	if (heap->rdonly)
 		heap->ro_slab_meta = calloc(heap->nchunks, sizeof(void *));
 	if (!heap->pmap || !heap->slabs || !heap->arenas ||
@@ -316,13 +321,14 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 static int heap_attach(struct pool *pool, unsigned flags,
 		       struct pma_heap **ret_heap)
 {
-	struct pma_heap *heap = calloc(1, sizeof(*heap));
+	struct pma_heap *heap = aligned_alloc(PMA_LINE, sizeof(*heap));
 	int rc;
 
 	if (!heap) {
 		pool_close(&pool);
 		return util_errmsg_set(ENOMEM, "out of memory");
 	}
+	memset(heap, 0, sizeof(*heap));
 	heap->pool = pool;
 	pthread_mutex_init(&heap->ext_lock, NULL);
 	pthread_mutex_init(&heap->root_lock, NULL);

@@ -326,10 +326,10 @@ struct pma_pending {
 	size_t alloc;
 };
 
-struct pma_arena {
+struct pma_arena { /* line-aligned: one thread's, mostly */
 	/* locking (owner.c): the owner thread's biased fast path, or the
 	 * mutex plus revoking the owner's fast path */
-	pthread_mutex_t lock;
+	_Alignas(PMA_LINE) pthread_mutex_t lock;
 	_Atomic uintptr_t owner; /* owning thread's token, 0 if none */
 	atomic_int busy; /* the owner is in an op on its fast path */
 	atomic_int revoked; /* a mutex holder keeps the owner out */
@@ -588,15 +588,6 @@ struct pma_heap {
 	unsigned arenas_ready; /* initialised arenas (for cleanup) */
 	uint64_t id; /* unique per open, for thread binding */
 	struct pma_heap *next_open; /* owner.c registry of open heaps */
-	atomic_uint next_arena;
-	atomic_ulong checkpoints;
-	/* pages of freed extents other arenas cannot take before a
-	 * checkpoint (arenas' ext_freed and local runs): a checkpoint is due
-	 * when they reach 1 / PMA_PENDING_DIV of the heap */
-	atomic_ulong pending_pages;
-	/* records in all logs since the last checkpoint, an estimate that
-	 * lags each arena by less than PMA_CKPT_STEP */
-	atomic_ulong log_records;
 	uint64_t head_gen; /* == hdr->head_gen (arena locks held) */
 	int rdonly; /* PMA_HEAP_RDONLY: PM is never written */
 	void **ro_slab_meta; /* rdonly (or recovery's dry run): per chunk,
@@ -609,6 +600,18 @@ struct pma_heap {
 	 * taken yet (owner lock); NULL if none */
 	struct pma_pending *unloaded;
 	atomic_ulong nunloaded; /* slabs whose heap->slabs entry is NULL */
+
+	/* counters every thread writes, in their own line: the fields above
+	 * are read at every op (the struct is allocated line-aligned) */
+	_Alignas(PMA_LINE) atomic_uint next_arena;
+	atomic_ulong checkpoints;
+	/* pages of freed extents other arenas cannot take before a
+	 * checkpoint (arenas' ext_freed and local runs): a checkpoint is due
+	 * when they reach 1 / PMA_PENDING_DIV of the heap */
+	atomic_ulong pending_pages;
+	/* records in all logs since the last checkpoint, an estimate that
+	 * lags each arena by less than PMA_CKPT_STEP */
+	atomic_ulong log_records;
 };
 
 /* owner.c: the calling thread's arena (bound, and owned if possible) */
