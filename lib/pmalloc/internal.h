@@ -23,6 +23,7 @@
 #include "pmem/pm.h"
 #include "pool/pool.h"
 #include "util/crc.h"
+#include "util/tls.h"
 
 #if PMAD_DEBUG
 #include <assert.h>
@@ -426,8 +427,8 @@ struct pma_tls_binding {
 	unsigned arena;
 	int owns; /* this thread owns that arena */
 };
-extern __thread struct pma_tls_binding pma_tls_binding;
-extern __thread char pma_tls_token;
+extern UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding;
+extern UTIL_TLS_FAST char pma_tls_token;
 extern int pma_use_membarrier;
 
 static inline uintptr_t pma_self_token(void)

@@ -32,10 +32,10 @@
 /* the address of this variable names the thread (unique among live
  * threads; a new thread reusing a dead one's address inherits nothing:
  * the dead thread released its arena at exit) */
-__thread char pma_tls_token;
+UTIL_TLS_FAST char pma_tls_token;
 
 /* the heap this thread used last and its arena there */
-__thread struct pma_tls_binding pma_tls_binding;
+UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding;
 
 static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
 static pthread_key_t owner_key; /* destructor: release at thread exit */

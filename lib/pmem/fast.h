@@ -48,7 +48,7 @@ static inline void pm_drain_fast(struct pm_map *map)
 		return;
 	}
 	ctr_add(&pm_tls_stats.s.fences, 1);
-	map->drain_fn();
+	pm_fence(map);
 }
 
 #endif

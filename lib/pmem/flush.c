@@ -30,7 +30,7 @@ void pm_drain_general(struct pm_map *map)
 	/* the simulator numbers the fence before it takes effect */
 	if (map->crash)
 		pm_crash_on_fence(map);
-	map->drain_fn();
+	pm_fence(map);
 }
 
 void pm_flush(struct pm_map *map, const void *addr, size_t len)

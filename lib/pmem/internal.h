@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "pmem/pm.h"
+#include "util/tls.h"
 
 struct pm_crash_map;
 
@@ -29,7 +30,7 @@ struct pm_tstats {
 	struct pm_tstats *next, **pprev; /* stats_threads links */
 };
 
-extern __thread struct pm_tstats pm_tls_stats;
+extern UTIL_TLS_FAST struct pm_tstats pm_tls_stats;
 void pm_stats_register(struct pm_tstats *t);
 
 static inline void ctr_add(uint64_t *ctr, uint64_t v)
@@ -92,6 +93,21 @@ struct pm_map {
 	pmem2_memset_fn memset_fn; /* fill + flush (+ drain) */
 	struct pm_crash_map *crash; /* shadow state, NULL if unarmed */
 };
+
+/* wait for this thread's flushes: libpmem2's drain function, inline where
+ * it is one instruction (x86-64: libpmem2's drain is sfence, after
+ * clwb/clflushopt and as the ordering fence of a BYTE mapping; PAGE
+ * mappings keep pmem2's) */
+static inline void pm_fence(const struct pm_map *map)
+{
+#if defined(__x86_64__)
+	if (map->gran != PM_GRAN_PAGE) {
+		__builtin_ia32_sfence();
+		return;
+	}
+#endif
+	map->drain_fn();
+}
 
 /* stats.c: account a flushed range / a fence to the calling thread */
 void pm_stats_count_range(const void *addr, size_t len);

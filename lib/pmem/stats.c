@@ -12,7 +12,7 @@
 #include "pmem/internal.h"
 #include "pmem/pm.h"
 
-__thread struct pm_tstats pm_tls_stats = {
+UTIL_TLS_FAST struct pm_tstats pm_tls_stats = {
 	.mru = { PM_NO_LINE, PM_NO_LINE, PM_NO_LINE, PM_NO_LINE },
 	.last_xpline = PM_NO_LINE,
 };
