@@ -420,6 +420,7 @@ static int op_check_slow(struct pma_heap *heap, const uint64_t *dest,
 {
 	uint64_t off;
 
+	*ret_off = 0;
 	if (!heap)
 		return util_errmsg_set(EINVAL, "no heap");
 	if (heap->rdonly)
