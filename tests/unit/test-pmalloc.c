@@ -8,6 +8,7 @@
  * own test-pmalloc-extent). Heaps live in a fresh /dev/shm directory.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1026,6 +1027,94 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* two threads free one block at the same moment (a double free through
+ * two dest words): the owner's free and a remote free race */
+#define RACE_ROUNDS 20000 /* at least; until each side won 100 times */
+#define RACE_ROUNDS_MAX 400000
+static uint64_t live_blocks(struct pma_heap *heap);
+struct race {
+	struct fx *f;
+	_Atomic unsigned go, done;
+	int rc;
+};
+
+static void *race_main(void *arg)
+{
+	struct race *r = arg;
+	unsigned i;
+
+	for (i = 1;; i++) {
+		while (atomic_load(&r->go) != i)
+			if (atomic_load(&r->go) == UINT_MAX)
+				return NULL;
+		r->rc = pma_free_from(r->f->heap, &r->f->dests[8]);
+		atomic_store(&r->done, i);
+	}
+	return NULL;
+}
+
+static void test_double_free_race(void **state)
+{
+	struct fx *f = *state;
+	struct race r = { .f = f };
+	unsigned i, spin, won[2] = { 0, 0 }, none = 0;
+	uint64_t blk;
+	pthread_t tid;
+	int rc;
+
+	fx_create(f, HEAP_SIZE);
+	assert_true(f->heap->geom.narenas >= 2);
+	srand(5);
+	/* the helper binds to an arena of its own at its first free */
+	assert_int_equal(pthread_create(&tid, NULL, race_main, &r), 0);
+	for (i = 1; i <= RACE_ROUNDS_MAX &&
+		    (i <= RACE_ROUNDS || won[0] < 100 || won[1] < 100);
+	     i++) {
+		assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[0]), 0);
+		blk = f->dests[0];
+		f->dests[8] = blk;
+		atomic_store(&r.go, i);
+		/* a varying head start for the helper, so the two frees
+		 * overlap in every phase */
+		for (spin = (unsigned)rand() % 400; spin; spin--)
+			__asm__ volatile("" ::: "memory");
+		rc = pma_free_from(f->heap, &f->dests[0]);
+		while (atomic_load(&r.done) != i)
+			;
+		/* never both */
+		assert_false(rc == 0 && r.rc == 0);
+		assert_true(rc == 0 || rc == -EINVAL);
+		assert_true(r.rc == 0 || r.rc == -EINVAL);
+		if (rc == 0 || r.rc == 0) {
+			/* the loser's word still names the block */
+			won[rc != 0]++;
+			assert_int_equal(rc ? f->dests[0] : f->dests[8], blk);
+			assert_int_equal(pma_usable_size(f->heap, blk), 0);
+		} else {
+			/* both failed (a protocol where each side backs out
+			 * may do that): still live, freed once now */
+			none++;
+			assert_true(pma_usable_size(f->heap, blk) >= 64);
+			assert_int_equal(pma_free_from(f->heap, &f->dests[0]),
+					 0);
+		}
+		f->dests[0] = 0;
+		f->dests[8] = 0;
+	}
+	atomic_store(&r.go, UINT_MAX);
+	pthread_join(tid, NULL);
+	print_message("# %u rounds: the owner's free won %u times, the remote "
+		      "free %u, both failed %u times\n",
+		      i - 1, won[0], won[1], none);
+	/* the two paths did race (each won sometimes) */
+	assert_true(won[0] >= 100 && won[1] >= 100);
+	/* no block lost or freed twice: only the root is live */
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(live_blocks(f->heap), 1);
+	fx_reopen(f);
+	assert_int_equal(live_blocks(f->heap), 1);
+}
+
 static void test_threads_ownership_stress(void **state)
 {
 	struct fx *f = *state;
@@ -1466,6 +1555,7 @@ int main(void)
 		T(test_log_foreach_stats),
 		T(test_threads_remote_free),
 		T(test_threads_ownership_stress),
+		T(test_double_free_race),
 		T(test_open_format),
 		T(test_corrupt_header),
 		T(test_crash_unflipped_checkpoint),
