@@ -203,6 +203,29 @@ static void ext_node_put(struct pma_ext_index *idx, struct pma_ext_node *n)
 	idx->nspare++;
 }
 
+int pma_ext_reserve(struct pma_ext_index *idx, size_t n)
+{
+	struct pma_ext_block *b;
+
+	while (idx->nspare + idx->nfresh < n) {
+		/* the newest block's unused nodes go to the spare list, so
+		 * that a new block does not strand them */
+		while (idx->nfresh)
+			ext_node_put(idx,
+				     &idx->blocks->nodes[PMA_EXT_BLOCK_NODES -
+							 idx->nfresh--]);
+		if (util_fault_hit(UTIL_FAULT_ALLOC))
+			return -ENOMEM;
+		b = malloc(sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		b->next = idx->blocks;
+		idx->blocks = b;
+		idx->nfresh = PMA_EXT_BLOCK_NODES;
+	}
+	return 0;
+}
+
 void pma_ext_index_release(struct pma_ext_index *idx)
 {
 	struct pma_ext_block *b;

@@ -551,6 +551,9 @@ int pma_ext_take(struct pma_ext_index *idx, uint64_t npages, uint64_t align,
 /* give back a range that overlaps no free one (coalesces); -ENOMEM if a
  * node cannot be allocated (the index is then unchanged) */
 int pma_ext_put(struct pma_ext_index *idx, uint64_t start, uint64_t npages);
+/* make sure the next n pma_ext_put calls need no memory (each takes at
+ * most one node); 0 or -ENOMEM */
+int pma_ext_reserve(struct pma_ext_index *idx, size_t n);
 
 uint64_t pma_ext_largest(const struct pma_ext_index *idx);
 uint64_t pma_ext_free_pages(const struct pma_ext_index *idx);

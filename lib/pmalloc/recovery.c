@@ -292,6 +292,7 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 	uint64_t page, e, pages = 0;
 	uint32_t idx;
 	size_t i;
+	int rc = 0;
 
 	for (i = 0; i < arena->rfreed.count; i++) {
 		slab = pma_heap_slab_at(heap, arena->rfreed.offs[i]);
@@ -306,19 +307,46 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 		page = arena->ext_freed.offs[i];
 		e = atomic_exchange(&heap->pmap[page], 0);
 		pages += pma_pmap_npages(e);
-		/* XXX: an -ENOMEM here loses the range until the next open */
-		(void)pma_ext_put(&heap->ext, page, pma_pmap_npages(e));
+		/* cannot fail: reserve_ext_nodes made room */
+		rc = pma_ext_put(&heap->ext, page, pma_pmap_npages(e));
+		pma_assert(rc == 0);
 	}
 	/* the arena's locally freed extents go to everyone */
 	pages += arena->local.pages;
-	for (i = 0; i < arena->local.count; i++)
-		(void)pma_ext_put(&heap->ext, arena->local.runs[i].page,
-				  arena->local.runs[i].npages);
+	for (i = 0; i < arena->local.count; i++) {
+		rc = pma_ext_put(&heap->ext, arena->local.runs[i].page,
+				 arena->local.runs[i].npages);
+		pma_assert(rc == 0);
+	}
+	(void)rc;
 	pthread_mutex_unlock(&heap->ext_lock);
 	atomic_fetch_sub(&heap->pending_pages, pages);
 	arena->ext_freed.count = 0;
 	arena->local.count = 0;
 	arena->local.pages = 0;
+}
+
+/* before a checkpoint changes anything: index nodes for every extent
+ * release_pending will give back (one each at most), so that it cannot
+ * fail after the heads moved; -ENOMEM (nothing changed) if there is no
+ * memory for them */
+static int reserve_ext_nodes(struct pma_heap *heap)
+{
+	size_t n = 0;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < heap->geom.narenas; i++)
+		n += heap->arenas[i].ext_freed.count +
+		     heap->arenas[i].local.count;
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&heap->ext_lock);
+	rc = pma_ext_reserve(&heap->ext, n);
+	pthread_mutex_unlock(&heap->ext_lock);
+	return rc < 0 ? util_errmsg_set(ENOMEM, "out of memory for the "
+						"free-extent index") :
+			0;
 }
 
 static int any_records(const struct pma_heap *heap)
@@ -348,6 +376,9 @@ int pma_checkpoint(struct pma_heap *heap)
 
 	pma_arenas_lock(heap);
 	if (!any_records(heap))
+		goto out_unlock;
+	rc = reserve_ext_nodes(heap);
+	if (rc < 0)
 		goto out_unlock;
 	dirty.off = pm_flush_is_noop(heap->map);
 	rc = apply_all(heap, &dirty, NULL, 1);

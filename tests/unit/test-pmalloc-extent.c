@@ -170,6 +170,30 @@ static void test_extent_enomem(void **state)
 	pma_ext_index_release(&idx);
 }
 
+/* after pma_ext_reserve(n), n puts need no memory, whatever the tree */
+static void test_extent_reserve(void **state)
+{
+	struct pma_ext_index idx = { 0 };
+	uint64_t i;
+	(void)state;
+
+	/* enough nodes that the reserve needs a second block */
+	util_fault_inject_at(UTIL_FAULT_ALLOC, 1);
+	assert_int_equal(pma_ext_reserve(&idx, 3 * PMA_EXT_BLOCK_NODES / 2),
+			 -ENOMEM);
+	assert_int_equal(pma_ext_reserve(&idx, 3 * PMA_EXT_BLOCK_NODES / 2), 0);
+	util_fault_inject_at(UTIL_FAULT_ALLOC, 1);
+	/* isolated runs: each put takes a node */
+	for (i = 0; i < 3 * PMA_EXT_BLOCK_NODES / 2; i++)
+		assert_int_equal(pma_ext_put(&idx, 10 * i, 2), 0);
+	assert_int_equal(idx.count, 3 * PMA_EXT_BLOCK_NODES / 2);
+	check_index(&idx);
+	/* no put allocated: the armed fault is still there */
+	assert_int_equal(util_fault_hit(UTIL_FAULT_ALLOC), 1);
+	assert_int_equal(pma_ext_reserve(&idx, 0), 0);
+	pma_ext_index_release(&idx);
+}
+
 /* ------------------------------------------------------------ random */
 
 #define RND_PAGES 2048
@@ -398,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_extent_align_near_miss),
 		cmocka_unit_test(test_extent_increasing_puts),
 		cmocka_unit_test(test_extent_enomem),
+		cmocka_unit_test(test_extent_reserve),
 		cmocka_unit_test(test_extent_random),
 	};
 

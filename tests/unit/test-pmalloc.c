@@ -26,6 +26,7 @@
 
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
+#include "util/io.h"
 #include "pmem/pm.h"
 #include "pool/pool.h"
 
@@ -1466,6 +1467,47 @@ static void *read_file(const char *path, size_t *ret_len)
 }
 
 /* PMA_HEAP_RDONLY: replays into DRAM only, same view as a recovery */
+/* a checkpoint that cannot get memory for the free-extent index fails
+ * before it changes anything (no freed extent is lost), and the next one
+ * gives every freed extent back */
+static void test_checkpoint_enomem(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st0, st;
+	struct helper h;
+	unsigned i;
+
+	fx_create(f, HEAP_SIZE);
+	assert_int_equal(pma_heap_stats(f->heap, &st0), 0);
+	for (i = 0; i < 200; i++)
+		assert_int_equal(
+			pma_malloc_to(f->heap, 16 * 1024, &f->dests[i]), 0);
+	/* every other one freed by arena 1: 100 separate pending extents,
+	 * more than the index has spare nodes */
+	helper_start(&h, f->heap);
+	for (i = 0; i < 200; i += 2)
+		on_arena1(&h, 0, &f->dests[i]);
+	helper_stop(&h);
+	util_fault_inject_at(UTIL_FAULT_ALLOC, 1);
+	assert_int_equal(pma_heap_checkpoint(f->heap), -ENOMEM);
+	assert_non_null(strstr(pma_errormsg(), "free-extent index"));
+	assert_int_equal(util_fault_hit(UTIL_FAULT_ALLOC), 0);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.extents, 100 + 1); /* and the root */
+	/* no freed range lost from the free-extent index */
+	assert_int_equal(st.free_bytes, st0.free_bytes - 100 * 16 * 1024);
+	/* the 100 freed ranges are allocatable again */
+	for (i = 0; i < 200; i += 2)
+		assert_int_equal(
+			pma_malloc_to(f->heap, 16 * 1024, &f->dests[i]), 0);
+	fx_reopen(f);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.extents, 200 + 1);
+	for (i = 0; i < 200; i++)
+		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
+}
+
 static void test_rdonly(void **state)
 {
 	struct fx *f = *state;
@@ -1581,6 +1623,7 @@ int main(void)
 		T(test_threads_remote_free),
 		T(test_threads_ownership_stress),
 		T(test_double_free_race),
+		T(test_checkpoint_enomem),
 		T(test_open_format),
 		T(test_corrupt_header),
 		T(test_crash_unflipped_checkpoint),
