@@ -216,7 +216,7 @@ static unsigned bench_group(const struct bench_opts *o,
 					ratio_of(grp[0], &res[i]),
 					row_target(wl, mode, res[i].alloc));
 	}
-	fflush(stdout);
+	(void)fflush(stdout);
 	return failed;
 }
 
@@ -258,7 +258,7 @@ static int check_mode(const struct bench_opts *o)
 			o->cfg.dir, strerror(-rc));
 		return rc;
 	}
-	if (strcmp(pm_granularity_name(gran), o->run_mode)) {
+	if (strcmp(pm_granularity_name(gran), o->run_mode) != 0) {
 		fprintf(stderr,
 			"pmabench: '%s' maps with %s granularity, not %s\n",
 			o->cfg.dir, pm_granularity_name(gran), o->run_mode);
@@ -355,7 +355,7 @@ static int spawn_child(const char *dir, int argc, char **argv, unsigned mode,
 	args[n++] = (char *)part;
 	for (i = 1; i < argc; i++)
 		args[n++] = argv[i];
-	fflush(stdout);
+	(void)fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
 		mode_setenv(mode);

@@ -79,7 +79,7 @@ static int child(const char *path, unsigned threads, struct worst *w)
 	       "before)\n",
 	       (unsigned long long)st.log_records,
 	       (unsigned long long)st.checkpoints);
-	fflush(stdout);
+	(void)fflush(stdout);
 	_exit(0);
 }
 
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pma_heap_close(heap);
-	fflush(stdout);
+	(void)fflush(stdout);
 	pid = fork();
 	if (pid == 0)
 		_exit(child(path, (unsigned)threads, &w));

@@ -96,7 +96,7 @@ static int rec_crash(const char *path, struct rec_row *row)
 
 	if (pipe(fds) < 0)
 		return -errno;
-	fflush(stdout);
+	(void)fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
@@ -246,7 +246,7 @@ int bench_recovery(const struct bench_cfg *cfg, const char *mode)
 			rec_print_json(mode, &row);
 		else
 			rec_print_table(mode, &row);
-		fflush(stdout);
+		(void)fflush(stdout);
 		(void)unlink(path);
 		if (row.rc < 0)
 			rc = row.rc;

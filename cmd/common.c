@@ -233,7 +233,7 @@ void cmd_progress_update(uint64_t done, uint64_t total, void *arg)
 	fprintf(stderr, "\r%s  [%s] %3d%%  %s/%s\033[K", p->label, bar, pct,
 		cmd_size_str(done, done_buf, sizeof(done_buf)),
 		cmd_size_str(total, total_buf, sizeof(total_buf)));
-	fflush(stderr);
+	(void)fflush(stderr);
 	p->drawn = 1;
 }
 

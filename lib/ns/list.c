@@ -169,7 +169,7 @@ static void ns_mount_lookup(struct ns_namespace *e)
 		e->mount[0] = '\0';
 		e->mount_opts[0] = '\0';
 	}
-	fclose(f);
+	(void)fclose(f);
 }
 
 /* ---------------------------------------------------------------- ndctl */

@@ -286,8 +286,7 @@ static int arena_slab_new(struct pma_arena *arena, unsigned cls)
 		goto out_put;
 	op.off = slab->off;
 	op.owner = arena->id;
-	rc = pma_log_append_op(arena, &op);
-	pma_assert(rc == 0);
+	pma_expect_ok(pma_log_append_op(arena, &op));
 	/* slab first: a reader seeing the entry must not load it from PM */
 	atomic_store(&heap->slabs[page / PMA_CHUNK_PAGES], slab);
 	atomic_store(&heap->pmap[page], pma_pmap_make_slab(cls, arena->id));
@@ -336,8 +335,7 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	if (flags & PMA_ALLOC_ZERO)
 		pm_memset(heap->map, pma_addr(heap, op.off), 0,
 			  slab->block_size, 0);
-	rc = pma_log_append_op(arena, &op);
-	pma_assert(rc == 0);
+	pma_expect_ok(pma_log_append_op(arena, &op));
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, op.off));
 out_unlock:
 	arena_unlock_op(arena, rc);
@@ -406,8 +404,7 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 	if (flags & PMA_ALLOC_ZERO)
 		pm_memset(heap->map, pma_addr(heap, op.off), 0,
 			  op.npages * PMA_PAGE, 0);
-	rc = pma_log_append_op(arena, &op);
-	pma_assert(rc == 0);
+	pma_expect_ok(pma_log_append_op(arena, &op));
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, op.off));
 out_unlock:
 	arena_unlock_op(arena, rc);
@@ -521,8 +518,7 @@ static int free_block(struct pma_arena *arena, struct pma_slab *slab,
 	}
 	op.type = own ? PMA_REC_FREE : PMA_REC_RFREE;
 	op.slab = slab;
-	rc = pma_log_append_op(arena, &op);
-	pma_assert(rc == 0);
+	pma_expect_ok(pma_log_append_op(arena, &op));
 	pma_log_commit(arena, dest, dest_off, 0);
 	if (own) {
 		pma_slab_give(slab, idx);
@@ -572,8 +568,7 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 		pma_arena_unlock(arena);
 		goto out_restore;
 	}
-	rc = pma_log_append_op(arena, &op);
-	pma_assert(rc == 0);
+	pma_expect_ok(pma_log_append_op(arena, &op));
 	pma_log_commit(arena, dest, dest_off, 0);
 	if (local)
 		atomic_store(&heap->pmap[page], 0);

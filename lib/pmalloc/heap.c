@@ -116,7 +116,7 @@ static int hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
 {
 	struct pma_geom g;
 
-	if (memcmp(hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN))
+	if (memcmp(hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN) != 0)
 		return util_errmsg_set(EINVAL,
 				       "not a pmalloc heap (bad magic)");
 	if (hdr->checksum != hdr_csum(hdr))

@@ -31,6 +31,13 @@
 #else
 #define pma_assert(x) ((void)0)
 #endif
+/* evaluate x, a call that cannot fail here; asserted to return 0 */
+#define pma_expect_ok(x)                  \
+	do {                              \
+		int pma_rc_ = (x);        \
+		pma_assert(pma_rc_ == 0); \
+		(void)pma_rc_;            \
+	} while (0)
 
 #define PMA_NCLASSES 43
 #define PMA_SMALL_MAX 14336 /* largest size class */

@@ -292,7 +292,6 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 	uint64_t page, e, pages = 0;
 	uint32_t idx;
 	size_t i;
-	int rc = 0;
 
 	for (i = 0; i < arena->rfreed.count; i++) {
 		slab = pma_heap_slab_at(heap, arena->rfreed.offs[i]);
@@ -308,17 +307,15 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 		e = atomic_exchange(&heap->pmap[page], 0);
 		pages += pma_pmap_npages(e);
 		/* cannot fail: reserve_ext_nodes made room */
-		rc = pma_ext_put(&heap->ext, page, pma_pmap_npages(e));
-		pma_assert(rc == 0);
+		pma_expect_ok(
+			pma_ext_put(&heap->ext, page, pma_pmap_npages(e)));
 	}
 	/* the arena's locally freed extents go to everyone */
 	pages += arena->local.pages;
 	for (i = 0; i < arena->local.count; i++) {
-		rc = pma_ext_put(&heap->ext, arena->local.runs[i].page,
-				 arena->local.runs[i].npages);
-		pma_assert(rc == 0);
+		pma_expect_ok(pma_ext_put(&heap->ext, arena->local.runs[i].page,
+					  arena->local.runs[i].npages));
 	}
-	(void)rc;
 	pthread_mutex_unlock(&heap->ext_lock);
 	atomic_fetch_sub(&heap->pending_pages, pages);
 	arena->ext_freed.count = 0;

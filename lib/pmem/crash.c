@@ -414,7 +414,7 @@ size_t pm_crash_dirty_lines(struct pm_map *map)
 		len = map->size - off;
 		if (len > PM_CACHELINE)
 			len = PM_CACHELINE;
-		if (memcmp(map->addr + off, cm->shadow + off, len))
+		if (memcmp(map->addr + off, cm->shadow + off, len) != 0)
 			count++;
 	}
 	sim_unlock();

@@ -69,7 +69,7 @@ int pool_part_hdr_check(const void *buf, size_t len)
 				       "for a part header)",
 				       len);
 	memcpy(&h, buf, sizeof(h));
-	if (memcmp(h.magic, POOL_PART_MAGIC, POOL_MAGIC_LEN))
+	if (memcmp(h.magic, POOL_PART_MAGIC, POOL_MAGIC_LEN) != 0)
 		return util_errmsg_set(
 			EINVAL, "not a pmad pool (bad part header magic)");
 	if (h.major != POOL_FORMAT_MAJOR)
@@ -214,7 +214,7 @@ int pool_hdr_check(const void *buf, size_t len)
 				       "for a pool header)",
 				       len);
 	memcpy(&h, buf, sizeof(h));
-	if (memcmp(h.magic, POOL_HDR_MAGIC, POOL_MAGIC_LEN))
+	if (memcmp(h.magic, POOL_HDR_MAGIC, POOL_MAGIC_LEN) != 0)
 		return util_errmsg_set(
 			EINVAL, "not a pmad pool (bad pool header magic)");
 	if (h.major != POOL_FORMAT_MAJOR)
