@@ -117,8 +117,7 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 	uint32_t cap = arena->heap->geom.log_cap;
 	struct pma_dram_op *d;
 	uint64_t value = op->dest;
-	int ext = op->type == PMA_REC_EXT_ALLOC ||
-		  op->type == PMA_REC_EXT_FREE || op->type == PMA_REC_EXT_LFREE;
+	int ext = pma_rec_is_ext(op->type);
 
 	if (arena->tail + 2 - arena->head > cap)
 		return -ENOSPC;

@@ -60,19 +60,16 @@ static int dirty_set_grow(struct pma_dirty *dirty)
 static int dirty_line_add(struct pma_dirty *dirty, uintptr_t a)
 {
 	uintptr_t *v, *r = &dirty->recent[(a / PMA_LINE) % 16];
-	size_t n;
 
 	if (*r == a)
 		return 0;
 	if (dirty_set_grow(dirty) < 0)
 		return -ENOMEM;
 	if (dirty->count == dirty->alloc) {
-		n = dirty->alloc ? dirty->alloc * 2 : 256;
-		v = reallocarray(dirty->lines, n, sizeof(*v));
+		v = pma_grow(dirty->lines, &dirty->alloc, sizeof(*v), 256);
 		if (!v)
 			return -ENOMEM;
 		dirty->lines = v;
-		dirty->alloc = n;
 	}
 	if (dirty_set_insert(dirty->set, dirty->set_mask, a))
 		dirty->lines[dirty->count++] = a;
@@ -250,13 +247,11 @@ static int apply_extent(struct pma_heap *heap, const struct pma_op *op, int on,
 int pma_apply_extent_trusted(struct pma_heap *heap, uint64_t off,
 			     uint64_t npages, int on, struct pma_dirty *dirty)
 {
-	uint64_t *e = &heap->pmap_pm[pma_page_of(heap, off)];
-
 	pma_assert(!heap->shadow && off % PMA_PAGE == 0 &&
 		   pma_page_of(heap, off) + npages <= heap->geom.npages);
-	__atomic_store_n(e, on ? pma_pmap_make(PMA_PMAP_EXTENT, npages) : 0,
-			 __ATOMIC_RELAXED);
-	return pma_dirty_add(dirty, e, sizeof(*e));
+	return pmap_write(heap, pma_page_of(heap, off),
+			  on ? pma_pmap_make(PMA_PMAP_EXTENT, npages) : 0,
+			  dirty);
 }
 
 /* is byte offset b the start of a live slab block or extent in PM? */

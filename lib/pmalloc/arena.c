@@ -49,18 +49,25 @@ void pma_arena_release(struct pma_arena *arena)
 	pthread_mutex_destroy(&arena->lock);
 }
 
+void *pma_grow(void *v, size_t *alloc, size_t size, size_t first)
+{
+	size_t n = *alloc ? *alloc * 2 : first;
+	void *w = reallocarray(v, n, size);
+
+	if (w)
+		*alloc = n;
+	return w;
+}
+
 int pma_pending_push(struct pma_pending *p, uint64_t off)
 {
 	uint64_t *v;
-	size_t n;
 
 	if (p->count == p->alloc) {
-		n = p->alloc ? p->alloc * 2 : 64;
-		v = reallocarray(p->offs, n, sizeof(*v));
+		v = pma_grow(p->offs, &p->alloc, sizeof(*v), 64);
 		if (!v)
 			return -ENOMEM;
 		p->offs = v;
-		p->alloc = n;
 	}
 	p->offs[p->count++] = off;
 	return 0;
@@ -95,7 +102,6 @@ int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages)
 	struct pma_run *prev = i ? &r->runs[i - 1] : NULL;
 	struct pma_run *next = i < r->count ? &r->runs[i] : NULL;
 	struct pma_run *v;
-	size_t n;
 
 	if (prev && prev->page + prev->npages == page) {
 		prev->npages += npages;
@@ -108,12 +114,10 @@ int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages)
 		next->npages += npages;
 	} else {
 		if (r->count == r->alloc) {
-			n = r->alloc ? r->alloc * 2 : 16;
-			v = reallocarray(r->runs, n, sizeof(*v));
+			v = pma_grow(r->runs, &r->alloc, sizeof(*v), 16);
 			if (!v)
 				return -ENOMEM;
 			r->runs = v;
-			r->alloc = n;
 		}
 		memmove(&r->runs[i + 1], &r->runs[i],
 			(r->count - i) * sizeof(*r->runs));

@@ -162,30 +162,36 @@ static void ext_refresh(struct pma_ext_node *n, uint64_t start)
 	n->max = max3(n->npages, ext_max(n->left), ext_max(n->right));
 }
 
+/* a new newest block of PMA_EXT_BLOCK_NODES fresh nodes; -ENOMEM */
+static int ext_block_new(struct pma_ext_index *idx)
+{
+	struct pma_ext_block *b;
+
+	/* the shared allocation fault point: tests reach -ENOMEM through it */
+	if (util_fault_hit(UTIL_FAULT_ALLOC))
+		return -ENOMEM;
+	b = malloc(sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->next = idx->blocks;
+	idx->blocks = b;
+	idx->nfresh = PMA_EXT_BLOCK_NODES;
+	return 0;
+}
+
 /* a node from the free list, else from the newest block, else from a new
  * block; NULL if out of memory */
 static struct pma_ext_node *ext_node_get(struct pma_ext_index *idx,
 					 uint64_t start, uint64_t npages)
 {
-	struct pma_ext_block *b;
 	struct pma_ext_node *n = idx->spare;
 
 	if (n) {
 		idx->spare = n->left;
 		idx->nspare--;
 	} else {
-		if (idx->nfresh == 0) {
-			/* the shared allocation fault point: tests reach
-			 * -ENOMEM through it */
-			if (util_fault_hit(UTIL_FAULT_ALLOC))
-				return NULL;
-			b = malloc(sizeof(*b));
-			if (!b)
-				return NULL;
-			b->next = idx->blocks;
-			idx->blocks = b;
-			idx->nfresh = PMA_EXT_BLOCK_NODES;
-		}
+		if (idx->nfresh == 0 && ext_block_new(idx) < 0)
+			return NULL;
 		n = &idx->blocks->nodes[PMA_EXT_BLOCK_NODES - idx->nfresh--];
 	}
 	n->start = start;
@@ -205,8 +211,6 @@ static void ext_node_put(struct pma_ext_index *idx, struct pma_ext_node *n)
 
 int pma_ext_reserve(struct pma_ext_index *idx, size_t n)
 {
-	struct pma_ext_block *b;
-
 	while (idx->nspare + idx->nfresh < n) {
 		/* the newest block's unused nodes go to the spare list, so
 		 * that a new block does not strand them */
@@ -214,14 +218,8 @@ int pma_ext_reserve(struct pma_ext_index *idx, size_t n)
 			ext_node_put(idx,
 				     &idx->blocks->nodes[PMA_EXT_BLOCK_NODES -
 							 idx->nfresh--]);
-		if (util_fault_hit(UTIL_FAULT_ALLOC))
+		if (ext_block_new(idx) < 0)
 			return -ENOMEM;
-		b = malloc(sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		b->next = idx->blocks;
-		idx->blocks = b;
-		idx->nfresh = PMA_EXT_BLOCK_NODES;
 	}
 	return 0;
 }

@@ -159,6 +159,17 @@ void pma_zunmap(void *p, size_t size)
 		munmap(p, size ? size : 1);
 }
 
+/* zeroed memory starting on a cache line (size a multiple of PMA_LINE:
+ * the structs have line-aligned members), or NULL */
+static void *zalloc_lines(size_t size)
+{
+	void *p = aligned_alloc(PMA_LINE, size);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
 static int heap_dram_init(struct pma_heap *heap)
 {
 	unsigned i;
@@ -170,11 +181,7 @@ static int heap_dram_init(struct pma_heap *heap)
 	heap->pmap = pma_zmap(heap->geom.npages * sizeof(*heap->pmap));
 	heap->slabs = pma_zmap(heap->nchunks * sizeof(*heap->slabs));
 	/* line-aligned: no two threads' arenas share a line */
-	heap->arenas = aligned_alloc(PMA_LINE, heap->geom.narenas *
-						       sizeof(*heap->arenas));
-	if (heap->arenas)
-		memset(heap->arenas, 0,
-		       heap->geom.narenas * sizeof(*heap->arenas));
+	heap->arenas = zalloc_lines(heap->geom.narenas * sizeof(*heap->arenas));
 	if (heap->rdonly)
 		heap->ro_slab_meta = calloc(heap->nchunks, sizeof(void *));
 	if (!heap->pmap || !heap->slabs || !heap->arenas ||
@@ -321,14 +328,13 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 static int heap_attach(struct pool *pool, unsigned flags,
 		       struct pma_heap **ret_heap)
 {
-	struct pma_heap *heap = aligned_alloc(PMA_LINE, sizeof(*heap));
+	struct pma_heap *heap = zalloc_lines(sizeof(*heap));
 	int rc;
 
 	if (!heap) {
 		pool_close(&pool);
 		return util_errmsg_set(ENOMEM, "out of memory");
 	}
-	memset(heap, 0, sizeof(*heap));
 	heap->pool = pool;
 	pthread_mutex_init(&heap->ext_lock, NULL);
 	pthread_mutex_init(&heap->root_lock, NULL);

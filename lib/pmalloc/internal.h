@@ -413,6 +413,13 @@ static inline int pma_rec_is_block(unsigned type)
 	       type == PMA_REC_RFREE;
 }
 
+/* is a record type an extent op (two records: the op, then EXT_LEN)? */
+static inline int pma_rec_is_ext(unsigned type)
+{
+	return type == PMA_REC_EXT_ALLOC || type == PMA_REC_EXT_FREE ||
+	       type == PMA_REC_EXT_LFREE;
+}
+
 /* a block op of arena changed slab's live bitmap (arena lock held) */
 static inline void pma_slab_mark_dirty(struct pma_arena *arena,
 				       struct pma_slab *slab)
@@ -424,6 +431,10 @@ static inline void pma_slab_mark_dirty(struct pma_arena *arena,
 	arena->dirty_slabs = slab;
 }
 
+/* room for one more element in a growing array v of *alloc elements of
+ * size bytes (doubling, first at least): the array, moved or not, with
+ * *alloc updated; NULL (v and *alloc unchanged) if out of memory */
+void *pma_grow(void *v, size_t *alloc, size_t size, size_t first);
 int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena);
 void pma_arena_release(struct pma_arena *arena);
 /* owner.c: the thread's binding (the heap it used last and its arena

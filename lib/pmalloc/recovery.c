@@ -117,9 +117,7 @@ static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
 			continue;
 		if (dram_is_phase2(d) != phase2)
 			continue;
-		if (d->type == PMA_REC_EXT_ALLOC ||
-		    d->type == PMA_REC_EXT_FREE ||
-		    d->type == PMA_REC_EXT_LFREE) {
+		if (pma_rec_is_ext(d->type)) {
 			rc = pma_apply_extent_trusted(
 				heap, d->off, d->npages,
 				d->type == PMA_REC_EXT_ALLOC, dirty);

@@ -26,7 +26,7 @@ void pm_flush_general(struct pm_map *map, const void *addr, size_t len)
 
 void pm_drain_general(struct pm_map *map)
 {
-	ctr_add(&pm_stats_self()->s.fences, 1);
+	pm_stats_count_fence();
 	/* the simulator numbers the fence before it takes effect */
 	if (map->crash)
 		pm_crash_on_fence(map);
