@@ -90,19 +90,12 @@ log_put(struct pma_arena *arena, unsigned type, uint64_t payload,
 }
 
 /* append the one record of a block op (ALLOC, FREE, RFREE) of slab,
- * flushed, not fenced; the caller checked room (inlined always, see
- * log_put) */
+ * flushed, not fenced; the caller checked room and synced the cursor
+ * (inlined always, see log_put) */
 __attribute__((always_inline)) static inline void
 log_append_block(struct pma_arena *arena, unsigned type, struct pma_slab *slab,
 		 uint64_t off, uint64_t dest_off)
 {
-	struct pma_dram_op *d;
-
-	log_cursor_sync(arena);
-	d = &arena->ops[arena->cur_slot];
-	d->off = off;
-	d->type = (uint8_t)type;
-	d->nrecs = 1;
 	pma_slab_mark_dirty(arena, slab);
 	log_put(arena, type, off >> 6, dest_off);
 }
@@ -121,13 +114,13 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 
 	if (arena->tail + 2 - arena->head > cap)
 		return -ENOSPC;
+	log_cursor_sync(arena);
 	if (pma_rec_is_block(op->type)) {
 		log_append_block(arena, op->type, op->slab, op->off, value);
 		return 0;
 	}
-	arena->struct_ops++;
-	log_cursor_sync(arena);
-	d = &arena->ops[arena->cur_slot];
+	d = &arena->ops[arena->struct_ops++];
+	d->k = arena->tail;
 	d->off = op->off;
 	d->npages = op->npages;
 	d->type = (uint8_t)op->type;
@@ -245,25 +238,40 @@ static inline int arena_checkpoint_due(struct pma_arena *arena)
 		       heap->geom.npages / PMA_PENDING_DIV;
 }
 
+/*
+ * After an op of the general path (lock held): let the owner's fast paths
+ * run until the next point where this path must look again (the log half
+ * full, the next PMA_CKPT_STEP records for the estimate), with the cursor
+ * in sync; not at all if a checkpoint is due. Between such points nothing
+ * else moves tail, and head and est_mark only grow, so a fast_end left
+ * from before a checkpoint is too small, never too large.
+ */
+static void arena_fast_refresh(struct pma_arena *arena, int due)
+{
+	uint64_t half = arena->head + arena->heap->geom.log_cap / 2;
+	uint64_t step = arena->est_mark + PMA_CKPT_STEP;
+
+	log_cursor_sync(arena);
+	arena->fast_end = due ? 0 : half < step ? half : step;
+}
+
 /* unlock after an op; run the checkpoint it made due (a failure is
  * retried at the next op) */
 static void arena_unlock_op(struct pma_arena *arena, int rc)
 {
 	int due = rc == 0 && arena_checkpoint_due(arena);
 
+	arena_fast_refresh(arena, due);
 	pma_arena_unlock(arena);
 	if (due)
 		(void)pma_checkpoint(arena->heap);
 }
 
-/* arena_unlock_op(arena, 0) after pma_arena_trylock_owner */
+/* unlock after an op of the owner's fast path (pma_arena_trylock_owner,
+ * tail < fast_end before it: no checkpoint is due yet) */
 static inline void arena_unlock_fast(struct pma_arena *arena)
 {
-	int due = arena_checkpoint_due(arena);
-
 	atomic_store_explicit(&arena->busy, 0, memory_order_release);
-	if (__builtin_expect(due, 0))
-		(void)pma_checkpoint(arena->heap);
 }
 
 /* a new slab of class cls for arena, logged (SLAB_NEW), on its list */
@@ -410,7 +418,8 @@ out_unlock:
 	return rc;
 }
 
-/* op_check's failures, with their messages (and its slow cases) */
+/* op_check's failures, with their messages, and every dest outside the
+ * heap's data area */
 static int op_check_slow(struct pma_heap *heap, const uint64_t *dest,
 			 uint64_t *ret_off)
 {
@@ -438,19 +447,19 @@ static int op_check_slow(struct pma_heap *heap, const uint64_t *dest,
 
 /* the checks every operation starts with: a heap open for writing and a
  * dest that is an aligned word outside the heap metadata (-EINVAL); its
- * pool offset (0 if outside the pool) in *ret_off. The common case
- * inline (the op fast paths call it) */
+ * pool offset (0 if outside the pool) in *ret_off. Inline for the op
+ * fast paths: a dest in the heap's data area is one compare */
 static inline int op_check(struct pma_heap *heap, const uint64_t *dest,
 			   uint64_t *ret_off)
 {
-	uint64_t off;
+	uintptr_t a;
 
-	if (__builtin_expect(heap && !heap->rdonly && dest &&
-				     (uintptr_t)dest % sizeof(*dest) == 0,
-			     1)) {
-		off = pma_dest_off(heap, dest);
-		if (!off || pma_heap_dest_check(heap, off) == 0) {
-			*ret_off = off;
+	if (__builtin_expect(heap != NULL, 1)) {
+		a = (uintptr_t)dest - heap->fast_dest_lo;
+		if (__builtin_expect(a < heap->fast_dest_len &&
+					     a % sizeof(*dest) == 0,
+				     1)) {
+			*ret_off = heap->fast_dest_off + a;
 			return 0;
 		}
 	}
@@ -598,7 +607,7 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 	if (pma_slab_index(slab, off, &idx) < 0 ||
 	    !pma_arena_trylock_owner(arena))
 		return 1;
-	if (arena->tail + 2 - arena->head > arena->heap->geom.log_cap ||
+	if (arena->tail >= arena->fast_end ||
 	    (!own && arena->rfreed.count == arena->rfreed.alloc) ||
 	    pma_slab_unlive(slab, idx) < 0) {
 		pma_arena_unlock(arena);
@@ -660,8 +669,7 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 
 	if (!pma_arena_trylock_owner(arena))
 		return 1;
-	if (!arena->partial[cls] ||
-	    arena->tail + 2 - arena->head > heap->geom.log_cap) {
+	if (!arena->partial[cls] || arena->tail >= arena->fast_end) {
 		pma_arena_unlock(arena);
 		return 1;
 	}

@@ -300,11 +300,12 @@ const char *pma_booklog_type_name(unsigned type);
 
 /* ------------------------------------------------------------ arena.c */
 
-/* DRAM copy of a logged op (slot k % log_cap for the op starting at record
- * k): checkpoints apply these instead of decoding the log again (block
- * ops only need type and nrecs here: their slabs are on the arenas'
- * dirty lists) */
+/* DRAM copy of a logged op that is not a block op (SLAB_NEW, extent ops),
+ * kept in log order in arena->ops: checkpoints apply these instead of
+ * decoding the log again. Block ops (ALLOC, FREE, RFREE) have no copy:
+ * their slabs are on the arenas' dirty lists */
 struct pma_dram_op {
+	uint64_t k; /* index of the op's first record */
 	uint64_t off;
 	uint64_t npages; /* extent ops */
 	uint8_t type;
@@ -350,6 +351,10 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	uint64_t head; /* == desc->head[heap->head_gen & 1] */
 	uint64_t tail; /* next record index */
 	uint64_t est_mark; /* tail when last added to heap->log_records */
+	/* the owner's fast paths run while tail < fast_end: room in the log,
+	 * the append cursor in sync, no checkpoint due before; 0: the
+	 * general path must run (it recomputes this, arena_fast_refresh) */
+	uint64_t fast_end;
 	/* log_put's cursor: slot, lap, and the lap's epoch and tag of
 	 * record cur_k (== tail when valid; recomputed when something else
 	 * moved tail) */
@@ -364,14 +369,15 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	uint64_t *dest_last; /* the last op's dest word (in dest_line) */
 	unsigned dest_runs; /* runs of ops on one word since the flush */
 	struct pma_slab *partial[PMA_NCLASSES];
-	struct pma_dram_op *ops; /* log_cap entries, ops since head */
+	/* copies of the struct_ops ops in [head, tail) that are not block
+	 * ops, in log order (room for log_cap: each op is >= 1 record) */
+	struct pma_dram_op *ops;
 	struct pma_pending rfreed; /* blocks owned by other arenas */
 	struct pma_pending ext_freed; /* extents */
 	struct pma_runs local; /* EXT_LFREE'd extents, reusable here */
 	/* since the last checkpoint: the slabs this arena's block ops
 	 * marked dirty (their live bitmaps go to PM at the checkpoint), and
-	 * the ops that are not block ops (the checkpoint walks the log copy
-	 * only if there are some) */
+	 * the number of ops that are not block ops (in ops) */
 	struct pma_slab *dirty_slabs;
 	uint64_t struct_ops;
 };
@@ -599,6 +605,11 @@ struct pma_heap {
 	struct pma_heap_hdr *hdr; /* PM */
 	struct pma_geom geom;
 	uint64_t data_base; /* byte offset of the data area in the part */
+	/* a dest word in the data area is always allowed (op_check): its
+	 * address, the area's length (0 if read-only) and its pool offset */
+	uintptr_t fast_dest_lo;
+	uint64_t fast_dest_len;
+	uint64_t fast_dest_off;
 	uint64_t *pmap_pm; /* PM page map (rdonly: a DRAM copy) */
 	_Atomic uint64_t *pmap; /* DRAM mirror, current state */
 	_Atomic(struct pma_slab *) *slabs; /* per 64 KiB chunk, or NULL */

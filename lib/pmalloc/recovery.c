@@ -27,13 +27,12 @@
 #include "pmem/fast.h"
 #include "util/errmsg.h"
 
-/* the op in DRAM copy d of record k (checkpoints: the log holds the
- * same, written from the same op) */
-static void dram_op(const struct pma_dram_op *d, uint64_t k,
-		    struct pma_op *ret_op)
+/* the op in DRAM copy d (checkpoints: the log holds the same, written
+ * from the same op) */
+static void dram_op(const struct pma_dram_op *d, struct pma_op *ret_op)
 {
 	ret_op->type = d->type;
-	ret_op->index = k;
+	ret_op->index = d->k;
 	ret_op->off = d->off;
 	ret_op->dest = 0;
 	ret_op->npages = d->npages;
@@ -85,9 +84,9 @@ static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
 }
 
 /*
- * A checkpoint's pass over arena's ops of one phase: the DRAM copies,
- * slot by slot (no decode, no divide). Block ops are not applied one by
- * one: each marked its slab dirty (pma_slab_mark_dirty), and
+ * A checkpoint's pass over arena's ops of one phase: the DRAM copies of
+ * its ops that are not block ops, in log order (no decode). Block ops are
+ * not applied one by one and have no copy: each marked its slab dirty (pma_slab_mark_dirty), and
  * sync_bitmaps copies those slabs' live bitmaps to PM. With every arena
  * lock held, a live bitmap is the state after every logged op on the
  * slab, the same as applying them in order; and replaying the range again
@@ -97,24 +96,18 @@ static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
 static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
 			    int phase2, struct pma_dirty *dirty)
 {
-	uint32_t cap = heap->geom.log_cap, j = (uint32_t)(arena->head % cap);
 	const struct pma_dram_op *d;
 	struct pma_op op;
-	uint64_t k;
+	uint64_t i;
 	int rc;
 
-	/* only block ops (their slabs are on the dirty lists)? Phase 2
-	 * applies only EXT_FREE ops here (an RFREE is a block op), and each
-	 * one is on the arena's ext_freed list until then */
-	if (!arena->struct_ops || (phase2 && !arena->ext_freed.count))
+	/* phase 2 applies only EXT_FREE ops here (an RFREE is a block op),
+	 * and each one is on the arena's ext_freed list until then */
+	if (phase2 && !arena->ext_freed.count)
 		return 0;
-	for (k = arena->head; k < arena->tail; k += d->nrecs) {
-		d = &arena->ops[j];
-		j += d->nrecs;
-		if (j >= cap)
-			j -= cap;
-		if (pma_rec_is_block(d->type))
-			continue;
+	for (i = 0; i < arena->struct_ops; i++) {
+		d = &arena->ops[i];
+		pma_assert(d->k >= arena->head && d->k < arena->tail);
 		if (dram_is_phase2(d) != phase2)
 			continue;
 		if (pma_rec_is_ext(d->type)) {
@@ -125,7 +118,7 @@ static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
 				return util_errmsg_set(-rc, "out of memory");
 			continue;
 		}
-		dram_op(d, k, &op);
+		dram_op(d, &op);
 		rc = apply_one(heap, arena, &op, dirty);
 		if (rc < 0)
 			return rc;

@@ -71,6 +71,7 @@ int pm_crash_map_attach(struct pm_map *map, int fd)
 void pm_crash_map_detach(struct pm_map *map)
 {
 	map->crash = NULL;
+	pm_map_noflush_update(map);
 }
 
 void pm_crash_on_flush(struct pm_map *map, const void *addr, size_t len)

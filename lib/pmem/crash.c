@@ -155,6 +155,7 @@ static int sim_attach_locked(struct pm_map *map, int fd)
 	cm->next = sim.maps;
 	sim.maps = cm;
 	map->crash = cm;
+	pm_map_noflush_update(map);
 	return 0;
 }
 
@@ -206,6 +207,7 @@ void pm_crash_map_detach(struct pm_map *map)
 	free(cm->line_seq);
 	free(cm);
 	map->crash = NULL;
+	pm_map_noflush_update(map);
 }
 
 /* ------------------------------------------------------------ threads */

@@ -17,7 +17,7 @@
  * watch: the caller may skip the work done only to batch flushes */
 static inline int pm_flush_is_noop(const struct pm_map *map)
 {
-	return map->gran == PM_GRAN_BYTE && !map->crash;
+	return map->noflush;
 }
 
 /* pm_flush(map, addr, len) */

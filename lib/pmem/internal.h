@@ -92,7 +92,16 @@ struct pm_map {
 	pmem2_memcpy_fn memcpy_fn; /* copy + flush (+ drain) */
 	pmem2_memset_fn memset_fn; /* fill + flush (+ drain) */
 	struct pm_crash_map *crash; /* shadow state, NULL if unarmed */
+	/* pm_flush does nothing: a BYTE mapping the crash simulator does not
+	 * watch (pm_map_noflush_update keeps it; read at every flush) */
+	int noflush;
 };
+
+/* recompute map->noflush after gran or crash changed */
+static inline void pm_map_noflush_update(struct pm_map *map)
+{
+	map->noflush = map->gran == PM_GRAN_BYTE && !map->crash;
+}
 
 /* wait for this thread's flushes: libpmem2's drain function, inline where
  * it is one instruction (x86-64: libpmem2's drain is sfence, after

@@ -117,6 +117,7 @@ static void pm_map_init(struct pm_map *map, struct pmem2_map *pmem2,
 	map->memcpy_fn = pmem2_get_memcpy_fn(pmem2);
 	map->memset_fn = pmem2_get_memset_fn(pmem2);
 	map->crash = NULL;
+	pm_map_noflush_update(map);
 }
 
 /* a pmem2 source for fd, refusing an empty one with a clear message */

@@ -15,6 +15,7 @@ static uint32_t crc_table[256];
 static int crc_use_hw;
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 static int crc_inited; /* crc_init has run (atomic) */
+int util_crc_hw_ready;
 
 static void crc_init(void)
 {
@@ -29,6 +30,7 @@ static void crc_init(void)
 #if defined(__x86_64__)
 	crc_use_hw = __builtin_cpu_supports("sse4.2");
 #endif
+	__atomic_store_n(&util_crc_hw_ready, crc_use_hw, __ATOMIC_RELAXED);
 }
 
 /* crc is the running (inverted) value */
@@ -80,37 +82,13 @@ uint32_t util_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc32c_sw(~crc, buf, len);
 }
 
-/* util_crc32c_3w before crc_init ran, or without the instruction */
-__attribute__((noinline)) static uint32_t crc32c_3w_slow(uint64_t a, uint64_t b,
-							 uint64_t c)
+/* util_crc32c_3w's out-of-line case (first call, or no crc32 instruction;
+ * the hardware case is inline in crc.h) */
+uint32_t util_crc32c_3w_call(uint64_t a, uint64_t b, uint64_t c)
 {
 	uint64_t buf[3] = { a, b, c };
 
 	return util_crc32c(0, buf, sizeof(buf));
-}
-
-/* the hardware case inline (3 crc32 instructions, no buffer): the
- * function is compiled for SSE4.2 but executes crc32 only once
- * crc_init found it */
-#if defined(__x86_64__)
-__attribute__((target("sse4.2")))
-#endif
-uint32_t
-util_crc32c_3w(uint64_t a, uint64_t b, uint64_t c)
-{
-#if defined(__x86_64__)
-	uint64_t crc = ~0u;
-
-	if (__builtin_expect(__atomic_load_n(&crc_inited, __ATOMIC_ACQUIRE) &&
-				     crc_use_hw,
-			     1)) {
-		crc = __builtin_ia32_crc32di(crc, a);
-		crc = __builtin_ia32_crc32di(crc, b);
-		crc = __builtin_ia32_crc32di(crc, c);
-		return ~(uint32_t)crc;
-	}
-#endif
-	return crc32c_3w_slow(a, b, c);
 }
 
 /* the table implementation, for tests that compare the two */

@@ -327,7 +327,8 @@ static void test_crc32c_vectors(void **state)
 	assert_int_equal(util_crc32c(0, buf, sizeof(buf)), 0x113FDB5Cu);
 }
 
-/* the three-word form equals the buffer form, for hw and table paths */
+/* the three-word form (inline and out of line) equals the buffer form,
+ * for hw and table paths */
 static void test_crc32c_3w(void **state)
 {
 	uint64_t w[3], x = 0x9e3779b97f4a7c15ULL;
@@ -342,6 +343,8 @@ static void test_crc32c_3w(void **state)
 		assert_int_equal(util_crc32c_3w(w[0], w[1], w[2]),
 				 util_crc32c(0, w, sizeof(w)));
 		assert_int_equal(util_crc32c_3w(w[0], w[1], w[2]),
+				 util_crc32c_sw(0, w, sizeof(w)));
+		assert_int_equal(util_crc32c_3w_call(w[0], w[1], w[2]),
 				 util_crc32c_sw(0, w, sizeof(w)));
 	}
 }
