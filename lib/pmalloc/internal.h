@@ -53,6 +53,9 @@ _Static_assert(PMA_MAX_ARENAS <= PMA_PMAP_FIELD_MASK + 1,
  * full; arenas add to the estimate every PMA_CKPT_STEP records */
 #define PMA_CKPT_RECORDS 65536
 #define PMA_CKPT_STEP 256
+/* pause loops an owner spins for a revoker to finish before it sleeps on
+ * the arena mutex (about 100 us) */
+#define PMA_OWNER_SPINS 8192
 /* at most this many runs of an arena's ops leave their dest words
  * unflushed in one line; recovery redoes each arena's last
  * PMA_DEST_REDO runs of ops with a dest (see pma_log_commit) */

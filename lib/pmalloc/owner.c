@@ -210,12 +210,48 @@ static int revoke_start(struct pma_arena *arena)
 	return 1;
 }
 
+/*
+ * The owner saw revoked: spin a while for it to clear and enter the fast
+ * path again, the same handshake as pma_arena_lock (a checkpoint holds
+ * the arena for tens of microseconds; sleeping on the mutex costs a futex
+ * wake and, in a VM, waking a halted vCPU, often more than that). 1 if it
+ * got the arena that way.
+ */
+static int owner_spin_relock(struct pma_arena *arena)
+{
+	unsigned spins;
+
+	for (spins = 0; spins < PMA_OWNER_SPINS; spins++) {
+		if (atomic_load_explicit(&arena->revoked,
+					 memory_order_relaxed)) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+			continue;
+		}
+		atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
+		if (pma_use_membarrier)
+			atomic_signal_fence(memory_order_seq_cst);
+		else
+			atomic_thread_fence(memory_order_seq_cst);
+		if (!atomic_load_explicit(&arena->revoked,
+					  memory_order_acquire)) {
+			arena->owner_fast = 1;
+			return 1;
+		}
+		atomic_store_explicit(&arena->busy, 0, memory_order_release);
+	}
+	return 0;
+}
+
 void pma_arena_lock_slow(struct pma_arena *arena, int owner)
 {
 	if (owner) {
-		/* the owner saw revoked: someone holds the mutex, wait for
-		 * it there */
+		/* the owner saw revoked: someone holds the mutex; wait for
+		 * it to finish, spinning first, then on the mutex */
 		atomic_store_explicit(&arena->busy, 0, memory_order_release);
+		if (owner_spin_relock(arena))
+			return;
 		pthread_mutex_lock(&arena->lock);
 		arena->owner_fast = 0;
 		arena->revoking = 0;
