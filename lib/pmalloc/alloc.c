@@ -631,7 +631,7 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 {
 	struct pma_arena *arena;
 	struct pma_slab *slab;
-	uint64_t off, b, dest_off;
+	uint64_t off, rel, b, dest_off;
 	int rc;
 
 	rc = op_check(heap, dest, &dest_off);
@@ -640,13 +640,14 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	off = __atomic_load_n(dest, __ATOMIC_ACQUIRE);
 	if (!off)
 		return 0;
-	b = pool_off_byte(off);
-	if (pool_off_part(off) != heap->part || b % 64 || b < heap->data_base ||
-	    pma_page_of(heap, b) >= heap->geom.npages)
+	/* in this part's pages, 64-byte aligned */
+	rel = off - heap->fast_dest_off;
+	if (rel >= heap->data_len || rel % 64)
 		return util_errmsg_set(EINVAL, "0x%llx is not in the heap",
 				       (unsigned long long)off);
+	b = heap->data_base + rel;
 	arena = pma_arena_get(heap);
-	slab = pma_heap_slab_at(heap, b);
+	slab = pma_heap_slab_at_rel(heap, rel);
 	if (slab && free_fast(arena, slab, b, dest, dest_off) == 0)
 		return 0;
 	return slab ? free_block(arena, slab, b, dest, dest_off) :

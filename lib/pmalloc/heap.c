@@ -311,13 +311,12 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 	if (rc < 0)
 		return rc;
 	heap->data_base = heap->region_off + heap->geom.data_off;
-	if (!heap->rdonly) { /* dest words in the data area: op_check */
-		heap->fast_dest_lo = (uintptr_t)heap->part_base +
-				     heap->data_base;
+	heap->data_len = heap->geom.npages << PMA_PAGE_SHIFT;
+	heap->fast_dest_lo = (uintptr_t)heap->part_base + heap->data_base;
+	heap->fast_dest_off = pma_pool_off(heap, heap->data_base);
+	if (!heap->rdonly) /* dest words in the data area: op_check */
 		heap->fast_dest_len = heap->region_off +
 				      heap->geom.region_size - heap->data_base;
-		heap->fast_dest_off = pma_pool_off(heap, heap->data_base);
-	}
 	heap->head_gen = heap->hdr->head_gen;
 	heap->pmap_pm = pma_addr(heap, heap->region_off + heap->geom.pmap_off);
 	if (heap->rdonly) { /* recovery replays into a DRAM copy */

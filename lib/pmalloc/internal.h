@@ -208,9 +208,9 @@ static inline int pma_slab_index(const struct pma_slab *slab, uint64_t off,
 	uint64_t rel;
 	uint32_t idx;
 
-	if (off < slab->off + PMA_SLAB_HDR_SIZE || off >= slab->off + PMA_CHUNK)
+	rel = off - slab->off - PMA_SLAB_HDR_SIZE; /* huge if below */
+	if (rel >= PMA_CHUNK - PMA_SLAB_HDR_SIZE)
 		return -EINVAL;
-	rel = off - slab->off - PMA_SLAB_HDR_SIZE;
 	/* a multiply instead of two divides (free path) */
 	idx = (uint32_t)((rel * slab->block_inv) >> 32);
 	if ((uint64_t)idx * slab->block_size != rel || idx >= slab->nblocks)
@@ -451,6 +451,7 @@ void pma_arena_release(struct pma_arena *arena);
 struct pma_tls_binding {
 	uint64_t heap_id;
 	struct pma_heap *heap;
+	struct pma_arena *arena_p; /* &heap->arenas[arena] */
 	unsigned arena;
 	int owns; /* this thread owns that arena */
 };
@@ -613,6 +614,7 @@ struct pma_heap {
 	uintptr_t fast_dest_lo;
 	uint64_t fast_dest_len;
 	uint64_t fast_dest_off;
+	uint64_t data_len; /* bytes of the pages (geom.npages) */
 	uint64_t *pmap_pm; /* PM page map (rdonly: a DRAM copy) */
 	_Atomic uint64_t *pmap; /* DRAM mirror, current state */
 	_Atomic(struct pma_slab *) *slabs; /* per 64 KiB chunk, or NULL */
@@ -654,7 +656,7 @@ struct pma_heap {
 static inline struct pma_arena *pma_arena_get(struct pma_heap *heap)
 {
 	if (__builtin_expect(pma_tls_binding.heap_id == heap->id, 1))
-		return &heap->arenas[pma_tls_binding.arena];
+		return pma_tls_binding.arena_p;
 	return pma_arena_bind_first(heap);
 }
 
@@ -716,17 +718,23 @@ static inline uint64_t pma_dest_off(struct pma_heap *heap, const void *addr)
 struct pma_slab *pma_heap_slab_load(struct pma_heap *heap, uint64_t chunk);
 /* the DRAM slab covering byte offset off, or NULL; loads a slab not
  * loaded since open (lazy.c) */
+static inline struct pma_slab *pma_heap_slab_at_rel(struct pma_heap *heap,
+						    uint64_t rel);
 static inline struct pma_slab *pma_heap_slab_at(struct pma_heap *heap,
 						uint64_t off)
 {
+	if (off < heap->data_base || off - heap->data_base >= heap->data_len)
+		return NULL;
+	return pma_heap_slab_at_rel(heap, off - heap->data_base);
+}
+/* pma_heap_slab_at(heap, data_base + rel) for rel < data_len */
+static inline struct pma_slab *pma_heap_slab_at_rel(struct pma_heap *heap,
+						    uint64_t rel)
+{
+	uint64_t chunk = (rel >> PMA_PAGE_SHIFT) / PMA_CHUNK_PAGES;
 	struct pma_slab *slab;
-	uint64_t chunk;
 
-	if (off < heap->data_base)
-		return NULL;
-	chunk = pma_page_of(heap, off) / PMA_CHUNK_PAGES;
-	if (chunk >= heap->nchunks)
-		return NULL;
+	pma_assert(rel < heap->data_len && chunk < heap->nchunks);
 	slab = atomic_load_explicit(&heap->slabs[chunk], memory_order_acquire);
 	if (slab)
 		return slab;

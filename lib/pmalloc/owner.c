@@ -179,6 +179,7 @@ struct pma_arena *pma_arena_bind_first(struct pma_heap *heap)
 	pma_tls_binding.heap_id = heap->id;
 	pma_tls_binding.heap = heap;
 	pma_tls_binding.arena = idx;
+	pma_tls_binding.arena_p = &heap->arenas[idx];
 	pma_tls_binding.owns = owns;
 	if (owns && owner_key_ok)
 		(void)pthread_setspecific(owner_key, &pma_tls_binding);
@@ -192,6 +193,7 @@ struct pma_arena *pma_arena_bind(struct pma_heap *heap, unsigned idx)
 	pma_tls_binding.heap_id = heap->id;
 	pma_tls_binding.heap = heap;
 	pma_tls_binding.arena = idx;
+	pma_tls_binding.arena_p = &heap->arenas[idx];
 	pma_tls_binding.owns = arena_claim(&heap->arenas[idx]);
 	if (pma_tls_binding.owns && owner_key_ok)
 		(void)pthread_setspecific(owner_key, &pma_tls_binding);
