@@ -264,7 +264,7 @@ static void arena_unlock_op(struct pma_arena *arena, int rc)
 	arena_fast_refresh(arena, due);
 	pma_arena_unlock(arena);
 	if (due)
-		(void)pma_checkpoint(arena->heap);
+		(void)pma_checkpoint_due(arena->heap);
 }
 
 /* unlock after an op of the owner's fast path (pma_arena_trylock_owner,

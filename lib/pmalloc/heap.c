@@ -215,6 +215,7 @@ static void heap_free(struct pma_heap *heap)
 	pma_zunmap((void *)heap->pmap, heap->geom.npages * sizeof(*heap->pmap));
 	pma_ext_index_release(&heap->ext);
 	pthread_mutex_destroy(&heap->ext_lock);
+	pthread_mutex_destroy(&heap->ckpt_lock);
 	pthread_mutex_destroy(&heap->root_lock);
 	pool_close(&heap->pool);
 	free(heap);
@@ -343,6 +344,7 @@ static int heap_attach(struct pool *pool, unsigned flags,
 	}
 	heap->pool = pool;
 	pthread_mutex_init(&heap->ext_lock, NULL);
+	pthread_mutex_init(&heap->ckpt_lock, NULL);
 	pthread_mutex_init(&heap->root_lock, NULL);
 	heap->id = atomic_fetch_add(&heap_ids, 1);
 	heap->rdonly = !!(flags & PMA_HEAP_RDONLY);

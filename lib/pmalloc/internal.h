@@ -345,6 +345,7 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	_Atomic uintptr_t owner; /* owning thread's token, 0 if none */
 	atomic_int busy; /* the owner is in an op on its fast path */
 	atomic_int revoked; /* a mutex holder keeps the owner out */
+
 	int owner_fast; /* owner only: its current op took the fast path */
 	int revoking; /* mutex holder only: it set revoked */
 	struct pma_heap *heap;
@@ -621,6 +622,9 @@ struct pma_heap {
 	uint64_t nchunks;
 	pthread_mutex_t ext_lock;
 	struct pma_ext_index ext;
+	/* held by a checkpoint from before it locks the arenas until after
+	 * it unlocked them (pma_checkpoint_due) */
+	pthread_mutex_t ckpt_lock;
 	pthread_mutex_t root_lock;
 	struct pma_arena *arenas;
 	unsigned arenas_ready; /* initialised arenas (for cleanup) */
@@ -767,6 +771,13 @@ uint64_t *pma_heap_dest_addr(struct pma_heap *heap, uint64_t off);
 
 /* global checkpoint (takes every arena lock; call with none held) */
 int pma_checkpoint(struct pma_heap *heap);
+/* a checkpoint an op found due: none if one is running (it retires the
+ * caller's records too; if it ends before, the op's successor finds the
+ * checkpoint due again). Does not wait for a running one: the caller
+ * goes back to its ops instead of sleeping on the first arena mutex
+ * while the other checkpoint waits for it, then revoking every owner
+ * again for nothing */
+int pma_checkpoint_due(struct pma_heap *heap);
 /* run at open: replay logs, redo dests, persist heads, rebuild DRAM */
 int pma_recover(struct pma_heap *heap);
 

@@ -356,7 +356,8 @@ PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
 	return pma_checkpoint(heap);
 }
 
-int pma_checkpoint(struct pma_heap *heap)
+/* pma_checkpoint with ckpt_lock held */
+static int checkpoint_locked(struct pma_heap *heap)
 {
 	struct pma_dirty dirty = { 0 };
 	unsigned i;
@@ -388,6 +389,27 @@ int pma_checkpoint(struct pma_heap *heap)
 out_unlock:
 	pma_arenas_unlock(heap);
 	pma_dirty_release(&dirty);
+	return rc;
+}
+
+int pma_checkpoint(struct pma_heap *heap)
+{
+	int rc;
+
+	pthread_mutex_lock(&heap->ckpt_lock);
+	rc = checkpoint_locked(heap);
+	pthread_mutex_unlock(&heap->ckpt_lock);
+	return rc;
+}
+
+int pma_checkpoint_due(struct pma_heap *heap)
+{
+	int rc;
+
+	if (pthread_mutex_trylock(&heap->ckpt_lock) != 0)
+		return 0;
+	rc = checkpoint_locked(heap);
+	pthread_mutex_unlock(&heap->ckpt_lock);
 	return rc;
 }
 

@@ -656,6 +656,55 @@ static void test_local_extents(void **state)
 	assert_int_equal(pma_free_from(f->heap, &f->dests[5]), 0);
 }
 
+/*
+ * A checkpoint an op finds due while another one runs is skipped (the
+ * running one retires the op's records), and the op's successor takes
+ * the general path and runs it if it is still due: nothing is lost
+ * when the running one ends first. Here the "running" checkpoint is
+ * ckpt_lock held by the test: ops go on, the log fills past half, no
+ * checkpoint happens, the fast path stays off (fast_end 0); the first
+ * op after the unlock checkpoints.
+ */
+static void test_checkpoint_due_skipped(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st0, st;
+	struct pma_arena *arena;
+	unsigned i, n;
+
+	fx_create(f, HEAP_SIZE);
+	assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[0]), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st0), 0);
+	arena = pma_arena_get(f->heap);
+	n = st0.log_cap; /* one record per op: past half of the log */
+	pthread_mutex_lock(&f->heap->ckpt_lock);
+	for (i = 0; i < n / 2 + 11; i++) { /* odd: ends allocated */
+		if (f->dests[1])
+			assert_int_equal(pma_free_from(f->heap, &f->dests[1]),
+					 0);
+		else
+			assert_int_equal(
+				pma_malloc_to(f->heap, 64, &f->dests[1]), 0);
+	}
+	assert_true(arena->tail - arena->head >= n / 2);
+	assert_int_equal(arena->fast_end, 0);
+	pthread_mutex_unlock(&f->heap->ckpt_lock);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.checkpoints, st0.checkpoints);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.checkpoints, st0.checkpoints + 1);
+	assert_int_equal(arena->tail, arena->head);
+	/* the next op (general path) lets the fast path run again */
+	assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[0]), 0);
+	assert_true(arena->fast_end > arena->tail);
+	assert_int_equal(n % 2, 0);
+	fx_reopen(f);
+	assert_true(pma_usable_size(f->heap, f->dests[1]) >= 64);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[1]), 0);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+}
+
 /* many ops: several checkpoints and log wraps, then reopen */
 static void test_log_wrap(void **state)
 {
@@ -1624,6 +1673,7 @@ int main(void)
 		T(test_pending_extents),
 		T(test_local_extents),
 		cmocka_unit_test(test_local_runs),
+		T(test_checkpoint_due_skipped),
 		T(test_log_wrap),
 		T(test_fences_per_op),
 		T(test_byte_heap),
