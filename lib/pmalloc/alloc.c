@@ -403,8 +403,11 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 		if (rc < 0)
 			goto out_unlock;
 	}
-	atomic_store(&heap->pmap[page],
-		     pma_pmap_make_ext_owned(op.npages, arena->id));
+	/* release: readers of the mirror load with acquire; nothing here
+	 * needs the full barrier of a seq_cst store (an xchg on x86) */
+	atomic_store_explicit(&heap->pmap[page],
+			      pma_pmap_make_ext_owned(op.npages, arena->id),
+			      memory_order_release);
 	op.off = pma_page_off(heap, page);
 	op.dest = dest_off;
 	/* zeros durable before the record commits the extent */
@@ -579,7 +582,8 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 	pma_expect_ok(pma_log_append_op(arena, &op));
 	pma_log_commit(arena, dest, dest_off, 0);
 	if (local)
-		atomic_store(&heap->pmap[page], 0);
+		atomic_store_explicit(&heap->pmap[page], 0,
+				      memory_order_release);
 	atomic_fetch_add(&heap->pending_pages, op.npages);
 	arena_unlock_op(arena, 0);
 	return 0;
