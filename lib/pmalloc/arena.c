@@ -131,19 +131,21 @@ int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages)
 
 int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page)
 {
-	struct pma_run *run = NULL;
-	size_t i;
+	struct pma_run *run;
+	uint64_t best = UINT64_MAX, at = 0, key, fits, lt, i;
 
-	/* best fit, the lowest of equals */
-	for (i = 0; i < r->count; i++)
-		if (r->runs[i].npages >= npages &&
-		    (!run || r->runs[i].npages < run->npages)) {
-			run = &r->runs[i];
-			if (run->npages == npages)
-				break;
-		}
-	if (!run)
+	/* best fit, the lowest of equals; masks, not branches, on the data
+	 * (run sizes are random: a branchy scan mispredicts at every run) */
+	for (i = 0; i < r->count; i++) {
+		fits = -(uint64_t)(r->runs[i].npages >= npages);
+		key = (r->runs[i].npages & fits) | ~fits; /* or UINT64_MAX */
+		lt = -(uint64_t)(key < best);
+		best = (key & lt) | (best & ~lt);
+		at = (i & lt) | (at & ~lt);
+	}
+	if (best == UINT64_MAX)
 		return -ENOMEM;
+	run = &r->runs[at];
 	*ret_page = run->page;
 	run->page += npages;
 	run->npages -= npages;
