@@ -274,6 +274,31 @@ static inline void arena_unlock_fast(struct pma_arena *arena)
 	atomic_store_explicit(&arena->busy, 0, memory_order_release);
 }
 
+/* lock arena for an op of up to 2 records (an extent op): 1 if the owner
+ * got it on its fast path with the op's records before fast_end (unlock
+ * with arena_unlock_fast: no checkpoint can be due from the log), 0 if
+ * through arena_lock_room (unlock with arena_unlock_op), or < 0 */
+static inline int arena_lock_ext(struct pma_arena *arena)
+{
+	int rc;
+
+	if (pma_arena_trylock_owner(arena)) {
+		if (arena->tail + 2 <= arena->fast_end)
+			return 1;
+		pma_arena_unlock(arena);
+	}
+	rc = arena_lock_room(arena);
+	return rc < 0 ? rc : 0;
+}
+
+static inline void arena_unlock_ext(struct pma_arena *arena, int fast, int rc)
+{
+	if (fast)
+		arena_unlock_fast(arena);
+	else
+		arena_unlock_op(arena, rc);
+}
+
 /* a new slab of class cls for arena, logged (SLAB_NEW), on its list */
 static int arena_slab_new(struct pma_arena *arena, unsigned cls)
 {
@@ -386,12 +411,12 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 	struct pma_heap *heap = arena->heap;
 	struct pma_op op = { .type = PMA_REC_EXT_ALLOC };
 	uint64_t page;
-	int rc;
+	int fast, rc = 0;
 
 	op.npages = size / PMA_PAGE + (size % PMA_PAGE != 0);
-	rc = arena_lock_room(arena);
-	if (rc < 0)
-		return rc;
+	fast = arena_lock_ext(arena);
+	if (fast < 0)
+		return fast;
 	/* the arena's own freed extents first: reusable before a
 	 * checkpoint (their frees are in this log, before this record) */
 	if (pma_runs_take(&arena->local, op.npages, &page) == 0) {
@@ -417,7 +442,7 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 	pma_expect_ok(pma_log_append_op(arena, &op));
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, op.off));
 out_unlock:
-	arena_unlock_op(arena, rc);
+	arena_unlock_ext(arena, fast, rc);
 	return rc;
 }
 
@@ -554,7 +579,7 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 	struct pma_op op = { .type = PMA_REC_EXT_FREE, .off = off };
 	uint64_t page = pma_page_of(heap, off);
 	uint64_t e = atomic_load(&heap->pmap[page]);
-	int local, rc;
+	int local, fast, rc;
 
 	if (off % PMA_PAGE || pma_pmap_kind(e) != PMA_PMAP_EXTENT ||
 	    !atomic_compare_exchange_strong(&heap->pmap[page], &e,
@@ -570,7 +595,8 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 		arena->local.count < PMA_LOCAL_RUNS;
 	if (local)
 		op.type = PMA_REC_EXT_LFREE;
-	rc = arena_lock_room(arena);
+	fast = arena_lock_ext(arena);
+	rc = fast;
 	if (rc < 0)
 		goto out_restore;
 	rc = local ? pma_runs_put(&arena->local, page, op.npages) :
@@ -584,8 +610,12 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 	if (local)
 		atomic_store_explicit(&heap->pmap[page], 0,
 				      memory_order_release);
-	atomic_fetch_add(&heap->pending_pages, op.npages);
-	arena_unlock_op(arena, 0);
+	/* the pending-pages trigger (arena_checkpoint_due) can only be met
+	 * by a free: check it here on the fast path too */
+	if (atomic_fetch_add(&heap->pending_pages, op.npages) + op.npages >=
+	    heap->geom.npages / PMA_PENDING_DIV)
+		fast = 0;
+	arena_unlock_ext(arena, fast, 0);
 	return 0;
 
 out_restore:
