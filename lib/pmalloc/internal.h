@@ -475,6 +475,26 @@ struct pma_arena *pma_arena_bind(struct pma_heap *heap, unsigned idx);
 void pma_arena_lock_slow(struct pma_arena *arena, int owner);
 void pma_arena_unlock_slow(struct pma_arena *arena);
 
+/* the owner's half of the handshake: announce busy, then look at
+ * revoked (the revoker's membarrier orders the two, else a full fence
+ * here). 1 with the arena held (owner_fast set), else 0 with busy clear */
+static inline int pma_owner_enter(struct pma_arena *arena)
+{
+	atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
+	if (pma_use_membarrier)
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+	if (__builtin_expect(!atomic_load_explicit(&arena->revoked,
+						   memory_order_acquire),
+			     1)) {
+		arena->owner_fast = 1;
+		return 1;
+	}
+	atomic_store_explicit(&arena->busy, 0, memory_order_release);
+	return 0;
+}
+
 /*
  * Exclusive use of one arena for an op: the owner's fast path (store busy,
  * load revoked; the revoker's membarrier orders them, else a full fence
@@ -485,19 +505,8 @@ static inline void pma_arena_lock(struct pma_arena *arena)
 	int owner = atomic_load_explicit(&arena->owner, memory_order_relaxed) ==
 		    pma_self_token();
 
-	if (owner) {
-		atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
-		if (pma_use_membarrier)
-			atomic_signal_fence(memory_order_seq_cst);
-		else
-			atomic_thread_fence(memory_order_seq_cst);
-		if (__builtin_expect(!atomic_load_explicit(&arena->revoked,
-							   memory_order_acquire),
-				     1)) {
-			arena->owner_fast = 1;
-			return;
-		}
-	}
+	if (owner && pma_owner_enter(arena))
+		return;
 	pma_arena_lock_slow(arena, owner);
 }
 
@@ -508,19 +517,7 @@ static inline int pma_arena_trylock_owner(struct pma_arena *arena)
 	if (atomic_load_explicit(&arena->owner, memory_order_relaxed) !=
 	    pma_self_token())
 		return 0;
-	atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
-	if (pma_use_membarrier)
-		atomic_signal_fence(memory_order_seq_cst);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
-	if (__builtin_expect(atomic_load_explicit(&arena->revoked,
-						  memory_order_acquire),
-			     0)) {
-		atomic_store_explicit(&arena->busy, 0, memory_order_release);
-		return 0;
-	}
-	arena->owner_fast = 1;
-	return 1;
+	return pma_owner_enter(arena);
 }
 
 static inline void pma_arena_unlock(struct pma_arena *arena)

@@ -224,24 +224,13 @@ static int owner_spin_relock(struct pma_arena *arena)
 	unsigned spins;
 
 	for (spins = 0; spins < PMA_OWNER_SPINS; spins++) {
-		if (atomic_load_explicit(&arena->revoked,
-					 memory_order_relaxed)) {
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#endif
-			continue;
-		}
-		atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
-		if (pma_use_membarrier)
-			atomic_signal_fence(memory_order_seq_cst);
-		else
-			atomic_thread_fence(memory_order_seq_cst);
 		if (!atomic_load_explicit(&arena->revoked,
-					  memory_order_acquire)) {
-			arena->owner_fast = 1;
+					  memory_order_relaxed) &&
+		    pma_owner_enter(arena))
 			return 1;
-		}
-		atomic_store_explicit(&arena->busy, 0, memory_order_release);
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
 	}
 	return 0;
 }

@@ -86,8 +86,8 @@ static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
 /*
  * A checkpoint's pass over arena's ops of one phase: the DRAM copies of
  * its ops that are not block ops, in log order (no decode). Block ops are
- * not applied one by one and have no copy: each marked its slab dirty (pma_slab_mark_dirty), and
- * sync_bitmaps copies those slabs' live bitmaps to PM. With every arena
+ * not applied one by one and have no copy: each marked its slab dirty
+ * (pma_slab_mark_dirty), and sync_bitmaps copies those slabs' live bitmaps to PM. With every arena
  * lock held, a live bitmap is the state after every logged op on the
  * slab, the same as applying them in order; and replaying the range again
  * after a crash (blind sets and clears, in order) still ends in that

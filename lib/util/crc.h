@@ -22,9 +22,8 @@ extern int util_crc_hw_ready;
 static inline uint32_t util_crc32c_3w(uint64_t a, uint64_t b, uint64_t c)
 {
 #if defined(__x86_64__)
-	if (__builtin_expect(__atomic_load_n(&util_crc_hw_ready,
-					     __ATOMIC_RELAXED),
-			     1)) {
+	if (__builtin_expect(
+		    __atomic_load_n(&util_crc_hw_ready, __ATOMIC_RELAXED), 1)) {
 		uint64_t crc = 0xffffffffu;
 
 		__asm__("crc32q %1, %0" : "+r"(crc) : "rm"(a));
