@@ -1095,15 +1095,25 @@ static uint64_t live_blocks(struct pma_heap *heap);
 struct race {
 	struct fx *f;
 	_Atomic unsigned go, ready, done;
+	/* extra spins for the helper (> 0) or the main thread (< 0): moved
+	 * after each round towards the side that lost, so that the two
+	 * frees meet whatever this machine's fixed head start of one side
+	 * (the helper sees "go" first) and path lengths are */
+	_Atomic int skew;
 	int rc;
 };
 
-/* a short random pause, so that the two frees overlap in every phase */
-static void race_pause(unsigned *seed)
+#define RACE_SKEW_STEP 16
+#define RACE_SKEW_MAX 100000
+
+/* a short random pause, so that the two frees overlap in every phase,
+ * plus extra spins (the skew) */
+static void race_pause(unsigned *seed, int extra)
 {
 	unsigned spin;
 
-	for (spin = (unsigned)rand_r(seed) % 400; spin; spin--)
+	spin = (unsigned)rand_r(seed) % 400 + (unsigned)(extra > 0 ? extra : 0);
+	for (; spin; spin--)
 		__asm__ volatile("" ::: "memory");
 }
 
@@ -1132,7 +1142,7 @@ static void *race_main(void *arg)
 			return NULL;
 		/* both threads run now: each pauses, then frees */
 		atomic_store(&r->ready, i);
-		race_pause(&seed);
+		race_pause(&seed, atomic_load(&r->skew));
 		r->rc = pma_free_from(r->f->heap, &r->f->dests[8]);
 		atomic_store(&r->done, i);
 	}
@@ -1161,7 +1171,7 @@ static void test_double_free_race(void **state)
 		f->dests[8] = blk;
 		atomic_store(&r.go, i);
 		(void)race_wait(&r.ready, i);
-		race_pause(&seed);
+		race_pause(&seed, -atomic_load(&r.skew));
 		rc = pma_free_from(f->heap, &f->dests[0]);
 		(void)race_wait(&r.done, i);
 		/* never both */
@@ -1171,6 +1181,11 @@ static void test_double_free_race(void **state)
 		if (rc == 0 || r.rc == 0) {
 			/* the loser's word still names the block */
 			won[rc != 0]++;
+			/* delay the winner next time */
+			if (rc == 0 && atomic_load(&r.skew) > -RACE_SKEW_MAX)
+				atomic_fetch_sub(&r.skew, RACE_SKEW_STEP);
+			if (rc != 0 && atomic_load(&r.skew) < RACE_SKEW_MAX)
+				atomic_fetch_add(&r.skew, RACE_SKEW_STEP);
 			assert_int_equal(rc ? f->dests[0] : f->dests[8], blk);
 			assert_int_equal(pma_usable_size(f->heap, blk), 0);
 		} else {
@@ -1187,8 +1202,8 @@ static void test_double_free_race(void **state)
 	atomic_store(&r.go, UINT_MAX);
 	pthread_join(tid, NULL);
 	print_message("# %u rounds: the owner's free won %u times, the remote "
-		      "free %u, both failed %u times\n",
-		      i - 1, won[0], won[1], none);
+		      "free %u, both failed %u times (skew %d)\n",
+		      i - 1, won[0], won[1], none, atomic_load(&r.skew));
 	/* the two paths did race (each won sometimes; on a loaded machine
 	 * one thread may lose its CPU often, so 100 each is not required) */
 	if (!RUNNING_ON_VALGRIND)
