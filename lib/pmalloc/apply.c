@@ -242,10 +242,10 @@ static int apply_extent(struct pma_heap *heap, const struct pma_op *op, int on,
 			  dirty);
 }
 
-/* a checkpoint's extent op from its DRAM copy: made by this process after
- * its own checks, so not checked again; no shadow (that is recovery's) */
-int pma_apply_extent_trusted(struct pma_heap *heap, uint64_t off,
-			     uint64_t npages, int on, struct pma_dirty *dirty)
+/* pma_apply_extent_trusted's case with lines to record */
+int pma_apply_extent_trusted_call(struct pma_heap *heap, uint64_t off,
+				  uint64_t npages, int on,
+				  struct pma_dirty *dirty)
 {
 	pma_assert(!heap->shadow && off % PMA_PAGE == 0 &&
 		   pma_page_of(heap, off) + npages <= heap->geom.npages);

@@ -794,9 +794,27 @@ struct pma_dirty {
 int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		 struct pma_dirty *dirty);
 int pma_dirty_add(struct pma_dirty *dirty, const void *addr, size_t len);
-/* 0 or -ENOMEM (dirty set) */
-int pma_apply_extent_trusted(struct pma_heap *heap, uint64_t off,
-			     uint64_t npages, int on, struct pma_dirty *dirty);
+/* a checkpoint's extent op from its DRAM copy (made by this process after
+ * its own checks, so not checked again; no shadow: that is recovery's):
+ * 0 or -ENOMEM (dirty set). Inline where nothing is flushed (dirty->off):
+ * one store of the head page's entry, thousands of times per checkpoint
+ * in an extent-heavy window */
+int pma_apply_extent_trusted_call(struct pma_heap *heap, uint64_t off,
+				  uint64_t npages, int on,
+				  struct pma_dirty *dirty);
+static inline int pma_apply_extent_trusted(struct pma_heap *heap, uint64_t off,
+					   uint64_t npages, int on,
+					   struct pma_dirty *dirty)
+{
+	if (dirty->off && !heap->shadow) {
+		__atomic_store_n(
+			&heap->pmap_pm[pma_page_of(heap, off)],
+			on ? pma_pmap_make(PMA_PMAP_EXTENT, npages) : 0,
+			__ATOMIC_RELAXED);
+		return 0;
+	}
+	return pma_apply_extent_trusted_call(heap, off, npages, on, dirty);
+}
 void pma_dirty_flush(struct pma_heap *heap, struct pma_dirty *dirty);
 void pma_dirty_release(struct pma_dirty *dirty);
 /* is op applied in the second phase (frees that may follow another log's
