@@ -807,10 +807,10 @@ static inline int pma_apply_extent_trusted(struct pma_heap *heap, uint64_t off,
 					   struct pma_dirty *dirty)
 {
 	if (dirty->off && !heap->shadow) {
-		__atomic_store_n(
-			&heap->pmap_pm[pma_page_of(heap, off)],
-			on ? pma_pmap_make(PMA_PMAP_EXTENT, npages) : 0,
-			__ATOMIC_RELAXED);
+		__atomic_store_n(&heap->pmap_pm[pma_page_of(heap, off)],
+				 on ? pma_pmap_make(PMA_PMAP_EXTENT, npages) :
+				      0,
+				 __ATOMIC_RELAXED);
 		return 0;
 	}
 	return pma_apply_extent_trusted_call(heap, off, npages, on, dirty);
