@@ -719,11 +719,19 @@ PMA_API int pma_malloc_to(struct pma_heap *heap, size_t size, uint64_t *dest)
 {
 	uint64_t dest_off;
 
-	/* a failed check: pma_alloc_to reports it */
-	if (size && size <= PMA_SMALL_MAX &&
-	    op_check(heap, dest, &dest_off) == 0 &&
-	    alloc_fast(heap, size, dest, dest_off) == 0)
-		return 0;
+	/* a failed check, a failed extent allocation (-ENOMEM: it
+	 * checkpoints and retries) or any other error: pma_alloc_to runs
+	 * and reports it */
+	if (size && op_check(heap, dest, &dest_off) == 0) {
+		if (size <= PMA_SMALL_MAX) {
+			if (alloc_fast(heap, size, dest, dest_off) == 0)
+				return 0;
+		} else if (size <= heap->data_len &&
+			   alloc_large(pma_arena_get(heap), size, dest,
+				       dest_off, 0) == 0) {
+			return 0;
+		}
+	}
 	return pma_alloc_to(heap, size, dest, 0);
 }
 
