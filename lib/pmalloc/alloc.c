@@ -124,7 +124,6 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 	d->off = op->off;
 	d->npages = op->npages;
 	d->type = (uint8_t)op->type;
-	d->nrecs = ext ? 2 : 1;
 	d->cls = (uint8_t)op->cls;
 	d->owner = (uint16_t)op->owner;
 	if (op->type == PMA_REC_SLAB_NEW)
@@ -212,6 +211,13 @@ static int arena_lock_room(struct pma_arena *arena)
 	return 0;
 }
 
+/* do pages pending pages (freed extents that only a checkpoint gives to
+ * every arena) reach 1 / PMA_PENDING_DIV of the heap? */
+static inline int pending_over(const struct pma_heap *heap, uint64_t pages)
+{
+	return pages >= heap->geom.npages / PMA_PENDING_DIV;
+}
+
 /* is a checkpoint due (lock held)? When half the log is used, when the
  * logs together hold PMA_CKPT_RECORDS (a bound on recovery time), or when
  * freed extents only a checkpoint gives to every arena (pending frees,
@@ -233,9 +239,8 @@ static inline int arena_checkpoint_due(struct pma_arena *arena)
 			return 1;
 	}
 	return arena->tail - arena->head >= heap->geom.log_cap / 2 ||
-	       atomic_load_explicit(&heap->pending_pages,
-				    memory_order_relaxed) >=
-		       heap->geom.npages / PMA_PENDING_DIV;
+	       pending_over(heap, atomic_load_explicit(&heap->pending_pages,
+						       memory_order_relaxed));
 }
 
 /*
@@ -504,7 +509,7 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 	rc = op_check(heap, dest, &dest_off);
 	if (rc < 0)
 		return rc;
-	if (size == 0 || size > heap->geom.npages * PMA_PAGE)
+	if (size == 0 || size > heap->data_len)
 		return size ? util_errmsg_set(ENOMEM,
 					      "%zu bytes exceed the "
 					      "heap",
@@ -612,8 +617,9 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 				      memory_order_release);
 	/* the pending-pages trigger (arena_checkpoint_due) can only be met
 	 * by a free: check it here on the fast path too */
-	if (atomic_fetch_add(&heap->pending_pages, op.npages) + op.npages >=
-	    heap->geom.npages / PMA_PENDING_DIV)
+	if (pending_over(heap,
+			 atomic_fetch_add(&heap->pending_pages, op.npages) +
+				 op.npages))
 		fast = 0;
 	arena_unlock_ext(arena, fast, 0);
 	return 0;

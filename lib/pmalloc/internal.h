@@ -312,7 +312,6 @@ struct pma_dram_op {
 	uint64_t off;
 	uint64_t npages; /* extent ops */
 	uint8_t type;
-	uint8_t nrecs;
 	uint8_t cls;
 	uint16_t owner;
 };
@@ -345,7 +344,6 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	_Atomic uintptr_t owner; /* owning thread's token, 0 if none */
 	atomic_int busy; /* the owner is in an op on its fast path */
 	atomic_int revoked; /* a mutex holder keeps the owner out */
-
 	int owner_fast; /* owner only: its current op took the fast path */
 	int revoking; /* mutex holder only: it set revoked */
 	struct pma_heap *heap;
@@ -717,17 +715,6 @@ static inline uint64_t pma_dest_off(struct pma_heap *heap, const void *addr)
 }
 /* object.c: the slab of chunk, loaded now (NULL if none or on error) */
 struct pma_slab *pma_heap_slab_load(struct pma_heap *heap, uint64_t chunk);
-/* the DRAM slab covering byte offset off, or NULL; loads a slab not
- * loaded since open (lazy.c) */
-static inline struct pma_slab *pma_heap_slab_at_rel(struct pma_heap *heap,
-						    uint64_t rel);
-static inline struct pma_slab *pma_heap_slab_at(struct pma_heap *heap,
-						uint64_t off)
-{
-	if (off < heap->data_base || off - heap->data_base >= heap->data_len)
-		return NULL;
-	return pma_heap_slab_at_rel(heap, off - heap->data_base);
-}
 /* pma_heap_slab_at(heap, data_base + rel) for rel < data_len */
 static inline struct pma_slab *pma_heap_slab_at_rel(struct pma_heap *heap,
 						    uint64_t rel)
@@ -745,6 +732,15 @@ static inline struct pma_slab *pma_heap_slab_at_rel(struct pma_heap *heap,
 		    memory_order_acquire)) != PMA_PMAP_SLAB)
 		return NULL;
 	return pma_heap_slab_load(heap, chunk);
+}
+/* the DRAM slab covering byte offset off, or NULL; loads a slab not
+ * loaded since open (lazy.c) */
+static inline struct pma_slab *pma_heap_slab_at(struct pma_heap *heap,
+						uint64_t off)
+{
+	if (off < heap->data_base || off - heap->data_base >= heap->data_len)
+		return NULL;
+	return pma_heap_slab_at_rel(heap, off - heap->data_base);
 }
 /* 0 if a dest at pool offset off is allowed (not in pool headers or heap
  * metadata other than the root word), else -EINVAL */
@@ -806,7 +802,8 @@ static inline int pma_apply_extent_trusted(struct pma_heap *heap, uint64_t off,
 					   uint64_t npages, int on,
 					   struct pma_dirty *dirty)
 {
-	if (dirty->off && !heap->shadow) {
+	pma_assert(!heap->shadow);
+	if (dirty->off) {
 		__atomic_store_n(&heap->pmap_pm[pma_page_of(heap, off)],
 				 on ? pma_pmap_make(PMA_PMAP_EXTENT, npages) :
 				      0,

@@ -38,7 +38,7 @@ static void dram_op(const struct pma_dram_op *d, struct pma_op *ret_op)
 	ret_op->npages = d->npages;
 	ret_op->cls = d->cls;
 	ret_op->owner = d->owner;
-	ret_op->nrecs = d->nrecs;
+	ret_op->nrecs = pma_rec_is_ext(d->type) ? 2 : 1;
 	ret_op->slab = NULL;
 }
 
@@ -87,8 +87,8 @@ static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
  * A checkpoint's pass over arena's ops of one phase: the DRAM copies of
  * its ops that are not block ops, in log order (no decode). Block ops are
  * not applied one by one and have no copy: each marked its slab dirty
- * (pma_slab_mark_dirty), and sync_bitmaps copies those slabs' live bitmaps to PM. With every arena
- * lock held, a live bitmap is the state after every logged op on the
+ * (pma_slab_mark_dirty), and sync_bitmaps copies those slabs' live
+ * bitmaps to PM. With every arena lock held, a live bitmap is the state after every logged op on the
  * slab, the same as applying them in order; and replaying the range again
  * after a crash (blind sets and clears, in order) still ends in that
  * state.
@@ -392,25 +392,29 @@ out_unlock:
 	return rc;
 }
 
-int pma_checkpoint(struct pma_heap *heap)
+/* a checkpoint under ckpt_lock; wait: for a running one to end (then
+ * run), else skip (0) */
+static int checkpoint_take(struct pma_heap *heap, int wait)
 {
 	int rc;
 
-	pthread_mutex_lock(&heap->ckpt_lock);
+	if (wait)
+		pthread_mutex_lock(&heap->ckpt_lock);
+	else if (pthread_mutex_trylock(&heap->ckpt_lock) != 0)
+		return 0;
 	rc = checkpoint_locked(heap);
 	pthread_mutex_unlock(&heap->ckpt_lock);
 	return rc;
 }
 
+int pma_checkpoint(struct pma_heap *heap)
+{
+	return checkpoint_take(heap, 1);
+}
+
 int pma_checkpoint_due(struct pma_heap *heap)
 {
-	int rc;
-
-	if (pthread_mutex_trylock(&heap->ckpt_lock) != 0)
-		return 0;
-	rc = checkpoint_locked(heap);
-	pthread_mutex_unlock(&heap->ckpt_lock);
-	return rc;
+	return checkpoint_take(heap, 0);
 }
 
 /*

@@ -12,10 +12,9 @@
 #define CRC32C_POLY 0x82F63B78u
 
 static uint32_t crc_table[256];
-static int crc_use_hw;
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 static int crc_inited; /* crc_init has run (atomic) */
-int util_crc_hw_ready;
+int util_crc_hw_ready; /* the crc32 instruction is there (crc.h) */
 
 static void crc_init(void)
 {
@@ -28,9 +27,9 @@ static void crc_init(void)
 		crc_table[i] = c;
 	}
 #if defined(__x86_64__)
-	crc_use_hw = __builtin_cpu_supports("sse4.2");
+	__atomic_store_n(&util_crc_hw_ready, __builtin_cpu_supports("sse4.2"),
+			 __ATOMIC_RELAXED);
 #endif
-	__atomic_store_n(&util_crc_hw_ready, crc_use_hw, __ATOMIC_RELAXED);
 }
 
 /* crc is the running (inverted) value */
@@ -77,7 +76,7 @@ static inline void crc_ready(void)
 uint32_t util_crc32c(uint32_t crc, const void *buf, size_t len)
 {
 	crc_ready();
-	if (crc_use_hw)
+	if (__atomic_load_n(&util_crc_hw_ready, __ATOMIC_RELAXED))
 		return ~crc32c_hw(~crc, buf, len);
 	return ~crc32c_sw(~crc, buf, len);
 }
