@@ -128,6 +128,14 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 	d->owner = (uint16_t)op->owner;
 	if (op->type == PMA_REC_SLAB_NEW)
 		value = (uint64_t)op->cls << 8 | (uint64_t)op->owner << 16;
+	if (ext && op->npages <= arena->heap->ext1_pages &&
+	    op->off < PMA_REC_EXT1_OFF_MAX) {
+		log_put(arena, pma_rec_ext1(op->type),
+			op->off >> PMA_PAGE_SHIFT |
+				(op->npages - 1) << PMA_REC_EXT1_OFF_BITS,
+			value);
+		return 0;
+	}
 	log_put(arena, op->type, op->off >> 6, value);
 	if (ext)
 		log_put(arena, PMA_REC_EXT_LEN, op->npages, 0);
@@ -211,11 +219,27 @@ static int arena_lock_room(struct pma_arena *arena)
 	return 0;
 }
 
-/* do pages pending pages (freed extents that only a checkpoint gives to
- * every arena) reach 1 / PMA_PENDING_DIV of the heap? */
-static inline int pending_over(const struct pma_heap *heap, uint64_t pages)
+/* do the published pending pages (freed extents that only a checkpoint
+ * gives to every arena) say a checkpoint is due? */
+static inline int pending_over(const struct pma_heap *heap)
 {
-	return pages >= heap->geom.npages / PMA_PENDING_DIV;
+	return atomic_load_explicit(&heap->pending_pages,
+				    memory_order_relaxed) >= heap->pend_trigger;
+}
+
+/* arena's pending pages changed (lock held): publish them if they moved
+ * pend_slack or more from what it published; 1 if that made a checkpoint
+ * due. Most ops so touch no shared line (a free and a reuse cancel out) */
+static inline int pending_publish(struct pma_arena *arena)
+{
+	struct pma_heap *heap = arena->heap;
+	uint64_t d = arena->pend_pages - arena->pend_pub; /* mod 2^64 */
+
+	if (__builtin_expect(d + heap->pend_slack <= 2 * heap->pend_slack, 1))
+		return 0;
+	atomic_fetch_add(&heap->pending_pages, d);
+	arena->pend_pub = arena->pend_pages;
+	return pending_over(heap);
 }
 
 /* is a checkpoint due (lock held)? When half the log is used, when the
@@ -239,8 +263,7 @@ static inline int arena_checkpoint_due(struct pma_arena *arena)
 			return 1;
 	}
 	return arena->tail - arena->head >= heap->geom.log_cap / 2 ||
-	       pending_over(heap, atomic_load_explicit(&heap->pending_pages,
-						       memory_order_relaxed));
+	       pending_over(heap);
 }
 
 /*
@@ -425,7 +448,8 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 	/* the arena's own freed extents first: reusable before a
 	 * checkpoint (their frees are in this log, before this record) */
 	if (pma_runs_take(&arena->local, op.npages, &page) == 0) {
-		atomic_fetch_sub(&heap->pending_pages, op.npages);
+		arena->pend_pages -= op.npages;
+		(void)pending_publish(arena); /* fewer: nothing becomes due */
 	} else {
 		pthread_mutex_lock(&heap->ext_lock);
 		rc = pma_ext_take(&heap->ext, op.npages, 1, &page);
@@ -617,9 +641,8 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 				      memory_order_release);
 	/* the pending-pages trigger (arena_checkpoint_due) can only be met
 	 * by a free: check it here on the fast path too */
-	if (pending_over(heap,
-			 atomic_fetch_add(&heap->pending_pages, op.npages) +
-				 op.npages))
+	arena->pend_pages += op.npages;
+	if (pending_publish(arena))
 		fast = 0;
 	arena_unlock_ext(arena, fast, 0);
 	return 0;

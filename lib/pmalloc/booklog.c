@@ -5,6 +5,8 @@
  * k % cap, with consecutive k in different cache lines (NBANKS lines per
  * group). Validity (epoch, tag, checksum) is defined in layout.h; the log
  * ends at the first invalid record (or the first incomplete extent pair).
+ * An extent op is one record (EXT_ALLOC1 ..., version 4) or two (EXT_ALLOC
+ * ... then EXT_LEN); read_op gives both as the same pma_op.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -99,6 +101,18 @@ int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
 		if (rc < 0)
 			return rc;
 		break;
+	case PMA_REC_EXT_ALLOC1:
+	case PMA_REC_EXT_FREE1:
+	case PMA_REC_EXT_LFREE1:
+		/* the op is the same as its two-record form */
+		op.type = type == PMA_REC_EXT_ALLOC1 ? PMA_REC_EXT_ALLOC :
+			  type == PMA_REC_EXT_FREE1  ? PMA_REC_EXT_FREE :
+						       PMA_REC_EXT_LFREE;
+		op.off = (payload & ((1ULL << PMA_REC_EXT1_OFF_BITS) - 1))
+			 << PMA_PAGE_SHIFT;
+		op.npages = (payload >> PMA_REC_EXT1_OFF_BITS) + 1;
+		op.dest = value;
+		break;
 	default: /* a lone EXT_LEN */
 		return -EBADMSG;
 	}
@@ -131,6 +145,9 @@ const char *pma_booklog_type_name(unsigned type)
 		[PMA_REC_EXT_FREE] = "ext_free",
 		[PMA_REC_EXT_LEN] = "ext_len",
 		[PMA_REC_EXT_LFREE] = "ext_lfree",
+		[PMA_REC_EXT_ALLOC1] = "ext_alloc1",
+		[PMA_REC_EXT_FREE1] = "ext_free1",
+		[PMA_REC_EXT_LFREE1] = "ext_lfree1",
 	};
 
 	return type < PMA_REC_NTYPES ? names[type] : "unknown";

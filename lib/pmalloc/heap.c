@@ -129,11 +129,13 @@ static int hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
 				       "the page map and logs local extent "
 				       "frees); create the heap again",
 				       hdr->version, PMA_HEAP_VERSION);
-	if (hdr->version != PMA_HEAP_VERSION)
+	if (hdr->version < PMA_HEAP_VERSION_MIN ||
+	    hdr->version > PMA_HEAP_VERSION)
 		return util_errmsg_set(EPROTONOSUPPORT,
 				       "heap version %u, "
-				       "expected %u",
-				       hdr->version, PMA_HEAP_VERSION);
+				       "expected %u to %u",
+				       hdr->version, PMA_HEAP_VERSION_MIN,
+				       PMA_HEAP_VERSION);
 	if (geom_compute(hdr->region_size, &g) < 0 ||
 	    hdr->region_size > region_size || g.narenas != hdr->narenas ||
 	    g.log_cap != hdr->log_cap || g.arena_off != hdr->arena_off ||
@@ -313,12 +315,21 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 		return rc;
 	heap->data_base = heap->region_off + heap->geom.data_off;
 	heap->data_len = heap->geom.npages << PMA_PAGE_SHIFT;
+	/* an eighth of the threshold for the arenas' unpublished pages
+	 * together (no slack at all in a small heap with many arenas) */
+	heap->pend_slack =
+		heap->geom.npages / PMA_PENDING_DIV / 8 / heap->geom.narenas;
+	heap->pend_trigger = heap->geom.npages / PMA_PENDING_DIV -
+			     heap->pend_slack * heap->geom.narenas;
 	heap->fast_dest_lo = (uintptr_t)heap->part_base + heap->data_base;
 	heap->fast_dest_off = pma_pool_off(heap, heap->data_base);
 	if (!heap->rdonly) /* dest words in the data area: op_check */
 		heap->fast_dest_len = heap->region_off +
 				      heap->geom.region_size - heap->data_base;
 	heap->head_gen = heap->hdr->head_gen;
+	/* a version 3 heap gets no record its version does not know */
+	heap->ext1_pages = heap->hdr->version >= 4 ? PMA_REC_EXT1_NPAGES_MAX :
+						     0;
 	heap->pmap_pm = pma_addr(heap, heap->region_off + heap->geom.pmap_off);
 	if (heap->rdonly) { /* recovery replays into a DRAM copy */
 		heap->pmap_pm = malloc(heap->geom.npages * sizeof(uint64_t));

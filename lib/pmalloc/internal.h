@@ -377,6 +377,9 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	struct pma_pending rfreed; /* blocks owned by other arenas */
 	struct pma_pending ext_freed; /* extents */
 	struct pma_runs local; /* EXT_LFREE'd extents, reusable here */
+	/* pages in ext_freed and local, and the part of them published in
+	 * heap->pending_pages (arena lock held; reset by a checkpoint) */
+	uint64_t pend_pages, pend_pub;
 	/* since the last checkpoint: the slabs this arena's block ops
 	 * marked dirty (their live bitmaps go to PM at the checkpoint), and
 	 * the number of ops that are not block ops (in ops) */
@@ -426,6 +429,14 @@ static inline int pma_rec_is_ext(unsigned type)
 {
 	return type == PMA_REC_EXT_ALLOC || type == PMA_REC_EXT_FREE ||
 	       type == PMA_REC_EXT_LFREE;
+}
+
+/* the one-record type of an extent op type (EXT_ALLOC -> EXT_ALLOC1 ...) */
+static inline unsigned pma_rec_ext1(unsigned type)
+{
+	return type == PMA_REC_EXT_ALLOC ? PMA_REC_EXT_ALLOC1 :
+	       type == PMA_REC_EXT_FREE	 ? PMA_REC_EXT_FREE1 :
+					   PMA_REC_EXT_LFREE1;
 }
 
 /* a block op of arena changed slab's live bitmap (arena lock held) */
@@ -611,6 +622,16 @@ struct pma_heap {
 	uint64_t fast_dest_len;
 	uint64_t fast_dest_off;
 	uint64_t data_len; /* bytes of the pages (geom.npages) */
+	/* pending pages (see pending_pages): an arena publishes its count
+	 * once it is pend_slack away from what it published; a checkpoint
+	 * is due when the published sum reaches pend_trigger, 1 /
+	 * PMA_PENDING_DIV of the heap less every arena's slack, so the true
+	 * sum never passes that fraction unnoticed */
+	uint64_t pend_slack;
+	uint64_t pend_trigger;
+	/* the largest extent op logged in one record (EXT_ALLOC1 ...), 0
+	 * for none (a version 3 heap); tests lower it to see both forms */
+	uint64_t ext1_pages;
 	uint64_t *pmap_pm; /* PM page map (rdonly: a DRAM copy) */
 	_Atomic uint64_t *pmap; /* DRAM mirror, current state */
 	_Atomic(struct pma_slab *) *slabs; /* per 64 KiB chunk, or NULL */
@@ -643,8 +664,9 @@ struct pma_heap {
 	_Alignas(PMA_LINE) atomic_uint next_arena;
 	atomic_ulong checkpoints;
 	/* pages of freed extents other arenas cannot take before a
-	 * checkpoint (arenas' ext_freed and local runs): a checkpoint is due
-	 * when they reach 1 / PMA_PENDING_DIV of the heap */
+	 * checkpoint (arenas' ext_freed and local runs), as the arenas
+	 * published them (pma_arena.pend_pub, within pend_slack of each
+	 * arena's pend_pages) */
 	atomic_ulong pending_pages;
 	/* records in all logs since the last checkpoint, an estimate that
 	 * lags each arena by less than PMA_CKPT_STEP */

@@ -29,8 +29,11 @@
 #define PMA_HEAP_MAGIC "PMAHEAP1" /* 8 bytes, no NUL stored */
 #define PMA_HEAP_MAGIC_LEN 8
 /* 2: page map entries of slabs carry the class and owner arena;
- * 3: EXT_LFREE records */
-#define PMA_HEAP_VERSION 3
+ * 3: EXT_LFREE records; 4: one-record extent ops (EXT_ALLOC1 ...).
+ * Version 3 heaps are still opened (their logs hold no such records, and
+ * none are written to them) */
+#define PMA_HEAP_VERSION 4
+#define PMA_HEAP_VERSION_MIN 3
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -127,8 +130,18 @@ enum pma_rec_type {
 	/* payload extent>>6; dest; then EXT_LEN: an extent freed by the
 	 * arena whose log holds its allocation (applied in log order) */
 	PMA_REC_EXT_LFREE = 8,
+	/* version 4: EXT_ALLOC, EXT_FREE and EXT_LFREE in one record, for
+	 * an extent below PMA_REC_EXT1_OFF_MAX of at most
+	 * PMA_REC_EXT1_NPAGES_MAX pages: payload (extent>>12) |
+	 * (npages - 1) << PMA_REC_EXT1_OFF_BITS; value dest */
+	PMA_REC_EXT_ALLOC1 = 9,
+	PMA_REC_EXT_FREE1 = 10,
+	PMA_REC_EXT_LFREE1 = 11,
 	PMA_REC_NTYPES,
 };
+#define PMA_REC_EXT1_OFF_BITS 29 /* extent offset >> 12: below 2 TiB */
+#define PMA_REC_EXT1_OFF_MAX (1ULL << (PMA_REC_EXT1_OFF_BITS + 12))
+#define PMA_REC_EXT1_NPAGES_MAX 2048ULL /* 11 bits: 8 MiB */
 
 #define PMA_REC_TYPE_BITS 4
 #define PMA_REC_EPOCH_SHIFT 4

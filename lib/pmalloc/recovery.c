@@ -38,7 +38,7 @@ static void dram_op(const struct pma_dram_op *d, struct pma_op *ret_op)
 	ret_op->npages = d->npages;
 	ret_op->cls = d->cls;
 	ret_op->owner = d->owner;
-	ret_op->nrecs = pma_rec_is_ext(d->type) ? 2 : 1;
+	ret_op->nrecs = 0; /* 1 or 2 in the log: the apply does not need it */
 	ret_op->slab = NULL;
 }
 
@@ -280,7 +280,7 @@ static void flip_heads(struct pma_heap *heap)
 static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 {
 	struct pma_slab *slab;
-	uint64_t page, e, pages = 0;
+	uint64_t page, e;
 	uint32_t idx;
 	size_t i;
 
@@ -296,19 +296,18 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 	for (i = 0; i < arena->ext_freed.count; i++) {
 		page = arena->ext_freed.offs[i];
 		e = atomic_exchange(&heap->pmap[page], 0);
-		pages += pma_pmap_npages(e);
 		/* cannot fail: reserve_ext_nodes made room */
 		pma_expect_ok(
 			pma_ext_put(&heap->ext, page, pma_pmap_npages(e)));
 	}
 	/* the arena's locally freed extents go to everyone */
-	pages += arena->local.pages;
 	for (i = 0; i < arena->local.count; i++) {
 		pma_expect_ok(pma_ext_put(&heap->ext, arena->local.runs[i].page,
 					  arena->local.runs[i].npages));
 	}
 	pthread_mutex_unlock(&heap->ext_lock);
-	atomic_fetch_sub(&heap->pending_pages, pages);
+	atomic_fetch_sub(&heap->pending_pages, arena->pend_pub);
+	arena->pend_pages = arena->pend_pub = 0;
 	arena->ext_freed.count = 0;
 	arena->local.count = 0;
 	arena->local.pages = 0;

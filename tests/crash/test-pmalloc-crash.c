@@ -2,7 +2,8 @@
 /*
  * test-pmalloc-crash: crash-simulation sweep of PMAlloc (--enable-crash-sim).
  * A child process runs a mixed workload (2 threads, malloc_to/free_from of
- * per-slot sizes incl. large extents, cross-thread frees, checkpoints); at
+ * per-slot sizes incl. large extents in both log forms, cross-thread
+ * frees, checkpoints); at
  * EVERY fence of the workload its hook writes the crash image (durable
  * lines only, or plus a random subset of dirty lines in 8-byte words) to a
  * file and waits while the parent recovers a copy and checks it: every
@@ -142,6 +143,9 @@ static void child_run(uint64_t seed_base, uint64_t rnd)
 	    pma_root(work.heap, NSLOTS * 8, &root))
 		_exit(7);
 	work.slots = pma_direct(work.heap, root);
+	/* the extents here are 4 to 54 pages: both the one-record (EXT_ALLOC1
+	 * ...) and the two-record form of extent ops */
+	work.heap->ext1_pages = 16;
 	for (i = 0; i < NSLOTS; i++)
 		pthread_mutex_init(&work.locks[i], NULL);
 	work.base = pm_crash_fence_count();

@@ -322,12 +322,16 @@ static void put64(uint8_t *p, uint64_t v)
 /* a fresh valid record from a REC command's value */
 static void rec_make(const struct loc *l, uint64_t v, struct pma_rec *r)
 {
-	unsigned type = v & 7, extra = (unsigned)(v >> 35 & 0x3ff);
+	unsigned type = (v & 7) | (v >> 45 & 1) << 3;
+	unsigned extra = (unsigned)(v >> 35 & 0x3ff);
 	uint64_t payload = v >> 3 & 0xffffffffULL, value = 0;
 
 	if (type == PMA_REC_NONE)
 		type = PMA_REC_EXT_LEN;
-	if (type != PMA_REC_EXT_LEN)
+	if (type >= PMA_REC_EXT_ALLOC1) /* also types no build knows */
+		payload = ((fx.data >> PMA_PAGE_SHIFT) + (payload & 0x1fffff)) |
+			  (payload >> 21) << PMA_REC_EXT1_OFF_BITS;
+	else if (type != PMA_REC_EXT_LEN)
 		payload += fx.data >> 6;
 	if (type == PMA_REC_SLAB_NEW)
 		value = (uint64_t)(extra & 0x3f) << 8 |

@@ -281,6 +281,16 @@ static void heap_log_seeds(void)
 		     heap_script_rec(PMA_REC_EXT_FREE, 50 * CHUNK_UNITS, 7)),
 		 HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(1, 1, 0),
 		 heap_script_rec(0, 0xffffffff, 0)));
+	SEED("rec-ext-alloc1",
+	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 0, 0),
+		 heap_script_rec(PMA_REC_EXT_ALLOC1,
+				 HEAP_REC_EXT1(50 * PMA_CHUNK_PAGES, 3), 6)));
+	SEED("rec-ext-free1-past-end",
+	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(1, 0, 0),
+		 heap_script_rec(PMA_REC_EXT_FREE1,
+				 HEAP_REC_EXT1(0x1ffff0, 2048), 7)));
+	SEED("rec-type-12", cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 0, 0),
+				heap_script_rec(12, 1, 0)));
 	SEED("rec-lone-ext-len", cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG,
 				     LOG(0, 0, 0), heap_script_rec(0, 1, 0)));
 	SEED("copy-record",

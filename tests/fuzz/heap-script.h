@@ -31,9 +31,12 @@ enum heap_op {
 	HEAP_OP_COPY,
 	/*
 	 * logs only: write a fresh valid record at the target's index:
-	 *   value bits 0..2   type (pma_rec_type, 0 is EXT_LEN)
+	 *   value bits 0..2   type (pma_rec_type, 0 is EXT_LEN), plus 8
+	 *                     if bit 45 is set (EXT_LFREE, EXT_ALLOC1 ...)
 	 *   bits 3..34        payload: block offset - data area start, in
-	 *                     64 B units (EXT_LEN: npages)
+	 *                     64 B units (EXT_LEN: npages); EXT_ALLOC1
+	 *                     ...: bits 3..23 the page in the data area,
+	 *                     24..34 npages - 1
 	 *   bits 35..42       alloc/free ops: dest is root slot n, 255: none
 	 *                     slab_new: class (35..40), owner (41..44)
 	 */
@@ -131,8 +134,11 @@ static inline uint64_t heap_script_rec(unsigned type, uint64_t payload,
 				       unsigned extra)
 {
 	return (uint64_t)(type & 7) | (payload & 0xffffffffULL) << 3 |
-	       (uint64_t)(extra & 0x3ff) << 35;
+	       (uint64_t)(extra & 0x3ff) << 35 |
+	       (uint64_t)(type >> 3 & 1) << 45;
 }
+/* the payload of an EXT_ALLOC1 ... command */
+#define HEAP_REC_EXT1(page, npages) ((page) | ((npages)-1ULL) << 21)
 #define HEAP_REC_NO_DEST 255
 #define HEAP_REC_SLAB(cls, owner) ((cls) | (owner) << 6)
 

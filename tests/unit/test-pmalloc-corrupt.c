@@ -25,6 +25,7 @@
 
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
+#include "util/crc.h"
 
 #define POOL_SIZE (POOL_DATA_OFF + 4 * 1024 * 1024)
 #define NSLOTS 32
@@ -37,6 +38,7 @@ struct fx {
 	uint64_t region, data_base; /* byte offsets in the file */
 	struct pma_geom geom;
 	uint64_t tail[2]; /* next record index of each arena's log */
+	uint64_t slots; /* pool offset of the root object's slots */
 	uint64_t alloc_off; /* byte offset of a pending ALLOC's block */
 };
 
@@ -113,6 +115,8 @@ static void survey(struct fx *f)
 	assert_true(f->tail[0] > heap->arenas[0].head);
 	assert_true(f->tail[1] > heap->arenas[1].head);
 	assert_int_equal(pma_log_foreach(heap, first_alloc, &f->alloc_off), 1);
+	f->slots = pma_offset(heap, slots_of(heap));
+	assert_true(f->slots != 0);
 	pma_heap_close(heap);
 }
 
@@ -182,6 +186,24 @@ static void append_rec(struct fx *f, unsigned arena, unsigned type,
 	uint32_t cap = f->geom.log_cap;
 
 	pma_booklog_encode(f->tail[arena], cap, type, off >> 6, value,
+			   pma_booklog_slot(logs + (size_t)arena * cap, cap,
+					    f->tail[arena]));
+	f->tail[arena]++;
+}
+
+/* append a one-record extent op (EXT_ALLOC1 ...) of npages at byte
+ * offset off, its dest root slot slot */
+static void append_rec1(struct fx *f, unsigned arena, unsigned type,
+			uint64_t off, uint64_t npages, unsigned slot)
+{
+	struct pma_rec *logs = (struct pma_rec *)(void *)(f->map + f->region +
+							  f->geom.log_off);
+	uint32_t cap = f->geom.log_cap;
+
+	pma_booklog_encode(f->tail[arena], cap, type,
+			   off >> PMA_PAGE_SHIFT |
+				   (npages - 1) << PMA_REC_EXT1_OFF_BITS,
+			   f->slots + slot * 8ULL,
 			   pma_booklog_slot(logs + (size_t)arena * cap, cap,
 					    f->tail[arena]));
 	f->tail[arena]++;
@@ -329,6 +351,81 @@ static void test_ext_alloc_inside_slab(void **state)
 	assert_refused(f, "lies inside");
 }
 
+/* one-record extent ops (heap version 4) are replayed like the
+ * two-record ones: an EXT_ALLOC1 sets its dest, an EXT_LFREE1 after it
+ * in the same log frees the extent and clears its dest */
+static void test_ext1_records_replayed(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap *heap;
+	uint64_t *slots, chunk = free_chunk(f);
+
+	append_rec1(f, 0, PMA_REC_EXT_ALLOC1, chunk, 3, 0);
+	append_rec1(f, 1, PMA_REC_EXT_ALLOC1, chunk + 8 * PMA_PAGE, 8, 1);
+	append_rec1(f, 1, PMA_REC_EXT_LFREE1, chunk + 8 * PMA_PAGE, 8, 1);
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	slots = slots_of(heap);
+	assert_non_null(slots);
+	assert_int_equal(slots[0], pma_pool_off(heap, chunk));
+	assert_int_equal(pma_usable_size(heap, slots[0]), 3 * PMA_PAGE);
+	assert_int_equal(slots[1], 0);
+	/* live for good: freeing it works, a second free is refused */
+	assert_int_equal(pma_free_from(heap, &slots[0]), 0);
+	slots[1] = pma_pool_off(heap, chunk);
+	assert_int_equal(pma_free_from(heap, &slots[1]), -EINVAL);
+	slots[1] = 0;
+	pma_heap_close(heap);
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	pma_heap_close(heap);
+}
+
+/* an EXT_ALLOC1 record reaching past the data area is refused */
+static void test_ext1_record_past_end(void **state)
+{
+	struct fx *f = *state;
+
+	append_rec1(f, 0, PMA_REC_EXT_ALLOC1, free_chunk(f),
+		    PMA_REC_EXT1_NPAGES_MAX, 3);
+	assert_refused(f, "bad extent record");
+}
+
+/* patch the header's version (and its checksum) */
+static void set_version(struct fx *f, uint32_t version)
+{
+	struct pma_heap_hdr *hdr = (void *)(f->map + f->region);
+
+	hdr->version = version;
+	hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
+}
+
+/* a version 3 heap (no one-record extent ops) opens and recovers, and
+ * gets only two-record extent ops; a newer version is refused */
+static void test_version3_heap(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap *heap;
+	uint64_t *slots, tail;
+
+	set_version(f, 3);
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(heap->ext1_pages, 0);
+	slots = slots_of(heap);
+	pma_arena_bind(heap, 0);
+	tail = heap->arenas[0].tail;
+	assert_int_equal(pma_malloc_to(heap, 5 * PMA_PAGE, &slots[1]), 0);
+	assert_int_equal(heap->arenas[0].tail, tail + 2);
+	assert_int_equal(pma_free_from(heap, &slots[1]), 0);
+	assert_int_equal(heap->arenas[0].tail, tail + 4);
+	pma_heap_close(heap);
+	assert_int_equal(
+		((struct pma_heap_hdr *)(void *)(f->map + f->region))->version,
+		3);
+	/* (versions 1 and 2: test-pmalloc-lazy) */
+	set_version(f, PMA_HEAP_VERSION + 1);
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), -EPROTONOSUPPORT);
+	assert_non_null(strstr(pma_errormsg(), "expected 3 to"));
+}
+
 /* the fixture itself opens, recovers and reopens cleanly */
 static void test_fixture_opens(void **state)
 {
@@ -354,6 +451,9 @@ int main(void)
 		T(test_valid_record_after_end),
 		T(test_entry_inside_extent),
 		T(test_ext_alloc_inside_slab),
+		T(test_ext1_records_replayed),
+		T(test_ext1_record_past_end),
+		T(test_version3_heap),
 	};
 
 	/* real clwb + sfence on tmpfs (set before the first mapping) */

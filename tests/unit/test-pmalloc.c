@@ -453,31 +453,74 @@ static void test_dirty_set(void **state)
 	pma_dirty_release(&dirty);
 }
 
+/* the pages of freed extents waiting for a checkpoint, every arena's
+ * (published or not) */
+static uint64_t pending_pages_true(struct pma_heap *heap)
+{
+	uint64_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < heap->geom.narenas; i++)
+		n += heap->arenas[i].pend_pages;
+	return n;
+}
+
 /* freed extents waiting for a checkpoint never hold much more than
  * 1 / PMA_PENDING_DIV of the heap (checkpoints come before the log is
  * half full), so another thread cannot fill the heap with them */
 static void test_pending_extents(void **state)
 {
+	static const struct {
+		uint64_t size, n;
+	} runs[] = {
+		{ MIB, 64 }, /* each free publishes (256 pages > slack) */
+		{ 64 * 1024, 256 }, /* 16 pages: published in steps */
+	};
 	struct fx *f = *state;
 	struct pma_heap_stats st;
-	uint64_t limit;
-	unsigned i;
+	uint64_t limit, ckpts = 0, i;
+	unsigned r;
 
 	fx_create(f, HEAP_SIZE);
 	limit = f->heap->geom.npages / PMA_PENDING_DIV + 256;
-	/* allocated through arena 0, freed through arena 1: EXT_FREE, the
-	 * extents wait for a checkpoint */
-	for (i = 0; i < 64; i++) {
-		pma_arena_bind(f->heap, 0);
-		assert_int_equal(pma_malloc_to(f->heap, MIB, &f->dests[i]), 0);
-		pma_arena_bind(f->heap, 1);
-		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
-		assert_true(atomic_load(&f->heap->pending_pages) <= limit);
+	assert_true(f->heap->pend_slack > 16);
+	for (r = 0; r < 2; r++) {
+		/* allocated through arena 0, freed through arena 1:
+		 * EXT_FREE, the extents wait for a checkpoint */
+		for (i = 0; i < runs[r].n; i++) {
+			pma_arena_bind(f->heap, 0);
+			assert_int_equal(pma_malloc_to(f->heap, runs[r].size,
+						       &f->dests[0]),
+					 0);
+			pma_arena_bind(f->heap, 1);
+			assert_int_equal(pma_free_from(f->heap, &f->dests[0]),
+					 0);
+			assert_true(pending_pages_true(f->heap) <= limit);
+			/* published within each arena's slack */
+			assert_true(atomic_load(&f->heap->pending_pages) +
+					    f->heap->pend_slack *
+						    f->heap->geom.narenas >=
+				    pending_pages_true(f->heap));
+		}
+		assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+		/* 2 records per round (one-record extent ops), below half
+		 * a log: the pending pages did it */
+		assert_true(2 * runs[r].n < f->heap->geom.log_cap / 2);
+		assert_true(st.checkpoints - ckpts >=
+			    runs[r].n * runs[r].size / PMA_PAGE /
+				    (f->heap->geom.npages / PMA_PENDING_DIV));
+		ckpts = st.checkpoints;
 	}
-	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
-	/* 256 records, far below half a log: the pending pages did it */
-	assert_true(256 < f->heap->geom.log_cap / 2);
-	assert_true(st.checkpoints >= 64 / PMA_PENDING_DIV);
+	/* an arena that reuses what it frees publishes nothing */
+	pma_arena_bind(f->heap, 0);
+	assert_int_equal(pma_checkpoint(f->heap), 0);
+	for (i = 0; i < 100; i++) {
+		assert_int_equal(
+			pma_malloc_to(f->heap, 64 * 1024, &f->dests[0]), 0);
+		assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+		assert_int_equal(atomic_load(&f->heap->pending_pages), 0);
+	}
+	assert_int_equal(f->heap->arenas[0].pend_pages, 16);
 	fx_reopen(f);
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8); /* the root */
@@ -932,8 +975,8 @@ static void test_log_foreach_stats(void **state)
 	assert_int_equal(counts[2], 1); /* free */
 	assert_int_equal(counts[3], 1); /* slab_new */
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
-	/* slab_new, alloc, ext_alloc + ext_len, free */
-	assert_int_equal(st.log_records, 5);
+	/* slab_new, alloc, ext_alloc1, free */
+	assert_int_equal(st.log_records, 4);
 	assert_int_equal(st.extents, 2); /* and the root */
 	assert_int_equal(st.extent_bytes, MIB + NDEST * 8);
 	assert_int_equal(st.classes[pma_class_of(100)].used, 0);
@@ -1413,6 +1456,57 @@ static uint64_t live_blocks(struct pma_heap *heap)
 	return n;
 }
 
+/* an extent op of up to PMA_REC_EXT1_NPAGES_MAX pages is one record
+ * (EXT_ALLOC1 ...), a larger one two (EXT_ALLOC ..., EXT_LEN), and so is
+ * every one where ext1_pages is 0 (a version 3 heap); the odd ones are
+ * freed too (EXT_LFREE). Both forms replay at open */
+static const struct {
+	uint64_t size, ext1_pages;
+	unsigned nrecs;
+} ext_forms[] = {
+	{ 64 * 1024, PMA_REC_EXT1_NPAGES_MAX, 1 },
+	{ PMA_REC_EXT1_NPAGES_MAX * PMA_PAGE, PMA_REC_EXT1_NPAGES_MAX, 1 },
+	{ PMA_REC_EXT1_NPAGES_MAX * PMA_PAGE + 1, PMA_REC_EXT1_NPAGES_MAX, 2 },
+	{ 64 * 1024, 0, 2 },
+	{ 128 * 1024, 0, 2 },
+};
+#define NFORMS (sizeof(ext_forms) / sizeof(ext_forms[0]))
+
+static void craft_extent_record_forms(struct fx *f)
+{
+	struct pma_arena *a = &f->heap->arenas[0];
+	uint64_t tail;
+	unsigned i;
+
+	pma_arena_bind(f->heap, 0);
+	for (i = 0; i < NFORMS; i++) {
+		f->heap->ext1_pages = ext_forms[i].ext1_pages;
+		tail = a->tail;
+		if (pma_malloc_to(f->heap, ext_forms[i].size, &f->dests[i]) ||
+		    a->tail - tail != ext_forms[i].nrecs)
+			_exit(30);
+		if (i % 2 && (pma_free_from(f->heap, &f->dests[i]) ||
+			      a->tail - tail != 2 * ext_forms[i].nrecs))
+			_exit(31);
+	}
+}
+
+static void test_extent_record_forms(void **state)
+{
+	struct fx *f = *state;
+	unsigned i;
+
+	craft(f, craft_extent_record_forms);
+	assert_int_equal(f->heap->ext1_pages, PMA_REC_EXT1_NPAGES_MAX);
+	for (i = 0; i < NFORMS; i++)
+		if (i % 2)
+			assert_int_equal(f->dests[i], 0);
+		else
+			assert_true(pma_usable_size(f->heap, f->dests[i]) >=
+				    ext_forms[i].size);
+	assert_int_equal(live_blocks(f->heap), 1 + (NFORMS + 1) / 2);
+}
+
 /*
  * Arena 1 allocates dest 0 and 1, arena 0 frees them (RFREE) and makes a
  * large allocation into dest 2, then a checkpoint applies both logs and
@@ -1686,6 +1780,7 @@ int main(void)
 		T(test_large_no_cap),
 		cmocka_unit_test(test_dirty_set),
 		T(test_pending_extents),
+		T(test_extent_record_forms),
 		T(test_local_extents),
 		cmocka_unit_test(test_local_runs),
 		T(test_checkpoint_due_skipped),
