@@ -6,6 +6,16 @@
  * into the shadows. All bookkeeping runs under sim.lock, a recursive mutex
  * so that the fence hook (called with it held) may build images. It is a
  * leaf lock otherwise. Out of memory in the simulator aborts (test builds).
+ *
+ * A BYTE mapping is eADR: the caches are in the persistence domain, a
+ * store is durable once it is visible, and nothing is flushed (the code
+ * under test takes its BYTE-only paths). Modelled at fence granularity:
+ * every fence makes the whole mapping as it is now the shadow. An image
+ * taken at a fence is the shadow (a crash right after the previous fence)
+ * plus, torn, a random subset of the words stored since (a crash between
+ * the two): that includes every prefix of the stores, which is all eADR
+ * can leave, and more (a later store without an earlier one), as the
+ * CACHE_LINE model does for lines that were not flushed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -482,6 +492,16 @@ static void thread_apply(struct crash_thread *t)
 	t->nsnaps = 0;
 }
 
+/* every store to a BYTE mapping so far is durable (see the top) */
+static void sim_eadr_fence_locked(void)
+{
+	struct pm_crash_map *cm;
+
+	for (cm = sim.maps; cm; cm = cm->next)
+		if (cm->map->gran == PM_GRAN_BYTE)
+			memcpy(cm->shadow, cm->map->addr, cm->map->size);
+}
+
 void pm_crash_on_fence(struct pm_map *map)
 {
 	uint64_t no;
@@ -498,5 +518,6 @@ void pm_crash_on_fence(struct pm_map *map)
 	}
 	if (tls_thread)
 		thread_apply(tls_thread);
+	sim_eadr_fence_locked();
 	sim_unlock();
 }

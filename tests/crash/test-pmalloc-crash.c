@@ -34,6 +34,7 @@
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
 #include "pmem/crash.h"
+#include "pmem/fast.h"
 #include "pool/pool.h"
 
 #define HEAP_SIZE (4ULL << 20)
@@ -135,6 +136,7 @@ static void child_run(uint64_t seed_base, uint64_t rnd)
 {
 	pthread_t tid[NTHREADS];
 	uint64_t root, end = 0;
+	const char *s;
 	unsigned i;
 
 	if (pm_crash_arm(1) < 0)
@@ -146,6 +148,10 @@ static void child_run(uint64_t seed_base, uint64_t rnd)
 	/* the extents here are 4 to 54 pages: both the one-record (EXT_ALLOC1
 	 * ...) and the two-record form of extent ops */
 	work.heap->ext1_pages = 16;
+	/* a BYTE sweep must run the paths that flush nothing */
+	s = getenv("PMEM2_FORCE_GRANULARITY");
+	if (pm_flush_is_noop(work.heap->map) != (s && !strcmp(s, "BYTE")))
+		_exit(9);
 	for (i = 0; i < NSLOTS; i++)
 		pthread_mutex_init(&work.locks[i], NULL);
 	work.base = pm_crash_fence_count();
@@ -421,6 +427,7 @@ struct sweep {
 	uint64_t seed_base; /* 0: durable images only */
 	unsigned recrash_every; /* re-crash recovery of every Nth image */
 	unsigned runs; /* workload runs (interleavings) */
+	int byte; /* BYTE mappings (eADR), else CACHE_LINE */
 	unsigned images; /* crash images recovered and checked */
 	unsigned recrashes; /* of those, re-crashed inside recovery first */
 	unsigned live_max; /* most live slots seen in an image */
@@ -570,12 +577,20 @@ static double now(void)
 
 static void sweep(struct sweep *sw)
 {
+	const char *gran = getenv("PMEM2_FORCE_GRANULARITY");
+	char saved[32];
 	double t0 = now();
 	unsigned r;
 
+	/* the workload, the recoveries and the checks all map BYTE: the
+	 * simulator's eADR model, the code's paths that flush nothing */
+	snprintf(saved, sizeof(saved), "%s", gran ? gran : "CACHE_LINE");
+	if (sw->byte)
+		setenv("PMEM2_FORCE_GRANULARITY", "BYTE", 1);
 	for (r = 0; r < sw->runs; r++)
 		if (sweep_run(sw, r * 0x1000193ULL) < 0)
 			fail_msg("%s: run %u failed", sw->name, r);
+	setenv("PMEM2_FORCE_GRANULARITY", saved, 1);
 	print_message("# %s: %u runs, %llu workload fences; %u crash images "
 		      "checked (%u re-crashed in recovery), up to %u live "
 		      "slots, %.1f s\n",
@@ -616,6 +631,40 @@ static void test_sweep_recrash(void **state)
 			    .seed_base = 0xabcd0000,
 			    .recrash_every = 2,
 			    .runs = env_runs(1) };
+
+	(void)state;
+	sweep(&sw);
+}
+
+/* the same three sweeps on BYTE mappings (eADR) */
+static void test_sweep_byte_durable(void **state)
+{
+	struct sweep sw = { .name = "byte durable",
+			    .runs = env_runs(2),
+			    .byte = 1 };
+
+	(void)state;
+	sweep(&sw);
+}
+
+static void test_sweep_byte_torn(void **state)
+{
+	struct sweep sw = { .name = "byte torn",
+			    .seed_base = 0xb17e0000,
+			    .runs = env_runs(2),
+			    .byte = 1 };
+
+	(void)state;
+	sweep(&sw);
+}
+
+static void test_sweep_byte_recrash(void **state)
+{
+	struct sweep sw = { .name = "byte recrash",
+			    .seed_base = 0xb17eabcd0000,
+			    .recrash_every = 2,
+			    .runs = env_runs(1),
+			    .byte = 1 };
 
 	(void)state;
 	sweep(&sw);
@@ -666,6 +715,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sweep_durable),
 		cmocka_unit_test(test_sweep_torn),
 		cmocka_unit_test(test_sweep_recrash),
+		cmocka_unit_test(test_sweep_byte_durable),
+		cmocka_unit_test(test_sweep_byte_torn),
+		cmocka_unit_test(test_sweep_byte_recrash),
 	};
 	struct pma_heap *heap;
 	int rc;
