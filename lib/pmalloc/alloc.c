@@ -100,6 +100,47 @@ log_append_block(struct pma_arena *arena, unsigned type, struct pma_slab *slab,
 	log_put(arena, type, off >> 6, dest_off);
 }
 
+/* log_append_ext's two-record form: an extent too large (or too far) for
+ * one record, or any extent of a version 3 heap */
+static void __attribute__((noinline))
+log_append_ext2(struct pma_arena *arena, unsigned type, uint64_t off,
+		uint64_t npages, uint64_t dest_off)
+{
+	log_put(arena, type, off >> 6, dest_off);
+	log_put(arena, PMA_REC_EXT_LEN, npages, 0);
+}
+
+/*
+ * Append an extent op (EXT_ALLOC, EXT_FREE, EXT_LFREE) of npages pages at
+ * off: its copy for the checkpoint (arena->ops) and its record(s),
+ * flushed, not fenced. The caller made room for 2 records (arena_lock_ext)
+ * and synced nothing: inlined always, as log_put.
+ */
+__attribute__((always_inline)) static inline void
+log_append_ext(struct pma_arena *arena, unsigned type, uint64_t off,
+	       uint64_t npages, uint64_t dest_off)
+{
+	struct pma_dram_op *d = &arena->ops[arena->struct_ops++];
+
+	pma_assert(arena->tail + 2 - arena->head <= arena->heap->geom.log_cap);
+	log_cursor_sync(arena);
+	d->k = arena->tail;
+	d->off = off;
+	d->npages = npages;
+	d->type = (uint8_t)type;
+	d->cls = 0;
+	d->owner = 0;
+	if (__builtin_expect(npages <= arena->heap->ext1_pages &&
+				     off < PMA_REC_EXT1_OFF_MAX,
+			     1))
+		log_put(arena, pma_rec_ext1(type),
+			off >> PMA_PAGE_SHIFT |
+				(npages - 1) << PMA_REC_EXT1_OFF_BITS,
+			dest_off);
+	else
+		log_append_ext2(arena, type, off, npages, dest_off);
+}
+
 /*
  * Append op's record(s), flushed but not fenced. The caller checked room
  * (pma_log_room). The records are the commit point once fenced.
@@ -109,36 +150,24 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 {
 	uint32_t cap = arena->heap->geom.log_cap;
 	struct pma_dram_op *d;
-	uint64_t value = op->dest;
-	int ext = pma_rec_is_ext(op->type);
 
 	if (arena->tail + 2 - arena->head > cap)
 		return -ENOSPC;
 	log_cursor_sync(arena);
 	if (pma_rec_is_block(op->type)) {
-		log_append_block(arena, op->type, op->slab, op->off, value);
+		log_append_block(arena, op->type, op->slab, op->off, op->dest);
 		return 0;
 	}
+	pma_assert(op->type == PMA_REC_SLAB_NEW);
 	d = &arena->ops[arena->struct_ops++];
 	d->k = arena->tail;
 	d->off = op->off;
-	d->npages = op->npages;
+	d->npages = 0;
 	d->type = (uint8_t)op->type;
 	d->cls = (uint8_t)op->cls;
 	d->owner = (uint16_t)op->owner;
-	if (op->type == PMA_REC_SLAB_NEW)
-		value = (uint64_t)op->cls << 8 | (uint64_t)op->owner << 16;
-	if (ext && op->npages <= arena->heap->ext1_pages &&
-	    op->off < PMA_REC_EXT1_OFF_MAX) {
-		log_put(arena, pma_rec_ext1(op->type),
-			op->off >> PMA_PAGE_SHIFT |
-				(op->npages - 1) << PMA_REC_EXT1_OFF_BITS,
-			value);
-		return 0;
-	}
-	log_put(arena, op->type, op->off >> 6, value);
-	if (ext)
-		log_put(arena, PMA_REC_EXT_LEN, op->npages, 0);
+	log_put(arena, op->type, op->off >> 6,
+		(uint64_t)op->cls << 8 | (uint64_t)op->owner << 16);
 	return 0;
 }
 
@@ -437,22 +466,20 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 		       uint64_t dest_off, unsigned flags)
 {
 	struct pma_heap *heap = arena->heap;
-	struct pma_op op = { .type = PMA_REC_EXT_ALLOC };
-	uint64_t page;
+	uint64_t page, off, npages = size / PMA_PAGE + (size % PMA_PAGE != 0);
 	int fast, rc = 0;
 
-	op.npages = size / PMA_PAGE + (size % PMA_PAGE != 0);
 	fast = arena_lock_ext(arena);
 	if (fast < 0)
 		return fast;
 	/* the arena's own freed extents first: reusable before a
 	 * checkpoint (their frees are in this log, before this record) */
-	if (pma_runs_take(&arena->local, op.npages, &page) == 0) {
-		arena->pend_pages -= op.npages;
+	if (pma_runs_take(&arena->local, npages, &page) == 0) {
+		arena->pend_pages -= npages;
 		(void)pending_publish(arena); /* fewer: nothing becomes due */
 	} else {
 		pthread_mutex_lock(&heap->ext_lock);
-		rc = pma_ext_take(&heap->ext, op.npages, 1, &page);
+		rc = pma_ext_take(&heap->ext, npages, 1, &page);
 		pthread_mutex_unlock(&heap->ext_lock);
 		if (rc < 0)
 			goto out_unlock;
@@ -460,16 +487,15 @@ static int alloc_large(struct pma_arena *arena, size_t size, uint64_t *dest,
 	/* release: readers of the mirror load with acquire; nothing here
 	 * needs the full barrier of a seq_cst store (an xchg on x86) */
 	atomic_store_explicit(&heap->pmap[page],
-			      pma_pmap_make_ext_owned(op.npages, arena->id),
+			      pma_pmap_make_ext_owned(npages, arena->id),
 			      memory_order_release);
-	op.off = pma_page_off(heap, page);
-	op.dest = dest_off;
+	off = pma_page_off(heap, page);
 	/* zeros durable before the record commits the extent */
 	if (flags & PMA_ALLOC_ZERO)
-		pm_memset(heap->map, pma_addr(heap, op.off), 0,
-			  op.npages * PMA_PAGE, 0);
-	pma_expect_ok(pma_log_append_op(arena, &op));
-	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, op.off));
+		pm_memset(heap->map, pma_addr(heap, off), 0, npages * PMA_PAGE,
+			  0);
+	log_append_ext(arena, PMA_REC_EXT_ALLOC, off, npages, dest_off);
+	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, off));
 out_unlock:
 	arena_unlock_ext(arena, fast, rc);
 	return rc;
@@ -605,8 +631,7 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 		       uint64_t dest_off)
 {
 	struct pma_heap *heap = arena->heap;
-	struct pma_op op = { .type = PMA_REC_EXT_FREE, .off = off };
-	uint64_t page = pma_page_of(heap, off);
+	uint64_t page = pma_page_of(heap, off), npages;
 	uint64_t e = atomic_load(&heap->pmap[page]);
 	int local, fast, rc;
 
@@ -618,30 +643,28 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 				       "0x%llx is not a live block "
 				       "(bad offset or double free)",
 				       (unsigned long long)off);
-	op.npages = pma_pmap_npages(e);
-	op.dest = dest_off;
+	npages = pma_pmap_npages(e);
 	local = pma_pmap_ext_owned_by(e, arena->id) &&
 		arena->local.count < PMA_LOCAL_RUNS;
-	if (local)
-		op.type = PMA_REC_EXT_LFREE;
 	fast = arena_lock_ext(arena);
 	rc = fast;
 	if (rc < 0)
 		goto out_restore;
-	rc = local ? pma_runs_put(&arena->local, page, op.npages) :
+	rc = local ? pma_runs_put(&arena->local, page, npages) :
 		     pma_pending_push(&arena->ext_freed, page);
 	if (rc < 0) {
 		pma_arena_unlock(arena);
 		goto out_restore;
 	}
-	pma_expect_ok(pma_log_append_op(arena, &op));
+	log_append_ext(arena, local ? PMA_REC_EXT_LFREE : PMA_REC_EXT_FREE, off,
+		       npages, dest_off);
 	pma_log_commit(arena, dest, dest_off, 0);
 	if (local)
 		atomic_store_explicit(&heap->pmap[page], 0,
 				      memory_order_release);
 	/* the pending-pages trigger (arena_checkpoint_due) can only be met
 	 * by a free: check it here on the fast path too */
-	arena->pend_pages += op.npages;
+	arena->pend_pages += npages;
 	if (pending_publish(arena))
 		fast = 0;
 	arena_unlock_ext(arena, fast, 0);

@@ -113,6 +113,8 @@ int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages)
 		next->page = page;
 		next->npages += npages;
 	} else {
+		if (r->count == PMA_LOCAL_RUNS) /* see pma_runs_take */
+			return -ENOSPC;
 		if (r->count == r->alloc) {
 			v = pma_grow(r->runs, &r->alloc, sizeof(*v), 16);
 			if (!v)
@@ -132,20 +134,20 @@ int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages)
 int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page)
 {
 	struct pma_run *run;
-	uint64_t best = UINT64_MAX, at = 0, key, fits, lt, i;
+	uint64_t best = UINT64_MAX, key, n, i;
 
-	/* best fit, the lowest of equals; masks, not branches, on the data
+	/* best fit, the lowest of equals: the minimum of npages << 6 | i
+	 * over the runs that fit, a conditional move per run, not a branch
 	 * (run sizes are random: a branchy scan mispredicts at every run) */
+	_Static_assert(PMA_LOCAL_RUNS <= 64, "a run index fits in 6 bits");
 	for (i = 0; i < r->count; i++) {
-		fits = -(uint64_t)(r->runs[i].npages >= npages);
-		key = (r->runs[i].npages & fits) | ~fits; /* or UINT64_MAX */
-		lt = -(uint64_t)(key < best);
-		best = (key & lt) | (best & ~lt);
-		at = (i & lt) | (at & ~lt);
+		n = r->runs[i].npages;
+		key = (n << 6 | i) | -(uint64_t)(n < npages); /* or ~0 */
+		best = key < best ? key : best;
 	}
 	if (best == UINT64_MAX)
 		return -ENOMEM;
-	run = &r->runs[at];
+	run = &r->runs[best & 63];
 	*ret_page = run->page;
 	run->page += npages;
 	run->npages -= npages;

@@ -698,7 +698,8 @@ static inline int pma_pmap_ext_owned_by(uint64_t e, unsigned arena)
 	       pma_pmap_owner(e) == arena;
 }
 
-/* arena.c: an arena's locally freed extents (arena lock held) */
+/* arena.c: an arena's locally freed extents (arena lock held); put merges
+ * with neighbours, -ENOSPC for a new run past PMA_LOCAL_RUNS, -ENOMEM */
 int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages);
 /* best fit; the rest of the run stays; -ENOMEM if none is big enough */
 int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page);
