@@ -74,19 +74,16 @@ int pma_pending_push(struct pma_pending *p, uint64_t off)
 }
 
 /* index of the first run starting after page (runs are sorted by page and
- * never adjacent: neighbours are merged when put) */
+ * never adjacent: neighbours are merged when put): counted, not searched
+ * (a few runs, at most PMA_LOCAL_RUNS; a binary search mispredicts about
+ * every other step on random pages) */
 static size_t runs_after(const struct pma_runs *r, uint64_t page)
 {
-	size_t lo = 0, hi = r->count, mid;
+	size_t i, n = 0;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (r->runs[mid].page <= page)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	for (i = 0; i < r->count; i++)
+		n += r->runs[i].page <= page;
+	return n;
 }
 
 static void runs_remove(struct pma_runs *r, size_t i)
