@@ -644,12 +644,14 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 				       "(bad offset or double free)",
 				       (unsigned long long)off);
 	npages = pma_pmap_npages(e);
-	local = pma_pmap_ext_owned_by(e, arena->id) &&
-		arena->local.count < PMA_LOCAL_RUNS;
 	fast = arena_lock_ext(arena);
 	rc = fast;
 	if (rc < 0)
 		goto out_restore;
+	/* the run count under the lock: another thread sharing the arena
+	 * may have added a run (pma_runs_put refuses one past the limit) */
+	local = pma_pmap_ext_owned_by(e, arena->id) &&
+		arena->local.count < PMA_LOCAL_RUNS;
 	rc = local ? pma_runs_put(&arena->local, page, npages) :
 		     pma_pending_push(&arena->ext_freed, page);
 	if (rc < 0) {

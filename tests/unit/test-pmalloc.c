@@ -652,6 +652,45 @@ static int lfree_cb(const struct pma_log_entry *e, void *arg)
 /* an extent freed through the arena that allocated it is reusable by
  * that arena at once (EXT_LFREE, no checkpoint); one freed through
  * another arena only after a checkpoint; both survive a reopen */
+/* an arena keeps at most PMA_LOCAL_RUNS local runs: past that its own
+ * extents are freed EXT_FREE (waiting for a checkpoint), and the frees
+ * succeed either way */
+static void test_local_runs_limit(void **state)
+{
+	struct fx *f = *state;
+	struct pma_arena *a;
+	unsigned counts[2] = { 0, 0 }, i, n = PMA_LOCAL_RUNS + 6;
+
+	fx_create(f, HEAP_SIZE);
+	pma_arena_bind(f->heap, 0);
+	a = &f->heap->arenas[0];
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	/* 2n extents of 4 pages; every other one freed: n runs that do
+	 * not touch */
+	for (i = 0; i < 2 * n; i++)
+		assert_int_equal(
+			pma_malloc_to(f->heap, 4 * PMA_PAGE, &f->dests[i]), 0);
+	for (i = 0; i < 2 * n; i += 2)
+		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
+	assert_int_equal(a->local.count, PMA_LOCAL_RUNS);
+	assert_int_equal(a->ext_freed.count, n - PMA_LOCAL_RUNS);
+	assert_int_equal(a->pend_pages, 4 * n);
+	assert_int_equal(pma_log_foreach(f->heap, lfree_cb, counts), 0);
+	assert_int_equal(counts[0], PMA_LOCAL_RUNS);
+	assert_int_equal(counts[1], n - PMA_LOCAL_RUNS);
+	/* the checkpoint gives them all to the heap; the rest survive */
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(a->local.count, 0);
+	assert_int_equal(a->pend_pages, 0);
+	fx_reopen(f);
+	for (i = 0; i < 2 * n; i++)
+		if (i % 2)
+			assert_int_equal(pma_usable_size(f->heap, f->dests[i]),
+					 4 * PMA_PAGE);
+		else
+			assert_int_equal(f->dests[i], 0);
+}
+
 static void test_local_extents(void **state)
 {
 	struct fx *f = *state;
@@ -1789,6 +1828,7 @@ int main(void)
 		cmocka_unit_test(test_dirty_set),
 		T(test_pending_extents),
 		T(test_extent_record_forms),
+		T(test_local_runs_limit),
 		T(test_local_extents),
 		cmocka_unit_test(test_local_runs),
 		T(test_checkpoint_due_skipped),
