@@ -239,8 +239,11 @@ int bench_recovery(const struct bench_cfg *cfg, const char *mode)
 	for (i = 0; i < cfg->rec_nobjs; i++) {
 		memset(&row, 0, sizeof(row));
 		row.objects = cfg->rec_objs[i];
-		/* one pool size for every count: only the live set varies */
+		/* one pool size for every count: only the live set varies;
+		 * -s makes it larger (recovery time against heap size) */
 		row.pool_size = rec_pool_size(max);
+		if (cfg->pool_size > row.pool_size)
+			row.pool_size = cfg->pool_size;
 		row.rc = rec_measure(path, &row);
 		if (cfg->json)
 			rec_print_json(mode, &row);
