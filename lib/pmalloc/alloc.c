@@ -253,7 +253,8 @@ static int arena_lock_room(struct pma_arena *arena)
 static inline int pending_over(const struct pma_heap *heap)
 {
 	return atomic_load_explicit(&heap->pending_pages,
-				    memory_order_relaxed) >= heap->pend_trigger;
+				    memory_order_relaxed) >=
+	       heap->geom.npages / PMA_PENDING_DIV;
 }
 
 /* arena's pending pages changed (lock held): publish them if they moved

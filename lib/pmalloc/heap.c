@@ -319,8 +319,6 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 	 * together (no slack at all in a small heap with many arenas) */
 	heap->pend_slack =
 		heap->geom.npages / PMA_PENDING_DIV / 8 / heap->geom.narenas;
-	heap->pend_trigger = heap->geom.npages / PMA_PENDING_DIV -
-			     heap->pend_slack * heap->geom.narenas;
 	heap->fast_dest_lo = (uintptr_t)heap->part_base + heap->data_base;
 	heap->fast_dest_off = pma_pool_off(heap, heap->data_base);
 	if (!heap->rdonly) /* dest words in the data area: op_check */

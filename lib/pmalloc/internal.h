@@ -624,11 +624,10 @@ struct pma_heap {
 	uint64_t data_len; /* bytes of the pages (geom.npages) */
 	/* pending pages (see pending_pages): an arena publishes its count
 	 * once it is pend_slack away from what it published; a checkpoint
-	 * is due when the published sum reaches pend_trigger, 1 /
-	 * PMA_PENDING_DIV of the heap less every arena's slack, so the true
-	 * sum never passes that fraction unnoticed */
+	 * is due when the published sum reaches 1 / PMA_PENDING_DIV of the
+	 * heap, so the true sum passes that fraction by at most every
+	 * arena's slack (an eighth of it) and one op */
 	uint64_t pend_slack;
-	uint64_t pend_trigger;
 	/* the largest extent op logged in one record (EXT_ALLOC1 ...), 0
 	 * for none (a version 3 heap); tests lower it to see both forms */
 	uint64_t ext1_pages;
