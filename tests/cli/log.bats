@@ -53,6 +53,35 @@ heap_pool() {
 	assert_output --partial "alloc"
 }
 
+@test "log shows an extent op as one record in either log form" {
+	# 300000 B: one log slot per op; 9000000 B (> 8 MiB): two. The pool
+	# is large enough that freeing one 9 MB extent does not trigger a
+	# checkpoint (a quarter of the heap pending)
+	local p size step
+	for p in 300000:1 9000000:2; do
+		size=${p%%:*} step=${p##*:}
+		mkpool_size "$T/p$size" 128M
+		run --separate-stderr "$WORKLOAD" "$T/p$size" 2 "$size" crash
+		assert_success
+		run --separate-stderr pmactl log --json "$T/p$size"
+		assert_success
+		# the two allocations, then the free of the first one
+		[ "$(jq -c '[.records[] | select(.type | startswith("ext")) | .type]' \
+			<<<"$output")" = '["ext_alloc","ext_alloc","ext_lfree"]' ] ||
+			fail "types: $output"
+		# whole pages, at least the size asked for
+		jq -e --argjson s "$size" '[.records[] |
+			select(.type | startswith("ext")) | .size] |
+			all(. >= $s and . % 4096 == 0)' <<<"$output" >/dev/null ||
+			fail "sizes: $output"
+		# consecutive extent ops are step slots apart
+		jq -e --argjson k "$step" '[.records[] |
+			select(.type | startswith("ext")) | .index] |
+			.[1] - .[0] == $k and .[2] - .[1] == $k' \
+			<<<"$output" >/dev/null || fail "indexes: $output"
+	done
+}
+
 @test "log and inspect --heap never write the pool" {
 	heap_pool "$T/p" 60 128 crash
 	local before
