@@ -111,25 +111,59 @@ log_append_ext2(struct pma_arena *arena, unsigned type, uint64_t off,
 }
 
 /*
+ * An EXT_LFREE of the extent at off, whose EXT_ALLOC is among the arena's
+ * last PMA_CANCEL_SCAN checkpoint copies: in the checkpoint's order the
+ * entry of off is 0 before that EXT_ALLOC (the extent was carved from free
+ * pages: their entries are 0 in PM, or made 0 by an earlier free of the
+ * window, which stays) and the EXT_LFREE makes it 0 again, so the
+ * checkpoint applies neither.
+ * The EXT_ALLOC copy becomes PMA_REC_NONE and the caller keeps no copy of
+ * the free; 1 if so. Both records stay in the log: recovery replays them
+ * in order, to the same end. No other op names that extent in between
+ * (it was live, then in this arena's local runs), and the latest
+ * EXT_ALLOC at off is this extent's (scanning backwards).
+ */
+#define PMA_CANCEL_SCAN 16
+static inline int ext_cancel_alloc(struct pma_arena *arena, uint64_t off)
+{
+	uint64_t i = arena->struct_ops;
+	uint64_t end = i > PMA_CANCEL_SCAN ? i - PMA_CANCEL_SCAN : 0;
+	struct pma_dram_op *d;
+
+	while (i-- > end) {
+		d = &arena->ops[i];
+		if (d->off == off && d->type == PMA_REC_EXT_ALLOC) {
+			d->type = PMA_REC_NONE;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Append an extent op (EXT_ALLOC, EXT_FREE, EXT_LFREE) of npages pages at
- * off: its copy for the checkpoint (arena->ops) and its record(s),
- * flushed, not fenced. The caller made room for 2 records (arena_lock_ext)
- * and synced nothing: inlined always, as log_put.
+ * off: its copy for the checkpoint (arena->ops; none for an EXT_LFREE that
+ * cancels its EXT_ALLOC) and its record(s), flushed, not fenced. The
+ * caller made room for 2 records (arena_lock_ext) and synced nothing:
+ * inlined always, as log_put.
  */
 __attribute__((always_inline)) static inline void
 log_append_ext(struct pma_arena *arena, unsigned type, uint64_t off,
 	       uint64_t npages, uint64_t dest_off)
 {
-	struct pma_dram_op *d = &arena->ops[arena->struct_ops++];
+	struct pma_dram_op *d;
 
 	pma_assert(arena->tail + 2 - arena->head <= arena->heap->geom.log_cap);
 	log_cursor_sync(arena);
-	d->k = arena->tail;
-	d->off = off;
-	d->npages = npages;
-	d->type = (uint8_t)type;
-	d->cls = 0;
-	d->owner = 0;
+	if (type != PMA_REC_EXT_LFREE || !ext_cancel_alloc(arena, off)) {
+		d = &arena->ops[arena->struct_ops++];
+		d->k = arena->tail;
+		d->off = off;
+		d->npages = npages;
+		d->type = (uint8_t)type;
+		d->cls = 0;
+		d->owner = 0;
+	}
 	if (__builtin_expect(npages <= arena->heap->ext1_pages &&
 				     off < PMA_REC_EXT1_OFF_MAX,
 			     1))

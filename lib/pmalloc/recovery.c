@@ -108,7 +108,8 @@ static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
 	for (i = 0; i < arena->struct_ops; i++) {
 		d = &arena->ops[i];
 		pma_assert(d->k >= arena->head && d->k < arena->tail);
-		if (dram_is_phase2(d) != phase2)
+		/* NONE: an EXT_ALLOC cancelled by its EXT_LFREE (alloc.c) */
+		if (d->type == PMA_REC_NONE || dram_is_phase2(d) != phase2)
 			continue;
 		if (pma_rec_is_ext(d->type)) {
 			rc = pma_apply_extent_trusted(

@@ -654,6 +654,47 @@ static int lfree_cb(const struct pma_log_entry *e, void *arg)
 /* an extent freed through the arena that allocated it is reusable by
  * that arena at once (EXT_LFREE, no checkpoint); one freed through
  * another arena only after a checkpoint; both survive a reopen */
+/* an extent allocated and freed through one arena within a few ops is
+ * not applied by the checkpoint (the EXT_ALLOC copy is cancelled, the
+ * EXT_LFREE keeps none); one whose allocation is further back is; both
+ * leave the same heap */
+static void test_ext_pair_cancelled(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st;
+	struct pma_arena *a;
+	uint64_t used;
+	unsigned i;
+
+	fx_create(f, HEAP_SIZE);
+	pma_arena_bind(f->heap, 0);
+	a = &f->heap->arenas[0];
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	used = st.used_bytes;
+	assert_int_equal(pma_malloc_to(f->heap, 5 * PMA_PAGE, &f->dests[0]), 0);
+	assert_int_equal(a->struct_ops, 1);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+	assert_int_equal(a->struct_ops, 1);
+	assert_int_equal(a->ops[0].type, PMA_REC_NONE);
+	/* 20 more allocations in between: the free keeps its copy */
+	for (i = 0; i <= 20; i++)
+		assert_int_equal(
+			pma_malloc_to(f->heap, 5 * PMA_PAGE, &f->dests[i]), 0);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+	assert_int_equal(a->struct_ops, 1 + 21 + 1);
+	assert_int_equal(a->ops[1].type, PMA_REC_EXT_ALLOC);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.used_bytes, used + 20 * 5 * PMA_PAGE);
+	fx_reopen(f);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.used_bytes, used + 20 * 5 * PMA_PAGE);
+	for (i = 1; i <= 20; i++)
+		assert_int_equal(pma_usable_size(f->heap, f->dests[i]),
+				 5 * PMA_PAGE);
+}
+
 /* an arena keeps at most PMA_LOCAL_RUNS local runs: past that its own
  * extents are freed EXT_FREE (waiting for a checkpoint), and the frees
  * succeed either way */
@@ -1831,6 +1872,7 @@ int main(void)
 		T(test_pending_extents),
 		T(test_extent_record_forms),
 		T(test_local_runs_limit),
+		T(test_ext_pair_cancelled),
 		T(test_local_extents),
 		cmocka_unit_test(test_local_runs),
 		T(test_checkpoint_due_skipped),
