@@ -326,8 +326,9 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 				      heap->geom.region_size - heap->data_base;
 	heap->head_gen = heap->hdr->head_gen;
 	/* a version 3 heap gets no record its version does not know */
-	heap->ext1_pages = heap->hdr->version >= 4 ? PMA_REC_EXT1_NPAGES_MAX :
-						     0;
+	heap->ext1_pages = heap->hdr->version >= PMA_HEAP_VERSION_EXT1 ?
+				   PMA_REC_EXT1_NPAGES_MAX :
+				   0;
 	heap->pmap_pm = pma_addr(heap, heap->region_off + heap->geom.pmap_off);
 	if (heap->rdonly) { /* recovery replays into a DRAM copy */
 		heap->pmap_pm = malloc(heap->geom.npages * sizeof(uint64_t));

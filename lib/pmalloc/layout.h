@@ -34,6 +34,7 @@
  * none are written to them) */
 #define PMA_HEAP_VERSION 4
 #define PMA_HEAP_VERSION_MIN 3
+#define PMA_HEAP_VERSION_EXT1 4 /* the first with EXT_ALLOC1 ... */
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL

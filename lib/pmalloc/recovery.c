@@ -88,10 +88,10 @@ static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
  * its ops that are not block ops, in log order (no decode). Block ops are
  * not applied one by one and have no copy: each marked its slab dirty
  * (pma_slab_mark_dirty), and sync_bitmaps copies those slabs' live
- * bitmaps to PM. With every arena lock held, a live bitmap is the state after every logged op on the
- * slab, the same as applying them in order; and replaying the range again
- * after a crash (blind sets and clears, in order) still ends in that
- * state.
+ * bitmaps to PM. With every arena lock held, a live bitmap is the state
+ * after every logged op on the slab, the same as applying them in order;
+ * and replaying the range again after a crash (blind sets and clears, in
+ * order) still ends in that state.
  */
 static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
 			    int phase2, struct pma_dirty *dirty)

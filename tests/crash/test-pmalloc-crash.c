@@ -607,66 +607,34 @@ static unsigned env_runs(unsigned dflt)
 	return s && atoi(s) > 0 ? (unsigned)atoi(s) : dflt;
 }
 
-static void test_sweep_durable(void **state)
+/*
+ * The sweeps: durable images, torn ones (random dirty words too), and
+ * recoveries crashed themselves first (every second image), each on
+ * CACHE_LINE mappings and again on BYTE ones (eADR). runs: the default
+ * number of interleavings (PMA_CRASH_RUNS overrides it).
+ */
+static struct sweep sweeps[] = {
+	{ .name = "durable", .runs = 2 },
+	{ .name = "torn", .seed_base = 0x5eed0000, .runs = 2 },
+	{ .name = "recrash",
+	  .seed_base = 0xabcd0000,
+	  .recrash_every = 2,
+	  .runs = 1 },
+	{ .name = "byte durable", .runs = 2, .byte = 1 },
+	{ .name = "byte torn", .seed_base = 0xb17e0000, .runs = 2, .byte = 1 },
+	{ .name = "byte recrash",
+	  .seed_base = 0xb17eabcd0000,
+	  .recrash_every = 2,
+	  .runs = 1,
+	  .byte = 1 },
+};
+
+/* one entry of sweeps (the test's initial state) */
+static void test_sweep(void **state)
 {
-	struct sweep sw = { .name = "durable", .runs = env_runs(2) };
+	struct sweep sw = *(const struct sweep *)*state;
 
-	(void)state;
-	sweep(&sw);
-}
-
-static void test_sweep_torn(void **state)
-{
-	struct sweep sw = { .name = "torn",
-			    .seed_base = 0x5eed0000,
-			    .runs = env_runs(2) };
-
-	(void)state;
-	sweep(&sw);
-}
-
-static void test_sweep_recrash(void **state)
-{
-	struct sweep sw = { .name = "recrash",
-			    .seed_base = 0xabcd0000,
-			    .recrash_every = 2,
-			    .runs = env_runs(1) };
-
-	(void)state;
-	sweep(&sw);
-}
-
-/* the same three sweeps on BYTE mappings (eADR) */
-static void test_sweep_byte_durable(void **state)
-{
-	struct sweep sw = { .name = "byte durable",
-			    .runs = env_runs(2),
-			    .byte = 1 };
-
-	(void)state;
-	sweep(&sw);
-}
-
-static void test_sweep_byte_torn(void **state)
-{
-	struct sweep sw = { .name = "byte torn",
-			    .seed_base = 0xb17e0000,
-			    .runs = env_runs(2),
-			    .byte = 1 };
-
-	(void)state;
-	sweep(&sw);
-}
-
-static void test_sweep_byte_recrash(void **state)
-{
-	struct sweep sw = { .name = "byte recrash",
-			    .seed_base = 0xb17eabcd0000,
-			    .recrash_every = 2,
-			    .runs = env_runs(1),
-			    .byte = 1 };
-
-	(void)state;
+	sw.runs = env_runs(sw.runs);
 	sweep(&sw);
 }
 
@@ -712,12 +680,14 @@ static void remove_dir(void)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sweep_durable),
-		cmocka_unit_test(test_sweep_torn),
-		cmocka_unit_test(test_sweep_recrash),
-		cmocka_unit_test(test_sweep_byte_durable),
-		cmocka_unit_test(test_sweep_byte_torn),
-		cmocka_unit_test(test_sweep_byte_recrash),
+		{ "test_sweep_durable", test_sweep, NULL, NULL, &sweeps[0] },
+		{ "test_sweep_torn", test_sweep, NULL, NULL, &sweeps[1] },
+		{ "test_sweep_recrash", test_sweep, NULL, NULL, &sweeps[2] },
+		{ "test_sweep_byte_durable", test_sweep, NULL, NULL,
+		  &sweeps[3] },
+		{ "test_sweep_byte_torn", test_sweep, NULL, NULL, &sweeps[4] },
+		{ "test_sweep_byte_recrash", test_sweep, NULL, NULL,
+		  &sweeps[5] },
 	};
 	struct pma_heap *heap;
 	int rc;
