@@ -140,9 +140,17 @@ static int pmap_write(struct pma_heap *heap, uint64_t page, uint64_t entry,
 		      struct pma_dirty *dirty)
 {
 	uint64_t *e = &heap->pmap_pm[page];
+	int rc;
 
 	if (heap->shadow && pma_pending_push(&heap->shadow->written, page) < 0)
 		return util_errmsg_set(ENOMEM, "out of memory");
+	/* the group's bit is flushed with the entry (before the heads
+	 * move); a dry run's sink has no summary */
+	if (entry && !heap->shadow) {
+		rc = pma_sum_mark(heap, page, dirty);
+		if (rc < 0)
+			return util_errmsg_set(ENOMEM, "out of memory");
+	}
 	__atomic_store_n(e, entry, __ATOMIC_RELAXED);
 	return pma_dirty_add(dirty, e, sizeof(*e));
 }
@@ -312,26 +320,47 @@ int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 	}
 }
 
-/* first page at or after page whose page map entry is not PMA_PMAP_FREE
- * (npages if none): free runs are skipped 8 entries (one line) per test */
-static uint64_t skip_free(const uint64_t *pmap, uint64_t page, uint64_t npages)
+/* first page in [page, end) whose entry is not PMA_PMAP_FREE (end if
+ * none): free runs are skipped 8 entries (one line) per test */
+static uint64_t skip_free_range(const uint64_t *pmap, uint64_t page,
+				uint64_t end)
 {
 	const uint64_t *p;
 
-	while (page < npages && (page % 8 || page + 8 > npages)) {
+	while (page < end && (page % 8 || page + 8 > end)) {
 		if (pma_pmap_kind(pmap[page]) != PMA_PMAP_FREE)
 			return page;
 		page++;
 	}
-	for (; page + 8 <= npages; page += 8) {
+	for (; page + 8 <= end; page += 8) {
 		p = pmap + page;
 		if (pma_pmap_kind(p[0] | p[1] | p[2] | p[3] | p[4] | p[5] |
 				  p[6] | p[7]) != PMA_PMAP_FREE)
 			break;
 	}
-	while (page < npages && pma_pmap_kind(pmap[page]) == PMA_PMAP_FREE)
+	while (page < end && pma_pmap_kind(pmap[page]) == PMA_PMAP_FREE)
 		page++;
 	return page;
+}
+
+/* first page at or after page whose entry in pmap (the PM page map, or
+ * a copy of it) is not PMA_PMAP_FREE, npages if none: only the groups
+ * the summary marks are read */
+static uint64_t skip_free(const struct pma_heap *heap, const uint64_t *pmap,
+			  uint64_t page)
+{
+	uint64_t npages = heap->geom.npages, end, p;
+	uint64_t gpages = heap->sum ? 1ULL << heap->geom.sum_shift : npages;
+
+	while ((page = pma_sum_next(heap, page)) < npages) {
+		end = (page / gpages + 1) * gpages;
+		end = end < npages ? end : npages;
+		p = skip_free_range(pmap, page, end);
+		if (p < end)
+			return p;
+		page = end;
+	}
+	return npages;
 }
 
 /* is e a valid entry for page? A slab's class and owner must exist */
@@ -361,7 +390,7 @@ int pma_pmap_check(struct pma_heap *heap)
 {
 	uint64_t page = 0;
 
-	while ((page = skip_free(heap->pmap_pm, page, heap->geom.npages)) <
+	while ((page = skip_free(heap, heap->pmap_pm, page)) <
 	       heap->geom.npages) {
 		if (!entry_ok(heap, page, heap->pmap_pm[page]))
 			return entry_corrupt(page, heap->pmap_pm[page]);
@@ -373,6 +402,7 @@ int pma_pmap_check(struct pma_heap *heap)
 /* the page map after a dry run: PM's entries, except the pages the
  * replay wrote (sorted w[0..nw)), whose entries are the sink's */
 struct span_view {
+	const struct pma_heap *heap;
 	const uint64_t *pm, *sink, *w;
 	size_t nw, i; /* w[i] is the first written page >= the last query */
 	uint64_t npages;
@@ -405,7 +435,7 @@ static uint64_t view_next(struct span_view *v, uint64_t page)
 	size_t j;
 
 	for (;;) {
-		p = skip_free(v->pm, page, v->npages);
+		p = skip_free(v->heap, v->pm, page);
 		while (v->i < v->nw && v->w[v->i] < page)
 			v->i++;
 		/* a written page before p whose new entry is not free */
@@ -430,7 +460,8 @@ static int cmp_u64(const void *a, const void *b)
 
 int pma_pmap_check_spans(struct pma_heap *heap, struct pma_shadow *shadow)
 {
-	struct span_view v = { .pm = heap->pmap_pm,
+	struct span_view v = { .heap = heap,
+			       .pm = heap->pmap_pm,
 			       .npages = heap->geom.npages };
 	uint64_t page, next, e, n;
 	size_t i, k = 0;
@@ -478,7 +509,7 @@ int pma_rebuild(struct pma_heap *heap)
 	uint64_t page = 0, gap = 0, e;
 	int rc;
 
-	while ((page = skip_free(heap->pmap_pm, page, heap->geom.npages)) <
+	while ((page = skip_free(heap, heap->pmap_pm, page)) <
 	       heap->geom.npages) {
 		e = heap->pmap_pm[page];
 		if (!entry_ok(heap, page, e))

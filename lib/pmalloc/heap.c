@@ -23,18 +23,59 @@
 
 static atomic_ulong heap_ids = 1;
 
+struct pma_format_opts pma_format_opts = {
+	.version = PMA_HEAP_VERSION,
+	.sum_shift = PMA_SUM_SHIFT_DEFAULT,
+};
+
 static uint64_t align_up(uint64_t x, uint64_t a)
 {
 	return (x + a - 1) / a * a;
 }
 
-/* geometry of a region of size bytes; -EINVAL if too small */
-static int geom_compute(uint64_t size, struct pma_geom *g)
+/* the summary's words for n pages (0 without a summary) */
+static uint64_t sum_words(const struct pma_geom *g, uint64_t n)
 {
-	uint64_t n, end;
+	uint64_t groups;
+
+	if (g->version < PMA_HEAP_VERSION_SUM)
+		return 0;
+	groups = (n + (1ULL << g->sum_shift) - 1) >> g->sum_shift;
+	return (groups + PMA_SUM_BITS - 1) / PMA_SUM_BITS;
+}
+
+/* where the data area starts for n pages (the summary follows the page
+ * map, if the version has one) */
+static uint64_t data_off_for(struct pma_geom *g, uint64_t n)
+{
+	uint64_t end = g->pmap_off + n * 8;
+
+	g->sum_words = sum_words(g, n);
+	g->sum_off = 0;
+	if (g->sum_words) {
+		g->sum_off = align_up(end, PMA_LINE);
+		end = g->sum_off + g->sum_words * 8;
+	}
+	return align_up(end, PMA_CHUNK);
+}
+
+/* geometry of a region of size bytes in layout version (a summary group
+ * of 2^sum_shift pages from version 5); -EINVAL if too small or if
+ * sum_shift is out of range */
+static int geom_compute(uint64_t size, uint32_t version, uint32_t sum_shift,
+			struct pma_geom *g)
+{
+	uint64_t n;
 
 	memset(g, 0, sizeof(*g));
 	g->region_size = size;
+	g->version = version;
+	if (version >= PMA_HEAP_VERSION_SUM) {
+		if (sum_shift < PMA_SUM_SHIFT_MIN ||
+		    sum_shift > PMA_SUM_SHIFT_MAX)
+			return -EINVAL;
+		g->sum_shift = sum_shift;
+	}
 	g->narenas = (uint32_t)(size >> 24);
 	g->narenas = g->narenas < 2 ? 2 : g->narenas > 16 ? 16 : g->narenas;
 	g->log_cap = size < (64ULL << 20) ? PMA_LOG_GROUP * 64 :
@@ -47,13 +88,10 @@ static int geom_compute(uint64_t size, struct pma_geom *g)
 	if (g->pmap_off + PMA_CHUNK >= size)
 		return -EINVAL;
 	n = (size - g->pmap_off) / (PMA_PAGE + 8);
-	for (;; n--) {
-		end = align_up(g->pmap_off + n * 8, PMA_CHUNK) + n * PMA_PAGE;
-		if (end <= size || n == 0)
-			break;
-	}
+	while (n > 0 && data_off_for(g, n) + n * PMA_PAGE > size)
+		n--;
 	g->npages = n;
-	g->data_off = align_up(g->pmap_off + n * 8, PMA_CHUNK);
+	g->data_off = data_off_for(g, n);
 	return n < HEAP_MIN_PAGES ? -EINVAL : 0;
 }
 
@@ -76,14 +114,15 @@ static int heap_format(struct pma_heap *heap, uint64_t region_size)
 	uint64_t magic;
 	struct pma_geom g;
 
-	if (geom_compute(region_size, &g) < 0)
+	if (geom_compute(region_size, pma_format_opts.version,
+			 pma_format_opts.sum_shift, &g) < 0)
 		return util_errmsg_set(EINVAL,
 				       "heap region of %llu bytes is "
 				       "too small",
 				       (unsigned long long)region_size);
 	pm_memset(heap->map, hdr, 0, g.data_off, PM_COPY_NODRAIN);
 	pm_drain(heap->map);
-	hdr->version = PMA_HEAP_VERSION;
+	hdr->version = g.version;
 	hdr->hdr_size = sizeof(*hdr);
 	hdr->region_size = g.region_size;
 	hdr->narenas = g.narenas;
@@ -94,6 +133,12 @@ static int heap_format(struct pma_heap *heap, uint64_t region_size)
 	hdr->data_off = g.data_off;
 	hdr->npages = g.npages;
 	hdr->create_time = (uint64_t)time(NULL);
+	hdr->sum_off = g.sum_off;
+	hdr->sum_shift = g.sum_shift;
+	heap->geom = g;
+	pma_sum_format(heap);
+	pm_flush(heap->map, pma_addr(heap, heap->region_off + g.sum_off),
+		 g.sum_words * 8);
 	shadow = malloc(sizeof(*shadow));
 	if (!shadow)
 		return util_errmsg_set(ENOMEM, "out of memory");
@@ -136,11 +181,13 @@ static int hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
 				       "expected %u to %u",
 				       hdr->version, PMA_HEAP_VERSION_MIN,
 				       PMA_HEAP_VERSION);
-	if (geom_compute(hdr->region_size, &g) < 0 ||
+	if (geom_compute(hdr->region_size, hdr->version, hdr->sum_shift, &g) <
+		    0 ||
 	    hdr->region_size > region_size || g.narenas != hdr->narenas ||
 	    g.log_cap != hdr->log_cap || g.arena_off != hdr->arena_off ||
 	    g.log_off != hdr->log_off || g.pmap_off != hdr->pmap_off ||
-	    g.data_off != hdr->data_off || g.npages != hdr->npages)
+	    g.data_off != hdr->data_off || g.npages != hdr->npages ||
+	    g.sum_off != hdr->sum_off || g.sum_shift != hdr->sum_shift)
 		return util_errmsg_set(EBADMSG, "heap header geometry does not "
 						"match its region");
 	*ret_geom = g;
@@ -211,7 +258,9 @@ static void heap_free(struct pma_heap *heap)
 	pma_slab_meta_release(heap);
 	free(heap->ro_slab_meta);
 	if (heap->rdonly)
-		free(heap->pmap_pm);
+		pma_zunmap(heap->pmap_pm,
+			   heap->geom.npages * sizeof(*heap->pmap_pm));
+	pma_sum_release(heap);
 	free(heap->arenas);
 	pma_zunmap(heap->slabs, heap->nchunks * sizeof(*heap->slabs));
 	pma_zunmap((void *)heap->pmap, heap->geom.npages * sizeof(*heap->pmap));
@@ -279,6 +328,27 @@ static int heap_region_add(struct pool *pool)
 
 static const uint8_t zero_magic[PMA_HEAP_MAGIC_LEN];
 
+/* read-only: recovery replays into a DRAM copy of the page map, which
+ * holds the marked groups' entries (zero pages elsewhere) */
+static int pmap_copy(struct pma_heap *heap)
+{
+	const uint64_t *pm = heap->pmap_pm;
+	uint64_t npages = heap->geom.npages, page, end;
+	uint64_t gpages = heap->sum ? 1ULL << heap->geom.sum_shift : npages;
+
+	heap->pmap_pm = pma_zmap(npages * sizeof(uint64_t));
+	if (!heap->pmap_pm)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	for (page = pma_sum_next(heap, 0); page < npages;
+	     page = pma_sum_next(heap, end)) {
+		end = (page / gpages + 1) * gpages;
+		end = end < npages ? end : npages;
+		memcpy(heap->pmap_pm + page, pm + page,
+		       (end - page) * sizeof(uint64_t));
+	}
+	return 0;
+}
+
 /* the heap region of an open pool: format if new, check, map the rest */
 static int heap_setup(struct pma_heap *heap, unsigned flags)
 {
@@ -329,16 +399,11 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 	heap->ext1_pages = heap->hdr->version >= PMA_HEAP_VERSION_EXT1 ?
 				   PMA_REC_EXT1_NPAGES_MAX :
 				   0;
+	rc = pma_sum_load(heap);
+	if (rc < 0)
+		return rc;
 	heap->pmap_pm = pma_addr(heap, heap->region_off + heap->geom.pmap_off);
-	if (heap->rdonly) { /* recovery replays into a DRAM copy */
-		heap->pmap_pm = malloc(heap->geom.npages * sizeof(uint64_t));
-		if (!heap->pmap_pm)
-			return util_errmsg_set(ENOMEM, "out of memory");
-		memcpy(heap->pmap_pm,
-		       pma_addr(heap, heap->region_off + heap->geom.pmap_off),
-		       heap->geom.npages * sizeof(uint64_t));
-	}
-	return 0;
+	return heap->rdonly ? pmap_copy(heap) : 0;
 }
 
 /* take ownership of an open pool: set up, recover, rebuild */

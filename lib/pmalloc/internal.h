@@ -604,7 +604,19 @@ struct pma_geom {
 	uint64_t arena_off, log_off, pmap_off, data_off; /* region offsets */
 	uint64_t npages;
 	uint64_t region_size;
+	uint32_t version; /* the layout version the geometry is for */
+	uint32_t sum_shift; /* version 5: pages per summary group (log2) */
+	uint64_t sum_off; /* version 5: region offset of the summary, or 0 */
+	uint64_t sum_words; /* its 8-byte words (0 without a summary) */
 };
+
+/* heap.c: the layout version and summary group a new heap is formatted
+ * with (tests make older heaps and smaller groups) */
+struct pma_format_opts {
+	uint32_t version;
+	uint32_t sum_shift;
+};
+extern struct pma_format_opts pma_format_opts;
 
 struct pma_heap {
 	struct pool *pool;
@@ -632,6 +644,12 @@ struct pma_heap {
 	 * for none (a version 3 heap); tests lower it to see both forms */
 	uint64_t ext1_pages;
 	uint64_t *pmap_pm; /* PM page map (rdonly: a DRAM copy) */
+	/* the page map summary (sum.c), NULL without one (version < 5):
+	 * sum_pm on media (NULL if read-only), sum its bits in DRAM (48
+	 * groups a word, invalid words' groups all set) */
+	uint64_t *sum_pm;
+	uint64_t *sum;
+	uint64_t sum_bad; /* words found invalid at open */
 	_Atomic uint64_t *pmap; /* DRAM mirror, current state */
 	_Atomic(struct pma_slab *) *slabs; /* per 64 KiB chunk, or NULL */
 	uint64_t nchunks;
@@ -797,6 +815,51 @@ int pma_checkpoint_due(struct pma_heap *heap);
 int pma_recover(struct pma_heap *heap);
 
 /* apply.c: one op to the PM page map / bitmaps */
+struct pma_dirty;
+
+/*
+ * sum.c: the page map summary (layout.h). Every non-zero page map entry
+ * written outside a dry run marks its group first (pma_sum_mark), and
+ * scans of the page map skip the groups not marked (pma_sum_next).
+ */
+/* format: every word valid with no group set (not yet durable) */
+void pma_sum_format(struct pma_heap *heap);
+/* open: the DRAM bits from the words on media; 0 or -ENOMEM */
+int pma_sum_load(struct pma_heap *heap);
+void pma_sum_release(struct pma_heap *heap);
+/* the summary word w holding bits (check added) */
+uint64_t pma_sum_encode(uint64_t bits, uint64_t w);
+/* is page's group marked (or is there no summary)? */
+static inline int pma_sum_has(const struct pma_heap *heap, uint64_t page)
+{
+	uint64_t g;
+
+	if (!heap->sum)
+		return 1;
+	g = page >> heap->geom.sum_shift;
+	return heap->sum[g / PMA_SUM_BITS] >> (g % PMA_SUM_BITS) & 1;
+}
+/* mark page's group: the DRAM bit, and unless read-only the word on
+ * media (its line added to dirty) after clearing any entry the group
+ * holds (the caller writes its entry next); 0 or -ENOMEM */
+int pma_sum_mark_call(struct pma_heap *heap, uint64_t page,
+		      struct pma_dirty *dirty);
+static inline int pma_sum_mark(struct pma_heap *heap, uint64_t page,
+			       struct pma_dirty *dirty)
+{
+	return pma_sum_has(heap, page) ? 0 :
+					 pma_sum_mark_call(heap, page, dirty);
+}
+/* writable open, after the checks: rewrite the words found invalid with
+ * all their groups set (one atomic store each); 0 or -ENOMEM */
+int pma_sum_repair(struct pma_heap *heap, struct pma_dirty *dirty);
+/* tests: the words on media match the DRAM bits, and every non-zero
+ * entry of the whole page map is in a marked group; else -EIO with a
+ * message (0 without a summary) */
+int pma_sum_check(struct pma_heap *heap);
+/* the first page >= page in a marked group (npages if none) */
+uint64_t pma_sum_next(const struct pma_heap *heap, uint64_t page);
+
 struct pma_dirty {
 	uintptr_t *lines; /* distinct lines, in insertion order */
 	size_t count;
@@ -825,7 +888,7 @@ static inline int pma_apply_extent_trusted(struct pma_heap *heap, uint64_t off,
 					   struct pma_dirty *dirty)
 {
 	pma_assert(!heap->shadow);
-	if (dirty->off) {
+	if (dirty->off && (!on || pma_sum_has(heap, pma_page_of(heap, off)))) {
 		__atomic_store_n(&heap->pmap_pm[pma_page_of(heap, off)],
 				 on ? pma_pmap_make(PMA_PMAP_EXTENT, npages) :
 				      0,

@@ -9,6 +9,8 @@
  *   [arena_off, ...)      narenas x struct pma_arena_desc (one line each)
  *   [log_off, ...)        narenas x log_cap x struct pma_rec (16 B slots)
  *   [pmap_off, ...)       npages x uint64_t page map (PMA_PMAP_*)
+ *   [sum_off, ...)        version 5: the page map's summary, one bit per
+ *                         group of 2^sum_shift pages (PMA_SUM_*)
  *   [data_off, size)      data area, npages 4 KiB pages; slabs are 64 KiB
  *                         (16 pages) aligned to 64 KiB from data_off
  *
@@ -18,6 +20,10 @@
  *    from each arena's head hold every later change (redo records).
  *  - a page map entry is non-zero only at the first page of a used extent
  *    or slab; the pages it covers are zero.
+ *  - (version 5) a group whose summary bit is clear has no non-zero page
+ *    map entry, except entries that a replay of the logs from the current
+ *    heads writes again (a checkpoint makes the bits it set durable before
+ *    it moves the heads). Bits are only ever set.
  */
 #ifndef PMAD_PMALLOC_LAYOUT_H
 #define PMAD_PMALLOC_LAYOUT_H
@@ -29,12 +35,15 @@
 #define PMA_HEAP_MAGIC "PMAHEAP1" /* 8 bytes, no NUL stored */
 #define PMA_HEAP_MAGIC_LEN 8
 /* 2: page map entries of slabs carry the class and owner arena;
- * 3: EXT_LFREE records; 4: one-record extent ops (EXT_ALLOC1 ...).
- * Version 3 heaps are still opened (their logs hold no such records, and
- * none are written to them) */
-#define PMA_HEAP_VERSION 4
+ * 3: EXT_LFREE records; 4: one-record extent ops (EXT_ALLOC1 ...);
+ * 5: the page map summary (sum_off, sum_shift).
+ * Version 3 and 4 heaps are still opened (their logs hold no records
+ * their version does not know, and none are written to them; without a
+ * summary, open reads their whole page map) */
+#define PMA_HEAP_VERSION 5
 #define PMA_HEAP_VERSION_MIN 3
 #define PMA_HEAP_VERSION_EXT1 4 /* the first with EXT_ALLOC1 ... */
+#define PMA_HEAP_VERSION_SUM 5 /* the first with a page map summary */
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -65,7 +74,11 @@ struct pma_heap_hdr {
 	uint64_t data_off; /* region offset of the data area */
 	uint64_t npages; /* 4 KiB pages in the data area */
 	uint64_t create_time; /* seconds since the epoch */
-	uint8_t reserved[172];
+	/* version 5 (0 before): region offset of the page map summary, and
+	 * log2 of the pages of one summary group */
+	uint64_t sum_off;
+	uint32_t sum_shift;
+	uint8_t reserved[160];
 	uint32_t checksum; /* crc32c of all bytes before this field */
 	uint8_t pad[PMA_ROOT_WORD_OFF - 256];
 	/* the root object: a pool offset, 0 if none; a malloc_to dest */
@@ -201,6 +214,28 @@ static inline uint64_t pma_pmap_npages(uint64_t e)
 {
 	return e >> PMA_PMAP_NPAGES_SHIFT;
 }
+
+/* ------------------------------------------------------------ summary */
+
+/*
+ * The page map summary (version 5) lets open read only the parts of the
+ * page map that can hold entries: its time follows the heap's use, not
+ * its size. Group g covers pages [g << sum_shift, (g + 1) << sum_shift);
+ * its bit is set (by a checkpoint or a recovery, before the heads move)
+ * before any entry in it can be relied on, and never cleared.
+ *
+ * Summary word w (8-byte atomic) holds the bits of groups 48w .. 48w+47
+ * in bits 0-47 and a check in bits 48-63: 0x8000 | (crc32c(bits, w,
+ * PMA_SUM_SEED) & 0x7fff). A zeroed or torn word is never valid; open
+ * treats the groups of an invalid word as set (reads them), so a
+ * corrupt summary costs time, not data. Format writes every word.
+ */
+#define PMA_SUM_SHIFT_DEFAULT 9 /* 512 pages: 2 MiB of data, 4 KiB of map */
+#define PMA_SUM_SHIFT_MIN 4 /* a chunk */
+#define PMA_SUM_SHIFT_MAX 24
+#define PMA_SUM_BITS 48
+#define PMA_SUM_BITS_MASK ((1ULL << PMA_SUM_BITS) - 1)
+#define PMA_SUM_SEED 0x50534d31ULL /* "PSM1" */
 
 /* ------------------------------------------------------------ slab */
 

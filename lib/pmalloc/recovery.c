@@ -519,6 +519,9 @@ static int recover_apply(struct pma_heap *heap, struct redo_ring *redo,
 	/* every arena's frees, then every arena's allocations */
 	for (i = 0; rc == 0 && i < 2 * n; i++)
 		rc = redo_ring(heap, &redo[i % n], i >= n, dry_run);
+	/* summary words found invalid at open: valid again, all set */
+	if (rc == 0 && !dry_run)
+		rc = pma_sum_repair(heap, &dirty);
 	if (rc == 0 && !dry_run)
 		pma_dirty_flush(heap, &dirty);
 	pma_dirty_release(&dirty);

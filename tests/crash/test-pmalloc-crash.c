@@ -141,6 +141,8 @@ static void child_run(uint64_t seed_base, uint64_t rnd)
 
 	if (pm_crash_arm(1) < 0)
 		_exit(6);
+	/* summary groups of one chunk: the run marks groups all along */
+	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
 	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &work.heap) ||
 	    pma_root(work.heap, NSLOTS * 8, &root))
 		_exit(7);
@@ -382,6 +384,11 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	      (unsigned long long)rw.used_bytes,
 	      (unsigned long long)ro.free_bytes,
 	      (unsigned long long)rw.free_bytes);
+	/* the summary marks every entry's group, on media too */
+	CHECK(pma_sum_check(heap) == 0, "%s", pma_errormsg());
+	CHECK(heap->geom.sum_shift == PMA_SUM_SHIFT_MIN && heap->sum_bad == 0,
+	      "summary: shift %u, %llu invalid words", heap->geom.sum_shift,
+	      (unsigned long long)heap->sum_bad);
 	CHECK(pma_root(heap, NSLOTS * 8, &root) == 0, "root: %s",
 	      pma_errormsg());
 	slots = pma_direct(heap, root);

@@ -120,6 +120,9 @@ static void survey(struct fx *f)
 	pma_heap_close(heap);
 }
 
+static const struct pma_format_opts format_default = { PMA_HEAP_VERSION,
+						       PMA_SUM_SHIFT_DEFAULT };
+
 static int fx_setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -130,7 +133,12 @@ static int fx_setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-corrupt.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
+	/* the test's initial state, if any: the format (older layout
+	 * versions, small summary groups) */
+	if (*state)
+		pma_format_opts = *(const struct pma_format_opts *)*state;
 	make_clean(f->path);
+	pma_format_opts = format_default;
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
@@ -228,10 +236,99 @@ static void test_pmap_checked_before_recovery(void **state)
 	struct fx *f = *state;
 	uint64_t *pmap =
 		(uint64_t *)(void *)(f->map + f->region + f->geom.pmap_off);
-	uint64_t page = (free_chunk(f) - f->data_base) / PMA_PAGE + 3;
+	/* inside a slab: a group the summary marks (layout.h) */
+	uint64_t page =
+		(f->alloc_off - f->data_base) / PMA_CHUNK * PMA_CHUNK_PAGES + 3;
 
 	pmap[page] = pma_pmap_make(PMA_PMAP_EXTENT, f->geom.npages);
 	assert_refused(f, "corrupt page map entry");
+}
+
+/* stats of a read-only open of the fixture */
+static void ro_stats(struct fx *f, struct pma_heap_stats *st, uint64_t *ret_bad)
+{
+	struct pma_heap *heap;
+
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(pma_heap_stats(heap, st), 0);
+	*ret_bad = heap->sum_bad;
+	pma_heap_close(heap);
+}
+
+/* an invalid summary word (zeroed, or one bit flipped) hides nothing:
+ * open reads its groups, the read-only open changes nothing, and the
+ * writable one rewrites it valid with all its groups set */
+static void test_sum_word_invalid(void **state)
+{
+	struct fx *f = *state;
+	uint64_t *word =
+		(uint64_t *)(void *)(f->map + f->region + f->geom.sum_off);
+	struct pma_heap_stats good, st;
+	struct pma_heap *heap;
+	uint64_t bad, valid;
+	unsigned i;
+
+	assert_int_equal(f->geom.sum_words, 1);
+	ro_stats(f, &good, &bad);
+	assert_int_equal(bad, 0);
+	valid = *word;
+	for (i = 0; i < 2; i++) {
+		*word = i ? valid ^ 4 : 0;
+		memcpy(f->before, f->map, POOL_SIZE);
+		ro_stats(f, &st, &bad);
+		assert_int_equal(bad, 1);
+		assert_int_equal(st.used_bytes, good.used_bytes);
+		assert_int_equal(st.free_bytes, good.free_bytes);
+		assert_int_equal(st.largest_free, good.largest_free);
+		assert_memory_equal(f->map, f->before, POOL_SIZE);
+		assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+		assert_int_equal(heap->sum_bad, 1);
+		assert_int_equal(pma_sum_check(heap), 0);
+		pma_heap_close(heap);
+		assert_int_equal(*word, pma_sum_encode(PMA_SUM_BITS_MASK, 0));
+		ro_stats(f, &st, &bad);
+		assert_int_equal(bad, 0);
+		assert_int_equal(st.used_bytes, good.used_bytes);
+	}
+}
+
+/* a page map entry in a group the summary does not mark is not read (a
+ * corruption there is not refused), and it is cleared when the group
+ * is first used: the heap does not become refused later */
+static void test_garbage_in_unmarked_group(void **state)
+{
+	struct fx *f = *state;
+	uint64_t *pmap =
+		(uint64_t *)(void *)(f->map + f->region + f->geom.pmap_off);
+	uint64_t page = (free_chunk(f) - f->data_base) / PMA_PAGE + 3;
+	uint64_t dest[1024];
+	struct pma_heap_stats st;
+	struct pma_heap *heap;
+	uint64_t bad;
+	unsigned n = 0;
+	int rc;
+
+	assert_int_equal(pmap[page], 0);
+	pmap[page] = pma_pmap_make(PMA_PMAP_EXTENT, 1);
+	ro_stats(f, &st, &bad);
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_false(pma_sum_has(heap, page));
+	/* fill the heap with extents (dests outside the pool), so that
+	 * the group is used, and checkpoint */
+	while (n < 1024 &&
+	       (rc = pma_malloc_to(heap, 8 * PMA_PAGE, &dest[n])) == 0)
+		n++;
+	assert_int_equal(rc, -ENOMEM);
+	assert_int_equal(pma_heap_checkpoint(heap), 0);
+	assert_true(pma_sum_has(heap, page));
+	assert_int_equal(pma_sum_check(heap), 0);
+	assert_int_equal(pmap[page], 0);
+	pma_heap_close(heap);
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	pma_heap_close(heap);
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(pma_sum_check(heap), 0);
+	pma_heap_close(heap);
 }
 
 /*
@@ -398,24 +495,37 @@ static void set_version(struct fx *f, uint32_t version)
 	hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
 }
 
-/* a version 3 heap (no one-record extent ops) opens and recovers, and
- * gets only two-record extent ops; a newer version is refused */
+static const struct pma_format_opts format_v3 = { 3, 0 };
+static const struct pma_format_opts format_v4 = { 4, 0 };
+
+/* an extent op of arena 0 takes expect_slots log slots per record */
+static void assert_ext_slots(struct pma_heap *heap, uint64_t *slot,
+			     uint64_t expect_slots)
+{
+	uint64_t tail;
+
+	pma_arena_bind(heap, 0);
+	tail = heap->arenas[0].tail;
+	assert_int_equal(pma_malloc_to(heap, 5 * PMA_PAGE, slot), 0);
+	assert_int_equal(heap->arenas[0].tail, tail + expect_slots);
+	assert_int_equal(pma_free_from(heap, slot), 0);
+	assert_int_equal(heap->arenas[0].tail, tail + 2 * expect_slots);
+}
+
+/* a version 3 heap (no one-record extent ops, no summary) opens and
+ * recovers, and gets only two-record extent ops; a newer version is
+ * refused */
 static void test_version3_heap(void **state)
 {
 	struct fx *f = *state;
 	struct pma_heap *heap;
-	uint64_t *slots, tail;
 
-	set_version(f, 3);
+	assert_int_equal(f->geom.version, 3);
+	assert_int_equal(f->geom.sum_words, 0);
 	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
 	assert_int_equal(heap->ext1_pages, 0);
-	slots = slots_of(heap);
-	pma_arena_bind(heap, 0);
-	tail = heap->arenas[0].tail;
-	assert_int_equal(pma_malloc_to(heap, 5 * PMA_PAGE, &slots[1]), 0);
-	assert_int_equal(heap->arenas[0].tail, tail + 2);
-	assert_int_equal(pma_free_from(heap, &slots[1]), 0);
-	assert_int_equal(heap->arenas[0].tail, tail + 4);
+	assert_null(heap->sum);
+	assert_ext_slots(heap, &slots_of(heap)[1], 2);
 	pma_heap_close(heap);
 	assert_int_equal(
 		((struct pma_heap_hdr *)(void *)(f->map + f->region))->version,
@@ -424,6 +534,33 @@ static void test_version3_heap(void **state)
 	set_version(f, PMA_HEAP_VERSION + 1);
 	assert_int_equal(pma_heap_open(f->path, 0, &heap), -EPROTONOSUPPORT);
 	assert_non_null(strstr(pma_errormsg(), "expected 3 to"));
+}
+
+/* a version 4 heap (no summary: open reads the whole page map) opens,
+ * recovers and keeps its version; its extent ops take one record */
+static void test_version4_heap(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap *heap;
+	unsigned i;
+
+	assert_int_equal(f->geom.version, 4);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+		assert_int_equal(heap->ext1_pages, PMA_REC_EXT1_NPAGES_MAX);
+		assert_null(heap->sum);
+		assert_int_equal(pma_sum_check(heap), 0);
+		assert_ext_slots(heap, &slots_of(heap)[1], 1);
+		pma_heap_close(heap);
+	}
+	assert_int_equal(
+		((struct pma_heap_hdr *)(void *)(f->map + f->region))->version,
+		4);
+	/* a version 4 header with a summary offset does not match */
+	((struct pma_heap_hdr *)(void *)(f->map + f->region))->sum_shift = 9;
+	set_version(f, 4);
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), -EBADMSG);
+	assert_non_null(strstr(pma_errormsg(), "geometry"));
 }
 
 /* the fixture itself opens, recovers and reopens cleanly */
@@ -439,6 +576,10 @@ static void test_fixture_opens(void **state)
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+/* with a format of the fixture's heap */
+#define TV(fn, opts)                                                        \
+	cmocka_unit_test_prestate_setup_teardown(fn, fx_setup, fx_teardown, \
+						 (void *)(opts))
 
 int main(void)
 {
@@ -453,7 +594,10 @@ int main(void)
 		T(test_ext_alloc_inside_slab),
 		T(test_ext1_records_replayed),
 		T(test_ext1_record_past_end),
-		T(test_version3_heap),
+		TV(test_version3_heap, &format_v3),
+		TV(test_version4_heap, &format_v4),
+		T(test_sum_word_invalid),
+		T(test_garbage_in_unmarked_group),
 	};
 
 	/* real clwb + sfence on tmpfs (set before the first mapping) */
