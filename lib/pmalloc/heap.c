@@ -65,7 +65,7 @@ static uint64_t data_off_for(struct pma_geom *g, uint64_t n)
 static int geom_compute(uint64_t size, uint32_t version, uint32_t sum_shift,
 			struct pma_geom *g)
 {
-	uint64_t n;
+	uint64_t n, lo, hi;
 
 	memset(g, 0, sizeof(*g));
 	g->region_size = size;
@@ -87,9 +87,18 @@ static int geom_compute(uint64_t size, uint32_t version, uint32_t sum_shift,
 			       PMA_PAGE);
 	if (g->pmap_off + PMA_CHUNK >= size)
 		return -EINVAL;
-	n = (size - g->pmap_off) / (PMA_PAGE + 8);
-	while (n > 0 && data_off_for(g, n) + n * PMA_PAGE > size)
-		n--;
+	/* the most pages that fit: binary search (the summary's share makes
+	 * a step-by-step search from the estimate long in a huge region) */
+	lo = 0;
+	hi = (size - g->pmap_off) / (PMA_PAGE + 8);
+	while (lo < hi) {
+		n = hi - (hi - lo) / 2;
+		if (data_off_for(g, n) + n * PMA_PAGE <= size)
+			lo = n;
+		else
+			hi = n - 1;
+	}
+	n = lo;
 	g->npages = n;
 	g->data_off = data_off_for(g, n);
 	return n < HEAP_MIN_PAGES ? -EINVAL : 0;
@@ -181,13 +190,14 @@ static int hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
 				       "expected %u to %u",
 				       hdr->version, PMA_HEAP_VERSION_MIN,
 				       PMA_HEAP_VERSION);
-	if (geom_compute(hdr->region_size, hdr->version, hdr->sum_shift, &g) <
+	if (hdr->region_size > region_size ||
+	    geom_compute(hdr->region_size, hdr->version, hdr->sum_shift, &g) <
 		    0 ||
-	    hdr->region_size > region_size || g.narenas != hdr->narenas ||
-	    g.log_cap != hdr->log_cap || g.arena_off != hdr->arena_off ||
-	    g.log_off != hdr->log_off || g.pmap_off != hdr->pmap_off ||
-	    g.data_off != hdr->data_off || g.npages != hdr->npages ||
-	    g.sum_off != hdr->sum_off || g.sum_shift != hdr->sum_shift)
+	    g.narenas != hdr->narenas || g.log_cap != hdr->log_cap ||
+	    g.arena_off != hdr->arena_off || g.log_off != hdr->log_off ||
+	    g.pmap_off != hdr->pmap_off || g.data_off != hdr->data_off ||
+	    g.npages != hdr->npages || g.sum_off != hdr->sum_off ||
+	    g.sum_shift != hdr->sum_shift)
 		return util_errmsg_set(EBADMSG, "heap header geometry does not "
 						"match its region");
 	*ret_geom = g;

@@ -93,6 +93,8 @@ static void build_clean(const char *path)
 	uint64_t *slots;
 	unsigned i;
 
+	/* one-chunk summary groups: 62 groups, some of them unmarked */
+	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
 	if (pma_heap_create(path, POOL_SIZE, PMA_HEAP_FORCE, &heap) < 0)
 		die("create");
 	slots = slots_of(heap);
@@ -232,7 +234,7 @@ static void setup_file(void)
  * them; k: global record index when the location is a log record */
 struct loc {
 	uint64_t base, len, off;
-	int is_log;
+	int is_log, is_sum;
 	unsigned arena;
 	uint64_t k;
 };
@@ -293,6 +295,10 @@ static void loc_of(unsigned rgn, uint32_t idx, struct loc *l)
 		return loc_range(l, fx.root, NSLOTS * 8, idx);
 	case HEAP_RGN_DATA:
 		return loc_range(l, fx.data, g->npages * PMA_PAGE, idx);
+	case HEAP_RGN_SUM:
+		l->is_sum = 1;
+		return loc_range(l, fx.region + g->sum_off, g->sum_words * 8,
+				 idx);
 	default:
 		return loc_range(l, fx.region, g->region_size, idx);
 	}
@@ -357,6 +363,19 @@ static void rec_reseal(const struct loc *l)
 	put64(p + 8, r.word1);
 }
 
+/* the summary word the patch at l touched: a valid check again */
+static void sum_reseal(const struct loc *l)
+{
+	uint64_t off = l->off + 8 > l->len ? l->len - 8 : l->off;
+	uint64_t w;
+	uint8_t *p;
+
+	for (w = off / 8; w * 8 < off + 8 && w * 8 < l->len; w++) {
+		p = fx.patched + l->base + w * 8;
+		put64(p, pma_sum_encode(get64(p), w));
+	}
+}
+
 static void hdr_reseal(void)
 {
 	struct pma_heap_hdr *hdr =
@@ -413,6 +432,8 @@ static void cmd_apply(const struct heap_cmd *c)
 	}
 	if (c->reseal && l.is_log && c->op != HEAP_OP_REC)
 		rec_reseal(&l);
+	if (c->reseal && l.is_sum)
+		sum_reseal(&l);
 	if (c->reseal)
 		hdr_reseal();
 }

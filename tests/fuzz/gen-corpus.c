@@ -329,6 +329,15 @@ static void heap_state_seeds(void)
 	SEED("root-slot-metadata",
 	     cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_ROOT, 16, POOL_DATA_OFF + 64));
 	SEED("data-zero", cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_DATA, 0, 0));
+	SEED("sum-zero", cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_SUM, 0, 0));
+	SEED("sum-flip", cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_SUM, 8, 1 << 20));
+	SEED("sum-clear-resealed",
+	     cmd(s, HEAP_OP_SET64, 1, HEAP_RGN_SUM, 0, 0));
+	SEED("sum-all-resealed",
+	     cmd(s, HEAP_OP_SET64, 1, HEAP_RGN_SUM, 8, UINT64_MAX));
+	SEED("pmap-unmarked-garbage",
+	     cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_PMAP, 980 * 8,
+		 pma_pmap_make(PMA_PMAP_EXTENT, 3)));
 	SEED("raw-pmap-copy", cmd(s, HEAP_OP_COPY, 0, HEAP_RGN_PMAP, 0,
 				  heap_script_copy_src(HEAP_RGN_PMAP, 8, 512)));
 }

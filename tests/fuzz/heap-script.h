@@ -59,6 +59,8 @@ enum heap_op {
  *   ROOT     byte in the root object (the dest words)
  *   DATA     byte in the data area
  *   RAW      byte in the whole heap region
+ *   SUM      byte in the page map summary (version 5); RESEAL gives the
+ *            patched word its valid check (so it may hide entries)
  */
 enum heap_rgn {
 	HEAP_RGN_HDR,
@@ -71,6 +73,7 @@ enum heap_rgn {
 	HEAP_RGN_ROOT,
 	HEAP_RGN_DATA,
 	HEAP_RGN_RAW,
+	HEAP_RGN_SUM,
 	HEAP_RGN_COUNT,
 };
 
