@@ -499,14 +499,9 @@ int pma_pmap_check_spans(struct pma_heap *heap, struct pma_shadow *shadow)
 	return 0;
 }
 
-/*
- * Scan the PM page map: mirror it, index the free gaps, and record each
- * slab as not loaded (lazy.c): its header and bitmap are read at its
- * first use, so open does not touch the slabs (one page fault each).
- */
-int pma_rebuild(struct pma_heap *heap)
+static int rebuild_scan(struct pma_heap *heap, uint64_t *seen)
 {
-	uint64_t page = 0, gap = 0, e;
+	uint64_t page = 0, gap = 0, e, g;
 	int rc;
 
 	while ((page = skip_free(heap, heap->pmap_pm, page)) <
@@ -522,10 +517,37 @@ int pma_rebuild(struct pma_heap *heap)
 			if (rc < 0)
 				return rc;
 		}
+		if (seen) {
+			g = page >> heap->geom.sum_shift;
+			seen[g / PMA_SUM_BITS] |= 1ULL << (g % PMA_SUM_BITS);
+		}
 		page += pma_pmap_npages(e);
 		gap = page;
 	}
 	if (page > gap && pma_ext_put(&heap->ext, gap, page - gap) < 0)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	return 0;
+}
+
+/*
+ * Scan the PM page map: mirror it, index the free gaps, and record each
+ * slab as not loaded (lazy.c): its header and bitmap are read at its
+ * first use, so open does not touch the slabs (one page fault each). A
+ * writable open then unmarks the summary groups that hold no entry.
+ */
+int pma_rebuild(struct pma_heap *heap)
+{
+	uint64_t *seen = NULL;
+	int rc;
+
+	if (heap->sum_pm) {
+		seen = calloc(heap->geom.sum_words, sizeof(*seen));
+		if (!seen)
+			return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	rc = rebuild_scan(heap, seen);
+	if (rc == 0 && seen)
+		pma_sum_trim(heap, seen);
+	free(seen);
+	return rc;
 }

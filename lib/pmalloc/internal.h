@@ -853,6 +853,9 @@ static inline int pma_sum_mark(struct pma_heap *heap, uint64_t page,
 /* writable open, after the checks: rewrite the words found invalid with
  * all their groups set (one atomic store each); 0 or -ENOMEM */
 int pma_sum_repair(struct pma_heap *heap, struct pma_dirty *dirty);
+/* writable open, after recovery (no record pending) and the page map
+ * scan: unmark the groups not in seen (they hold no entry), durably */
+void pma_sum_trim(struct pma_heap *heap, const uint64_t *seen);
 /* tests: the words on media match the DRAM bits, and every non-zero
  * entry of the whole page map is in a marked group; else -EIO with a
  * message (0 without a summary) */

@@ -23,7 +23,8 @@
  *  - (version 5) a group whose summary bit is clear has no non-zero page
  *    map entry, except entries that a replay of the logs from the current
  *    heads writes again (a checkpoint makes the bits it set durable before
- *    it moves the heads). Bits are only ever set.
+ *    it moves the heads). Only a writable open clears bits, of groups
+ *    with no entry (no record is pending then).
  */
 #ifndef PMAD_PMALLOC_LAYOUT_H
 #define PMAD_PMALLOC_LAYOUT_H
@@ -222,7 +223,8 @@ static inline uint64_t pma_pmap_npages(uint64_t e)
  * page map that can hold entries: its time follows the heap's use, not
  * its size. Group g covers pages [g << sum_shift, (g + 1) << sum_shift);
  * its bit is set (by a checkpoint or a recovery, before the heads move)
- * before any entry in it can be relied on, and never cleared.
+ * before any entry in it can be relied on; a writable open clears the
+ * bits of the groups its page map scan found empty.
  *
  * Summary word w (8-byte atomic) holds the bits of groups 48w .. 48w+47
  * in bits 0-47 and a check in bits 48-63: 0x8000 | (crc32c(bits, w,

@@ -6,7 +6,8 @@
  * the pages the heap ever used, not the heap's size. Bits are set by the
  * apply of a checkpoint or a recovery (pma_sum_mark, from pmap_write), in
  * DRAM and on media, and flushed with the page map lines before the heads
- * move; nothing clears them.
+ * move. A writable open clears the bits of groups it found empty
+ * (pma_sum_trim), so a heap that was full once is read in full once.
  */
 #include <stdlib.h>
 
@@ -148,6 +149,25 @@ int pma_sum_check(struct pma_heap *heap)
 				(unsigned long long)page,
 				(unsigned long long)heap->pmap_pm[page]);
 	return 0;
+}
+
+void pma_sum_trim(struct pma_heap *heap, const uint64_t *seen)
+{
+	uint64_t w, bits;
+	int wrote = 0;
+
+	for (w = 0; heap->sum_pm && w < heap->geom.sum_words; w++) {
+		bits = heap->sum[w] & seen[w];
+		if (bits == heap->sum[w])
+			continue;
+		heap->sum[w] = bits;
+		__atomic_store_n(&heap->sum_pm[w], pma_sum_encode(bits, w),
+				 __ATOMIC_RELAXED);
+		pm_flush(heap->map, &heap->sum_pm[w], sizeof(uint64_t));
+		wrote = 1;
+	}
+	if (wrote)
+		pm_drain(heap->map);
 }
 
 uint64_t pma_sum_next(const struct pma_heap *heap, uint64_t page)

@@ -468,6 +468,79 @@ static uint64_t pending_pages_true(struct pma_heap *heap)
 /* freed extents waiting for a checkpoint never hold much more than
  * 1 / PMA_PENDING_DIV of the heap (checkpoints come before the log is
  * half full), so another thread cannot fill the heap with them */
+/* summary groups marked in DRAM, and groups holding a page map entry */
+static uint64_t sum_marked(const struct pma_heap *heap)
+{
+	uint64_t w, n = 0;
+
+	for (w = 0; w < heap->geom.sum_words; w++)
+		n += (uint64_t)__builtin_popcountll(heap->sum[w]);
+	return n;
+}
+
+static uint64_t sum_used(const struct pma_heap *heap)
+{
+	uint64_t p, n = 0, last = UINT64_MAX;
+
+	for (p = 0; p < heap->geom.npages; p++)
+		if (heap->pmap_pm[p] && p >> heap->geom.sum_shift != last) {
+			last = p >> heap->geom.sum_shift;
+			n++;
+		}
+	return n;
+}
+
+/*
+ * The page map summary follows the heap's use: filled with extents, every
+ * group is marked; emptied again, the next writable open unmarks the
+ * groups with no entry (durably: a read-only open sees the same bits)
+ */
+static void test_sum_trim(void **state)
+{
+	struct fx *f = *state;
+	uint64_t n = 0, i, groups;
+	struct pma_heap *ro;
+	int rc;
+
+	fx_create(f, HEAP_SIZE);
+	groups = (f->heap->geom.npages + (1ULL << f->heap->geom.sum_shift) -
+		  1) >>
+		 f->heap->geom.sum_shift;
+	assert_true(groups >= 4);
+	assert_int_equal(sum_marked(f->heap), 0); /* nothing checkpointed */
+	while (n < NDEST &&
+	       (rc = pma_malloc_to(f->heap, 64 * 1024, &f->dests[n])) == 0)
+		n++;
+	assert_int_equal(rc, -ENOMEM);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(sum_marked(f->heap), groups);
+	assert_int_equal(pma_sum_check(f->heap), 0);
+	fx_reopen(f);
+	assert_int_equal(sum_marked(f->heap), groups);
+	for (i = 0; i < n; i++)
+		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
+	fx_reopen(f);
+	/* the root object's slab is left */
+	assert_int_equal(sum_used(f->heap), 1);
+	assert_int_equal(sum_marked(f->heap), 1);
+	assert_int_equal(pma_sum_check(f->heap), 0);
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &ro), 0);
+	assert_int_equal(sum_marked(ro), 1);
+	assert_int_equal(ro->sum_bad, 0);
+	pma_heap_close(ro);
+	/* and it works: the groups are marked again as they are used */
+	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	f->dests = pma_direct(f->heap, f->root);
+	for (i = 0; i < n; i++)
+		assert_int_equal(
+			pma_malloc_to(f->heap, 64 * 1024, &f->dests[i]), 0);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(sum_marked(f->heap), groups);
+	assert_int_equal(pma_sum_check(f->heap), 0);
+}
+
 static void test_pending_extents(void **state)
 {
 	static const struct {
@@ -1892,6 +1965,7 @@ int main(void)
 		T(test_crash_stale_dest),
 		T(test_rdonly),
 		T(test_rdonly_torn_checkpoint),
+		T(test_sum_trim),
 	};
 
 	/* real clwb + sfence on tmpfs (set before the first mapping) */
