@@ -99,6 +99,12 @@ int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
 	err |= cmd_json_add_size(ctx, h, "extent_bytes", st.extent_bytes);
 	err |= cmd_json_add_size(ctx, h, "largest_free_extent",
 				 st.largest_free);
+	err |= util_json_add_u64(h, "layout_version", st.layout_version);
+	err |= util_json_add_u64(h, "map_groups", st.map_groups);
+	err |= util_json_add_u64(h, "map_groups_marked", st.map_groups_marked);
+	err |= cmd_json_add_size(ctx, h, "map_group_size", st.map_group_bytes);
+	err |= util_json_add_u64(h, "map_summary_invalid",
+				 st.map_summary_invalid);
 	err |= util_json_add_obj(h, "classes", classes);
 	err |= util_json_add_obj(root, "heap", h);
 	if (err)
@@ -162,6 +168,19 @@ int cmd_heap_print(const struct cmd_ctx *ctx, const char *path)
 	       cmd_size_str(st.extent_bytes, a, sizeof(a)));
 	printf("  largest free: %s\n",
 	       cmd_size_str(st.largest_free, a, sizeof(a)));
+	if (st.map_groups)
+		printf("  page map:     layout %" PRIu32 "; open reads %" PRIu64
+		       " of %" PRIu64 " groups of %s\n",
+		       st.layout_version, st.map_groups_marked, st.map_groups,
+		       cmd_size_str(st.map_group_bytes, a, sizeof(a)));
+	else
+		printf("  page map:     layout %" PRIu32 ", no summary: open "
+		       "reads all of it\n",
+		       st.layout_version);
+	if (st.map_summary_invalid)
+		printf("  warning:      %" PRIu64 " page map summary words "
+		       "invalid (corrupt): their groups are read in full\n",
+		       st.map_summary_invalid);
 	if (print_classes(&st) < 0)
 		return cmd_error(ctx, "cannot print the heap: out of memory");
 	return CMD_EXIT_OK;

@@ -143,6 +143,14 @@ struct pma_heap_stats {
 	uint64_t log_records; /* records not yet checkpointed */
 	uint64_t checkpoints; /* since open */
 	struct pma_class_stats classes[PMA_STATS_MAX_CLASSES];
+	uint32_t layout_version; /* the heap's on-media layout version */
+	/* the page map summary (layout version 5; all 0 before): groups of
+	 * map_group_bytes of data, those marked as holding page map entries
+	 * (what an open reads), and summary words found invalid at open */
+	uint64_t map_groups;
+	uint64_t map_groups_marked;
+	uint64_t map_group_bytes;
+	uint64_t map_summary_invalid;
 };
 
 /* a consistent snapshot (briefly locks every arena) */

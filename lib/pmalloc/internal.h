@@ -856,6 +856,9 @@ int pma_sum_repair(struct pma_heap *heap, struct pma_dirty *dirty);
 /* writable open, after recovery (no record pending) and the page map
  * scan: unmark the groups not in seen (they hold no entry), durably */
 void pma_sum_trim(struct pma_heap *heap, const uint64_t *seen);
+/* the summary's groups and how many are marked (0, 0 without one) */
+void pma_sum_stats(const struct pma_heap *heap, uint64_t *ret_groups,
+		   uint64_t *ret_marked);
 /* tests: the words on media match the DRAM bits, and every non-zero
  * entry of the whole page map is in a marked group; else -EIO with a
  * message (0 without a summary) */

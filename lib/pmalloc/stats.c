@@ -96,6 +96,10 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 	st.log_cap = heap->geom.log_cap;
 	st.heap_size = heap->geom.npages * PMA_PAGE;
 	st.checkpoints = atomic_load(&heap->checkpoints);
+	st.layout_version = heap->geom.version;
+	pma_sum_stats(heap, &st.map_groups, &st.map_groups_marked);
+	st.map_group_bytes = heap->sum ? PMA_PAGE << heap->geom.sum_shift : 0;
+	st.map_summary_invalid = heap->sum_bad;
 	for (i = 0; i < st.nclasses; i++)
 		st.classes[i].block_size = pma_class_size(i);
 	pma_arenas_lock(heap);

@@ -170,6 +170,28 @@ void pma_sum_trim(struct pma_heap *heap, const uint64_t *seen)
 		pm_drain(heap->map);
 }
 
+void pma_sum_stats(const struct pma_heap *heap, uint64_t *ret_groups,
+		   uint64_t *ret_marked)
+{
+	uint64_t groups = 0, marked = 0, w, bits, first;
+
+	if (heap->sum) {
+		groups = (heap->geom.npages + (1ULL << heap->geom.sum_shift) -
+			  1) >>
+			 heap->geom.sum_shift;
+		for (w = 0; w < heap->geom.sum_words; w++) {
+			bits = heap->sum[w];
+			first = w * PMA_SUM_BITS;
+			/* an invalid last word has bits past the end */
+			if (groups - first < PMA_SUM_BITS)
+				bits &= (1ULL << (groups - first)) - 1;
+			marked += (uint64_t)__builtin_popcountll(bits);
+		}
+	}
+	*ret_groups = groups;
+	*ret_marked = marked;
+}
+
 uint64_t pma_sum_next(const struct pma_heap *heap, uint64_t page)
 {
 	uint64_t npages = heap->geom.npages;
