@@ -7,7 +7,8 @@
 #   ./quickstart.sh test    install packages, build, run every test suite:
 #                           make check (crash-sim build), the unit tests under
 #                           ASan+UBSan, the 2-node NVDIMM VM suite,
-#                           check-format, a benchmark smoke run and
+#                           check-format, lint (cppcheck, clang-tidy),
+#                           a benchmark smoke run and
 #                           distcheck; the last line is
 #                           "N passed, N failed[, N skipped]"
 #
@@ -44,7 +45,7 @@ PKGS=(build-essential autoconf automake libtool pkg-config git
 	libpmem2-dev libpmemobj-dev libndctl-dev libdaxctl-dev libnuma-dev
 	libyaml-dev libjson-c-dev uuid-dev libcmocka-dev libjemalloc-dev
 	bats bats-assert bats-support jq asciidoctor clang libclang-rt-14-dev
-	util-linux)
+	clang-format clang-tidy cppcheck util-linux)
 
 install_packages() {
 	local missing=() p sudo=""
@@ -123,6 +124,7 @@ one_check() {
 	fi
 }
 one_check check-format make -C build check-format
+one_check lint make -C build lint
 one_check bench-smoke make -C build bench-smoke
 [ "$distcheck" = 1 ] && one_check distcheck make -C build -j"$jobs" distcheck
 

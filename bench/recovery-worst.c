@@ -120,6 +120,7 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* NOLINTNEXTLINE(readability-function-size): options, then one run */
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {

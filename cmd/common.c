@@ -41,6 +41,8 @@ int cmd_usage_error(const struct cmd_ctx *ctx, const char *cmd, const char *fmt,
 
 	fprintf(stderr, "%s: ", ctx->prog);
 	va_start(ap, fmt);
+	/* va_start is right above (an analyzer false positive) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\ntry '%s %s --help'\n", ctx->prog, cmd);
@@ -53,6 +55,8 @@ int cmd_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 
 	fprintf(stderr, "%s: ", ctx->prog);
 	va_start(ap, fmt);
+	/* va_start is right above (an analyzer false positive) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);

@@ -261,8 +261,8 @@ int ns_fake_parse(const char *spec, unsigned *ret_nodes, int **ret_map,
 int ns_topology_init(void)
 {
 	const char *spec = getenv("PMAD_FAKE_NUMA");
-	unsigned nodes, ncpus;
-	int *map;
+	unsigned nodes = 0, ncpus = 0;
+	int *map = NULL;
 	int rc;
 
 	if (!spec || !spec[0]) {

@@ -100,8 +100,11 @@ void pma_dirty_flush(struct pma_heap *heap, struct pma_dirty *dirty)
 {
 	size_t i;
 
-	for (i = 0; i < dirty->count; i++)
+	for (i = 0; i < dirty->count; i++) {
+		/* the set keeps line addresses as integers */
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr) */
 		pm_flush(heap->map, (void *)dirty->lines[i], PMA_LINE);
+	}
 	dirty->count = 0;
 	memset(dirty->recent, 0, sizeof(dirty->recent));
 	if (dirty->set)

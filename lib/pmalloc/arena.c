@@ -118,8 +118,11 @@ int pma_runs_put(struct pma_runs *r, uint64_t page, uint64_t npages)
 				return -ENOMEM;
 			r->runs = v;
 		}
-		memmove(&r->runs[i + 1], &r->runs[i],
-			(r->count - i) * sizeof(*r->runs));
+		if (!r->runs) /* not reached: alloc > count here */
+			return -ENOMEM;
+		if (i < r->count)
+			memmove(&r->runs[i + 1], &r->runs[i],
+				(r->count - i) * sizeof(*r->runs));
 		r->runs[i].page = page;
 		r->runs[i].npages = npages;
 		r->count++;
@@ -158,6 +161,8 @@ void pma_arena_flush_dest(struct pma_arena *arena)
 {
 	if (!arena->dest_line)
 		return;
+	/* dest_line is the line's address as an integer */
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr) */
 	pm_flush_fast(arena->dest_map, (const void *)arena->dest_line,
 		      PMA_LINE);
 	arena->dest_line = 0;

@@ -65,6 +65,8 @@ static struct pma_ext_node *ext_rotate_right(struct pma_ext_node *n)
 {
 	struct pma_ext_node *l = n->left;
 
+	/* called on a left-heavy node only (ext_balance): l is not NULL */
+	/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 	n->left = l->right;
 	l->right = n;
 	ext_update(n);
@@ -76,6 +78,8 @@ static struct pma_ext_node *ext_rotate_left(struct pma_ext_node *n)
 {
 	struct pma_ext_node *r = n->right;
 
+	/* a right-heavy node only: r is not NULL */
+	/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 	n->right = r->left;
 	r->left = n;
 	ext_update(n);
@@ -102,6 +106,7 @@ static struct pma_ext_node *ext_balance(struct pma_ext_node *n)
 	return n;
 }
 
+/* NOLINTNEXTLINE(misc-no-recursion): depth <= the AVL height */
 static struct pma_ext_node *ext_insert(struct pma_ext_node *n,
 				       struct pma_ext_node *x)
 {
@@ -115,6 +120,7 @@ static struct pma_ext_node *ext_insert(struct pma_ext_node *n,
 }
 
 /* unlink the leftmost node of n into *ret_min */
+/* NOLINTNEXTLINE(misc-no-recursion): depth <= the AVL height */
 static struct pma_ext_node *ext_remove_min(struct pma_ext_node *n,
 					   struct pma_ext_node **ret_min)
 {
@@ -130,6 +136,7 @@ static struct pma_ext_node *ext_remove_min(struct pma_ext_node *n,
  * Unlink the node starting at start. Nodes are relinked, never copied into
  * each other, so pointers to the other nodes stay valid.
  */
+/* NOLINTNEXTLINE(misc-no-recursion): depth <= the AVL height */
 static struct pma_ext_node *ext_remove(struct pma_ext_node *n, uint64_t start)
 {
 	struct pma_ext_node *m, *r;
@@ -152,6 +159,7 @@ static struct pma_ext_node *ext_remove(struct pma_ext_node *n, uint64_t start)
 
 /* recompute max on the path to the node starting at start (its length
  * changed, or its start moved without passing a neighbour) */
+/* NOLINTNEXTLINE(misc-no-recursion): depth <= the AVL height */
 static void ext_refresh(struct pma_ext_node *n, uint64_t start)
 {
 	pma_assert(n);
@@ -255,6 +263,7 @@ static uint64_t ext_fit(const struct pma_ext_node *n, uint64_t npages,
  * this follows one path; with a larger alignment a run may be long enough
  * but not once aligned, and such near misses are the only backtracking.
  */
+/* NOLINTNEXTLINE(misc-no-recursion): depth <= the AVL height */
 static struct pma_ext_node *ext_first_fit(struct pma_ext_node *n,
 					  uint64_t npages, uint64_t align,
 					  uint64_t *ret_start)
@@ -389,6 +398,7 @@ struct ext_walk {
 };
 
 /* height of the subtree at n, or -EINVAL (message set) */
+/* NOLINTNEXTLINE(misc-no-recursion): depth <= the AVL height */
 static int ext_check_node(const struct pma_ext_node *n, struct ext_walk *w)
 {
 	int hl, hr;

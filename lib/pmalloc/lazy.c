@@ -161,8 +161,12 @@ int pma_lazy_refill(struct pma_arena *arena, unsigned cls)
 		st->count--;
 		/* loaded now, or earlier by pma_heap_slab_at; not on the
 		 * list (a listed slab has a free block, the list is empty) */
-		pma_assert(slab && slab->owner == arena->id &&
-			   slab->cls == cls && !slab->in_partial);
+		if (!slab) /* the stack holds slabs only */
+			return util_errmsg_set(
+				EIO, "chunk %llu is not a slab",
+				(unsigned long long)st->offs[st->count]);
+		pma_assert(slab->owner == arena->id && slab->cls == cls &&
+			   !slab->in_partial);
 		if (slab->navail)
 			pma_partial_push(arena, slab);
 	}

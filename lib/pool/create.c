@@ -228,7 +228,7 @@ static int part_entry_fill(struct create_ctx *ctx, unsigned i)
 		free(real);
 		return -ENAMETOOLONG;
 	}
-	strcpy(e->path_hint, real);
+	memcpy(e->path_hint, real, strlen(real) + 1); /* fits: checked */
 	free(real);
 	node = p->nodes && p->nodes[i] >= 0 ? p->nodes[i] : -1;
 	if (node < 0)

@@ -121,7 +121,7 @@ static int part_stat(struct pool *pool, unsigned i, struct pool_part *part)
 static int part_open(struct pool *pool, unsigned i, const char *path)
 {
 	struct pool_part *part = &pool->parts[i];
-	int rdonly = pool->flags & POOL_OPEN_RDONLY;
+	int rdonly = !!(pool->flags & POOL_OPEN_RDONLY);
 	int rc;
 
 	part->path = strdup(path);
@@ -162,6 +162,7 @@ static int part_hdr_read(struct pool *pool, unsigned i,
 	char label[POOL_PATH_HINT_LEN + 32];
 	int rc;
 
+	memset(ret_phdr, 0, sizeof(*ret_phdr));
 	part_label(i, part->path, label, sizeof(label));
 	if (part->dev_size < sizeof(*ret_phdr))
 		return util_errmsg_set(EINVAL,

@@ -91,7 +91,7 @@ int pool_region_add(struct pool *pool, uint32_t type, unsigned part,
 {
 	struct pool_region *r;
 	struct pool_hdr *h;
-	uint64_t off;
+	uint64_t off = 0;
 	int rc;
 
 	rc = region_args_check(pool, type, part, size, name);

@@ -13,6 +13,8 @@ int util_errmsg_set(int err_no, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
+	/* va_start is right above (an analyzer false positive) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
 	vsnprintf(errmsg_buf, sizeof(errmsg_buf), fmt, ap);
 	va_end(ap);
 	return -err_no;
@@ -39,6 +41,7 @@ void util_errmsg_prefix(const char *fmt, ...)
 
 	memcpy(old, errmsg_buf, sizeof(old));
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
 	vsnprintf(errmsg_buf, sizeof(errmsg_buf), fmt, ap);
 	va_end(ap);
 	if (!old[0])
