@@ -234,7 +234,7 @@ static inline uint64_t pma_pmap_npages(uint64_t e)
  */
 #define PMA_SUM_SHIFT_DEFAULT 9 /* 512 pages: 2 MiB of data, 4 KiB of map */
 #define PMA_SUM_SHIFT_MIN 4 /* a chunk */
-#define PMA_SUM_SHIFT_MAX 24
+#define PMA_SUM_SHIFT_MAX 16 /* 256 MiB of data, 512 KiB of map */
 #define PMA_SUM_BITS 48
 #define PMA_SUM_BITS_MASK ((1ULL << PMA_SUM_BITS) - 1)
 #define PMA_SUM_SEED 0x50534d31ULL /* "PSM1" */

@@ -297,6 +297,27 @@ static void test_sum_word_invalid(void **state)
 	}
 }
 
+/* a summary group shift out of range, or other than the one the
+ * geometry was made with, is refused as a geometry mismatch */
+static void test_sum_shift_checked(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_hdr *hdr = (void *)(f->map + f->region);
+	static const uint32_t bad[] = { 0, PMA_SUM_SHIFT_MIN - 1,
+					PMA_SUM_SHIFT_MAX + 1, 63 };
+	struct pma_heap *heap = NULL;
+	unsigned i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		hdr->sum_shift = bad[i];
+		hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
+		memcpy(f->before, f->map, POOL_SIZE);
+		assert_int_equal(pma_heap_open(f->path, 0, &heap), -EBADMSG);
+		assert_non_null(strstr(pma_errormsg(), "geometry"));
+		assert_memory_equal(f->map, f->before, POOL_SIZE);
+	}
+}
+
 /* a page map entry in a group the summary does not mark is not read (a
  * corruption there is not refused), and it is cleared when the group
  * is first used: the heap does not become refused later */
@@ -603,6 +624,7 @@ int main(void)
 		TV(test_version4_heap, &format_v4),
 		T(test_sum_word_invalid),
 		T(test_garbage_in_unmarked_group),
+		T(test_sum_shift_checked),
 	};
 
 	/* real clwb + sfence on tmpfs (set before the first mapping) */
