@@ -21,15 +21,14 @@
 static void log_cursor_reset(struct pma_arena *arena)
 {
 	uint32_t cap = arena->heap->geom.log_cap;
+	uint32_t slot = (uint32_t)(arena->tail % cap);
 
 	arena->cur_k = arena->tail;
 	arena->cur_lap = arena->tail / cap;
-	arena->cur_slot = (uint32_t)(arena->tail % cap);
 	arena->cur_epoch = pma_booklog_lap_epoch(arena->cur_lap);
 	arena->cur_tag = pma_booklog_lap_tag(arena->cur_lap);
-	arena->cur_rec = pma_booklog_slot_at(arena->log, arena->cur_slot);
-	arena->cur_r = arena->cur_slot % PMA_LOG_GROUP;
-	arena->cur_bank = arena->cur_r % PMA_NBANKS;
+	arena->cur_r = slot % PMA_LOG_GROUP;
+	arena->cur_group = pma_booklog_slot_at(arena->log, slot - arena->cur_r);
 }
 
 /* make the append cursor describe record tail */
@@ -39,34 +38,34 @@ static inline void log_cursor_sync(struct pma_arena *arena)
 		log_cursor_reset(arena);
 }
 
-/* move the cursor to the next slot: the next bank's line, the first
- * bank's line one slot further, or the next group (pma_booklog_slot_at) */
+/* the slot of record cur_k */
+static inline struct pma_rec *log_cursor_slot(const struct pma_arena *arena)
+{
+	return arena->cur_group + pma_log_group_off[arena->cur_r];
+}
+
+/* move the cursor to the next slot: the next one in the group (the next
+ * bank's line, see pma_log_group_off), or the next group, or the log's
+ * first group in the next lap */
 static inline void log_cursor_next(struct pma_arena *arena)
 {
-	const uint32_t per_line = PMA_LINE / sizeof(struct pma_rec);
-
 	arena->cur_k++;
-	if (++arena->cur_slot == arena->heap->geom.log_cap) {
-		arena->cur_slot = 0;
-		arena->cur_lap++;
-		arena->cur_epoch = pma_booklog_lap_epoch(arena->cur_lap);
-		arena->cur_tag = pma_booklog_lap_tag(arena->cur_lap);
-		arena->cur_rec = arena->log;
+	if (__builtin_expect(++arena->cur_r == PMA_LOG_GROUP, 0)) {
 		arena->cur_r = 0;
-		arena->cur_bank = 0;
-	} else if (++arena->cur_r == PMA_LOG_GROUP) {
-		/* last slot of the last line -> first slot of the next group */
-		arena->cur_rec += 1;
-		arena->cur_r = 0;
-		arena->cur_bank = 0;
-	} else if (++arena->cur_bank == PMA_NBANKS) {
-		arena->cur_rec -= (PMA_NBANKS - 1) * per_line - 1;
-		arena->cur_bank = 0;
-	} else {
-		arena->cur_rec += per_line;
+		arena->cur_group += PMA_LOG_GROUP;
+		if (arena->cur_group ==
+		    arena->log + arena->heap->geom.log_cap) {
+			arena->cur_group = arena->log;
+			arena->cur_lap++;
+			arena->cur_epoch =
+				pma_booklog_lap_epoch(arena->cur_lap);
+			arena->cur_tag = pma_booklog_lap_tag(arena->cur_lap);
+		}
 	}
-	pma_assert(arena->cur_rec ==
-		   pma_booklog_slot_at(arena->log, arena->cur_slot));
+	pma_assert(log_cursor_slot(arena) ==
+		   pma_booklog_slot_at(arena->log,
+				       (uint32_t)(arena->cur_k %
+						  arena->heap->geom.log_cap)));
 }
 
 /* write record tail and flush its line; the caller fences. Inlined
@@ -76,7 +75,7 @@ __attribute__((always_inline)) static inline void
 log_put(struct pma_arena *arena, unsigned type, uint64_t payload,
 	uint64_t value)
 {
-	struct pma_rec *slot = arena->cur_rec;
+	struct pma_rec *slot = log_cursor_slot(arena);
 	struct pma_rec rec;
 
 	pma_assert(arena->cur_k == arena->tail);

@@ -14,6 +14,18 @@
 #include "pmalloc/internal.h"
 #include "util/crc.h"
 
+/* r -> (r % NBANKS) lines of 4 slots, then slot r / NBANKS in the line */
+#define GOFF(r)                                                   \
+	((r) % PMA_NBANKS * (PMA_LINE / sizeof(struct pma_rec)) + \
+	 (r) / PMA_NBANKS)
+const uint8_t pma_log_group_off[PMA_LOG_GROUP] = {
+	GOFF(0),  GOFF(1),  GOFF(2),  GOFF(3),	GOFF(4),  GOFF(5),
+	GOFF(6),  GOFF(7),  GOFF(8),  GOFF(9),	GOFF(10), GOFF(11),
+	GOFF(12), GOFF(13), GOFF(14), GOFF(15), GOFF(16), GOFF(17),
+	GOFF(18), GOFF(19), GOFF(20), GOFF(21), GOFF(22), GOFF(23),
+};
+_Static_assert(PMA_LOG_GROUP == 24, "pma_log_group_off has 24 entries");
+
 struct pma_rec *pma_booklog_slot(struct pma_rec *log, uint32_t cap, uint64_t k)
 {
 	return pma_booklog_slot_at(log, (uint32_t)(k % cap));

@@ -251,6 +251,9 @@ static inline struct pma_rec *pma_booklog_slot_at(struct pma_rec *log,
 
 	return &log[line * (PMA_LINE / sizeof(struct pma_rec)) + r / PMA_NBANKS];
 }
+/* pma_booklog_slot_at(log, j) - pma_booklog_slot_at(log, j - r) for
+ * r = j % PMA_LOG_GROUP: the slot of the r-th record of a group */
+extern const uint8_t pma_log_group_off[PMA_LOG_GROUP];
 struct pma_rec *pma_booklog_slot(struct pma_rec *log, uint32_t cap, uint64_t k);
 /* the lap-dependent fields of records of lap lap (see layout.h): the
  * epoch, in place in word0, and the tag */
@@ -361,9 +364,11 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	 * record cur_k (== tail when valid; recomputed when something else
 	 * moved tail) */
 	uint64_t cur_k, cur_lap, cur_epoch, cur_tag;
-	uint32_t cur_slot;
-	struct pma_rec *cur_rec; /* pma_booklog_slot_at(log, cur_slot) */
-	uint32_t cur_r, cur_bank; /* cur_slot % PMA_LOG_GROUP, and % NBANKS */
+	/* record cur_k's slot is cur_group + pma_log_group_off[cur_r]
+	 * (pma_booklog_slot_at): its group's first slot, and its place in
+	 * the group */
+	struct pma_rec *cur_group;
+	uint32_t cur_r;
 	/* the line holding the last ops' dest words, not flushed yet (0 if
 	 * none), see pma_log_commit; flushed by a checkpoint too */
 	uintptr_t dest_line;
