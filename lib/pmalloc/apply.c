@@ -353,11 +353,9 @@ static uint64_t skip_free(const struct pma_heap *heap, const uint64_t *pmap,
 			  uint64_t page)
 {
 	uint64_t npages = heap->geom.npages, end, p;
-	uint64_t gpages = heap->sum ? 1ULL << heap->geom.sum_shift : npages;
 
 	while ((page = pma_sum_next(heap, page)) < npages) {
-		end = (page / gpages + 1) * gpages;
-		end = end < npages ? end : npages;
+		end = pma_sum_group_end(heap, page);
 		p = skip_free_range(pmap, page, end);
 		if (p < end)
 			return p;
@@ -504,7 +502,7 @@ int pma_pmap_check_spans(struct pma_heap *heap, struct pma_shadow *shadow)
 
 static int rebuild_scan(struct pma_heap *heap, uint64_t *seen)
 {
-	uint64_t page = 0, gap = 0, e, g;
+	uint64_t page = 0, gap = 0, e, mask;
 	int rc;
 
 	while ((page = skip_free(heap, heap->pmap_pm, page)) <
@@ -520,10 +518,8 @@ static int rebuild_scan(struct pma_heap *heap, uint64_t *seen)
 			if (rc < 0)
 				return rc;
 		}
-		if (seen) {
-			g = page >> heap->geom.sum_shift;
-			seen[g / PMA_SUM_BITS] |= 1ULL << (g % PMA_SUM_BITS);
-		}
+		if (seen)
+			seen[pma_sum_word(heap, page, &mask)] |= mask;
 		page += pma_pmap_npages(e);
 		gap = page;
 	}

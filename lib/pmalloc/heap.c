@@ -36,12 +36,10 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 /* the summary's words for n pages (0 without a summary) */
 static uint64_t sum_words(const struct pma_geom *g, uint64_t n)
 {
-	uint64_t groups;
-
 	if (g->version < PMA_HEAP_VERSION_SUM)
 		return 0;
-	groups = (n + (1ULL << g->sum_shift) - 1) >> g->sum_shift;
-	return (groups + PMA_SUM_BITS - 1) / PMA_SUM_BITS;
+	return (pma_sum_groups(n, g->sum_shift) + PMA_SUM_BITS - 1) /
+	       PMA_SUM_BITS;
 }
 
 /* where the data area starts for n pages (the summary follows the page
@@ -344,15 +342,13 @@ static int pmap_copy(struct pma_heap *heap)
 {
 	const uint64_t *pm = heap->pmap_pm;
 	uint64_t npages = heap->geom.npages, page, end;
-	uint64_t gpages = heap->sum ? 1ULL << heap->geom.sum_shift : npages;
 
 	heap->pmap_pm = pma_zmap(npages * sizeof(uint64_t));
 	if (!heap->pmap_pm)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	for (page = pma_sum_next(heap, 0); page < npages;
 	     page = pma_sum_next(heap, end)) {
-		end = (page / gpages + 1) * gpages;
-		end = end < npages ? end : npages;
+		end = pma_sum_group_end(heap, page);
 		memcpy(heap->pmap_pm + page, pm + page,
 		       (end - page) * sizeof(uint64_t));
 	}

@@ -834,15 +834,40 @@ int pma_sum_load(struct pma_heap *heap);
 void pma_sum_release(struct pma_heap *heap);
 /* the summary word w holding bits (check added) */
 uint64_t pma_sum_encode(uint64_t bits, uint64_t w);
+/* groups of 2^shift pages covering npages */
+static inline uint64_t pma_sum_groups(uint64_t npages, unsigned shift)
+{
+	return (npages + (1ULL << shift) - 1) >> shift;
+}
+/* the summary word of page's group, and the group's bit in it */
+static inline uint64_t pma_sum_word(const struct pma_heap *heap, uint64_t page,
+				    uint64_t *ret_mask)
+{
+	uint64_t g = page >> heap->geom.sum_shift;
+
+	*ret_mask = 1ULL << (g % PMA_SUM_BITS);
+	return g / PMA_SUM_BITS;
+}
 /* is page's group marked (or is there no summary)? */
 static inline int pma_sum_has(const struct pma_heap *heap, uint64_t page)
 {
-	uint64_t g;
+	uint64_t mask, w;
 
 	if (!heap->sum)
 		return 1;
-	g = page >> heap->geom.sum_shift;
-	return heap->sum[g / PMA_SUM_BITS] >> (g % PMA_SUM_BITS) & 1;
+	w = pma_sum_word(heap, page, &mask);
+	return (heap->sum[w] & mask) != 0;
+}
+/* the end of page's group (the page map's end without a summary) */
+static inline uint64_t pma_sum_group_end(const struct pma_heap *heap,
+					 uint64_t page)
+{
+	uint64_t end;
+
+	if (!heap->sum)
+		return heap->geom.npages;
+	end = ((page >> heap->geom.sum_shift) + 1) << heap->geom.sum_shift;
+	return end < heap->geom.npages ? end : heap->geom.npages;
 }
 /* mark page's group: the DRAM bit, and unless read-only the word on
  * media (its line added to dirty) after clearing any entry the group
@@ -855,11 +880,10 @@ static inline int pma_sum_mark(struct pma_heap *heap, uint64_t page,
 	return pma_sum_has(heap, page) ? 0 :
 					 pma_sum_mark_call(heap, page, dirty);
 }
-/* writable open, after the checks: rewrite the words found invalid with
- * all their groups set (one atomic store each); 0 or -ENOMEM */
-int pma_sum_repair(struct pma_heap *heap, struct pma_dirty *dirty);
 /* writable open, after recovery (no record pending) and the page map
- * scan: unmark the groups not in seen (they hold no entry), durably */
+ * scan: unmark the groups not in seen (they hold no entry), and rewrite
+ * every word that differs from its DRAM bits (also the words found
+ * invalid at open), durably */
 void pma_sum_trim(struct pma_heap *heap, const uint64_t *seen);
 /* the summary's groups and how many are marked (0, 0 without one) */
 void pma_sum_stats(const struct pma_heap *heap, uint64_t *ret_groups,

@@ -511,20 +511,14 @@ static int recover_apply(struct pma_heap *heap, struct redo_ring *redo,
 			 int dry_run)
 {
 	struct pma_dirty dirty = { 0 };
-	unsigned i, n = heap->geom.narenas; /* >= 2 (geom_compute) */
+	unsigned i, n = heap->geom.narenas;
 	int rc;
 
 	memset(redo, 0, n * sizeof(*redo));
 	rc = apply_all(heap, &dirty, redo, 0);
 	/* every arena's frees, then every arena's allocations */
 	for (i = 0; rc == 0 && i < 2 * n; i++)
-		rc = redo_ring(
-			heap,
-			&redo[i % n], /* NOLINT(clang-analyzer-core.DivideZero) */
-			i >= n, dry_run);
-	/* summary words found invalid at open: valid again, all set */
-	if (rc == 0 && !dry_run)
-		rc = pma_sum_repair(heap, &dirty);
+		rc = redo_ring(heap, &redo[i < n ? i : i - n], i >= n, dry_run);
 	if (rc == 0 && !dry_run)
 		pma_dirty_flush(heap, &dirty);
 	pma_dirty_release(&dirty);

@@ -7,7 +7,8 @@
  * apply of a checkpoint or a recovery (pma_sum_mark, from pmap_write), in
  * DRAM and on media, and flushed with the page map lines before the heads
  * move. A writable open clears the bits of groups it found empty
- * (pma_sum_trim), so a heap that was full once is read in full once.
+ * (pma_sum_trim, which also rewrites the words found invalid at open), so
+ * a heap that was full once is read in full once.
  */
 #include <stdlib.h>
 
@@ -73,14 +74,13 @@ void pma_sum_release(struct pma_heap *heap)
 int pma_sum_mark_call(struct pma_heap *heap, uint64_t page,
 		      struct pma_dirty *dirty)
 {
-	uint64_t g = page >> heap->geom.sum_shift;
-	uint64_t w = g / PMA_SUM_BITS;
-
-	uint64_t first = g << heap->geom.sum_shift, p, end;
+	uint64_t mask, w = pma_sum_word(heap, page, &mask);
+	uint64_t p = page >> heap->geom.sum_shift << heap->geom.sum_shift;
+	uint64_t end = pma_sum_group_end(heap, page);
 	int rc;
 
 	pma_assert(heap->sum && w < heap->geom.sum_words && !heap->shadow);
-	heap->sum[w] |= 1ULL << (g % PMA_SUM_BITS);
+	heap->sum[w] |= mask;
 	if (!heap->sum_pm)
 		return 0; /* read-only: the DRAM copy of the page map */
 	/*
@@ -90,9 +90,7 @@ int pma_sum_mark_call(struct pma_heap *heap, uint64_t page,
 	 * make the group refused once marked. Either way it goes: the
 	 * invariant says the group holds no entry.
 	 */
-	end = first + (1ULL << heap->geom.sum_shift);
-	end = end < heap->geom.npages ? end : heap->geom.npages;
-	for (p = first; p < end; p++) {
+	for (; p < end; p++) {
 		if (!__atomic_load_n(&heap->pmap_pm[p], __ATOMIC_RELAXED))
 			continue;
 		__atomic_store_n(&heap->pmap_pm[p], 0, __ATOMIC_RELAXED);
@@ -106,23 +104,6 @@ int pma_sum_mark_call(struct pma_heap *heap, uint64_t page,
 	__atomic_store_n(&heap->sum_pm[w], pma_sum_encode(heap->sum[w], w),
 			 __ATOMIC_RELAXED);
 	return pma_dirty_add(dirty, &heap->sum_pm[w], sizeof(uint64_t));
-}
-
-int pma_sum_repair(struct pma_heap *heap, struct pma_dirty *dirty)
-{
-	uint64_t w, v;
-	int rc;
-
-	for (w = 0; heap->sum_pm && w < heap->geom.sum_words; w++) {
-		v = pma_sum_encode(heap->sum[w], w);
-		if (__atomic_load_n(&heap->sum_pm[w], __ATOMIC_RELAXED) == v)
-			continue;
-		__atomic_store_n(&heap->sum_pm[w], v, __ATOMIC_RELAXED);
-		rc = pma_dirty_add(dirty, &heap->sum_pm[w], sizeof(uint64_t));
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
 }
 
 int pma_sum_check(struct pma_heap *heap)
@@ -153,16 +134,17 @@ int pma_sum_check(struct pma_heap *heap)
 
 void pma_sum_trim(struct pma_heap *heap, const uint64_t *seen)
 {
-	uint64_t w, bits;
+	uint64_t w, v;
 	int wrote = 0;
 
 	for (w = 0; heap->sum_pm && w < heap->geom.sum_words; w++) {
-		bits = heap->sum[w] & seen[w];
-		if (bits == heap->sum[w])
+		heap->sum[w] &= seen[w];
+		/* one 8-byte store: every state after a crash is valid (each
+		 * group it unmarks is empty, no record is pending) */
+		v = pma_sum_encode(heap->sum[w], w);
+		if (__atomic_load_n(&heap->sum_pm[w], __ATOMIC_RELAXED) == v)
 			continue;
-		heap->sum[w] = bits;
-		__atomic_store_n(&heap->sum_pm[w], pma_sum_encode(bits, w),
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(&heap->sum_pm[w], v, __ATOMIC_RELAXED);
 		pm_flush(heap->map, &heap->sum_pm[w], sizeof(uint64_t));
 		wrote = 1;
 	}
@@ -176,9 +158,8 @@ void pma_sum_stats(const struct pma_heap *heap, uint64_t *ret_groups,
 	uint64_t groups = 0, marked = 0, w, bits, first;
 
 	if (heap->sum) {
-		groups = (heap->geom.npages + (1ULL << heap->geom.sum_shift) -
-			  1) >>
-			 heap->geom.sum_shift;
+		groups =
+			pma_sum_groups(heap->geom.npages, heap->geom.sum_shift);
 		for (w = 0; w < heap->geom.sum_words; w++) {
 			bits = heap->sum[w];
 			first = w * PMA_SUM_BITS;
