@@ -12,6 +12,8 @@ mode=${1:?usage: guest.sh fsdax|devdax|sector-raw}
 fails=0
 tmp=/tmp/guest.$$
 mkdir -p "$tmp"
+# run-vm.sh's boot watchdog waits for this line (the guest is up)
+echo "# guest.sh $mode: started"
 
 pass() { echo "ok - $mode: $*"; }
 fail() { echo "not ok - $mode: $*"; fails=$((fails + 1)); }
