@@ -37,6 +37,12 @@ struct log_walk {
 	uint64_t count;
 };
 
+/* a record that names a slab (its class is shown) */
+static int is_slab_op(const struct pma_log_entry *e)
+{
+	return !strcmp(e->type, "slab_new") || !strcmp(e->type, "slab_free");
+}
+
 static int log_json_entry(struct log_walk *w, const struct pma_log_entry *e)
 {
 	struct json_object *o = json_object_new_object();
@@ -52,7 +58,7 @@ static int log_json_entry(struct log_walk *w, const struct pma_log_entry *e)
 		err |= util_json_add_hex(o, "dest", e->dest);
 	if (e->size)
 		err |= cmd_json_add_size(w->ctx, o, "size", e->size);
-	if (!strcmp(e->type, "slab_new"))
+	if (is_slab_op(e))
 		err |= util_json_add_u64(o, "class", e->cls);
 	if (err || json_object_array_add(w->arr, o) < 0) {
 		json_object_put(o);
@@ -75,8 +81,7 @@ static int log_table_entry(struct log_walk *w, const struct pma_log_entry *e)
 		cmd_size_str(e->size, size, sizeof(size));
 	else
 		snprintf(size, sizeof(size), "-");
-	snprintf(cls, sizeof(cls), strcmp(e->type, "slab_new") ? "-" : "%u",
-		 e->cls);
+	snprintf(cls, sizeof(cls), is_slab_op(e) ? "%u" : "-", e->cls);
 	return cmd_table_add(&w->table, row);
 }
 

@@ -191,7 +191,8 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 		log_append_block(arena, op->type, op->slab, op->off, op->dest);
 		return 0;
 	}
-	pma_assert(op->type == PMA_REC_SLAB_NEW);
+	pma_assert(op->type == PMA_REC_SLAB_NEW ||
+		   op->type == PMA_REC_SLAB_FREE);
 	d = &arena->ops[arena->struct_ops++];
 	d->k = arena->tail;
 	d->off = op->off;
@@ -202,6 +203,11 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 	log_put(arena, op->type, op->off >> 6,
 		(uint64_t)op->cls << 8 | (uint64_t)op->owner << 16);
 	return 0;
+}
+
+int pma_log_append_struct(struct pma_arena *arena, const struct pma_op *op)
+{
+	return pma_log_append_op(arena, op);
 }
 
 /*
@@ -401,10 +407,16 @@ static int arena_slab_new(struct pma_arena *arena, unsigned cls)
 
 	pthread_mutex_lock(&heap->ext_lock);
 	rc = pma_ext_take(&heap->ext, PMA_CHUNK_PAGES, PMA_CHUNK_PAGES, &page);
+	slab = rc < 0 ? NULL : heap->spare_slabs;
+	if (slab)
+		heap->spare_slabs = slab->next;
 	pthread_mutex_unlock(&heap->ext_lock);
 	if (rc < 0)
 		return rc;
-	slab = pma_slab_new(pma_page_off(heap, page), cls, arena->id);
+	if (slab)
+		pma_slab_init(slab, pma_page_off(heap, page), cls, arena->id);
+	else
+		slab = pma_slab_new(pma_page_off(heap, page), cls, arena->id);
 	if (!slab)
 		goto out_put;
 	op.off = slab->off;
@@ -605,7 +617,7 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 		/* frees waiting for a checkpoint may make room */
 		if (rc != -ENOMEM || attempt)
 			break;
-		rc = pma_checkpoint(heap);
+		rc = pma_checkpoint_trim(heap);
 		if (rc < 0)
 			return rc;
 	}
@@ -617,20 +629,34 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 	return rc;
 }
 
-static int free_block(struct pma_arena *arena, struct pma_slab *slab,
-		      uint64_t off, uint64_t *dest, uint64_t dest_off)
+static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
+		       uint64_t dest_off);
+
+/* a block, or else an extent (at byte offset off, rel into the data
+ * area); the slab is looked up under the arena lock: a checkpoint (every
+ * arena lock) may have released it since */
+static int free_block(struct pma_arena *arena, uint64_t rel, uint64_t off,
+		      uint64_t *dest, uint64_t dest_off)
 {
 	struct pma_op op = { .off = off, .dest = dest_off };
-	int own = slab->owner == arena->id;
+	struct pma_slab *slab;
 	uint32_t idx;
-	int rc;
+	int own, rc;
 
-	if (pma_slab_index(slab, off, &idx) < 0)
-		return util_errmsg_set(EINVAL, "0x%llx is not a block",
-				       (unsigned long long)off);
 	rc = arena_lock_room(arena);
 	if (rc < 0)
 		return rc;
+	slab = pma_heap_slab_at_rel(arena->heap, rel);
+	if (!slab) {
+		arena_unlock_op(arena, -ENOENT);
+		return free_extent(arena, off, dest, dest_off);
+	}
+	own = slab->owner == arena->id;
+	if (pma_slab_index(slab, off, &idx) < 0) {
+		rc = util_errmsg_set(EINVAL, "0x%llx is not a block",
+				     (unsigned long long)off);
+		goto out_unlock;
+	}
 	if (!own && pma_pending_push(&arena->rfreed, off) < 0) {
 		rc = util_errmsg_set(ENOMEM, "out of memory");
 		goto out_unlock;
@@ -648,6 +674,7 @@ static int free_block(struct pma_arena *arena, struct pma_slab *slab,
 	if (own) {
 		pma_slab_give(slab, idx);
 		pma_partial_push(arena, slab);
+		pma_slab_empty_check(arena, slab);
 	}
 out_unlock:
 	arena_unlock_op(arena, rc);
@@ -721,25 +748,29 @@ out_restore:
  * rfreed for the checkpoint, as in free_block.
  */
 static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
-			    uint64_t off, uint64_t *dest, uint64_t dest_off)
+			    uint64_t rel, uint64_t off, uint64_t *dest,
+			    uint64_t dest_off)
 {
-	int own = slab->owner == arena->id;
 	uint32_t idx;
+	int own;
 
-	if (pma_slab_index(slab, off, &idx) < 0 ||
-	    !pma_arena_trylock_owner(arena))
+	if (!pma_arena_trylock_owner(arena))
 		return 1;
-	if (arena->tail >= arena->fast_end ||
-	    (!own && arena->rfreed.count == arena->rfreed.alloc) ||
-	    pma_slab_unlive(slab, idx) < 0) {
-		pma_arena_unlock(arena);
-		return 1;
-	}
+	/* still the chunk's slab under the lock (see free_block) */
+	if (!pma_heap_slab_is(arena->heap, rel, slab) ||
+	    pma_slab_index(slab, off, &idx) < 0 ||
+	    arena->tail >= arena->fast_end)
+		goto out_slow;
+	own = slab->owner == arena->id;
+	if ((!own && arena->rfreed.count == arena->rfreed.alloc) ||
+	    pma_slab_unlive(slab, idx) < 0)
+		goto out_slow;
 	if (own) {
 		log_append_block(arena, PMA_REC_FREE, slab, off, dest_off);
 		pma_log_commit(arena, dest, dest_off, 0);
 		pma_slab_give(slab, idx);
 		pma_partial_push(arena, slab);
+		pma_slab_empty_check(arena, slab);
 	} else {
 		arena->rfreed.offs[arena->rfreed.count++] = off;
 		log_append_block(arena, PMA_REC_RFREE, slab, off, dest_off);
@@ -747,6 +778,10 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 	}
 	arena_unlock_fast(arena);
 	return 0;
+
+out_slow:
+	pma_arena_unlock(arena);
+	return 1;
 }
 
 PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
@@ -769,11 +804,13 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 				       (unsigned long long)off);
 	b = heap->data_base + rel;
 	arena = pma_arena_get(heap);
+	/* which path (a slab or an extent), looked up again under the lock */
 	slab = pma_heap_slab_at_rel(heap, rel);
-	if (slab && free_fast(arena, slab, b, dest, dest_off) == 0)
+	if (!slab)
+		return free_extent(arena, b, dest, dest_off);
+	if (free_fast(arena, slab, rel, b, dest, dest_off) == 0)
 		return 0;
-	return slab ? free_block(arena, slab, b, dest, dest_off) :
-		      free_extent(arena, b, dest, dest_off);
+	return free_block(arena, rel, b, dest, dest_off);
 }
 
 /*

@@ -191,6 +191,36 @@ static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 			  dirty);
 }
 
+/* a slab goes back to the free pages: its entry cleared. The header and
+ * bitmap stay as they are (a replay of this window may still apply
+ * block ops of the slab before this record) */
+static int apply_slab_free(struct pma_heap *heap, const struct pma_op *op,
+			   struct pma_dirty *dirty)
+{
+	struct pma_slab_hdr *sh;
+	uint64_t page;
+	int rc;
+
+	rc = op_page(heap, op->off, &page);
+	if (rc < 0)
+		return rc;
+	if (op->off != pma_page_off(heap, page) || page % PMA_CHUNK_PAGES ||
+	    page + PMA_CHUNK_PAGES > heap->geom.npages)
+		return util_errmsg_set(EIO, "bad slab_free record for 0x%llx",
+				       (unsigned long long)op->off);
+	sh = pma_slab_meta(heap, op->off);
+	if (!sh)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (sh->magic != PMA_SLAB_MAGIC || sh->cls != op->cls ||
+	    sh->owner != op->owner)
+		return util_errmsg_set(EIO,
+				       "slab_free record for 0x%llx names "
+				       "no slab of class %u, arena %u",
+				       (unsigned long long)op->off, op->cls,
+				       op->owner);
+	return pmap_write(heap, page, 0, dirty);
+}
+
 /* the index of the block at rel bytes into the slab with header sh; -1
  * if sh is not a slab header that matches its size class (its block size
  * and count decide where the bit is: never trust them alone) or rel is
@@ -312,6 +342,8 @@ int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		return apply_block(heap, op, 0, dirty);
 	case PMA_REC_SLAB_NEW:
 		return apply_slab_new(heap, op, dirty);
+	case PMA_REC_SLAB_FREE:
+		return apply_slab_free(heap, op, dirty);
 	case PMA_REC_EXT_ALLOC:
 		return apply_extent(heap, op, 1, dirty);
 	case PMA_REC_EXT_FREE:

@@ -44,6 +44,7 @@ void pma_arena_release(struct pma_arena *arena)
 {
 	free(arena->rfreed.offs);
 	free(arena->ext_freed.offs);
+	free(arena->slab_freed.offs);
 	free(arena->local.runs);
 	pma_zunmap(arena->ops, arena->heap->geom.log_cap * sizeof(*arena->ops));
 	pthread_mutex_destroy(&arena->lock);

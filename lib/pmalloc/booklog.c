@@ -102,6 +102,7 @@ int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
 		op.dest = value;
 		break;
 	case PMA_REC_SLAB_NEW:
+	case PMA_REC_SLAB_FREE:
 		op.cls = (unsigned)((value >> 8) & 0xff);
 		op.owner = (unsigned)((value >> 16) & 0xffff);
 		break;
@@ -160,6 +161,7 @@ const char *pma_booklog_type_name(unsigned type)
 		[PMA_REC_EXT_ALLOC1] = "ext_alloc1",
 		[PMA_REC_EXT_FREE1] = "ext_free1",
 		[PMA_REC_EXT_LFREE1] = "ext_lfree1",
+		[PMA_REC_SLAB_FREE] = "slab_free",
 	};
 
 	return type < PMA_REC_NTYPES ? names[type] : "unknown";

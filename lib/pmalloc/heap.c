@@ -27,6 +27,7 @@ struct pma_format_opts pma_format_opts = {
 	.version = PMA_HEAP_VERSION,
 	.sum_shift = PMA_SUM_SHIFT_DEFAULT,
 };
+unsigned pma_slab_keep = 1;
 
 static uint64_t align_up(uint64_t x, uint64_t a)
 {
@@ -253,6 +254,17 @@ static int heap_dram_init(struct pma_heap *heap)
 	return 0;
 }
 
+/* a list of released slabs (linked by next) */
+static void slab_list_free(struct pma_slab *slab)
+{
+	struct pma_slab *next;
+
+	for (; slab; slab = next) {
+		next = slab->next;
+		free(slab);
+	}
+}
+
 static void heap_free(struct pma_heap *heap)
 {
 	uint64_t c;
@@ -262,6 +274,8 @@ static void heap_free(struct pma_heap *heap)
 		pma_arena_release(&heap->arenas[i]);
 	for (c = 0; heap->slabs && c < heap->nchunks; c++)
 		free(atomic_load(&heap->slabs[c]));
+	slab_list_free(heap->released_slabs);
+	slab_list_free(heap->spare_slabs);
 	pma_lazy_release(heap);
 	pma_slab_meta_release(heap);
 	free(heap->ro_slab_meta);
@@ -405,6 +419,7 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 	heap->ext1_pages = heap->hdr->version >= PMA_HEAP_VERSION_EXT1 ?
 				   PMA_REC_EXT1_NPAGES_MAX :
 				   0;
+	heap->slab_keep = pma_slab_keep;
 	rc = pma_sum_load(heap);
 	if (rc < 0)
 		return rc;

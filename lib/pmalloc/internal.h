@@ -96,6 +96,11 @@ struct pma_slab {
 	uint32_t navail; /* bits set in avail */
 	uint32_t avail_lo; /* avail words below this one are 0 */
 	int in_partial; /* on the owner's partial list */
+	/* every block available since it went on the owner's candidate
+	 * list (cand_next): the next checkpoint may release the slab
+	 * (owner lock, or every arena lock) */
+	int empty_cand;
+	struct pma_slab *cand_next;
 	uint64_t avail[PMA_LIVE_WORDS];
 
 	/* live: the user's view, set by alloc, cleared (atomically, by any
@@ -390,6 +395,13 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	 * the number of ops that are not block ops (in ops) */
 	struct pma_slab *dirty_slabs;
 	uint64_t struct_ops;
+	/* slabs that became empty (pma_slab_empty_check), and the classes
+	 * they are of (bit cls) */
+	struct pma_slab *cands;
+	uint64_t cand_classes;
+	/* chunks (first pages) of the slabs a running or failed checkpoint
+	 * released: it gives them to the heap once the heads moved */
+	struct pma_pending slab_freed;
 };
 
 /* put slab on the partial list of its class of arena, its owner, unless
@@ -422,6 +434,21 @@ static inline uint64_t pma_partial_take(struct pma_arena *arena, unsigned cls,
 	return pma_slab_block_off(slab, idx);
 }
 
+/* after a block of slab went back to avail (the lock of arena, the
+ * slab's owner, held, or every arena lock): an empty slab becomes a
+ * candidate for release by the next checkpoint (recovery.c) */
+static inline void pma_slab_empty_check(struct pma_arena *arena,
+					struct pma_slab *slab)
+{
+	if (__builtin_expect(slab->navail != slab->nblocks, 1) ||
+	    slab->empty_cand)
+		return;
+	slab->empty_cand = 1;
+	slab->cand_next = arena->cands;
+	arena->cands = slab;
+	arena->cand_classes |= 1ULL << slab->cls;
+}
+
 /* is a record type a block op (ALLOC, FREE, RFREE)? */
 static inline int pma_rec_is_block(unsigned type)
 {
@@ -443,6 +470,8 @@ static inline unsigned pma_rec_ext1(unsigned type)
 	       type == PMA_REC_EXT_FREE	 ? PMA_REC_EXT_FREE1 :
 					   PMA_REC_EXT_LFREE1;
 }
+
+_Static_assert(PMA_NCLASSES <= 64, "cand_classes has a bit per class");
 
 /* a block op of arena changed slab's live bitmap (arena lock held) */
 static inline void pma_slab_mark_dirty(struct pma_arena *arena,
@@ -561,6 +590,9 @@ enum pma_alloc_flags {
 };
 int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 		 unsigned flags);
+/* append op (SLAB_FREE: a checkpoint's, recovery.c) to arena's log
+ * (arena lock held); -ENOSPC if the log has no room for 2 records */
+int pma_log_append_struct(struct pma_arena *arena, const struct pma_op *op);
 /* flush (no fence) the pending dest line, if any */
 void pma_arena_flush_dest(struct pma_arena *arena);
 
@@ -622,6 +654,9 @@ struct pma_format_opts {
 	uint32_t sum_shift;
 };
 extern struct pma_format_opts pma_format_opts;
+/* heap.c: pma_heap.slab_keep of the heaps opened next (1; tests set 0 to
+ * release every empty slab, or UINT_MAX to release none but on -ENOMEM) */
+extern unsigned pma_slab_keep;
 
 struct pma_heap {
 	struct pool *pool;
@@ -680,6 +715,17 @@ struct pma_heap {
 	 * taken yet (owner lock); NULL if none */
 	struct pma_pending *unloaded;
 	atomic_ulong nunloaded; /* slabs whose heap->slabs entry is NULL */
+	/* released slabs (recovery.c): the DRAM slabs a checkpoint released,
+	 * until it has reset the dirty lists that may name them (every
+	 * arena lock), then spare: reused by new slabs (ext_lock). Never
+	 * freed while the heap is open, so that a lock-free reader holding
+	 * a stale pointer (pma_usable_size) reads memory still allocated */
+	struct pma_slab *released_slabs;
+	struct pma_slab *spare_slabs;
+	/* empty slabs a normal checkpoint keeps per class and arena (the
+	 * -ENOMEM retry keeps none): pma_slab_keep at open */
+	unsigned slab_keep;
+	atomic_ulong slabs_released; /* since open */
 
 	/* counters every thread writes, in their own line: the fields above
 	 * are read at every op (the struct is allocated line-aligned) */
@@ -778,6 +824,18 @@ static inline struct pma_slab *pma_heap_slab_at_rel(struct pma_heap *heap,
 		return NULL;
 	return pma_heap_slab_load(heap, chunk);
 }
+/* is slab still the one of the chunk at rel (a checkpoint, holding
+ * every arena lock, may have released it since it was looked up)? */
+static inline int pma_heap_slab_is(struct pma_heap *heap, uint64_t rel,
+				   const struct pma_slab *slab)
+{
+	uint64_t chunk = (rel >> PMA_PAGE_SHIFT) / PMA_CHUNK_PAGES;
+
+	/* acquire: a slab reused for the same chunk (arena_slab_new) is
+	 * seen initialised */
+	return atomic_load_explicit(&heap->slabs[chunk],
+				    memory_order_acquire) == slab;
+}
 /* the DRAM slab covering byte offset off, or NULL; loads a slab not
  * loaded since open (lazy.c) */
 static inline struct pma_slab *pma_heap_slab_at(struct pma_heap *heap,
@@ -809,6 +867,9 @@ uint64_t *pma_heap_dest_addr(struct pma_heap *heap, uint64_t off);
 
 /* global checkpoint (takes every arena lock; call with none held) */
 int pma_checkpoint(struct pma_heap *heap);
+/* the same, releasing every empty slab (an allocation that found the
+ * heap full retries after it) */
+int pma_checkpoint_trim(struct pma_heap *heap);
 /* a checkpoint an op found due: none if one is running (it retires the
  * caller's records too; if it ends before, the op's successor finds the
  * checkpoint due again). Does not wait for a running one: the caller

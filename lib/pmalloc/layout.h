@@ -37,14 +37,16 @@
 #define PMA_HEAP_MAGIC_LEN 8
 /* 2: page map entries of slabs carry the class and owner arena;
  * 3: EXT_LFREE records; 4: one-record extent ops (EXT_ALLOC1 ...);
- * 5: the page map summary (sum_off, sum_shift).
- * Version 3 and 4 heaps are still opened (their logs hold no records
+ * 5: the page map summary (sum_off, sum_shift); 6: SLAB_FREE records
+ * (empty slabs are released).
+ * Version 3 to 5 heaps are still opened (their logs hold no records
  * their version does not know, and none are written to them; without a
  * summary, open reads their whole page map) */
-#define PMA_HEAP_VERSION 5
+#define PMA_HEAP_VERSION 6
 #define PMA_HEAP_VERSION_MIN 3
 #define PMA_HEAP_VERSION_EXT1 4 /* the first with EXT_ALLOC1 ... */
 #define PMA_HEAP_VERSION_SUM 5 /* the first with a page map summary */
+#define PMA_HEAP_VERSION_SLAB_FREE 6 /* the first with SLAB_FREE */
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -152,6 +154,10 @@ enum pma_rec_type {
 	PMA_REC_EXT_ALLOC1 = 9,
 	PMA_REC_EXT_FREE1 = 10,
 	PMA_REC_EXT_LFREE1 = 11,
+	/* version 6: an empty slab goes back to the free pages (its owner
+	 * arena's log, written by a checkpoint): payload slab>>6; value
+	 * class<<8|owner<<16, as its SLAB_NEW */
+	PMA_REC_SLAB_FREE = 12,
 	PMA_REC_NTYPES,
 };
 #define PMA_REC_EXT1_OFF_BITS 29 /* extent offset >> 12: below 2 TiB */

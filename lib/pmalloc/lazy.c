@@ -159,16 +159,17 @@ int pma_lazy_refill(struct pma_arena *arena, unsigned cls)
 		if (rc < 0)
 			return rc; /* stays on the stack */
 		st->count--;
-		/* loaded now, or earlier by pma_heap_slab_at; not on the
+		/* loaded now, or earlier by pma_heap_slab_at. Loaded that
+		 * way, it may have been released since (the chunk is no slab,
+		 * or another one: its owner has it); else it is not on the
 		 * list (a listed slab has a free block, the list is empty) */
-		if (!slab) /* the stack holds slabs only */
-			return util_errmsg_set(
-				EIO, "chunk %llu is not a slab",
-				(unsigned long long)st->offs[st->count]);
-		pma_assert(slab->owner == arena->id && slab->cls == cls &&
-			   !slab->in_partial);
-		if (slab->navail)
+		if (!slab || slab->owner != arena->id || slab->cls != cls ||
+		    slab->in_partial)
+			continue;
+		if (slab->navail) {
 			pma_partial_push(arena, slab);
+			pma_slab_empty_check(arena, slab);
+		}
 	}
 	return 0;
 }

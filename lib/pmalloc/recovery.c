@@ -291,9 +291,15 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
 			continue;
 		pma_slab_give(slab, idx);
 		pma_partial_push(&heap->arenas[slab->owner], slab);
+		pma_slab_empty_check(&heap->arenas[slab->owner], slab);
 	}
 	arena->rfreed.count = 0;
 	pthread_mutex_lock(&heap->ext_lock);
+	/* the slabs this checkpoint released: reserve_ext_nodes made room */
+	for (i = 0; i < arena->slab_freed.count; i++)
+		pma_expect_ok(pma_ext_put(&heap->ext, arena->slab_freed.offs[i],
+					  PMA_CHUNK_PAGES));
+	arena->slab_freed.count = 0;
 	for (i = 0; i < arena->ext_freed.count; i++) {
 		page = arena->ext_freed.offs[i];
 		e = atomic_exchange(&heap->pmap[page], 0);
@@ -326,7 +332,8 @@ static int reserve_ext_nodes(struct pma_heap *heap)
 
 	for (i = 0; i < heap->geom.narenas; i++)
 		n += heap->arenas[i].ext_freed.count +
-		     heap->arenas[i].local.count;
+		     heap->arenas[i].local.count +
+		     heap->arenas[i].slab_freed.count;
 	if (!n)
 		return 0;
 	pthread_mutex_lock(&heap->ext_lock);
@@ -356,14 +363,129 @@ PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
 	return pma_checkpoint(heap);
 }
 
-/* pma_checkpoint with ckpt_lock held */
-static int checkpoint_locked(struct pma_heap *heap)
+/*
+ * Releasing empty slabs (every arena lock held, before the apply): a
+ * SLAB_FREE record in the owner's log (applied by this checkpoint with
+ * the rest: the page map entry goes to 0), the slab off its partial list
+ * and out of the DRAM page map and slab table (a free or usable_size that
+ * looks it up now finds no slab: the block is not live), its chunk on the
+ * arena's slab_freed list, given to the heap once the heads moved
+ * (release_pending). Only the owner's log can name the slab's blocks in
+ * this window: every block is available, so no other arena's remote free
+ * of one waits for this checkpoint (it would not be available before),
+ * and allocations from another arena's slabs are logged in the owner's
+ * log.
+ */
+
+/* release slab (empty, off its list) of arena, its owner: 0, or -ENOSPC
+ * / -ENOMEM (nothing changed) */
+static int slab_release(struct pma_heap *heap, struct pma_arena *arena,
+			struct pma_slab *slab)
+{
+	struct pma_op op = { .type = PMA_REC_SLAB_FREE,
+			     .off = slab->off,
+			     .cls = slab->cls,
+			     .owner = slab->owner };
+	uint64_t page = pma_page_of(heap, slab->off);
+
+	if (arena->tail + 2 - arena->head > heap->geom.log_cap)
+		return -ENOSPC;
+	if (pma_pending_push(&arena->slab_freed, page) < 0)
+		return -ENOMEM;
+	pma_expect_ok(pma_log_append_struct(arena, &op));
+	/* durable before the apply, and before the next record is written,
+	 * as every op's (recovery takes a valid record after an invalid one
+	 * for corruption) */
+	pm_drain(heap->map);
+	/* the entry first: pma_lazy_get reads it before the table */
+	atomic_store_explicit(&heap->pmap[page], 0, memory_order_release);
+	atomic_store_explicit(&heap->slabs[page / PMA_CHUNK_PAGES], NULL,
+			      memory_order_release);
+	slab->next = heap->released_slabs;
+	heap->released_slabs = slab;
+	atomic_fetch_add_explicit(&heap->slabs_released, 1,
+				  memory_order_relaxed);
+	return 0;
+}
+
+/* the empty slabs of arena's partial list of cls: released, except keep
+ * of them */
+static void release_class(struct pma_heap *heap, struct pma_arena *arena,
+			  unsigned cls, unsigned keep)
+{
+	struct pma_slab *slab, **pp;
+	unsigned empty = 0;
+
+	for (slab = arena->partial[cls]; slab; slab = slab->next)
+		empty += slab->navail == slab->nblocks;
+	for (pp = &arena->partial[cls]; (slab = *pp) && empty > keep;) {
+		if (slab->navail != slab->nblocks) {
+			pp = &slab->next;
+			continue;
+		}
+		empty--;
+		*pp = slab->next;
+		slab->in_partial = 0;
+		if (slab_release(heap, arena, slab) < 0) {
+			/* stays a slab, where it was on the list */
+			slab->in_partial = 1;
+			slab->next = *pp;
+			*pp = slab;
+			break;
+		}
+	}
+}
+
+/* release empty slabs (see above): those that became empty since the
+ * last checkpoint, or all (force); their records made durable */
+static void release_empty(struct pma_heap *heap, int force)
+{
+	struct pma_arena *arena;
+	struct pma_slab *slab;
+	uint64_t classes;
+	unsigned i, cls;
+
+	for (i = 0; i < heap->geom.narenas; i++) {
+		arena = &heap->arenas[i];
+		for (slab = arena->cands; slab; slab = slab->cand_next)
+			slab->empty_cand = 0;
+		arena->cands = NULL;
+		classes = force ? ~0ULL : arena->cand_classes;
+		arena->cand_classes = 0;
+		if (heap->geom.version < PMA_HEAP_VERSION_SLAB_FREE)
+			continue;
+		for (cls = 0; cls < PMA_NCLASSES; cls++)
+			if (classes >> cls & 1)
+				release_class(heap, arena, cls,
+					      force ? 0 : heap->slab_keep);
+	}
+}
+
+/* after a checkpoint: the slabs it released are on no list any more */
+static void released_to_spare(struct pma_heap *heap)
+{
+	struct pma_slab *slab = heap->released_slabs, *last;
+
+	if (!slab)
+		return;
+	for (last = slab; last->next; last = last->next)
+		;
+	pthread_mutex_lock(&heap->ext_lock);
+	last->next = heap->spare_slabs;
+	heap->spare_slabs = slab;
+	pthread_mutex_unlock(&heap->ext_lock);
+	heap->released_slabs = NULL;
+}
+
+/* pma_checkpoint with ckpt_lock held; force: release every empty slab */
+static int checkpoint_locked(struct pma_heap *heap, int force)
 {
 	struct pma_dirty dirty = { 0 };
 	unsigned i;
 	int rc = 0;
 
 	pma_arenas_lock(heap);
+	release_empty(heap, force);
 	if (!any_records(heap))
 		goto out_unlock;
 	rc = reserve_ext_nodes(heap);
@@ -383,6 +505,7 @@ static int checkpoint_locked(struct pma_heap *heap)
 	pm_drain(heap->map);
 	flip_heads(heap);
 	reset_dirty(heap);
+	released_to_spare(heap);
 	for (i = 0; i < heap->geom.narenas; i++)
 		release_pending(heap, &heap->arenas[i]);
 	atomic_fetch_add(&heap->checkpoints, 1);
@@ -394,7 +517,7 @@ out_unlock:
 
 /* a checkpoint under ckpt_lock; wait: for a running one to end (then
  * run), else skip (0) */
-static int checkpoint_take(struct pma_heap *heap, int wait)
+static int checkpoint_take(struct pma_heap *heap, int wait, int force)
 {
 	int rc;
 
@@ -402,19 +525,24 @@ static int checkpoint_take(struct pma_heap *heap, int wait)
 		pthread_mutex_lock(&heap->ckpt_lock);
 	else if (pthread_mutex_trylock(&heap->ckpt_lock) != 0)
 		return 0;
-	rc = checkpoint_locked(heap);
+	rc = checkpoint_locked(heap, force);
 	pthread_mutex_unlock(&heap->ckpt_lock);
 	return rc;
 }
 
 int pma_checkpoint(struct pma_heap *heap)
 {
-	return checkpoint_take(heap, 1);
+	return checkpoint_take(heap, 1, 0);
+}
+
+int pma_checkpoint_trim(struct pma_heap *heap)
+{
+	return checkpoint_take(heap, 1, 1);
 }
 
 int pma_checkpoint_due(struct pma_heap *heap)
 {
-	return checkpoint_take(heap, 0);
+	return checkpoint_take(heap, 0, 0);
 }
 
 /*

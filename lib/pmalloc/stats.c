@@ -130,7 +130,7 @@ static void entry_fill(struct pma_heap *heap, unsigned arena,
 	e->type = pma_booklog_type_name(op->type);
 	e->off = pma_pool_off(heap, op->off);
 	e->dest = op->dest;
-	if (op->type == PMA_REC_SLAB_NEW) {
+	if (op->type == PMA_REC_SLAB_NEW || op->type == PMA_REC_SLAB_FREE) {
 		e->cls = op->cls;
 		e->size = pma_class_size(op->cls);
 	} else if (op->npages) {

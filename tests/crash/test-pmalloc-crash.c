@@ -3,7 +3,7 @@
  * test-pmalloc-crash: crash-simulation sweep of PMAlloc (--enable-crash-sim).
  * A child process runs a mixed workload (2 threads, malloc_to/free_from of
  * per-slot sizes incl. large extents in both log forms, cross-thread
- * frees, checkpoints); at
+ * frees, checkpoints that release emptied slabs); at
  * EVERY fence of the workload its hook writes the crash image (durable
  * lines only, or plus a random subset of dirty lines in 8-byte words) to a
  * file and waits while the parent recovers a copy and checks it: every
@@ -135,7 +135,7 @@ static void *worker(void *arg)
 static void child_run(uint64_t seed_base, uint64_t rnd)
 {
 	pthread_t tid[NTHREADS];
-	uint64_t root, end = 0;
+	uint64_t root, end = 0, released;
 	const char *s;
 	unsigned i;
 
@@ -143,6 +143,8 @@ static void child_run(uint64_t seed_base, uint64_t rnd)
 		_exit(6);
 	/* summary groups of one chunk: the run marks groups all along */
 	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
+	/* every checkpoint releases the slabs that became empty */
+	pma_slab_keep = 0;
 	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &work.heap) ||
 	    pma_root(work.heap, NSLOTS * 8, &root))
 		_exit(7);
@@ -165,7 +167,11 @@ static void child_run(uint64_t seed_base, uint64_t rnd)
 	for (i = 0; i < NTHREADS; i++)
 		pthread_join(tid[i], NULL);
 	pm_crash_set_hook(NULL, NULL);
-	if (write(work.to_parent, &end, sizeof(end)) != sizeof(end))
+	/* the end, then how many slabs the run released */
+	released = atomic_load(&work.heap->slabs_released);
+	if (write(work.to_parent, &end, sizeof(end)) != sizeof(end) ||
+	    write(work.to_parent, &released, sizeof(released)) !=
+		    sizeof(released))
 		_exit(8);
 	_exit(0);
 }
@@ -439,6 +445,7 @@ struct sweep {
 	unsigned recrashes; /* of those, re-crashed inside recovery first */
 	unsigned live_max; /* most live slots seen in an image */
 	uint64_t fences; /* workload fences, all runs */
+	uint64_t released; /* slabs released (SLAB_FREE), all runs */
 };
 
 /* re-exec ourselves to open (recover) img_path, crashing at fence n */
@@ -561,6 +568,8 @@ static int sweep_run(struct sweep *sw, uint64_t rnd)
 		if (rc < 0 || write(from_parent[1], &ack, 1) != 1)
 			break;
 	}
+	if (rc == 0 && read(to_parent[0], &n, sizeof(n)) == sizeof(n))
+		sw->released += n;
 	close(to_parent[0]);
 	close(from_parent[1]);
 	if (rc < 0)
@@ -600,10 +609,13 @@ static void sweep(struct sweep *sw)
 	setenv("PMEM2_FORCE_GRANULARITY", saved, 1);
 	print_message("# %s: %u runs, %llu workload fences; %u crash images "
 		      "checked (%u re-crashed in recovery), up to %u live "
-		      "slots, %.1f s\n",
+		      "slots, %llu slabs released, %.1f s\n",
 		      sw->name, sw->runs, (unsigned long long)sw->fences,
-		      sw->images, sw->recrashes, sw->live_max, now() - t0);
+		      sw->images, sw->recrashes, sw->live_max,
+		      (unsigned long long)sw->released, now() - t0);
 	assert_true(sw->fences > 2ULL * OPS_PER_THREAD * sw->runs);
+	/* the images cover checkpoints that release slabs */
+	assert_true(sw->released >= sw->runs);
 	assert_int_equal(sw->images, sw->fences);
 }
 

@@ -47,6 +47,8 @@ static int fx_setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
+	pma_slab_keep = 1;
+	pma_format_opts.version = PMA_HEAP_VERSION;
 	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-pmalloc.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
@@ -539,6 +541,115 @@ static void test_sum_trim(void **state)
 	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
 	assert_int_equal(sum_marked(f->heap), groups);
 	assert_int_equal(pma_sum_check(f->heap), 0);
+}
+
+/* allocate n blocks of size into dests[0, n), then free them */
+static void alloc_free_n(struct fx *f, size_t size, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		assert_int_equal(pma_malloc_to(f->heap, size, &f->dests[i]), 0);
+	for (i = 0; i < n; i++)
+		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
+}
+
+/* empty slabs go back to the free pages at the next checkpoint, except
+ * pma_slab_keep per class and arena; the release survives a reopen */
+static void test_slab_release(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st0, st;
+	unsigned cls = pma_class_of(64);
+	unsigned n = 3 * pma_class_nblocks(cls) + 10;
+
+	fx_create(f, HEAP_SIZE);
+	assert_true(n <= NDEST);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st0), 0);
+	alloc_free_n(f, 64, n);
+	/* four slabs, all empty: three go (some maybe at the checkpoints
+	 * the frees ran) */
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.classes[cls].slabs +
+				 atomic_load(&f->heap->slabs_released),
+			 4);
+	assert_int_equal(st.classes[cls].used, 0);
+	assert_int_equal(st.slab_bytes,
+			 st0.slab_bytes + st.classes[cls].slabs * 65536);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(atomic_load(&f->heap->slabs_released), 3);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.classes[cls].slabs, 1);
+	assert_int_equal(st.slab_bytes, st0.slab_bytes + 65536);
+	/* all free but the kept slab's header */
+	assert_int_equal(st.free_bytes, st0.free_bytes - PMA_SLAB_HDR_SIZE);
+	fx_reopen(f);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.classes[cls].slabs, 1);
+	assert_int_equal(st.slab_bytes, st0.slab_bytes + 65536);
+	/* the kept slab serves the class again; nothing more is released */
+	alloc_free_n(f, 64, 10);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.classes[cls].slabs, 1);
+	assert_int_equal(atomic_load(&f->heap->slabs_released), 0);
+}
+
+/* a heap full of empty slabs: the large allocation that finds no room
+ * releases them all (the -ENOMEM retry), though a normal checkpoint
+ * releases none here (pma_slab_keep UINT_MAX); a version 5 heap never
+ * releases one (its log gets no SLAB_FREE) */
+static void test_slab_release_enomem(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st0, st;
+	unsigned cls = pma_class_of(4000), n = 0, v;
+	uint64_t big;
+	int rc;
+
+	for (v = PMA_HEAP_VERSION_SUM; v <= PMA_HEAP_VERSION; v++) {
+		pma_slab_keep = UINT_MAX;
+		pma_format_opts.version = v;
+		fx_create(f, 8 * MIB);
+		pma_format_opts.version = PMA_HEAP_VERSION;
+		assert_int_equal(pma_heap_stats(f->heap, &st0), 0);
+		assert_int_equal(st0.layout_version, v);
+		big = st0.largest_free - 65536;
+		while (n < NDEST &&
+		       (rc = pma_malloc_to(f->heap, 4000, &f->dests[n])) == 0)
+			n++;
+		assert_int_equal(rc, -ENOMEM);
+		while (n)
+			assert_int_equal(pma_free_from(f->heap, &f->dests[--n]),
+					 0);
+		assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+		assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+		assert_true(st.classes[cls].slabs > 100);
+		assert_int_equal(st.classes[cls].used, 0);
+		rc = pma_malloc_to(f->heap, big, &f->dests[0]);
+		if (v < PMA_HEAP_VERSION_SLAB_FREE) {
+			assert_int_equal(rc, -ENOMEM);
+			assert_int_equal(atomic_load(&f->heap->slabs_released),
+					 0);
+			fx_reopen(f);
+			assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+			assert_true(st.classes[cls].slabs > 100);
+			pma_heap_close(f->heap);
+			f->heap = NULL;
+			assert_int_equal(unlink(f->path), 0);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_true(atomic_load(&f->heap->slabs_released) > 100);
+		assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+		assert_int_equal(st.classes[cls].slabs, 0);
+		fx_reopen(f);
+		assert_int_equal(pma_usable_size(f->heap, f->dests[0]), big);
+		assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+		assert_int_equal(st.classes[cls].slabs, 0);
+		assert_int_equal(st.layout_version, PMA_HEAP_VERSION);
+	}
 }
 
 static void test_pending_extents(void **state)
@@ -1966,6 +2077,8 @@ int main(void)
 		T(test_rdonly),
 		T(test_rdonly_torn_checkpoint),
 		T(test_sum_trim),
+		T(test_slab_release),
+		T(test_slab_release_enomem),
 	};
 
 	/* real clwb + sfence on tmpfs (set before the first mapping) */
