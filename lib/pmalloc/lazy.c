@@ -12,7 +12,8 @@
  * pma_lazy_refill pops the arena's unloaded slabs of that class, loads
  * them, and puts those with free blocks on the partial list before a new
  * slab is made. A slab loaded by (a) is popped by (b) like any other and
- * put on the list then, unless a free already did.
+ * put on the list then, unless a free already did; if it became empty
+ * and a checkpoint released it meanwhile, (b) skips its chunk.
  *
  * Why loading late reads the current state: recovery applied every
  * logged op to PM before open, and every later op on a block (alloc,

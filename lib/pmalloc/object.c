@@ -3,7 +3,9 @@
  * PMAlloc objects: offset <-> address, what an offset names (slab block,
  * extent), usable size, the root object, and the checks that keep dest
  * words out of pool and heap metadata. All lock-free readers of the DRAM
- * state (slabs are never released while the heap is open).
+ * state: a slab a checkpoint released while they read it was empty (no
+ * live block), and its DRAM slab stays allocated while the heap is open
+ * (reused for a new slab: then it describes that one).
  */
 #include <errno.h>
 

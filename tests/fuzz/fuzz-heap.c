@@ -334,12 +334,14 @@ static void rec_make(const struct loc *l, uint64_t v, struct pma_rec *r)
 
 	if (type == PMA_REC_NONE)
 		type = PMA_REC_EXT_LEN;
-	if (type >= PMA_REC_EXT_ALLOC1) /* also types no build knows */
+	/* the one-record extent ops, also types no build knows */
+	if ((type >= PMA_REC_EXT_ALLOC1 && type <= PMA_REC_EXT_LFREE1) ||
+	    type >= PMA_REC_NTYPES)
 		payload = ((fx.data >> PMA_PAGE_SHIFT) + (payload & 0x1fffff)) |
 			  (payload >> 21) << PMA_REC_EXT1_OFF_BITS;
 	else if (type != PMA_REC_EXT_LEN)
 		payload += fx.data >> 6;
-	if (type == PMA_REC_SLAB_NEW)
+	if (type == PMA_REC_SLAB_NEW || type == PMA_REC_SLAB_FREE)
 		value = (uint64_t)(extra & 0x3f) << 8 |
 			(uint64_t)(extra >> 6 & 0xf) << 16;
 	else if (type != PMA_REC_EXT_LEN && (extra & 0xff) != 255)

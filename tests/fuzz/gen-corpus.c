@@ -271,6 +271,20 @@ static void heap_log_seeds(void)
 	SEED("rec-slab-new-over-slab",
 	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(1, 0, 0),
 		 heap_script_rec(PMA_REC_SLAB_NEW, 0, HEAP_REC_SLAB(7, 1))));
+	SEED("rec-slab-free-misaligned",
+	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 2, 0),
+		 heap_script_rec(PMA_REC_SLAB_FREE, 40 * CHUNK_UNITS + 1,
+				 HEAP_REC_SLAB(3, 0))));
+	SEED("rec-slab-new-then-free",
+	     cmd(cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 2, 0),
+		     heap_script_rec(PMA_REC_SLAB_NEW, 40 * CHUNK_UNITS,
+				     HEAP_REC_SLAB(5, 0))),
+		 HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 3, 0),
+		 heap_script_rec(PMA_REC_SLAB_FREE, 40 * CHUNK_UNITS,
+				 HEAP_REC_SLAB(5, 0))));
+	SEED("rec-slab-free-live-slab",
+	     cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(1, 0, 0),
+		 heap_script_rec(PMA_REC_SLAB_FREE, 0, HEAP_REC_SLAB(7, 1))));
 	SEED("rec-ext-alloc",
 	     cmd(cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG, LOG(0, 0, 0),
 		     heap_script_rec(PMA_REC_EXT_ALLOC, 50 * CHUNK_UNITS, 6)),

@@ -386,6 +386,52 @@ static void test_slab_new_not_chunk_start(void **state)
 	assert_refused(f, "bad slab_new record");
 }
 
+/* a SLAB_FREE (layout 6) must name the start of a chunk holding a slab
+ * of its class and owner */
+static void test_slab_free_bad(void **state)
+{
+	struct fx *f = *state;
+
+	append_rec(f, 0, PMA_REC_SLAB_FREE, free_chunk(f) + 64,
+		   (uint64_t)pma_class_of(100) << 8);
+	assert_refused(f, "bad slab_free record");
+}
+
+static void test_slab_free_no_slab(void **state)
+{
+	struct fx *f = *state;
+
+	append_rec(f, 0, PMA_REC_SLAB_FREE, free_chunk(f),
+		   (uint64_t)pma_class_of(100) << 8);
+	assert_refused(f, "names no slab of class");
+}
+
+/* a slab made and released in the window: the replay leaves no slab */
+static void test_slab_free_replayed(void **state)
+{
+	struct fx *f = *state;
+	unsigned cls = pma_class_of(100);
+	struct pma_heap_stats st0, st;
+	struct pma_heap *heap = NULL;
+
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(pma_heap_stats(heap, &st0), 0);
+	pma_heap_close(heap);
+	append_rec(f, 0, PMA_REC_SLAB_NEW, free_chunk(f), (uint64_t)cls << 8);
+	append_rec(f, 0, PMA_REC_SLAB_FREE, free_chunk(f), (uint64_t)cls << 8);
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(pma_heap_stats(heap, &st), 0);
+	assert_int_equal(st.classes[cls].slabs, st0.classes[cls].slabs);
+	assert_int_equal(st.largest_free, st0.largest_free);
+	pma_heap_close(heap);
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(pma_heap_stats(heap, &st), 0);
+	assert_int_equal(st.classes[cls].slabs, st0.classes[cls].slabs);
+	assert_int_equal(st.largest_free, st0.largest_free);
+	assert_int_equal(pma_heap_checkpoint(heap), 0);
+	pma_heap_close(heap);
+}
+
 /*
  * Bug 3: replaying a block op trusted the block size and count of the
  * slab header in PM: a header with block size 1 put the bit of a block
@@ -614,6 +660,9 @@ int main(void)
 		T(test_pmap_checked_before_recovery),
 		T(test_bad_record_after_good_ones),
 		T(test_slab_new_not_chunk_start),
+		T(test_slab_free_bad),
+		T(test_slab_free_no_slab),
+		T(test_slab_free_replayed),
 		T(test_slab_header_wrong_class),
 		T(test_valid_record_after_end),
 		T(test_entry_inside_extent),
