@@ -88,6 +88,11 @@ struct wl_thread {
 	char errmsg[160]; /* and its message */
 };
 
+/* the calling thread's time spent waiting for other threads (barriers,
+ * prod-con batches) since wl_wait_reset, in ns */
+uint64_t wl_wait_ns(void);
+void wl_wait_reset(void);
+
 struct bench_workload {
 	const char *name;
 	const char *sizes; /* request sizes, for the README/JSON */
@@ -119,6 +124,9 @@ struct bench_result {
 	double ops_per_sec;
 	struct pm_stats pm; /* lib/pmem counter deltas (pmalloc) */
 	int64_t checkpoints; /* during the timed phase, -1: unknown */
+	/* the share of the threads' timed phase spent waiting for each
+	 * other in the workload (wl_wait_ns), 0..1 */
+	double wait_frac;
 };
 
 #define BENCH_NALLOCS 3 /* pmalloc, pmemobj, jemalloc */

@@ -177,6 +177,7 @@ static void print_row_json(const struct bench_workload *wl, unsigned thr,
 	bench_json_num("xplines_per_op", per_op(r->pm.xplines, r), ",");
 	bench_json_num("checkpoints", r->err ? -1 : (double)r->checkpoints,
 		       ",");
+	bench_json_num("sync_wait_frac", r->err ? -1 : r->wait_frac, ",");
 	bench_json_num("ratio_pmalloc_over_this", ratio, ",");
 	bench_json_num("ratio_pmalloc_over_pmemobj", ratio_of(grp[0], grp[1]),
 		       ",");

@@ -32,6 +32,7 @@ struct bench_worker {
 	struct wl_thread t;
 	struct bench_run *run;
 	pthread_t tid;
+	uint64_t wait_ns; /* waited in the timed ops (wl_wait_ns) */
 };
 
 static int64_t run_checkpoints(const struct bench_run *run)
@@ -93,8 +94,10 @@ static void *run_worker(void *arg)
 	rc = run->wl->run(&w->t, run->warm_quota);
 	/* the last thread in stamps the clock while the others wait */
 	(void)wl_barrier_wait(&run->phase, run_snap_start, run);
+	wl_wait_reset();
 	if (rc == 0)
 		rc = run->wl->run(&w->t, run->quota);
+	w->wait_ns = wl_wait_ns(); /* not the phase barrier's wait */
 	(void)wl_barrier_wait(&run->phase, run_snap_end, run);
 	if (rc < 0 && !w->t.err) {
 		w->t.err = rc;
@@ -136,9 +139,11 @@ static void run_collect(const struct bench_run *run,
 			const struct bench_worker *w, unsigned n,
 			struct bench_result *res)
 {
+	uint64_t waited = 0;
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
+		waited += w[i].wait_ns;
 		if (w[i].t.err && w[i].t.err != -ECANCELED) {
 			res->err = w[i].t.err;
 			memcpy(res->errmsg, w[i].t.errmsg, sizeof(res->errmsg));
@@ -154,6 +159,9 @@ static void run_collect(const struct bench_run *run,
 	res->pm.xplines = run->s1.xplines - run->s0.xplines;
 	res->checkpoints =
 		run->ckpt0 < 0 || run->ckpt1 < 0 ? -1 : run->ckpt1 - run->ckpt0;
+	if (run->t1 > run->t0)
+		res->wait_frac = (double)waited / (double)n /
+				 (double)(run->t1 - run->t0);
 }
 
 static int run_once_in(const struct bench_cfg *cfg, struct bench_run *run,

@@ -52,7 +52,21 @@ static long wl_futex(_Atomic uint32_t *word, int op, uint32_t val,
 	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
 }
 
-int wl_event_wait(struct wl_event *ev, uint32_t old, _Atomic int *abort)
+/* the calling thread's time spent waiting in wl_event_wait (ns) */
+static __thread uint64_t wl_waited_ns;
+
+uint64_t wl_wait_ns(void)
+{
+	return wl_waited_ns;
+}
+
+void wl_wait_reset(void)
+{
+	wl_waited_ns = 0;
+}
+
+static int wl_event_wait_slow(struct wl_event *ev, uint32_t old,
+			      _Atomic int *abort)
 {
 	/* time-bounded sleeps so that an abort is noticed */
 	const struct timespec ts = { .tv_sec = 0, .tv_nsec = 1000000 };
@@ -68,6 +82,20 @@ int wl_event_wait(struct wl_event *ev, uint32_t old, _Atomic int *abort)
 		(void)wl_futex(&ev->val, FUTEX_WAIT_PRIVATE, old, &ts);
 	atomic_fetch_sub(&ev->waiters, 1);
 	return atomic_load(&ev->val) != old ? 0 : -ECANCELED;
+}
+
+int wl_event_wait(struct wl_event *ev, uint32_t old, _Atomic int *abort)
+{
+	uint64_t t0;
+	int rc;
+
+	/* no clock read when there is nothing to wait for */
+	if (atomic_load_explicit(&ev->val, memory_order_acquire) != old)
+		return 0;
+	t0 = bench_now_ns();
+	rc = wl_event_wait_slow(ev, old, abort);
+	wl_waited_ns += bench_now_ns() - t0;
+	return rc;
 }
 
 void wl_event_set(struct wl_event *ev, uint32_t val)
