@@ -271,13 +271,19 @@ pma_log_commit(struct pma_arena *arena, uint64_t *dest, uint64_t dest_off,
 	log_commit_batched(arena, dest, dest_off, value);
 }
 
-/* lock the arena with room for one op (2 records) in its log */
+/*
+ * Lock the arena with room for one op in its log: PMA_OP_RECS records.
+ * pma_log_append_op wants room for 2 (an extent op's) at each append, and
+ * an allocation that makes a slab appends SLAB_NEW, then its ALLOC: 3.
+ */
+#define PMA_OP_RECS 3
 static int arena_lock_room(struct pma_arena *arena)
 {
 	int rc;
 
 	pma_arena_lock(arena);
-	while (arena->tail + 2 - arena->head > arena->heap->geom.log_cap) {
+	while (arena->tail + PMA_OP_RECS - arena->head >
+	       arena->heap->geom.log_cap) {
 		pma_arena_unlock(arena);
 		rc = pma_checkpoint(arena->heap);
 		if (rc < 0)

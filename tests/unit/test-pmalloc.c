@@ -543,6 +543,46 @@ static void test_sum_trim(void **state)
 	assert_int_equal(pma_sum_check(f->heap), 0);
 }
 
+/*
+ * An allocation that needs a new slab appends two records (SLAB_NEW, then
+ * ALLOC): the log must have room for both when the op starts. With two
+ * free slots left, the ALLOC found no room, and (release build) was not
+ * logged: a crash before the next checkpoint lost the allocation while
+ * its dest word could be durable. Checkpoints are held off (ckpt_lock)
+ * so that the log fills to exactly two free slots.
+ */
+static void test_log_room_slab_new(void **state)
+{
+	struct fx *f = *state;
+	struct pma_arena *arena;
+	uint32_t cap;
+	struct pma_op op;
+	uint64_t b;
+
+	fx_create(f, HEAP_SIZE);
+	arena = pma_arena_get(f->heap);
+	cap = f->heap->geom.log_cap;
+	assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[0]), 0);
+	pthread_mutex_lock(&f->heap->ckpt_lock);
+	while (arena->tail - arena->head < cap - 2) {
+		if (f->dests[0])
+			assert_int_equal(pma_free_from(f->heap, &f->dests[0]),
+					 0);
+		else
+			assert_int_equal(
+				pma_malloc_to(f->heap, 64, &f->dests[0]), 0);
+	}
+	pthread_mutex_unlock(&f->heap->ckpt_lock);
+	assert_int_equal(arena->tail - arena->head, cap - 2);
+	/* a class with no slab yet: SLAB_NEW + ALLOC */
+	assert_int_equal(pma_malloc_to(f->heap, 5000, &f->dests[1]), 0);
+	b = pool_off_byte(f->dests[1]);
+	assert_int_equal(
+		pma_booklog_read_op(arena->log, cap, arena->tail - 1, &op), 0);
+	assert_int_equal(op.type, PMA_REC_ALLOC);
+	assert_int_equal(op.off, b);
+}
+
 /* allocate n blocks of size into dests[0, n), then free them */
 static void alloc_free_n(struct fx *f, size_t size, unsigned n)
 {
@@ -594,6 +634,13 @@ static void test_slab_release(void **state)
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.classes[cls].slabs, 1);
 	assert_int_equal(atomic_load(&f->heap->slabs_released), 0);
+	/* again, on the lists the releases relinked (and DRAM slabs reused) */
+	alloc_free_n(f, 64, n);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.classes[cls].slabs, 1);
+	assert_int_equal(st.classes[cls].used, 0);
+	assert_int_equal(atomic_load(&f->heap->slabs_released), 3);
 }
 
 /* a heap full of empty slabs: the large allocation that finds no room
@@ -2078,6 +2125,7 @@ int main(void)
 		T(test_rdonly_torn_checkpoint),
 		T(test_sum_trim),
 		T(test_slab_release),
+		T(test_log_room_slab_new),
 		T(test_slab_release_enomem),
 	};
 
