@@ -92,7 +92,10 @@ struct pma_slab {
 	struct pma_slab *dirty_next;
 
 	/* avail: blocks the owner may hand out (linear: bit i is block i) */
-	_Alignas(PMA_LINE) struct pma_slab *next; /* owner's partial list */
+	/* the owner's partial list of the class (doubly linked: a
+	 * checkpoint unlinks an empty slab in O(1)) */
+	_Alignas(PMA_LINE) struct pma_slab *next;
+	struct pma_slab *prev;
 	uint32_t navail; /* bits set in avail */
 	uint32_t avail_lo; /* avail words below this one are 0 */
 	int in_partial; /* on the owner's partial list */
@@ -395,10 +398,8 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	 * the number of ops that are not block ops (in ops) */
 	struct pma_slab *dirty_slabs;
 	uint64_t struct_ops;
-	/* slabs that became empty (pma_slab_empty_check), and the classes
-	 * they are of (bit cls) */
+	/* slabs that became empty (pma_slab_empty_check) */
 	struct pma_slab *cands;
-	uint64_t cand_classes;
 	/* chunks (first pages) of the slabs a running or failed checkpoint
 	 * released: it gives them to the heap once the heads moved */
 	struct pma_pending slab_freed;
@@ -409,11 +410,30 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 static inline void pma_partial_push(struct pma_arena *arena,
 				    struct pma_slab *slab)
 {
+	struct pma_slab *head = arena->partial[slab->cls];
+
 	if (slab->in_partial)
 		return;
-	slab->next = arena->partial[slab->cls];
+	slab->next = head;
+	slab->prev = NULL;
+	if (head)
+		head->prev = slab;
 	arena->partial[slab->cls] = slab;
 	slab->in_partial = 1;
+}
+
+/* take slab off arena's partial list (it is on it) */
+static inline void pma_partial_unlink(struct pma_arena *arena,
+				      struct pma_slab *slab)
+{
+	if (slab->prev)
+		slab->prev->next = slab->next;
+	else
+		arena->partial[slab->cls] = slab->next;
+	if (slab->next)
+		slab->next->prev = slab->prev;
+	slab->next = slab->prev = NULL;
+	slab->in_partial = 0;
 }
 
 /* take a block from arena's first partial slab of cls, which must exist
@@ -426,10 +446,8 @@ static inline uint64_t pma_partial_take(struct pma_arena *arena, unsigned cls,
 	uint32_t idx = 0;
 
 	(void)pma_slab_take(slab, &idx);
-	if (!slab->navail) {
-		arena->partial[cls] = slab->next;
-		slab->in_partial = 0;
-	}
+	if (!slab->navail)
+		pma_partial_unlink(arena, slab);
 	*ret_slab = slab;
 	return pma_slab_block_off(slab, idx);
 }
@@ -446,7 +464,6 @@ static inline void pma_slab_empty_check(struct pma_arena *arena,
 	slab->empty_cand = 1;
 	slab->cand_next = arena->cands;
 	arena->cands = slab;
-	arena->cand_classes |= 1ULL << slab->cls;
 }
 
 /* is a record type a block op (ALLOC, FREE, RFREE)? */
@@ -470,8 +487,6 @@ static inline unsigned pma_rec_ext1(unsigned type)
 	       type == PMA_REC_EXT_FREE	 ? PMA_REC_EXT_FREE1 :
 					   PMA_REC_EXT_LFREE1;
 }
-
-_Static_assert(PMA_NCLASSES <= 64, "cand_classes has a bit per class");
 
 /* a block op of arena changed slab's live bitmap (arena lock held) */
 static inline void pma_slab_mark_dirty(struct pma_arena *arena,
@@ -654,8 +669,10 @@ struct pma_format_opts {
 	uint32_t sum_shift;
 };
 extern struct pma_format_opts pma_format_opts;
-/* heap.c: pma_heap.slab_keep of the heaps opened next (1; tests set 0 to
- * release every empty slab, or UINT_MAX to release none but on -ENOMEM) */
+/* heap.c: pma_heap.slab_keep of the heaps opened next: the empty slabs a
+ * normal checkpoint keeps (recovery.c, release_one): 0 none, 1 (the
+ * default) the one its arena allocates from next, more all (only the
+ * -ENOMEM retry releases then) */
 extern unsigned pma_slab_keep;
 
 struct pma_heap {
@@ -722,8 +739,8 @@ struct pma_heap {
 	 * a stale pointer (pma_usable_size) reads memory still allocated */
 	struct pma_slab *released_slabs;
 	struct pma_slab *spare_slabs;
-	/* empty slabs a normal checkpoint keeps per class and arena (the
-	 * -ENOMEM retry keeps none): pma_slab_keep at open */
+	/* which empty slabs a normal checkpoint keeps (the -ENOMEM retry
+	 * keeps none): pma_slab_keep at open */
 	unsigned slab_keep;
 	atomic_ulong slabs_released; /* since open */
 

@@ -408,56 +408,48 @@ static int slab_release(struct pma_heap *heap, struct pma_arena *arena,
 	return 0;
 }
 
-/* the empty slabs of arena's partial list of cls: released, except keep
- * of them */
-static void release_class(struct pma_heap *heap, struct pma_arena *arena,
-			  unsigned cls, unsigned keep)
+/* release slab (off its partial list) unless keep says not: 0 keeps
+ * none, 1 the slab the arena allocates from next (first on its list),
+ * more keeps all; a slab that cannot be released (no log room, no
+ * memory) stays where it is */
+static void release_one(struct pma_heap *heap, struct pma_arena *arena,
+			struct pma_slab *slab, unsigned keep)
 {
-	struct pma_slab *slab, **pp;
-	unsigned empty = 0;
-
-	for (slab = arena->partial[cls]; slab; slab = slab->next)
-		empty += slab->navail == slab->nblocks;
-	for (pp = &arena->partial[cls]; (slab = *pp) && empty > keep;) {
-		if (slab->navail != slab->nblocks) {
-			pp = &slab->next;
-			continue;
-		}
-		empty--;
-		*pp = slab->next;
-		slab->in_partial = 0;
-		if (slab_release(heap, arena, slab) < 0) {
-			/* stays a slab, where it was on the list */
-			slab->in_partial = 1;
-			slab->next = *pp;
-			*pp = slab;
-			break;
-		}
-	}
+	if (slab->navail != slab->nblocks || !slab->in_partial || keep > 1 ||
+	    (keep && arena->partial[slab->cls] == slab))
+		return;
+	pma_partial_unlink(arena, slab);
+	if (slab_release(heap, arena, slab) < 0)
+		pma_partial_push(arena, slab); /* stays a slab */
 }
 
 /* release empty slabs (see above): those that became empty since the
- * last checkpoint, or all (force); their records made durable */
+ * last checkpoint (O(1) each), or all (force: every partial list); their
+ * records made durable */
 static void release_empty(struct pma_heap *heap, int force)
 {
 	struct pma_arena *arena;
-	struct pma_slab *slab;
-	uint64_t classes;
+	struct pma_slab *slab, *next;
 	unsigned i, cls;
 
 	for (i = 0; i < heap->geom.narenas; i++) {
 		arena = &heap->arenas[i];
-		for (slab = arena->cands; slab; slab = slab->cand_next)
+		for (slab = arena->cands; slab; slab = next) {
+			next = slab->cand_next;
 			slab->empty_cand = 0;
+			slab->cand_next = NULL;
+			if (heap->geom.version >= PMA_HEAP_VERSION_SLAB_FREE &&
+			    !force)
+				release_one(heap, arena, slab, heap->slab_keep);
+		}
 		arena->cands = NULL;
-		classes = force ? ~0ULL : arena->cand_classes;
-		arena->cand_classes = 0;
-		if (heap->geom.version < PMA_HEAP_VERSION_SLAB_FREE)
+		if (!force || heap->geom.version < PMA_HEAP_VERSION_SLAB_FREE)
 			continue;
 		for (cls = 0; cls < PMA_NCLASSES; cls++)
-			if (classes >> cls & 1)
-				release_class(heap, arena, cls,
-					      force ? 0 : heap->slab_keep);
+			for (slab = arena->partial[cls]; slab; slab = next) {
+				next = slab->next;
+				release_one(heap, arena, slab, 0);
+			}
 	}
 }
 
