@@ -202,7 +202,7 @@ pmalloc_checks() {
 	run_json log pmactl log --json "$pool"
 	json "$pool: log --json after kill -9" "$tmp/log.json" \
 		'.count == (.records | length) and all(.records[];
-		 (.type | IN("alloc", "free", "rfree", "slab_new", "ext_alloc",
+		 (.type | IN("alloc", "free", "rfree", "slab_new", "slab_free", "ext_alloc",
 		  "ext_free", "ext_lfree")) and (.offset | startswith("0x")))'
 	check "$pool: pma-workload --verify after the last kill" \
 		pma-workload --verify "$pool"
