@@ -158,6 +158,25 @@ static int pmap_write(struct pma_heap *heap, uint64_t page, uint64_t entry,
 	return pma_dirty_add(dirty, e, sizeof(*e));
 }
 
+/* the first page of the chunk a SLAB_NEW / SLAB_FREE names: op->off must
+ * be exactly a chunk start in the data area, and bad must be 0; -EIO
+ * naming the record otherwise */
+static int slab_op_page(struct pma_heap *heap, const struct pma_op *op, int bad,
+			uint64_t *ret_page)
+{
+	int rc = op_page(heap, op->off, ret_page);
+
+	if (rc < 0)
+		return rc;
+	if (bad || op->off != pma_page_off(heap, *ret_page) ||
+	    *ret_page % PMA_CHUNK_PAGES ||
+	    *ret_page + PMA_CHUNK_PAGES > heap->geom.npages)
+		return util_errmsg_set(EIO, "bad %s record for 0x%llx",
+				       pma_booklog_type_name(op->type),
+				       (unsigned long long)op->off);
+	return 0;
+}
+
 static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 			  struct pma_dirty *dirty)
 {
@@ -165,15 +184,13 @@ static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 	uint64_t page;
 	int rc;
 
-	rc = op_page(heap, op->off, &page);
+	/* the slab header is written at op->off */
+	rc = slab_op_page(heap, op,
+			  op->cls >= PMA_NCLASSES ||
+				  op->owner >= heap->geom.narenas,
+			  &page);
 	if (rc < 0)
 		return rc;
-	/* the slab header is written at op->off: exactly a chunk start */
-	if (op->off != pma_page_off(heap, page) || page % PMA_CHUNK_PAGES ||
-	    page + PMA_CHUNK_PAGES > heap->geom.npages ||
-	    op->cls >= PMA_NCLASSES || op->owner >= heap->geom.narenas)
-		return util_errmsg_set(EIO, "bad slab_new record for 0x%llx",
-				       (unsigned long long)op->off);
 	sh = pma_slab_meta(heap, op->off);
 	if (!sh)
 		return util_errmsg_set(ENOMEM, "out of memory");
@@ -201,13 +218,9 @@ static int apply_slab_free(struct pma_heap *heap, const struct pma_op *op,
 	uint64_t page;
 	int rc;
 
-	rc = op_page(heap, op->off, &page);
+	rc = slab_op_page(heap, op, 0, &page);
 	if (rc < 0)
 		return rc;
-	if (op->off != pma_page_off(heap, page) || page % PMA_CHUNK_PAGES ||
-	    page + PMA_CHUNK_PAGES > heap->geom.npages)
-		return util_errmsg_set(EIO, "bad slab_free record for 0x%llx",
-				       (unsigned long long)op->off);
 	sh = pma_slab_meta(heap, op->off);
 	if (!sh)
 		return util_errmsg_set(ENOMEM, "out of memory");

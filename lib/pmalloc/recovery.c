@@ -377,10 +377,10 @@ PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
  * log.
  */
 
-/* release slab (empty, off its list) of arena, its owner: 0, or -ENOSPC
- * / -ENOMEM (nothing changed) */
-static int slab_release(struct pma_heap *heap, struct pma_arena *arena,
-			struct pma_slab *slab)
+/* release slab (empty, on its partial list) of arena, its owner; if
+ * there is no log room or no memory it stays a slab, where it is */
+static void slab_release(struct pma_heap *heap, struct pma_arena *arena,
+			 struct pma_slab *slab)
 {
 	struct pma_op op = { .type = PMA_REC_SLAB_FREE,
 			     .off = slab->off,
@@ -388,11 +388,13 @@ static int slab_release(struct pma_heap *heap, struct pma_arena *arena,
 			     .owner = slab->owner };
 	uint64_t page = pma_page_of(heap, slab->off);
 
-	if (arena->tail + 2 - arena->head > heap->geom.log_cap)
-		return -ENOSPC;
 	if (pma_pending_push(&arena->slab_freed, page) < 0)
-		return -ENOMEM;
-	pma_expect_ok(pma_log_append_struct(arena, &op));
+		return;
+	if (pma_log_append_struct(arena, &op) < 0) {
+		arena->slab_freed.count--;
+		return;
+	}
+	pma_partial_unlink(arena, slab);
 	/* durable before the apply, and before the next record is written,
 	 * as every op's (recovery takes a valid record after an invalid one
 	 * for corruption) */
@@ -405,22 +407,18 @@ static int slab_release(struct pma_heap *heap, struct pma_arena *arena,
 	heap->released_slabs = slab;
 	atomic_fetch_add_explicit(&heap->slabs_released, 1,
 				  memory_order_relaxed);
-	return 0;
 }
 
-/* release slab (off its partial list) unless keep says not: 0 keeps
- * none, 1 the slab the arena allocates from next (first on its list),
- * more keeps all; a slab that cannot be released (no log room, no
- * memory) stays where it is */
+/* release slab if it is empty and on its partial list, unless keep says
+ * not: 0 keeps none, 1 the slab the arena allocates from next (first on
+ * its list), more keeps all */
 static void release_one(struct pma_heap *heap, struct pma_arena *arena,
 			struct pma_slab *slab, unsigned keep)
 {
 	if (slab->navail != slab->nblocks || !slab->in_partial || keep > 1 ||
 	    (keep && arena->partial[slab->cls] == slab))
 		return;
-	pma_partial_unlink(arena, slab);
-	if (slab_release(heap, arena, slab) < 0)
-		pma_partial_push(arena, slab); /* stays a slab */
+	slab_release(heap, arena, slab);
 }
 
 /* release empty slabs (see above): those that became empty since the
@@ -428,6 +426,8 @@ static void release_one(struct pma_heap *heap, struct pma_arena *arena,
  * records made durable */
 static void release_empty(struct pma_heap *heap, int force)
 {
+	/* an older layout's log gets no SLAB_FREE */
+	int able = heap->geom.version >= PMA_HEAP_VERSION_SLAB_FREE;
 	struct pma_arena *arena;
 	struct pma_slab *slab, *next;
 	unsigned i, cls;
@@ -438,12 +438,11 @@ static void release_empty(struct pma_heap *heap, int force)
 			next = slab->cand_next;
 			slab->empty_cand = 0;
 			slab->cand_next = NULL;
-			if (heap->geom.version >= PMA_HEAP_VERSION_SLAB_FREE &&
-			    !force)
+			if (able && !force)
 				release_one(heap, arena, slab, heap->slab_keep);
 		}
 		arena->cands = NULL;
-		if (!force || heap->geom.version < PMA_HEAP_VERSION_SLAB_FREE)
+		if (!able || !force)
 			continue;
 		for (cls = 0; cls < PMA_NCLASSES; cls++)
 			for (slab = arena->partial[cls]; slab; slab = next) {
