@@ -62,6 +62,7 @@ _Static_assert(PMA_MAX_ARENAS <= PMA_PMAP_FIELD_MASK + 1,
 #define PMA_DEST_BATCH 8
 #define PMA_DEST_REDO (PMA_DEST_BATCH + 1)
 #define PMA_LIVE_WORDS 16 /* avail: 1024 bits >= PMA_SLAB_MAX_BLOCKS */
+_Static_assert(PMA_LIVE_WORDS <= 32, "avail_words has a bit per avail word");
 /* words of each PM bitmap line that can hold block bits */
 #define PMA_SLAB_LINE_WORDS 3
 _Static_assert(PMA_SLAB_MAX_BLOCKS <= PMA_NBANKS * 64 * PMA_SLAB_LINE_WORDS,
@@ -97,7 +98,7 @@ struct pma_slab {
 	_Alignas(PMA_LINE) struct pma_slab *next;
 	struct pma_slab *prev;
 	uint32_t navail; /* bits set in avail */
-	uint32_t avail_lo; /* avail words below this one are 0 */
+	uint32_t avail_words; /* bit w: avail[w] != 0 */
 	int in_partial; /* on the owner's partial list */
 	/* every block available since it went on the owner's candidate
 	 * list (cand_next): the next checkpoint may release the slab
@@ -174,19 +175,19 @@ static inline int pma_slab_take(struct pma_slab *slab, uint32_t *ret_idx)
 	unsigned w;
 	uint32_t idx;
 
-	for (w = slab->avail_lo; w < PMA_LIVE_WORDS; w++) {
-		if (!slab->avail[w])
-			continue;
-		slab->avail_lo = w;
-		idx = w * 64 + (uint32_t)__builtin_ctzll(slab->avail[w]);
-		slab->avail[w] &= slab->avail[w] - 1;
-		slab->navail--;
-		live = pma_slab_live_word(slab, idx, &mask);
-		atomic_fetch_or_explicit(live, mask, memory_order_relaxed);
-		*ret_idx = idx;
-		return 0;
-	}
-	return -ENOMEM;
+	if (!slab->avail_words)
+		return -ENOMEM;
+	/* the lowest free block: its word is the lowest non-zero one */
+	w = (unsigned)__builtin_ctz(slab->avail_words);
+	idx = w * 64 + (uint32_t)__builtin_ctzll(slab->avail[w]);
+	slab->avail[w] &= slab->avail[w] - 1;
+	if (!slab->avail[w])
+		slab->avail_words &= ~(1U << w);
+	slab->navail--;
+	live = pma_slab_live_word(slab, idx, &mask);
+	atomic_fetch_or_explicit(live, mask, memory_order_relaxed);
+	*ret_idx = idx;
+	return 0;
 }
 
 /* atomically clear the live bit; -EINVAL if it was clear */
@@ -204,9 +205,8 @@ static inline void pma_slab_give(struct pma_slab *slab, uint32_t idx)
 {
 	pma_assert(!(slab->avail[idx / 64] & (1ULL << (idx % 64))));
 	slab->avail[idx / 64] |= 1ULL << (idx % 64);
+	slab->avail_words |= 1U << (idx / 64);
 	slab->navail++;
-	if (idx / 64 < slab->avail_lo)
-		slab->avail_lo = idx / 64;
 }
 
 /* block index of byte offset off in slab, or -EINVAL */

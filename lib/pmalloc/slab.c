@@ -102,8 +102,11 @@ void pma_slab_init(struct pma_slab *slab, uint64_t off, unsigned cls,
 	slab->block_inv = pma_class_inv(cls);
 	slab->nblocks = pma_class_nblocks(cls);
 	slab->navail = slab->nblocks;
-	for (w = 0; w < PMA_LIVE_WORDS; w++)
+	for (w = 0; w < PMA_LIVE_WORDS; w++) {
 		slab->avail[w] = block_mask(slab->nblocks, w);
+		if (slab->avail[w])
+			slab->avail_words |= 1U << w;
+	}
 }
 
 struct pma_slab *pma_slab_new(uint64_t off, unsigned cls, unsigned owner)
@@ -176,8 +179,11 @@ void pma_slab_load(struct pma_slab *slab, const void *slab_pm)
 						    memory_order_relaxed),
 					    k * 64 * PMA_NBANKS + l);
 	}
-	for (k = 0; k < PMA_LIVE_WORDS; k++)
+	slab->avail_words = 0;
+	for (k = 0; k < PMA_LIVE_WORDS; k++) {
 		slab->avail[k] = block_mask(slab->nblocks, k) & ~lin[k];
+		if (slab->avail[k])
+			slab->avail_words |= 1U << k;
+	}
 	slab->navail = slab->nblocks - nlive;
-	slab->avail_lo = 0;
 }

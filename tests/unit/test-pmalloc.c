@@ -174,6 +174,9 @@ static void check_slab_load(const uint64_t *pm, unsigned cls)
 		navail += avail;
 	}
 	assert_int_equal(slab->navail, navail);
+	for (i = 0; i < PMA_LIVE_WORDS; i++)
+		assert_int_equal((slab->avail_words >> i) & 1,
+				 !!slab->avail[i]);
 	free(slab);
 }
 
