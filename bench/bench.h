@@ -99,6 +99,7 @@ struct bench_workload {
 	unsigned threads_mult; /* OS threads per "thread" (prod-con: 2) */
 	unsigned op_divisor; /* ops = --ops / op_divisor (large: 8) */
 	uint64_t quantum; /* ops per thread must be a multiple of it */
+	unsigned extra_bins; /* slot sets beyond one per OS thread */
 	/* perform exactly nops ops; resumes where the last call stopped */
 	int (*run)(struct wl_thread *t, uint64_t nops);
 };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmabench: the allocator suite (threadtest, prod-con, shbench, larson,
- * large) for pmalloc, libpmemobj and jemalloc in one run, on the same pool
+ * larson-q, large) for pmalloc, libpmemobj and jemalloc in one run, on the same pool
  * type, in the CACHE_LINE (ADR-like) and BYTE (eADR-like) modes, plus the
  * pmalloc recovery time. The libraries read their persistence environment
  * when they load, so the program re-executes itself once per mode.
@@ -398,8 +398,8 @@ static void usage(void)
 	printf("Usage: pmabench [options]\n"
 	       "Allocator benchmarks: pmalloc vs libpmemobj vs jemalloc.\n\n"
 	       "  -d, --dir DIR           pool directory (default /dev/shm)\n"
-	       "  -b, --bench LIST        threadtest,prod-con,shbench,larson,"
-	       "large,recovery\n"
+	       "  -b, --bench LIST        threadtest,prod-con,shbench,larson,\n"
+	       "                          larson-q,large,recovery\n"
 	       "                          or all (default)\n"
 	       "  -a, --alloc LIST        pmalloc,pmemobj,jemalloc (default all)\n"
 	       "  -t, --threads LIST      thread counts (default 1,2)\n"

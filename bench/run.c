@@ -216,8 +216,9 @@ static void run_once(const struct bench_cfg *cfg,
 		res->err = -ENOMEM;
 		return;
 	}
-	rc = res->alloc->open(cfg->dir, cfg->pool_size,
-			      (size_t)n * BENCH_SLOTS_PER_THREAD, &ctx);
+	rc = res->alloc->open(
+		cfg->dir, cfg->pool_size,
+		(size_t)(n + wl->extra_bins) * BENCH_SLOTS_PER_THREAD, &ctx);
 	if (rc < 0) {
 		snprintf(res->errmsg, sizeof(res->errmsg),
 			 "cannot create pool: %s", res->alloc->errormsg());

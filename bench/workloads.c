@@ -4,7 +4,9 @@
  * a resumable stream of ops over numbered destination slots (an op is one
  * allocation or one free), plus the futex-based events and barriers they
  * share. Thread i owns slots [i * BENCH_SLOTS_PER_THREAD, (i + 1) * ...);
- * larson's slot sets ("bins") move between threads every epoch.
+ * larson's slot sets ("bins") move between threads every epoch: at a
+ * barrier (larson) or through a queue of one bin more than threads
+ * (larson-q, no thread ever waits for another).
  */
 #include <errno.h>
 #include <limits.h>
@@ -27,6 +29,7 @@
 #define WL_PC_BATCH 256 /* prod-con: blocks handed over at once */
 #define WL_PC_RING 4 /* prod-con: batches in flight per pair */
 #define WL_LARSON_EPOCH 2048 /* larson: ops between bin hand-overs */
+#define WL_MAX_THREADS 64 /* OS threads (32 prod-con pairs) */
 
 _Static_assert(WL_PC_BATCH *WL_PC_RING <= BENCH_SLOTS_PER_THREAD,
 	       "prod-con ring must fit the producer's slots");
@@ -36,12 +39,21 @@ struct wl_ring {
 	struct wl_event full[WL_PC_RING]; /* 1: produced, 0: consumed */
 } __attribute__((aligned(64)));
 
+/* larson-q: the bins no thread holds, oldest first (a ring of
+ * nthreads + 1 entries under a spinlock held for a few stores) */
+struct wl_binq {
+	atomic_flag lock;
+	unsigned head, count;
+	unsigned bins[WL_MAX_THREADS + 1];
+} __attribute__((aligned(64)));
+
 /* the barrier in its own line (padding wanted) */
 /* NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding) */
 struct wl_shared {
 	unsigned nthreads;
 	struct wl_ring *rings; /* one per pair */
 	struct wl_barrier epoch __attribute__((aligned(64))); /* own line */
+	struct wl_binq binq; /* own line */
 };
 
 /* ------------------------------------------------------------ sync */
@@ -137,6 +149,8 @@ int wl_shared_new(unsigned os_threads, _Atomic int *abort,
 	struct wl_shared *sh;
 	unsigned npairs = (os_threads + 1) / 2;
 
+	if (!os_threads || os_threads > WL_MAX_THREADS)
+		return -EINVAL;
 	sh = aligned_alloc(64, sizeof(*sh));
 	if (!sh)
 		return -ENOMEM;
@@ -149,6 +163,10 @@ int wl_shared_new(unsigned os_threads, _Atomic int *abort,
 	memset(sh->rings, 0, npairs * sizeof(*sh->rings));
 	sh->nthreads = os_threads;
 	wl_barrier_init(&sh->epoch, os_threads, abort);
+	/* thread i starts with bin i; bin os_threads is free */
+	atomic_flag_clear(&sh->binq.lock);
+	sh->binq.bins[0] = os_threads;
+	sh->binq.count = 1;
 	*ret_shared = sh;
 	return 0;
 }
@@ -311,6 +329,55 @@ static int wl_larson(struct wl_thread *t, uint64_t nops)
 	return 0;
 }
 
+/* larson-q: put bin back at the tail of the queue and take its head, the
+ * bin released longest ago (never bin itself: the queue holds at least
+ * one other, as there is one bin more than threads) */
+static unsigned wl_binq_swap(struct wl_binq *q, unsigned nbins, unsigned bin)
+{
+	unsigned got;
+
+	while (atomic_flag_test_and_set_explicit(&q->lock,
+						 memory_order_acquire))
+		__builtin_ia32_pause();
+	q->bins[(q->head + q->count) % nbins] = bin;
+	got = q->bins[q->head];
+	q->head = (q->head + 1) % nbins;
+	atomic_flag_clear_explicit(&q->lock, memory_order_release);
+	return got;
+}
+
+/*
+ * larson-q: larson without the barrier. Every WL_LARSON_EPOCH ops a thread
+ * hands its bin to the queue and takes the one released longest ago,
+ * usually by another thread, so blocks are still freed by threads that did
+ * not allocate them, but no thread waits for another (as in the classic
+ * larson, where a thread hands its bin to the thread it starts). The
+ * slots of bin b are [b * BENCH_SLOTS_PER_THREAD, ...), nthreads + 1 bins;
+ * t->aux is the bin held + 1 (0: not started, bin t->id).
+ */
+static int wl_larson_q(struct wl_thread *t, uint64_t nops)
+{
+	struct wl_shared *sh = t->shared;
+	unsigned bin;
+	int rc;
+
+	if (!t->aux)
+		t->aux = t->id + 1;
+	while (nops && !wl_aborted(t)) {
+		bin = (unsigned)t->aux - 1;
+		rc = wl_larson_step(t, wl_base(bin), WL_LARSON_EPOCH - t->pos);
+		if (rc < 0)
+			return rc;
+		t->pos += (uint64_t)rc;
+		nops -= (uint64_t)rc;
+		if (t->pos < WL_LARSON_EPOCH)
+			continue;
+		t->pos = 0;
+		t->aux = wl_binq_swap(&sh->binq, sh->nthreads + 1, bin) + 1;
+	}
+	return 0;
+}
+
 /*
  * prod-con: thread 2p produces 64 B blocks into batches of its pair's ring,
  * thread 2p+1 frees them (every free is a cross-thread free). Both sides
@@ -402,6 +469,15 @@ static const struct bench_workload wl_larson_def = {
 	.quantum = WL_LARSON_EPOCH,
 	.run = wl_larson,
 };
+static const struct bench_workload wl_larson_q_def = {
+	.name = "larson-q",
+	.sizes = "64-400",
+	.threads_mult = 1,
+	.op_divisor = 1,
+	.quantum = WL_LARSON_EPOCH,
+	.extra_bins = 1,
+	.run = wl_larson_q,
+};
 static const struct bench_workload wl_large_def = {
 	.name = "large",
 	.sizes = "256K-4M",
@@ -412,8 +488,13 @@ static const struct bench_workload wl_large_def = {
 };
 
 const struct bench_workload *const bench_workloads[] = {
-	&wl_threadtest_def, &wl_prodcon_def, &wl_shbench_def,
-	&wl_larson_def,	    &wl_large_def,   NULL,
+	&wl_threadtest_def,
+	&wl_prodcon_def,
+	&wl_shbench_def,
+	&wl_larson_def,
+	&wl_larson_q_def,
+	&wl_large_def,
+	NULL,
 };
 
 const struct bench_workload *bench_workload_find(const char *name)
