@@ -1615,11 +1615,6 @@ static void test_threads_ownership_stress(void **state)
 	atomic_store(&stress_stop, 1);
 	assert_int_equal(pthread_join(ck, &ret), 0);
 	assert_null(ret);
-	/* how the revocations went (owner.c): acknowledged by a busy owner,
-	 * or membarrier and the arena parked */
-	print_message("# revocations: %lu acknowledged, %lu with membarrier\n",
-		      (unsigned long)atomic_load(&f->heap->revokes_acked),
-		      (unsigned long)atomic_load(&f->heap->revokes_fenced));
 	for (i = 0; i < NDEST; i++)
 		if (f->dests[i]) {
 			assert_true(pma_usable_size(f->heap, f->dests[i]) > 0);
