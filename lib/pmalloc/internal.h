@@ -56,10 +56,6 @@ _Static_assert(PMA_MAX_ARENAS <= PMA_PMAP_FIELD_MASK + 1,
 /* pause loops an owner spins for a revoker to finish before it sleeps on
  * the arena mutex (about 100 us) */
 #define PMA_OWNER_SPINS 8192
-/* pause loops a revoker waits for the owners to acknowledge before it
- * issues the membarrier (about 2 us: an owner in a run of ops sees the
- * revocation at its next op, well within that) */
-#define PMA_ACK_SPINS 128
 /* at most this many runs of an arena's ops leave their dest words
  * unflushed in one line; recovery redoes each arena's last
  * PMA_DEST_REDO runs of ops with a dest (see pma_log_commit) */
@@ -358,14 +354,9 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	_Alignas(PMA_LINE) pthread_mutex_t lock;
 	_Atomic uintptr_t owner; /* owning thread's token, 0 if none */
 	atomic_int busy; /* the owner is in an op on its fast path */
-	/* a mutex holder keeps the owner out: the revocation's number
-	 * (rgen), 0 if none */
-	atomic_int revoked;
-	/* the owner saw revocation number acked and stays out (owner.c) */
-	atomic_int acked;
+	atomic_int revoked; /* a mutex holder keeps the owner out */
 	int owner_fast; /* owner only: its current op took the fast path */
 	int revoking; /* mutex holder only: it set revoked */
-	int rgen; /* mutex holder only: the last revocation's number */
 	struct pma_heap *heap;
 	unsigned id;
 	struct pma_arena_desc *desc; /* PM */
@@ -527,11 +518,6 @@ extern UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding;
 extern UTIL_TLS_FAST char pma_tls_token;
 extern int pma_use_membarrier;
 
-/* arena->owner of an owner that did not answer a revocation (it ran no
- * ops): the arena is parked for it, nobody else claims it, and its next op
- * takes it back (owner.c); tokens are user-space addresses */
-#define PMA_OWNER_PARKED ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
-
 static inline uintptr_t pma_self_token(void)
 {
 	return (uintptr_t)&pma_tls_token;
@@ -549,32 +535,21 @@ void pma_arena_unlock_slow(struct pma_arena *arena);
 
 /* the owner's half of the handshake: announce busy, then look at
  * revoked (the revoker's membarrier orders the two, else a full fence
- * here). 1 with the arena held (owner_fast set), else 0 with busy clear
- * and the revocation acknowledged (owner.c) */
+ * here). 1 with the arena held (owner_fast set), else 0 with busy clear */
 static inline int pma_owner_enter(struct pma_arena *arena)
 {
-	int rv;
-
 	atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
 	if (pma_use_membarrier)
 		atomic_signal_fence(memory_order_seq_cst);
 	else
 		atomic_thread_fence(memory_order_seq_cst);
-	rv = atomic_load_explicit(&arena->revoked, memory_order_acquire);
-	/* in, and still the owner: a revoker that parked the arena
-	 * (owner.c, revoke_finish) changed owner before it cleared revoked,
-	 * and the acquire load above saw the latter */
-	if (__builtin_expect(!rv, 1) &&
-	    __builtin_expect(atomic_load_explicit(&arena->owner,
-						  memory_order_relaxed) ==
-				     pma_self_token(),
+	if (__builtin_expect(!atomic_load_explicit(&arena->revoked,
+						   memory_order_acquire),
 			     1)) {
 		arena->owner_fast = 1;
 		return 1;
 	}
 	atomic_store_explicit(&arena->busy, 0, memory_order_release);
-	if (rv)
-		atomic_store_explicit(&arena->acked, rv, memory_order_release);
 	return 0;
 }
 
@@ -773,9 +748,6 @@ struct pma_heap {
 	 * are read at every op (the struct is allocated line-aligned) */
 	_Alignas(PMA_LINE) atomic_uint next_arena;
 	atomic_ulong checkpoints;
-	/* revocations of a busy owner that it acknowledged, and those that
-	 * took a membarrier (or fence) instead, since open (owner.c) */
-	atomic_ulong revokes_acked, revokes_fenced;
 	/* pages of freed extents other arenas cannot take before a
 	 * checkpoint (arenas' ext_freed and local runs), as the arenas
 	 * published them (pma_arena.pend_pub, within pend_slack of each

@@ -14,30 +14,12 @@
  * switch is one too). Where membarrier is not available the owner issues
  * a full fence instead (still no lock). The owner's slow path (it saw
  * revoked) is the mutex, which the revoker holds until it clears revoked.
- * An owner that sees a revocation acknowledges it (acked = its number,
- * a release store after it cleared busy): from then on it stays out until
- * revoked is cleared, and its last op's stores are visible to the revoker
- * that reads the ack (acquire). So a revoker first waits briefly for the
- * ack (PMA_ACK_SPINS) and needs the membarrier only for an owner that is
- * not running ops (idle, sleeping or descheduled): a membarrier that
- * interrupts a running vCPU costs tens of microseconds in a VM, an ack
- * from a busy owner well under one. An owner that did not ack has its
- * arena parked (owner = its token | PMA_OWNER_PARKED, set while it is
- * kept out): nobody revokes a parked arena or claims it, so an idle owner,
- * such as the thread that opened the heap and now waits for its workers,
- * costs one membarrier, not one per checkpoint; its next op takes the
- * mutex and the arena back (owner_reclaim). An owner therefore checks,
- * once in, that the arena is still its own. Parking, not releasing, keeps
- * the arena from getting a new owner that a parked thread, still on its
- * way into pma_owner_enter with an old view of owner, could disturb by
- * writing busy.
  * An owner releases its arena when it binds to another heap or exits
  * (thread-specific destructor), through a registry of open heaps, so a
  * closed heap is never touched. Lock order: heaps_lock, then an arena
  * mutex.
  */
 #include <errno.h>
-#include <limits.h>
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <stdio.h>
@@ -152,15 +134,9 @@ static void binding_release(void)
 	for (h = heaps; h; h = h->next_open)
 		if (h == pma_tls_binding.heap &&
 		    h->id == pma_tls_binding.heap_id) {
-			/* owned, or parked for this thread */
-			if (!atomic_compare_exchange_strong(
-				    &h->arenas[pma_tls_binding.arena].owner,
-				    &me, 0)) {
-				me = pma_self_token() | PMA_OWNER_PARKED;
-				atomic_compare_exchange_strong(
-					&h->arenas[pma_tls_binding.arena].owner,
-					&me, 0);
-			}
+			atomic_compare_exchange_strong(
+				&h->arenas[pma_tls_binding.arena].owner, &me,
+				0);
 			break;
 		}
 	pthread_mutex_unlock(&heaps_lock);
@@ -224,80 +200,16 @@ struct pma_arena *pma_arena_bind(struct pma_heap *heap, unsigned idx)
 	return &heap->arenas[idx];
 }
 
-/* mutex held: keep the owner (if another thread) out of its fast path,
- * under a new revocation number */
+/* mutex held: keep the owner (if another thread) out of its fast path */
 static int revoke_start(struct pma_arena *arena)
 {
 	uintptr_t owner =
 		atomic_load_explicit(&arena->owner, memory_order_relaxed);
 
-	if (!owner || owner == pma_self_token() || (owner & PMA_OWNER_PARKED))
+	if (!owner || owner == pma_self_token())
 		return 0;
-	arena->rgen = arena->rgen == INT_MAX ? 1 : arena->rgen + 1;
-	atomic_store_explicit(&arena->revoked, arena->rgen,
-			      memory_order_relaxed);
+	atomic_store_explicit(&arena->revoked, 1, memory_order_relaxed);
 	return 1;
-}
-
-/* the owner acknowledged this mutex holder's revocation */
-static int revoke_acked(struct pma_arena *arena)
-{
-	return atomic_load_explicit(&arena->acked, memory_order_acquire) ==
-	       arena->rgen;
-}
-
-/*
- * After revoke_start on the arenas marked revoking (n of them): wait up to
- * PMA_ACK_SPINS for their owners' acks; those that did not ack get one
- * membarrier for all and are waited for (busy clear). On return every
- * revoked owner is out of its fast path.
- */
-static void revoke_finish(struct pma_heap *heap, struct pma_arena *arenas,
-			  unsigned n)
-{
-	unsigned i, spins, left;
-	uintptr_t owner;
-
-	for (spins = 0;; spins++) {
-		left = 0;
-		for (i = 0; i < n; i++)
-			left += arenas[i].revoking && !revoke_acked(&arenas[i]);
-		if (!left || spins == PMA_ACK_SPINS)
-			break;
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-	}
-	if (!left) {
-		atomic_fetch_add_explicit(&heap->revokes_acked, 1,
-					  memory_order_relaxed);
-		return;
-	}
-	atomic_fetch_add_explicit(&heap->revokes_fenced, 1,
-				  memory_order_relaxed);
-	revoker_fence();
-	for (i = 0; i < n; i++) {
-		if (!arenas[i].revoking || revoke_acked(&arenas[i]))
-			continue;
-		wait_idle(&arenas[i]);
-		/* kept out now, and running no ops: park the arena (unless
-		 * the owner released it at exit meanwhile) */
-		owner = atomic_load_explicit(&arenas[i].owner,
-					     memory_order_relaxed);
-		if (owner && !(owner & PMA_OWNER_PARKED))
-			(void)atomic_compare_exchange_strong(
-				&arenas[i].owner, &owner,
-				owner | PMA_OWNER_PARKED);
-	}
-}
-
-/* mutex held: the owner of a parked arena takes it back */
-static void owner_reclaim(struct pma_arena *arena)
-{
-	uintptr_t parked = pma_self_token() | PMA_OWNER_PARKED;
-
-	(void)atomic_compare_exchange_strong(&arena->owner, &parked,
-					     pma_self_token());
 }
 
 /*
@@ -312,9 +224,6 @@ static int owner_spin_relock(struct pma_arena *arena)
 	unsigned spins;
 
 	for (spins = 0; spins < PMA_OWNER_SPINS; spins++) {
-		if (atomic_load_explicit(&arena->owner, memory_order_relaxed) !=
-		    pma_self_token())
-			return 0; /* parked: the mutex path takes it back */
 		if (!atomic_load_explicit(&arena->revoked,
 					  memory_order_relaxed) &&
 		    pma_owner_enter(arena))
@@ -334,19 +243,17 @@ void pma_arena_lock_slow(struct pma_arena *arena, int owner)
 		atomic_store_explicit(&arena->busy, 0, memory_order_release);
 		if (owner_spin_relock(arena))
 			return;
-	}
-	pthread_mutex_lock(&arena->lock);
-	owner_reclaim(arena);
-	if (atomic_load_explicit(&arena->owner, memory_order_relaxed) ==
-	    pma_self_token()) {
-		/* the owner, on the mutex: nobody to revoke */
+		pthread_mutex_lock(&arena->lock);
 		arena->owner_fast = 0;
 		arena->revoking = 0;
 		return;
 	}
+	pthread_mutex_lock(&arena->lock);
 	arena->revoking = revoke_start(arena);
-	if (arena->revoking)
-		revoke_finish(arena->heap, arena, 1);
+	if (arena->revoking) {
+		revoker_fence();
+		wait_idle(arena);
+	}
 }
 
 /* unlock after pma_arena_lock took the mutex (or pma_arenas_lock did) */
@@ -373,8 +280,12 @@ void pma_arenas_lock(struct pma_heap *heap)
 		heap->arenas[i].revoking = revoke_start(&heap->arenas[i]);
 		any |= heap->arenas[i].revoking;
 	}
-	if (any)
-		revoke_finish(heap, heap->arenas, n);
+	if (!any)
+		return;
+	revoker_fence();
+	for (i = 0; i < n; i++)
+		if (heap->arenas[i].revoking)
+			wait_idle(&heap->arenas[i]);
 }
 
 void pma_arenas_unlock(struct pma_heap *heap)

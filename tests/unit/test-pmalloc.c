@@ -1634,119 +1634,6 @@ static void test_threads_ownership_stress(void **state)
 	free(live);
 }
 
-/*
- * Revoking another thread's arena (owner.c): an owner running ops
- * acknowledges the revocation, so the checkpoint needs no membarrier; an
- * owner that runs no ops cannot: it gets the membarrier and its arena is
- * parked, so later checkpoints need not revoke it, and it takes the arena
- * back at its next op. Ops of both kinds of owner stay correct
- * (test_threads_ownership_stress races them).
- */
-struct ack_owner {
-	struct fx *f;
-	atomic_int stop, ready, go;
-	atomic_ulong ops; /* busy: ops done */
-	int busy; /* run ops until stop, else one op at go */
-	struct pma_arena *arena; /* the one it owns */
-	int owned_again; /* idle: it owns the arena after its op at go */
-	int rc;
-};
-
-static void *ack_owner_main(void *arg)
-{
-	struct ack_owner *a = arg;
-	struct pma_heap *heap = a->f->heap;
-	uint64_t *mine = &a->f->dests[NDEST - 1];
-	int rc = pma_malloc_to(heap, 64, mine); /* binds: owns an arena */
-
-	a->arena = pma_tls_binding.arena_p;
-	atomic_store(&a->ready, 1);
-	while (rc == 0 && !a->busy && !atomic_load(&a->go))
-		usleep(1000);
-	if (rc == 0 && !a->busy) {
-		rc = pma_free_from(heap, mine);
-		a->owned_again = atomic_load(&a->arena->owner) ==
-				 pma_self_token();
-	}
-	while (rc == 0 && !atomic_load(&a->stop)) {
-		if (!a->busy) {
-			usleep(1000);
-			continue;
-		}
-		rc = *mine ? pma_free_from(heap, mine) :
-			     pma_malloc_to(heap, 128, mine);
-		atomic_fetch_add(&a->ops, 1);
-	}
-	a->rc = rc;
-	return NULL;
-}
-
-/* checkpoints while a thread owning another arena is busy or idle */
-static void revoke_ack_run(struct fx *f, struct ack_owner *a,
-			   uint64_t *ret_acked, uint64_t *ret_fenced)
-{
-	uint64_t acked0 = atomic_load(&f->heap->revokes_acked);
-	uint64_t fenced0 = atomic_load(&f->heap->revokes_fenced);
-	/* valgrind runs one thread at a time: no ack to wait for */
-	unsigned i, tries = !a->busy ? 3 : RUNNING_ON_VALGRIND ? 20 : 10000;
-	pthread_t tid;
-	uint64_t ops;
-
-	assert_int_equal(pthread_create(&tid, NULL, ack_owner_main, a), 0);
-	while (!atomic_load(&a->ready))
-		sched_yield();
-	assert_ptr_not_equal(a->arena, pma_tls_binding.arena_p);
-	/* a busy owner may be descheduled now and then: until one ack;
-	 * each checkpoint after it ran some ops (back to back, they would
-	 * keep it waiting for its arena) */
-	for (i = 0; i < tries; i++) {
-		ops = atomic_load(&a->ops);
-		while (a->busy && atomic_load(&a->ops) < ops + 100)
-			sched_yield();
-		assert_int_equal(pma_heap_checkpoint(f->heap), 0);
-		if (a->busy && atomic_load(&f->heap->revokes_acked) > acked0)
-			break;
-	}
-	*ret_acked = atomic_load(&f->heap->revokes_acked) - acked0;
-	*ret_fenced = atomic_load(&f->heap->revokes_fenced) - fenced0;
-	if (!a->busy) {
-		/* its arena is parked, and it takes it back at its next op */
-		assert_true(atomic_load(&a->arena->owner) & PMA_OWNER_PARKED);
-		atomic_store(&a->go, 1);
-	}
-	atomic_store(&a->stop, 1);
-	assert_int_equal(pthread_join(tid, NULL), 0);
-	assert_int_equal(a->rc, 0);
-}
-
-static void test_revoke_ack(void **state)
-{
-	struct fx *f = *state;
-	struct ack_owner idle = { .f = f }, busy = { .f = f, .busy = 1 };
-	uint64_t acked, fenced;
-
-	fx_create(f, HEAP_SIZE);
-	/* this thread owns an arena too: a checkpoint revokes only others */
-	assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[0]), 0);
-	revoke_ack_run(f, &idle, &acked, &fenced);
-	assert_int_equal(acked, 0);
-	assert_int_equal(fenced, 1); /* then it had no owner to revoke */
-	assert_true(idle.owned_again);
-	assert_int_equal(f->dests[NDEST - 1], 0);
-	revoke_ack_run(f, &busy, &acked, &fenced);
-	/* valgrind runs one thread at a time, and so does one CPU: the
-	 * owner cannot ack while the revoker spins */
-	if (!RUNNING_ON_VALGRIND && sysconf(_SC_NPROCESSORS_ONLN) > 1)
-		assert_true(acked >= 1);
-	assert_true(acked + fenced >= 1);
-	/* the owners' blocks are intact: free them */
-	fx_reopen(f);
-	if (f->dests[NDEST - 1])
-		assert_int_equal(pma_free_from(f->heap, &f->dests[NDEST - 1]),
-				 0);
-	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
-}
-
 /* a pool made without a heap: -ENOENT, then PMA_HEAP_FORMAT adds one */
 static void test_open_format(void **state)
 {
@@ -2231,7 +2118,6 @@ int main(void)
 		T(test_log_foreach_stats),
 		T(test_threads_remote_free),
 		T(test_threads_ownership_stress),
-		T(test_revoke_ack),
 		T(test_double_free_race),
 		T(test_checkpoint_enomem),
 		T(test_open_format),
