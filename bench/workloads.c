@@ -5,8 +5,8 @@
  * allocation or one free), plus the futex-based events and barriers they
  * share. Thread i owns slots [i * BENCH_SLOTS_PER_THREAD, (i + 1) * ...);
  * larson's slot sets ("bins") move between threads every epoch: at a
- * barrier (larson) or through a queue of one bin more than threads
- * (larson-q, no thread ever waits for another).
+ * barrier (larson) or by swapping with the one spare bin (larson-q, no
+ * thread ever waits for another).
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,7 +29,6 @@
 #define WL_PC_BATCH 256 /* prod-con: blocks handed over at once */
 #define WL_PC_RING 4 /* prod-con: batches in flight per pair */
 #define WL_LARSON_EPOCH 2048 /* larson: ops between bin hand-overs */
-#define WL_MAX_THREADS 64 /* OS threads (32 prod-con pairs) */
 
 _Static_assert(WL_PC_BATCH *WL_PC_RING <= BENCH_SLOTS_PER_THREAD,
 	       "prod-con ring must fit the producer's slots");
@@ -39,21 +38,14 @@ struct wl_ring {
 	struct wl_event full[WL_PC_RING]; /* 1: produced, 0: consumed */
 } __attribute__((aligned(64)));
 
-/* larson-q: the bins no thread holds, oldest first (a ring of
- * nthreads + 1 entries under a spinlock held for a few stores) */
-struct wl_binq {
-	atomic_flag lock;
-	unsigned head, count;
-	unsigned bins[WL_MAX_THREADS + 1];
-} __attribute__((aligned(64)));
-
 /* the barrier in its own line (padding wanted) */
 /* NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding) */
 struct wl_shared {
 	unsigned nthreads;
 	struct wl_ring *rings; /* one per pair */
 	struct wl_barrier epoch __attribute__((aligned(64))); /* own line */
-	struct wl_binq binq; /* own line */
+	/* larson-q: the one bin (of nthreads + 1) no thread holds */
+	_Atomic unsigned spare_bin __attribute__((aligned(64)));
 };
 
 /* ------------------------------------------------------------ sync */
@@ -149,8 +141,6 @@ int wl_shared_new(unsigned os_threads, _Atomic int *abort,
 	struct wl_shared *sh;
 	unsigned npairs = (os_threads + 1) / 2;
 
-	if (!os_threads || os_threads > WL_MAX_THREADS)
-		return -EINVAL;
 	sh = aligned_alloc(64, sizeof(*sh));
 	if (!sh)
 		return -ENOMEM;
@@ -163,10 +153,8 @@ int wl_shared_new(unsigned os_threads, _Atomic int *abort,
 	memset(sh->rings, 0, npairs * sizeof(*sh->rings));
 	sh->nthreads = os_threads;
 	wl_barrier_init(&sh->epoch, os_threads, abort);
-	/* thread i starts with bin i; bin os_threads is free */
-	atomic_flag_clear(&sh->binq.lock);
-	sh->binq.bins[0] = os_threads;
-	sh->binq.count = 1;
+	/* thread i starts with bin i; bin os_threads is spare */
+	atomic_init(&sh->spare_bin, os_threads);
 	*ret_shared = sh;
 	return 0;
 }
@@ -301,70 +289,27 @@ static int wl_larson_step(struct wl_thread *t, size_t base, uint64_t budget)
 
 /*
  * larson: replace random blocks (free + allocate 64-400 B) in a bin of
- * slots; every WL_LARSON_EPOCH ops all threads meet and each moves to the
- * next thread's bin, so blocks are freed by threads that did not allocate
- * them. t->aux is the epoch, t->pos the ops done in it.
+ * slots (bin b: slots [b * BENCH_SLOTS_PER_THREAD, ...)); every
+ * WL_LARSON_EPOCH ops each thread moves to another bin, so blocks are freed
+ * by threads that did not allocate them. t->pos is the ops done in the
+ * epoch. With a barrier (larson), all threads meet and each takes the next
+ * thread's bin; t->aux is the epoch. Without (larson-q), there is one bin
+ * more than threads, and a thread swaps its bin with the spare one, the one
+ * released last by another thread (or by itself), so no thread waits for
+ * another, as in the classic larson where a thread hands its bins to the
+ * thread it starts; t->aux is the bin held + 1 (0: not started, bin t->id).
  */
-static int wl_larson(struct wl_thread *t, uint64_t nops)
-{
-	struct wl_shared *sh = t->shared;
-	size_t base;
-	int rc;
-
-	while (nops && !wl_aborted(t)) {
-		base = wl_base((unsigned)((t->id + t->aux) % sh->nthreads));
-		rc = wl_larson_step(t, base, WL_LARSON_EPOCH - t->pos);
-		if (rc < 0)
-			return rc;
-		t->pos += (uint64_t)rc;
-		nops -= (uint64_t)rc;
-		if (t->pos < WL_LARSON_EPOCH)
-			continue;
-		t->pos = 0;
-		t->aux++;
-		rc = wl_barrier_wait(&sh->epoch, NULL, NULL);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* larson-q: put bin back at the tail of the queue and take its head, the
- * bin released longest ago (never bin itself: the queue holds at least
- * one other, as there is one bin more than threads) */
-static unsigned wl_binq_swap(struct wl_binq *q, unsigned nbins, unsigned bin)
-{
-	unsigned got;
-
-	while (atomic_flag_test_and_set_explicit(&q->lock,
-						 memory_order_acquire))
-		__builtin_ia32_pause();
-	q->bins[(q->head + q->count) % nbins] = bin;
-	got = q->bins[q->head];
-	q->head = (q->head + 1) % nbins;
-	atomic_flag_clear_explicit(&q->lock, memory_order_release);
-	return got;
-}
-
-/*
- * larson-q: larson without the barrier. Every WL_LARSON_EPOCH ops a thread
- * hands its bin to the queue and takes the one released longest ago,
- * usually by another thread, so blocks are still freed by threads that did
- * not allocate them, but no thread waits for another (as in the classic
- * larson, where a thread hands its bin to the thread it starts). The
- * slots of bin b are [b * BENCH_SLOTS_PER_THREAD, ...), nthreads + 1 bins;
- * t->aux is the bin held + 1 (0: not started, bin t->id).
- */
-static int wl_larson_q(struct wl_thread *t, uint64_t nops)
+static inline int wl_larson_run(struct wl_thread *t, uint64_t nops, int barrier)
 {
 	struct wl_shared *sh = t->shared;
 	unsigned bin;
 	int rc;
 
-	if (!t->aux)
+	if (!barrier && !t->aux)
 		t->aux = t->id + 1;
 	while (nops && !wl_aborted(t)) {
-		bin = (unsigned)t->aux - 1;
+		bin = barrier ? (unsigned)((t->id + t->aux) % sh->nthreads) :
+				(unsigned)t->aux - 1;
 		rc = wl_larson_step(t, wl_base(bin), WL_LARSON_EPOCH - t->pos);
 		if (rc < 0)
 			return rc;
@@ -373,9 +318,26 @@ static int wl_larson_q(struct wl_thread *t, uint64_t nops)
 		if (t->pos < WL_LARSON_EPOCH)
 			continue;
 		t->pos = 0;
-		t->aux = wl_binq_swap(&sh->binq, sh->nthreads + 1, bin) + 1;
+		if (!barrier) {
+			t->aux = atomic_exchange(&sh->spare_bin, bin) + 1;
+			continue;
+		}
+		t->aux++;
+		rc = wl_barrier_wait(&sh->epoch, NULL, NULL);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
+}
+
+static int wl_larson(struct wl_thread *t, uint64_t nops)
+{
+	return wl_larson_run(t, nops, 1);
+}
+
+static int wl_larson_q(struct wl_thread *t, uint64_t nops)
+{
+	return wl_larson_run(t, nops, 0);
 }
 
 /*
