@@ -690,6 +690,30 @@ static int log_end_check(struct pma_heap *heap, const struct pma_arena *arena)
 	return 0;
 }
 
+/*
+ * A head h > 0 follows a valid record h - 1: every head is a tail a
+ * checkpoint (or recovery) staged, after record h - 1 was made durable, and
+ * no later append reaches its slot while h is the head (tail - head stays
+ * under log_cap). A head that fails this was not written by a checkpoint:
+ * scanning from it would find no records and drop every op not yet
+ * checkpointed without a word (a corrupt arena descriptor or head_gen).
+ */
+static int head_check(struct pma_heap *heap, const struct pma_arena *arena)
+{
+	uint64_t payload, value;
+	unsigned type;
+
+	if (arena->head == 0 ||
+	    pma_booklog_decode(arena->log, heap->geom.log_cap, arena->head - 1,
+			       &type, &payload, &value) == 0)
+		return 0;
+	return util_errmsg_set(EIO,
+			       "arena %u: log head %llu does not follow a "
+			       "record of the log (corrupt arena descriptor "
+			       "or head generation)",
+			       arena->id, (unsigned long long)arena->head);
+}
+
 /* every arena's tail: the first invalid op from its head */
 static int find_tails(struct pma_heap *heap)
 {
@@ -699,6 +723,9 @@ static int find_tails(struct pma_heap *heap)
 
 	for (i = 0; i < heap->geom.narenas; i++) {
 		arena = &heap->arenas[i];
+		rc = head_check(heap, arena);
+		if (rc < 0)
+			return rc;
 		arena->tail = pma_booklog_find_tail(
 			arena->log, heap->geom.log_cap, arena->head);
 		rc = log_end_check(heap, arena);

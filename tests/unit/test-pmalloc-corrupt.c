@@ -472,6 +472,28 @@ static void test_valid_record_after_end(void **state)
 	assert_refused(f, "is valid (corrupt log)");
 }
 
+/*
+ * Found by an audit (2026-12-04): random bytes over the arena descriptors
+ * opened as an empty log: every op not yet checkpointed was dropped
+ * without a word. Now a head must follow a valid record of its log.
+ */
+static void test_head_corrupt(void **state)
+{
+	struct fx *f = *state;
+	const struct pma_heap_hdr *hdr =
+		(const struct pma_heap_hdr *)(void *)(f->map + f->region);
+	struct pma_arena_desc *desc =
+		(struct pma_arena_desc *)(void *)(f->map + f->region +
+						  f->geom.arena_off);
+	uint64_t *head = &desc[1].head[hdr->head_gen & 1];
+
+	assert_true(*head > 0); /* the fixture checkpointed */
+	*head += 12345; /* past the tail: no record before it */
+	assert_refused(f, "arena 1: log head");
+	*head = 0x9e3779b97f4a7c15ULL; /* what random bytes look like */
+	assert_refused(f, "does not follow a record of the log");
+}
+
 /* the page of the first live extent of at least min pages whose start
  * is not a chunk start */
 static uint64_t extent_page(struct fx *f, uint64_t min)
@@ -665,6 +687,7 @@ int main(void)
 		T(test_slab_free_replayed),
 		T(test_slab_header_wrong_class),
 		T(test_valid_record_after_end),
+		T(test_head_corrupt),
 		T(test_entry_inside_extent),
 		T(test_ext_alloc_inside_slab),
 		T(test_ext1_records_replayed),
