@@ -165,11 +165,12 @@ struct pma_log_entry {
 	unsigned arena;
 	uint64_t index; /* global record index in the arena's log */
 	const char *type; /* "alloc", "free", "rfree", "slab_new",
-			      "ext_alloc", "ext_free" */
+			      "slab_free", "ext_alloc", "ext_free",
+			      "ext_lfree" */
 	uint64_t off; /* block / slab / extent pool offset */
 	uint64_t dest; /* dest pool offset, 0 if outside the pool */
-	uint64_t size; /* extent bytes, or block size */
-	unsigned cls; /* slab_new: size class; otherwise 0 */
+	uint64_t size; /* extent bytes, or block size (0 if unknown) */
+	unsigned cls; /* slab_new, slab_free: size class; otherwise 0 */
 };
 typedef int (*pma_log_fn)(const struct pma_log_entry *entry, void *arg);
 
