@@ -803,10 +803,27 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	off = __atomic_load_n(dest, __ATOMIC_ACQUIRE);
 	if (!off)
 		return 0;
-	/* in this part's pages, 64-byte aligned */
+	/* in this part's pages, 64-byte aligned (one test; which of the two
+	 * failed is only told apart on the error path) */
 	rel = off - heap->fast_dest_off;
-	if (rel >= heap->data_len || rel % 64)
+	if (__builtin_expect(rel >= heap->data_len || rel % 64, 0)) {
+		if (rel < heap->data_len)
+			return util_errmsg_set(EINVAL,
+					       "0x%llx is not a block (not "
+					       "64-byte aligned)",
+					       (unsigned long long)off);
 		return util_errmsg_set(EINVAL, "0x%llx is not in the heap",
+				       (unsigned long long)off);
+	}
+	/* the root object lives as long as the heap: its word (heap
+	 * metadata) is no dest, and freeing a copy of its offset would leave
+	 * the root naming a block that another allocation gets next */
+	if (__builtin_expect(off == __atomic_load_n(&heap->hdr->root_off,
+						    __ATOMIC_RELAXED),
+			     0))
+		return util_errmsg_set(EINVAL,
+				       "0x%llx is the root object, which is "
+				       "never freed",
 				       (unsigned long long)off);
 	b = heap->data_base + rel;
 	arena = pma_arena_get(heap);

@@ -84,6 +84,11 @@ PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
 		rc = pma_alloc_to(heap, size, &heap->hdr->root_off,
 				  PMA_ALLOC_ZERO);
 		off = heap->hdr->root_off;
+	} else if (!pma_usable_size(heap, off)) {
+		rc = util_errmsg_set(EIO,
+				     "the root word 0x%llx names no live "
+				     "block (corrupt heap)",
+				     (unsigned long long)off);
 	} else if (pma_usable_size(heap, off) < size) {
 		rc = util_errmsg_set(EINVAL,
 				     "root object has %zu bytes, %zu "

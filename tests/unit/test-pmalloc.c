@@ -348,6 +348,9 @@ static void test_errors(void **state)
 	bad = copy + 64;
 	assert_int_equal(pma_free_from(f->heap, &bad), -EINVAL);
 	assert_int_equal(pma_usable_size(f->heap, bad), 0);
+	bad = copy + 8;
+	assert_int_equal(pma_free_from(f->heap, &bad), -EINVAL);
+	assert_non_null(strstr(pma_errormsg(), "not 64-byte aligned"));
 	bad = 4096;
 	assert_int_equal(pma_free_from(f->heap, &bad), -EINVAL);
 	bad = f->heap->data_base + HEAP_SIZE * 4;
@@ -384,7 +387,15 @@ static void test_root(void **state)
 	assert_int_equal(pma_root(f->heap, 16, &root2), 0);
 	assert_int_equal(root2, f->root);
 	assert_int_equal(pma_root(f->heap, MIB, &root2), -EINVAL);
+	/* the root is never freed, not through a copy of its offset either
+	 * (the root word would name a block the next allocation gets) */
+	root2 = f->root;
+	assert_int_equal(pma_free_from(f->heap, &root2), -EINVAL);
+	assert_non_null(strstr(pma_errormsg(), "is the root object"));
+	assert_int_equal(root2, f->root);
+	assert_int_equal(pma_usable_size(f->heap, f->root), NDEST * 8);
 	fx_reopen(f);
+	assert_int_equal(pma_free_from(f->heap, &root2), -EINVAL);
 }
 
 /* fill the heap with small blocks, then large ones, then free and redo */
