@@ -6,8 +6,10 @@
  * used/free bytes and the largest free extent. JSON keys are API
  * (pmactl-inspect(1)).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "common.h"
 #include "pmalloc.h"
@@ -22,10 +24,13 @@ int cmd_heap_open(const struct cmd_ctx *ctx, const char *path,
 	return CMD_EXIT_OK;
 }
 
-/* open the heap of the pool at path read-only and snapshot its stats */
+/* open the heap of the pool at path read-only and snapshot its stats,
+ * the heap's and (*ret_as, st->narenas entries, to free) each arena's */
 static int heap_stats_read(const struct cmd_ctx *ctx, const char *path,
-			   struct pma_heap_stats *st)
+			   struct pma_heap_stats *st,
+			   struct pma_arena_stats **ret_as)
 {
+	struct pma_arena_stats *as = NULL;
 	struct pma_heap *heap;
 	int rc;
 
@@ -33,11 +38,52 @@ static int heap_stats_read(const struct cmd_ctx *ctx, const char *path,
 	if (rc != CMD_EXIT_OK)
 		return rc;
 	rc = pma_heap_stats(heap, st);
+	if (rc == 0) {
+		as = calloc(st->narenas, sizeof(*as));
+		rc = as ? pma_heap_arena_stats(heap, as, st->narenas) : -ENOMEM;
+	}
 	pma_heap_close(heap);
-	if (rc < 0)
+	if (rc < 0 || !as) {
+		free(as);
 		return cmd_error(ctx, "cannot read heap statistics of '%s': %s",
-				 path, pma_errormsg());
+				 path,
+				 rc < 0 && rc != -ENOMEM ? pma_errormsg() :
+							   "out of memory");
+	}
+	*ret_as = as;
 	return CMD_EXIT_OK;
+}
+
+static struct json_object *json_arenas(const struct cmd_ctx *ctx,
+				       const struct pma_heap_stats *st,
+				       const struct pma_arena_stats *as)
+{
+	struct json_object *arr = json_object_new_array();
+	struct json_object *a;
+	unsigned i;
+	int err;
+
+	for (i = 0; arr && as && i < st->narenas; i++) {
+		a = json_object_new_object();
+		if (!a)
+			goto out_put;
+		err = util_json_add_u64(a, "arena", i);
+		err |= util_json_add_u64(a, "slabs", as[i].slabs);
+		err |= cmd_json_add_size(ctx, a, "used", as[i].used_bytes);
+		err |= cmd_json_add_size(ctx, a, "free", as[i].free_bytes);
+		err |= util_json_add_u64(a, "log_records", as[i].log_records);
+		err |= util_json_add_u64(a, "remote_frees", as[i].remote_frees);
+		err |= cmd_json_add_size(ctx, a, "local_free",
+					 as[i].local_free_bytes);
+		if (err || json_object_array_add(arr, a) < 0) {
+			json_object_put(a);
+			goto out_put;
+		}
+	}
+	return arr;
+out_put:
+	json_object_put(arr);
+	return NULL;
 }
 
 static struct json_object *json_classes(const struct cmd_ctx *ctx,
@@ -72,18 +118,22 @@ out_put:
 int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
 		  struct json_object *root)
 {
+	struct json_object *h, *classes, *arenas;
+	struct pma_arena_stats *as = NULL;
 	struct pma_heap_stats st;
-	struct json_object *h, *classes;
 	int rc, err;
 
-	rc = heap_stats_read(ctx, path, &st);
+	rc = heap_stats_read(ctx, path, &st, &as);
 	if (rc != CMD_EXIT_OK)
 		return rc;
 	h = json_object_new_object();
 	classes = json_classes(ctx, &st);
-	if (!h || !classes) {
+	arenas = json_arenas(ctx, &st, as);
+	free(as);
+	if (!h || !classes || !arenas) {
 		json_object_put(h);
 		json_object_put(classes);
+		json_object_put(arenas);
 		return cmd_error(ctx,
 				 "cannot build JSON output: out of memory");
 	}
@@ -105,6 +155,7 @@ int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
 	err |= cmd_json_add_size(ctx, h, "map_group_size", st.map_group_bytes);
 	err |= util_json_add_u64(h, "map_summary_invalid",
 				 st.map_summary_invalid);
+	err |= util_json_add_obj(h, "arenas", arenas);
 	err |= util_json_add_obj(h, "classes", classes);
 	err |= util_json_add_obj(root, "heap", h);
 	if (err)
@@ -145,13 +196,57 @@ static int print_classes(const struct pma_heap_stats *st)
 	return rc;
 }
 
-int cmd_heap_print(const struct cmd_ctx *ctx, const char *path)
+/* the arenas with anything in them (slabs, records, pending frees) */
+static int print_arenas(const struct pma_heap_stats *st,
+			const struct pma_arena_stats *as)
 {
-	struct pma_heap_stats st;
-	char a[UTIL_SIZE_BUF], b[UTIL_SIZE_BUF], c[UTIL_SIZE_BUF];
+	static const char *const head[] = { "ARENA",	   "SLABS",
+					    "USED",	   "FREE",
+					    "LOG RECORDS", "REMOTE FREES",
+					    "LOCAL FREE" };
+	char id[16], slabs[24], used[UTIL_SIZE_BUF], avail[UTIL_SIZE_BUF];
+	char recs[24], rfrees[24], local[UTIL_SIZE_BUF];
+	const char *row[7] = { id, slabs, used, avail, recs, rfrees, local };
+	struct cmd_table t;
+	unsigned i, idle = 0;
 	int rc;
 
-	rc = heap_stats_read(ctx, path, &st);
+	cmd_table_init(&t, 7, head, 0x7f);
+	for (i = 0; as && i < st->narenas; i++) {
+		if (!as[i].slabs && !as[i].log_records && !as[i].remote_frees &&
+		    !as[i].local_free_bytes) {
+			idle++;
+			continue;
+		}
+		snprintf(id, sizeof(id), "%u", i);
+		snprintf(slabs, sizeof(slabs), "%" PRIu64, as[i].slabs);
+		cmd_size_str(as[i].used_bytes, used, sizeof(used));
+		cmd_size_str(as[i].free_bytes, avail, sizeof(avail));
+		snprintf(recs, sizeof(recs), "%" PRIu64, as[i].log_records);
+		snprintf(rfrees, sizeof(rfrees), "%" PRIu64,
+			 as[i].remote_frees);
+		cmd_size_str(as[i].local_free_bytes, local, sizeof(local));
+		cmd_table_add(&t, row);
+	}
+	printf("\narenas in use (slabs with their live and free block bytes, "
+	       "log records not checkpointed):%s\n",
+	       t.nrows > 1 ? "" : " none");
+	rc = t.nrows > 1 ? cmd_table_print(&t, stdout, 2) : 0;
+	if (rc == 0 && idle && t.nrows > 1)
+		printf("  (%u idle arena%s not shown)\n", idle,
+		       idle == 1 ? "" : "s");
+	cmd_table_release(&t);
+	return rc;
+}
+
+int cmd_heap_print(const struct cmd_ctx *ctx, const char *path)
+{
+	char a[UTIL_SIZE_BUF], b[UTIL_SIZE_BUF], c[UTIL_SIZE_BUF];
+	struct pma_arena_stats *as = NULL;
+	struct pma_heap_stats st;
+	int rc;
+
+	rc = heap_stats_read(ctx, path, &st, &as);
 	if (rc != CMD_EXIT_OK)
 		return rc;
 	printf("\nheap:\n");
@@ -181,7 +276,9 @@ int cmd_heap_print(const struct cmd_ctx *ctx, const char *path)
 		printf("  warning:      %" PRIu64 " page map summary words "
 		       "invalid (corrupt): their groups are read in full\n",
 		       st.map_summary_invalid);
-	if (print_classes(&st) < 0)
+	rc = print_arenas(&st, as);
+	free(as);
+	if (rc < 0 || print_classes(&st) < 0)
 		return cmd_error(ctx, "cannot print the heap: out of memory");
 	return CMD_EXIT_OK;
 }

@@ -157,6 +157,26 @@ struct pma_heap_stats {
 PMA_API PMA_WUR int pma_heap_stats(struct pma_heap *heap,
 				   struct pma_heap_stats *ret_stats);
 
+/* one arena's share of the heap (pma_heap_arena_stats) */
+struct pma_arena_stats {
+	uint64_t slabs; /* slabs the arena allocates from */
+	uint64_t used_bytes; /* live blocks in them */
+	uint64_t free_bytes; /* free blocks in them */
+	uint64_t log_records; /* records of its log not yet checkpointed */
+	/* frees of other arenas' blocks logged here; the blocks go back to
+	 * their owners at the next checkpoint */
+	uint64_t remote_frees;
+	/* extents freed through this arena, reusable by it before the next
+	 * checkpoint (counted as free in pma_heap_stats) */
+	uint64_t local_free_bytes;
+};
+
+/* per arena, a consistent snapshot like pma_heap_stats: fills
+ * ret_stats[0 .. min(n, narenas) - 1] and returns narenas */
+PMA_API PMA_WUR int pma_heap_arena_stats(struct pma_heap *heap,
+					 struct pma_arena_stats *ret_stats,
+					 unsigned n);
+
 /* apply every log to the page map and bitmaps and truncate the logs */
 PMA_API PMA_WUR int pma_heap_checkpoint(struct pma_heap *heap);
 

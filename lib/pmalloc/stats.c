@@ -5,6 +5,7 @@
  * index order to see a consistent state.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pmalloc/internal.h"
@@ -21,24 +22,35 @@ static unsigned popcount_live(struct pma_slab *slab)
 	return n;
 }
 
-/* add the slab's counts to st */
-static void stats_slab(struct pma_slab *slab, struct pma_heap_stats *st)
+/* add the slab's counts to st, and to its owner's in as (if not NULL) */
+static void stats_slab(const struct pma_heap *heap, struct pma_slab *slab,
+		       struct pma_heap_stats *st, struct pma_arena_stats *as)
 {
 	struct pma_class_stats *cs = &st->classes[slab->cls];
 	unsigned used = popcount_live(slab);
+	uint64_t used_bytes = (uint64_t)used * slab->block_size;
+	uint64_t free_bytes =
+		(uint64_t)(slab->nblocks - used) * slab->block_size;
 
 	cs->slabs++;
 	cs->blocks += slab->nblocks;
 	cs->used += used;
 	st->slab_bytes += PMA_CHUNK;
-	st->used_bytes += (uint64_t)used * slab->block_size;
-	st->free_bytes += (uint64_t)(slab->nblocks - used) * slab->block_size;
+	st->used_bytes += used_bytes;
+	st->free_bytes += free_bytes;
+	/* owner < narenas: the page map entries are checked at open */
+	if (as && slab->owner < heap->geom.narenas) {
+		as[slab->owner].slabs++;
+		as[slab->owner].used_bytes += used_bytes;
+		as[slab->owner].free_bytes += free_bytes;
+	}
 }
 
 /* slabs and extents from the DRAM page map mirror; a slab not loaded
  * since open is read from PM (its current state, see lazy.c) without
  * loading it, so inspecting a heap does not load every slab */
-static int stats_scan(struct pma_heap *heap, struct pma_heap_stats *st)
+static int stats_scan(struct pma_heap *heap, struct pma_heap_stats *st,
+		      struct pma_arena_stats *as)
 {
 	struct pma_slab *slab, tmp;
 	uint64_t page = 0, e, n;
@@ -60,7 +72,7 @@ static int stats_scan(struct pma_heap *heap, struct pma_heap_stats *st)
 					return rc;
 				slab = &tmp;
 			}
-			stats_slab(slab, st);
+			stats_slab(heap, slab, st, as);
 		} else if (pma_pmap_kind(e) == PMA_PMAP_EXTENT) {
 			st->extents++;
 			st->extent_bytes += n * PMA_PAGE;
@@ -81,15 +93,15 @@ static void stats_local(const struct pma_runs *r, struct pma_heap_stats *st)
 			st->largest_free = r->runs[i].npages * PMA_PAGE;
 }
 
-PMA_API int pma_heap_stats(struct pma_heap *heap,
-			   struct pma_heap_stats *ret_stats)
+/* the snapshot of both stats calls (as: NULL, or narenas zeroed entries) */
+static int stats_collect(struct pma_heap *heap, struct pma_heap_stats *ret_st,
+			 struct pma_arena_stats *as)
 {
 	struct pma_heap_stats st;
+	struct pma_arena *arena;
 	unsigned i;
 	int rc;
 
-	if (!heap || !ret_stats)
-		return util_errmsg_set(EINVAL, "no heap or ret_stats");
 	memset(&st, 0, sizeof(st));
 	st.narenas = heap->geom.narenas;
 	st.nclasses = pma_class_count();
@@ -103,10 +115,17 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 	for (i = 0; i < st.nclasses; i++)
 		st.classes[i].block_size = pma_class_size(i);
 	pma_arenas_lock(heap);
-	for (i = 0; i < heap->geom.narenas; i++)
-		st.log_records += heap->arenas[i].tail - heap->arenas[i].head;
+	for (i = 0; i < heap->geom.narenas; i++) {
+		arena = &heap->arenas[i];
+		st.log_records += arena->tail - arena->head;
+		if (as) {
+			as[i].log_records = arena->tail - arena->head;
+			as[i].remote_frees = arena->rfreed.count;
+			as[i].local_free_bytes = arena->local.pages * PMA_PAGE;
+		}
+	}
 	pthread_mutex_lock(&heap->ext_lock);
-	rc = stats_scan(heap, &st);
+	rc = stats_scan(heap, &st, as);
 	st.free_bytes += pma_ext_free_pages(&heap->ext) * PMA_PAGE;
 	st.largest_free = pma_ext_largest(&heap->ext) * PMA_PAGE;
 	/* extents freed locally, not yet given back to the heap */
@@ -115,7 +134,40 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 	pthread_mutex_unlock(&heap->ext_lock);
 	pma_arenas_unlock(heap);
 	if (rc == 0)
-		*ret_stats = st;
+		*ret_st = st;
+	return rc;
+}
+
+PMA_API int pma_heap_stats(struct pma_heap *heap,
+			   struct pma_heap_stats *ret_stats)
+{
+	if (!heap || !ret_stats)
+		return util_errmsg_set(EINVAL, "no heap or ret_stats");
+	return stats_collect(heap, ret_stats, NULL);
+}
+
+PMA_API int pma_heap_arena_stats(struct pma_heap *heap,
+				 struct pma_arena_stats *ret_stats, unsigned n)
+{
+	struct pma_arena_stats *as;
+	struct pma_heap_stats st;
+	unsigned narenas;
+	int rc;
+
+	if (!heap || (!ret_stats && n))
+		return util_errmsg_set(EINVAL, "no heap or ret_stats");
+	narenas = heap->geom.narenas;
+	as = calloc(narenas, sizeof(*as));
+	if (!as)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	rc = stats_collect(heap, &st, as);
+	if (rc == 0) {
+		if (n)
+			memcpy(ret_stats, as,
+			       (n < narenas ? n : narenas) * sizeof(*as));
+		rc = (int)narenas;
+	}
+	free(as);
 	return rc;
 }
 

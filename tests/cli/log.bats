@@ -138,6 +138,28 @@ heap_pool() {
 	assert_output --partial "CLASS"
 }
 
+@test "inspect --heap shows each arena's slabs and log" {
+	heap_pool "$T/p" 90 64 crash
+	run --separate-stderr pmactl inspect --heap --json "$T/p"
+	assert_success
+	# one entry per arena; their slab blocks and log records add up to
+	# the heap's (60 live 64-byte blocks and the root's slots, the
+	# records recovery replays)
+	[ "$(jq '.heap.arenas | length' <<<"$output")" = "$(jq .heap.narenas <<<"$output")" ]
+	[ "$(jq '[.heap.arenas[].used] | add' <<<"$output")" = \
+		"$(jq '.heap.used - .heap.extent_bytes' <<<"$output")" ]
+	jq -e "[.heap.arenas[].used] | add >= $((60 * 64))" <<<"$output" >/dev/null
+	[ "$(jq '[.heap.arenas[].log_records] | add' <<<"$output")" = \
+		"$(jq .heap.log_records <<<"$output")" ]
+	jq -e '[.heap.arenas[].log_records] | add > 0' <<<"$output" >/dev/null
+	jq -e '.heap.arenas[0] | has("slabs") and has("free") and
+		has("remote_frees") and has("local_free")' <<<"$output" >/dev/null
+	run --separate-stderr pmactl inspect --heap "$T/p"
+	assert_success
+	assert_output --partial "arenas in use"
+	assert_output --regexp "ARENA +SLABS +USED +FREE +LOG RECORDS +REMOTE FREES +LOCAL FREE"
+}
+
 @test "inspect --heap shows the page map summary open reads" {
 	heap_pool "$T/p" 30 64
 	run --separate-stderr pmactl inspect --heap --json "$T/p"

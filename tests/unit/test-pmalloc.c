@@ -657,6 +657,68 @@ static void test_slab_release(void **state)
 	assert_int_equal(atomic_load(&f->heap->slabs_released), 3);
 }
 
+/* pma_heap_arena_stats: each arena's slabs, live blocks and log records
+ * (they add up to the heap's), and a remote free waiting in the freeing
+ * arena until the checkpoint gives the block back */
+static void test_arena_stats(void **state)
+{
+	struct fx *f = *state;
+	struct pma_arena_stats as[4];
+	struct pma_heap_stats st;
+	unsigned i;
+
+	fx_create(f, HEAP_SIZE);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	pma_arena_bind(f->heap, 0);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(pma_malloc_to(f->heap, 100, &f->dests[i]), 0);
+	pma_arena_bind(f->heap, 1);
+	for (i = 10; i < 13; i++)
+		assert_int_equal(pma_malloc_to(f->heap, 1000, &f->dests[i]), 0);
+	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0); /* remote */
+	memset(as, 0xff, sizeof(as));
+	assert_int_equal(pma_heap_arena_stats(f->heap, as, 4), 2);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.narenas, 2);
+	assert_int_equal(as[0].slabs, 1);
+	assert_int_equal(as[0].used_bytes, 9 * 128);
+	assert_int_equal(as[0].used_bytes + as[0].free_bytes,
+			 pma_class_nblocks(pma_class_of(100)) * 128);
+	assert_int_equal(as[1].slabs, 1);
+	assert_int_equal(as[1].used_bytes, 3 * 1024);
+	assert_int_equal(as[0].used_bytes + as[1].used_bytes,
+			 st.used_bytes - st.extent_bytes);
+	/* SLAB_NEW and the ALLOCs; SLAB_NEW, ALLOCs and the RFREE */
+	assert_int_equal(as[0].log_records, 11);
+	assert_int_equal(as[1].log_records, 5);
+	assert_int_equal(as[0].log_records + as[1].log_records, st.log_records);
+	assert_int_equal(as[0].remote_frees, 0);
+	assert_int_equal(as[1].remote_frees, 1);
+	assert_int_equal(as[2].slabs, UINT64_MAX); /* past narenas: untouched */
+	/* fewer entries than arenas: only those are filled */
+	memset(as, 0xff, sizeof(as));
+	assert_int_equal(pma_heap_arena_stats(f->heap, as, 1), 2);
+	assert_int_equal(as[0].slabs, 1);
+	assert_int_equal(as[1].slabs, UINT64_MAX);
+	assert_int_equal(pma_heap_arena_stats(f->heap, NULL, 0), 2);
+	assert_int_equal(pma_heap_arena_stats(f->heap, NULL, 1), -EINVAL);
+	assert_int_equal(pma_heap_arena_stats(NULL, as, 1), -EINVAL);
+	/* the checkpoint empties the logs and hands the block back */
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+	assert_int_equal(pma_heap_arena_stats(f->heap, as, 2), 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(as[i].log_records, 0);
+		assert_int_equal(as[i].remote_frees, 0);
+	}
+	assert_int_equal(as[0].used_bytes, 9 * 128);
+	/* and a reopen sees the same slabs */
+	fx_reopen(f);
+	assert_int_equal(pma_heap_arena_stats(f->heap, as, 2), 2);
+	assert_int_equal(as[0].slabs, 1);
+	assert_int_equal(as[0].used_bytes, 9 * 128);
+	assert_int_equal(as[1].used_bytes, 3 * 1024);
+}
+
 /* a heap full of empty slabs: the large allocation that finds no room
  * releases them all (the -ENOMEM retry), though a normal checkpoint
  * releases none here (pma_slab_keep UINT_MAX); a version 5 heap never
@@ -2139,6 +2201,7 @@ int main(void)
 		T(test_rdonly_torn_checkpoint),
 		T(test_sum_trim),
 		T(test_slab_release),
+		T(test_arena_stats),
 		T(test_log_room_slab_new),
 		T(test_slab_release_enomem),
 	};
