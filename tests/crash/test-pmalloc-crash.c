@@ -48,13 +48,16 @@ static char img_path[96]; /* crash image written by the child's hook */
 static char work_path[96]; /* copy of the image that is recovered */
 static char orig_path[96]; /* recrash: the image before the re-crash */
 
-/* the size a slot always asks for: small classes and some extents */
+/* the size a slot always asks for: small classes up to 4000 B, the
+ * largest classes (a few blocks per slab) and some extents */
 static size_t slot_size(unsigned s)
 {
 	uint32_t h = s * 2654435761u;
 
 	if (s % 7 == 3)
 		return 16384 + (h >> 16) % (200 * 1024);
+	if (s % 7 == 5)
+		return 4001 + (h >> 8) % (PMA_SMALL_MAX - 4000);
 	return 1 + (h >> 8) % 4000;
 }
 
