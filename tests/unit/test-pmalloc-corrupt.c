@@ -494,6 +494,43 @@ static void test_head_corrupt(void **state)
 	assert_refused(f, "does not follow a record of the log");
 }
 
+/* a full log (tail = head + log_cap, possible when checkpoints keep
+ * failing): its last record took the slot of the record before the head,
+ * and the head is still accepted and the whole log replayed */
+static void test_full_log_opens(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap *heap;
+	uint64_t *slots, chunk = free_chunk(f), head, n;
+
+	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	head = heap->arenas[0].head;
+	pma_heap_close(heap);
+	assert_true(head > 0);
+	/* extent ops of one record each, allocating and freeing one extent
+	 * in turn, up to a full log that ends with the extent live */
+	n = head + f->geom.log_cap - f->tail[0];
+	assert_true(n > 2);
+	if (n % 2 == 0)
+		append_rec1(f, 0, PMA_REC_EXT_ALLOC1, chunk + 8 * PMA_PAGE, 1,
+			    1);
+	while (f->tail[0] < head + f->geom.log_cap - 1) {
+		append_rec1(f, 0, PMA_REC_EXT_ALLOC1, chunk, 2, 0);
+		append_rec1(f, 0, PMA_REC_EXT_LFREE1, chunk, 2, 0);
+	}
+	append_rec1(f, 0, PMA_REC_EXT_ALLOC1, chunk, 2, 0);
+	assert_int_equal(f->tail[0], head + f->geom.log_cap);
+	if (pma_heap_open(f->path, 0, &heap) < 0)
+		fail_msg("%s", pma_errormsg());
+	slots = slots_of(heap);
+	assert_non_null(slots);
+	assert_int_equal(slots[0], pma_pool_off(heap, chunk));
+	assert_int_equal(pma_usable_size(heap, slots[0]), 2 * PMA_PAGE);
+	pma_heap_close(heap);
+	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	pma_heap_close(heap);
+}
+
 /* the page of the first live extent of at least min pages whose start
  * is not a chunk start */
 static uint64_t extent_page(struct fx *f, uint64_t min)
@@ -688,6 +725,7 @@ int main(void)
 		T(test_slab_header_wrong_class),
 		T(test_valid_record_after_end),
 		T(test_head_corrupt),
+		T(test_full_log_opens),
 		T(test_entry_inside_extent),
 		T(test_ext_alloc_inside_slab),
 		T(test_ext1_records_replayed),
