@@ -74,6 +74,7 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
 {
 	uint64_t off;
+	size_t have;
 	int rc = 0;
 
 	if (!heap || !ret_off || !size)
@@ -84,16 +85,16 @@ PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
 		rc = pma_alloc_to(heap, size, &heap->hdr->root_off,
 				  PMA_ALLOC_ZERO);
 		off = heap->hdr->root_off;
-	} else if (!pma_usable_size(heap, off)) {
+	} else if (!(have = pma_usable_size(heap, off))) {
 		rc = util_errmsg_set(EIO,
 				     "the root word 0x%llx names no live "
 				     "block (corrupt heap)",
 				     (unsigned long long)off);
-	} else if (pma_usable_size(heap, off) < size) {
+	} else if (have < size) {
 		rc = util_errmsg_set(EINVAL,
 				     "root object has %zu bytes, %zu "
 				     "asked",
-				     pma_usable_size(heap, off), size);
+				     have, size);
 	}
 	pthread_mutex_unlock(&heap->root_lock);
 	if (rc == 0)

@@ -5,7 +5,6 @@
  * index order to see a consistent state.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "pmalloc/internal.h"
@@ -22,9 +21,9 @@ static unsigned popcount_live(struct pma_slab *slab)
 	return n;
 }
 
-/* add the slab's counts to st, and to its owner's in as (if not NULL) */
-static void stats_slab(const struct pma_heap *heap, struct pma_slab *slab,
-		       struct pma_heap_stats *st, struct pma_arena_stats *as)
+/* add the slab's counts to st, and to its owner's in as[0 .. nas - 1] */
+static void stats_slab(struct pma_slab *slab, struct pma_heap_stats *st,
+		       struct pma_arena_stats *as, unsigned nas)
 {
 	struct pma_class_stats *cs = &st->classes[slab->cls];
 	unsigned used = popcount_live(slab);
@@ -38,8 +37,7 @@ static void stats_slab(const struct pma_heap *heap, struct pma_slab *slab,
 	st->slab_bytes += PMA_CHUNK;
 	st->used_bytes += used_bytes;
 	st->free_bytes += free_bytes;
-	/* owner < narenas: the page map entries are checked at open */
-	if (as && slab->owner < heap->geom.narenas) {
+	if (slab->owner < nas) {
 		as[slab->owner].slabs++;
 		as[slab->owner].used_bytes += used_bytes;
 		as[slab->owner].free_bytes += free_bytes;
@@ -50,7 +48,7 @@ static void stats_slab(const struct pma_heap *heap, struct pma_slab *slab,
  * since open is read from PM (its current state, see lazy.c) without
  * loading it, so inspecting a heap does not load every slab */
 static int stats_scan(struct pma_heap *heap, struct pma_heap_stats *st,
-		      struct pma_arena_stats *as)
+		      struct pma_arena_stats *as, unsigned nas)
 {
 	struct pma_slab *slab, tmp;
 	uint64_t page = 0, e, n;
@@ -72,7 +70,7 @@ static int stats_scan(struct pma_heap *heap, struct pma_heap_stats *st,
 					return rc;
 				slab = &tmp;
 			}
-			stats_slab(heap, slab, st, as);
+			stats_slab(slab, st, as, nas);
 		} else if (pma_pmap_kind(e) == PMA_PMAP_EXTENT) {
 			st->extents++;
 			st->extent_bytes += n * PMA_PAGE;
@@ -93,9 +91,10 @@ static void stats_local(const struct pma_runs *r, struct pma_heap_stats *st)
 			st->largest_free = r->runs[i].npages * PMA_PAGE;
 }
 
-/* the snapshot of both stats calls (as: NULL, or narenas zeroed entries) */
+/* the snapshot of both stats calls: the heap's, and the first nas arenas'
+ * into as (zeroed by the caller) */
 static int stats_collect(struct pma_heap *heap, struct pma_heap_stats *ret_st,
-			 struct pma_arena_stats *as)
+			 struct pma_arena_stats *as, unsigned nas)
 {
 	struct pma_heap_stats st;
 	struct pma_arena *arena;
@@ -118,14 +117,14 @@ static int stats_collect(struct pma_heap *heap, struct pma_heap_stats *ret_st,
 	for (i = 0; i < heap->geom.narenas; i++) {
 		arena = &heap->arenas[i];
 		st.log_records += arena->tail - arena->head;
-		if (as) {
+		if (i < nas) {
 			as[i].log_records = arena->tail - arena->head;
 			as[i].remote_frees = arena->rfreed.count;
 			as[i].local_free_bytes = arena->local.pages * PMA_PAGE;
 		}
 	}
 	pthread_mutex_lock(&heap->ext_lock);
-	rc = stats_scan(heap, &st, as);
+	rc = stats_scan(heap, &st, as, nas);
 	st.free_bytes += pma_ext_free_pages(&heap->ext) * PMA_PAGE;
 	st.largest_free = pma_ext_largest(&heap->ext) * PMA_PAGE;
 	/* extents freed locally, not yet given back to the heap */
@@ -143,32 +142,23 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 {
 	if (!heap || !ret_stats)
 		return util_errmsg_set(EINVAL, "no heap or ret_stats");
-	return stats_collect(heap, ret_stats, NULL);
+	return stats_collect(heap, ret_stats, NULL, 0);
 }
 
 PMA_API int pma_heap_arena_stats(struct pma_heap *heap,
 				 struct pma_arena_stats *ret_stats, unsigned n)
 {
-	struct pma_arena_stats *as;
 	struct pma_heap_stats st;
-	unsigned narenas;
+	unsigned nas;
 	int rc;
 
 	if (!heap || (!ret_stats && n))
 		return util_errmsg_set(EINVAL, "no heap or ret_stats");
-	narenas = heap->geom.narenas;
-	as = calloc(narenas, sizeof(*as));
-	if (!as)
-		return util_errmsg_set(ENOMEM, "out of memory");
-	rc = stats_collect(heap, &st, as);
-	if (rc == 0) {
-		if (n)
-			memcpy(ret_stats, as,
-			       (n < narenas ? n : narenas) * sizeof(*as));
-		rc = (int)narenas;
-	}
-	free(as);
-	return rc;
+	nas = n < heap->geom.narenas ? n : heap->geom.narenas;
+	if (nas)
+		memset(ret_stats, 0, nas * sizeof(*ret_stats));
+	rc = stats_collect(heap, &st, ret_stats, nas);
+	return rc < 0 ? rc : (int)heap->geom.narenas;
 }
 
 static void entry_fill(struct pma_heap *heap, unsigned arena,
