@@ -6,7 +6,6 @@
  * used/free bytes and the largest free extent. JSON keys are API
  * (pmactl-inspect(1)).
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,17 +37,20 @@ static int heap_stats_read(const struct cmd_ctx *ctx, const char *path,
 	if (rc != CMD_EXIT_OK)
 		return rc;
 	rc = pma_heap_stats(heap, st);
-	if (rc == 0) {
-		as = calloc(st->narenas, sizeof(*as));
-		rc = as ? pma_heap_arena_stats(heap, as, st->narenas) : -ENOMEM;
+	if (rc == 0 && !(as = calloc(st->narenas, sizeof(*as)))) {
+		pma_heap_close(heap);
+		return cmd_error(ctx,
+				 "cannot read heap statistics of '%s': "
+				 "out of memory",
+				 path);
 	}
+	if (rc == 0)
+		rc = pma_heap_arena_stats(heap, as, st->narenas);
 	pma_heap_close(heap);
-	if (rc < 0 || !as) {
+	if (rc < 0) {
 		free(as);
 		return cmd_error(ctx, "cannot read heap statistics of '%s': %s",
-				 path,
-				 rc < 0 && rc != -ENOMEM ? pma_errormsg() :
-							   "out of memory");
+				 path, pma_errormsg());
 	}
 	*ret_as = as;
 	return CMD_EXIT_OK;
