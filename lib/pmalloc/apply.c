@@ -154,6 +154,8 @@ static int pmap_write(struct pma_heap *heap, uint64_t page, uint64_t entry,
 		if (rc < 0)
 			return util_errmsg_set(ENOMEM, "out of memory");
 	}
+	if (heap->checked)
+		entry = pma_check_pmap(entry, page);
 	__atomic_store_n(e, entry, __ATOMIC_RELAXED);
 	return pma_dirty_add(dirty, e, sizeof(*e));
 }
@@ -200,6 +202,12 @@ static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 	sh->owner = (uint16_t)op->owner;
 	sh->block_size = pma_class_size(op->cls);
 	sh->nblocks = pma_class_nblocks(op->cls);
+	if (heap->checked) {
+		unsigned l;
+
+		for (l = 0; l < PMA_NBANKS; l++)
+			pma_check_bank_seal(sh, op->off, l);
+	}
 	rc = pma_dirty_add(dirty, sh,
 			   PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE);
 	if (rc < 0)
@@ -275,6 +283,8 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 		*word |= mask;
 	else
 		*word &= ~mask;
+	if (heap->checked)
+		pma_check_bank_seal_word(sh, slab_off, word);
 	return pma_dirty_add(dirty, word, sizeof(*word));
 }
 
@@ -340,7 +350,7 @@ int pma_pm_is_live(struct pma_heap *heap, const struct pma_op *op)
 	if (op->off < heap->data_base ||
 	    (page = pma_page_of(heap, op->off)) >= heap->geom.npages)
 		return 0;
-	return heap->pmap_pm[page] ==
+	return (heap->pmap_pm[page] & ~PMA_PMAP_CHECK_MASK) ==
 	       pma_pmap_make(PMA_PMAP_EXTENT, op->npages);
 }
 
@@ -368,32 +378,31 @@ int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 	}
 }
 
-/* first page in [page, end) whose entry is not PMA_PMAP_FREE (end if
- * none): free runs are skipped 8 entries (one line) per test */
+/* first page in [page, end) whose entry is not 0 (end if none): free
+ * runs are skipped 8 entries (one line) per test */
 static uint64_t skip_free_range(const uint64_t *pmap, uint64_t page,
 				uint64_t end)
 {
 	const uint64_t *p;
 
 	while (page < end && (page % 8 || page + 8 > end)) {
-		if (pma_pmap_kind(pmap[page]) != PMA_PMAP_FREE)
+		if (pmap[page])
 			return page;
 		page++;
 	}
 	for (; page + 8 <= end; page += 8) {
 		p = pmap + page;
-		if (pma_pmap_kind(p[0] | p[1] | p[2] | p[3] | p[4] | p[5] |
-				  p[6] | p[7]) != PMA_PMAP_FREE)
+		if (p[0] | p[1] | p[2] | p[3] | p[4] | p[5] | p[6] | p[7])
 			break;
 	}
-	while (page < end && pma_pmap_kind(pmap[page]) == PMA_PMAP_FREE)
+	while (page < end && !pmap[page])
 		page++;
 	return page;
 }
 
 /* first page at or after page whose entry in pmap (the PM page map, or
- * a copy of it) is not PMA_PMAP_FREE, npages if none: only the groups
- * the summary marks are read */
+ * a copy of it) is not 0 (a non-zero free entry is corrupt), npages if
+ * none: only the groups the summary marks are read */
 static uint64_t skip_free(const struct pma_heap *heap, const uint64_t *pmap,
 			  uint64_t page)
 {
@@ -409,11 +418,15 @@ static uint64_t skip_free(const struct pma_heap *heap, const uint64_t *pmap,
 	return npages;
 }
 
-/* is e a valid entry for page? A slab's class and owner must exist */
+/* is e a valid entry for page? A slab's class and owner must exist; a
+ * version 7 entry carries its check, an older one has 0 there */
 static int entry_ok(struct pma_heap *heap, uint64_t page, uint64_t e)
 {
 	uint64_t n = pma_pmap_npages(e);
 
+	if (heap->checked ? pma_check_pmap(e, page) != e :
+			    (e & PMA_PMAP_CHECK_MASK) != 0)
+		return 0;
 	if (pma_pmap_kind(e) == PMA_PMAP_SLAB)
 		return n == PMA_CHUNK_PAGES && page % PMA_CHUNK_PAGES == 0 &&
 		       page + n <= heap->geom.npages &&
@@ -557,6 +570,7 @@ static int rebuild_scan(struct pma_heap *heap, uint64_t *seen)
 			return entry_corrupt(page, e);
 		if (page > gap && pma_ext_put(&heap->ext, gap, page - gap) < 0)
 			return util_errmsg_set(ENOMEM, "out of memory");
+		e &= ~PMA_PMAP_CHECK_MASK; /* DRAM entries carry none */
 		heap->pmap[page] = e;
 		if (pma_pmap_kind(e) == PMA_PMAP_SLAB) {
 			rc = pma_lazy_add(heap, page, e);

@@ -28,6 +28,13 @@ int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena)
 	arena->desc = &descs[id];
 	arena->log = logs + (size_t)id * heap->geom.log_cap;
 	arena->head = arena->desc->head[heap->head_gen & 1];
+	if (heap->checked &&
+	    arena->desc->check[heap->head_gen & 1] !=
+		    pma_check_head(arena->head, id, heap->head_gen))
+		return util_errmsg_set(EIO,
+				       "arena %u: descriptor head %llu is "
+				       "damaged (check mismatch)",
+				       id, (unsigned long long)arena->head);
 	arena->tail = arena->head;
 	arena->est_mark = arena->head;
 	arena->cur_k = ~0ULL;

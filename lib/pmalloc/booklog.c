@@ -146,6 +146,39 @@ uint64_t pma_booklog_find_tail(const struct pma_rec *log, uint32_t cap,
 	return k;
 }
 
+/* 0: word is 0 or of the previous lap, 1: of lap's, -1: neither */
+static int word_lap(uint64_t w, uint64_t field, uint64_t cur, uint64_t prev,
+		    uint64_t lap)
+{
+	if (!w || (lap && field == prev))
+		return 0;
+	return field == cur ? 1 : -1;
+}
+
+int pma_booklog_slot_damaged(const struct pma_rec *log, uint32_t cap,
+			     uint64_t k)
+{
+	const struct pma_rec *slot =
+		pma_booklog_slot((struct pma_rec *)log, cap, k);
+	uint64_t w0 = __atomic_load_n(&slot->word0, __ATOMIC_RELAXED);
+	uint64_t w1 = __atomic_load_n(&slot->word1, __ATOMIC_RELAXED);
+	uint64_t lap = k / cap, prev = lap ? lap - 1 : 0;
+	unsigned type;
+	uint64_t payload, value;
+	int a, b;
+
+	a = word_lap(w0, w0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT,
+		     pma_booklog_lap_epoch(lap), pma_booklog_lap_epoch(prev),
+		     lap);
+	b = word_lap(w1, w1 & PMA_REC_TAG_MASK, pma_booklog_lap_tag(lap),
+		     pma_booklog_lap_tag(prev), lap);
+	if (a < 0 || b < 0)
+		return 1; /* a word no write of this slot can have left */
+	/* both words of this lap: the whole record was written */
+	return a == 1 && b == 1 &&
+	       pma_booklog_decode(log, cap, k, &type, &payload, &value) < 0;
+}
+
 const char *pma_booklog_type_name(unsigned type)
 {
 	static const char *const names[PMA_REC_NTYPES] = {

@@ -115,6 +115,21 @@ static uint32_t hdr_csum(const struct pma_heap_hdr *hdr)
  * zero magic and the next open formats again; it never leaves a torn
  * header with a magic.
  */
+/* version 7: generation 0 and every arena's head 0, with their checks
+ * (flushed; the header's persist makes them durable) */
+static void format_checks(struct pma_heap *heap)
+{
+	struct pma_arena_desc *descs =
+		pma_addr(heap, heap->region_off + heap->geom.arena_off);
+	unsigned i;
+
+	heap->hdr->head_gen = pma_check_gen(0);
+	pm_flush(heap->map, &heap->hdr->head_gen, sizeof(uint64_t));
+	for (i = 0; i < heap->geom.narenas; i++)
+		descs[i].check[0] = pma_check_head(0, i, 0);
+	pm_flush(heap->map, descs, heap->geom.narenas * sizeof(*descs));
+}
+
 static int heap_format(struct pma_heap *heap, uint64_t region_size)
 {
 	struct pma_heap_hdr *hdr = heap->hdr;
@@ -147,6 +162,8 @@ static int heap_format(struct pma_heap *heap, uint64_t region_size)
 	pma_sum_format(heap);
 	pm_flush(heap->map, pma_addr(heap, heap->region_off + g.sum_off),
 		 g.sum_words * 8);
+	if (g.version >= PMA_HEAP_VERSION_CHECKED)
+		format_checks(heap);
 	shadow = malloc(sizeof(*shadow));
 	if (!shadow)
 		return util_errmsg_set(ENOMEM, "out of memory");
@@ -414,7 +431,14 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 	if (!heap->rdonly) /* dest words in the data area: op_check */
 		heap->fast_dest_len = heap->region_off +
 				      heap->geom.region_size - heap->data_base;
-	heap->head_gen = heap->hdr->head_gen;
+	heap->checked = heap->hdr->version >= PMA_HEAP_VERSION_CHECKED;
+	if (!heap->checked)
+		heap->head_gen = heap->hdr->head_gen;
+	else if (pma_check_gen_decode(heap->hdr->head_gen, &heap->head_gen))
+		return util_errmsg_set(EIO,
+				       "heap header: head generation word "
+				       "0x%llx is damaged (check mismatch)",
+				       (unsigned long long)heap->hdr->head_gen);
 	/* a version 3 heap gets no record its version does not know */
 	heap->ext1_pages = heap->hdr->version >= PMA_HEAP_VERSION_EXT1 ?
 				   PMA_REC_EXT1_NPAGES_MAX :
@@ -448,10 +472,14 @@ static int heap_attach(struct pool *pool, unsigned flags,
 	if (rc == 0)
 		rc = heap_dram_init(heap);
 	if (rc == 0)
+		rc = pma_root_verify(heap, 0);
+	if (rc == 0)
 		rc = heap->rdonly ? pma_recover_rdonly(heap) :
 				    pma_recover(heap);
 	if (rc == 0)
 		rc = pma_rebuild(heap);
+	if (rc == 0)
+		rc = pma_root_verify(heap, 1);
 	if (rc < 0) {
 		heap_free(heap);
 		return rc;

@@ -64,7 +64,7 @@ _Static_assert(PMA_MAX_ARENAS <= PMA_PMAP_FIELD_MASK + 1,
 #define PMA_LIVE_WORDS 16 /* avail: 1024 bits >= PMA_SLAB_MAX_BLOCKS */
 _Static_assert(PMA_LIVE_WORDS <= 32, "avail_words has a bit per avail word");
 /* words of each PM bitmap line that can hold block bits */
-#define PMA_SLAB_LINE_WORDS 3
+#define PMA_SLAB_LINE_WORDS PMA_SLAB_BANK_WORDS
 _Static_assert(PMA_SLAB_MAX_BLOCKS <= PMA_NBANKS * 64 * PMA_SLAB_LINE_WORDS,
 	       "PMA_SLAB_LINE_WORDS words per line cover every block");
 /* linear scratch bitmap of pma_slab_load: every PM bit + the spill word */
@@ -263,6 +263,27 @@ static inline struct pma_rec *pma_booklog_slot_at(struct pma_rec *log,
  * r = j % PMA_LOG_GROUP: the slot of the r-th record of a group */
 extern const uint8_t pma_log_group_off[PMA_LOG_GROUP];
 struct pma_rec *pma_booklog_slot(struct pma_rec *log, uint32_t cap, uint64_t k);
+/* object.c: the root word's check (version 7) */
+void pma_root_seal(struct pma_heap *heap);
+int pma_root_verify(struct pma_heap *heap, int recovered);
+/* in the dry run (pmap_pm: the real page map) */
+int pma_root_dry_check(struct pma_heap *heap, const uint64_t *pmap_pm);
+/* check.c: the version 7 checks (layout.h) */
+uint64_t pma_check_gen(uint64_t gen); /* the head_gen word of gen */
+int pma_check_gen_decode(uint64_t word, uint64_t *ret_gen); /* 0 or -1 */
+uint64_t pma_check_head(uint64_t head, unsigned arena, uint64_t gen);
+uint64_t pma_check_root(uint64_t root_off);
+/* the PM form of page map entry e of page: e with its check (0 stays 0) */
+uint64_t pma_check_pmap(uint64_t e, uint64_t page);
+/* the check word of a bitmap bank (line) of the slab at region offset */
+uint64_t pma_check_bank(const uint64_t *line, uint64_t slab_off, unsigned bank);
+/* store the check of bank of the slab header + bitmap at slab_meta (PM or
+ * a read-only copy), or of the bank that holds word */
+void pma_check_bank_seal(void *slab_meta, uint64_t slab_off, unsigned bank);
+void pma_check_bank_seal_word(void *slab_meta, uint64_t slab_off,
+			      const uint64_t *word);
+/* the first bank whose check does not match, -1 if none */
+int pma_check_banks(const void *slab_meta, uint64_t slab_off);
 /* the lap-dependent fields of records of lap lap (see layout.h): the
  * epoch, in place in word0, and the tag */
 static inline uint64_t pma_booklog_lap_epoch(uint64_t lap)
@@ -308,6 +329,11 @@ int pma_booklog_decode(const struct pma_rec *log, uint32_t cap, uint64_t k,
 int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
 			struct pma_op *ret_op);
 /* index of the first invalid op at or after head */
+/* 1 if slot k holds what neither a completed nor a torn write of record
+ * k can leave (each of its words is 0, of the previous lap or of record
+ * k's lap, and both of k's lap only if the record is valid): damage */
+int pma_booklog_slot_damaged(const struct pma_rec *log, uint32_t cap,
+			     uint64_t k);
 uint64_t pma_booklog_find_tail(const struct pma_rec *log, uint32_t cap,
 			       uint64_t head);
 const char *pma_booklog_type_name(unsigned type);
@@ -722,6 +748,7 @@ struct pma_heap {
 	struct pma_heap *next_open; /* owner.c registry of open heaps */
 	uint64_t head_gen; /* == hdr->head_gen (arena locks held) */
 	int rdonly; /* PMA_HEAP_RDONLY: PM is never written */
+	int checked; /* version >= PMA_HEAP_VERSION_CHECKED: words checked */
 	void **ro_slab_meta; /* rdonly (or recovery's dry run): per chunk,
 				DRAM copy of the slab header + bitmap once
 				touched, or NULL; NULL when writing PM */
@@ -1002,10 +1029,12 @@ static inline int pma_apply_extent_trusted(struct pma_heap *heap, uint64_t off,
 {
 	pma_assert(!heap->shadow);
 	if (dirty->off && (!on || pma_sum_has(heap, pma_page_of(heap, off)))) {
-		__atomic_store_n(&heap->pmap_pm[pma_page_of(heap, off)],
-				 on ? pma_pmap_make(PMA_PMAP_EXTENT, npages) :
-				      0,
-				 __ATOMIC_RELAXED);
+		uint64_t page = pma_page_of(heap, off);
+		uint64_t e = on ? pma_pmap_make(PMA_PMAP_EXTENT, npages) : 0;
+
+		if (heap->checked)
+			e = pma_check_pmap(e, page);
+		__atomic_store_n(&heap->pmap_pm[page], e, __ATOMIC_RELAXED);
 		return 0;
 	}
 	return pma_apply_extent_trusted_call(heap, off, npages, on, dirty);

@@ -38,15 +38,18 @@
 /* 2: page map entries of slabs carry the class and owner arena;
  * 3: EXT_LFREE records; 4: one-record extent ops (EXT_ALLOC1 ...);
  * 5: the page map summary (sum_off, sum_shift); 6: SLAB_FREE records
- * (empty slabs are released).
- * Version 3 to 5 heaps are still opened (their logs hold no records
+ * (empty slabs are released); 7: every word recovery trusts is checked
+ * (head_gen, the arena heads, the root word, page map entries, slab
+ * bitmap banks: PMA_CHECK_* below; issue 15).
+ * Version 3 to 6 heaps are still opened (their logs hold no records
  * their version does not know, and none are written to them; without a
  * summary, open reads their whole page map) */
-#define PMA_HEAP_VERSION 6
+#define PMA_HEAP_VERSION 7
 #define PMA_HEAP_VERSION_MIN 3
 #define PMA_HEAP_VERSION_EXT1 4 /* the first with EXT_ALLOC1 ... */
 #define PMA_HEAP_VERSION_SUM 5 /* the first with a page map summary */
 #define PMA_HEAP_VERSION_SLAB_FREE 6 /* the first with SLAB_FREE */
+#define PMA_HEAP_VERSION_CHECKED 7 /* the first with checked words */
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -56,6 +59,8 @@
 #define PMA_HDR_SIZE 4096ULL
 #define PMA_ROOT_WORD_OFF 2048ULL /* region offset of the root word */
 #define PMA_HEAD_GEN_OFF 2112ULL /* region offset of the head generation */
+/* version 7: the root word's check, in the root word's line */
+#define PMA_ROOT_CHECK_OFF (PMA_ROOT_WORD_OFF + 8)
 
 /* interleaving: consecutive items go to NBANKS different cache lines */
 #define PMA_NBANKS 6
@@ -86,12 +91,17 @@ struct pma_heap_hdr {
 	uint8_t pad[PMA_ROOT_WORD_OFF - 256];
 	/* the root object: a pool offset, 0 if none; a malloc_to dest */
 	uint64_t root_off;
-	uint8_t pad2[PMA_HEAD_GEN_OFF - PMA_ROOT_WORD_OFF - 8];
+	/* version 7: pma_check_root(root_off) once the root is made (0
+	 * before, and after a crash between the two stores) */
+	uint64_t root_check;
+	uint8_t pad2[PMA_HEAD_GEN_OFF - PMA_ROOT_WORD_OFF - 16];
 	/*
 	 * Selects the current head of every arena: pma_arena_desc.head[
 	 * head_gen & 1]. A checkpoint writes all new heads into the other
 	 * slots, fences, then increments head_gen (one 8-byte store): the
 	 * heads of all arenas move together, never one without the others.
+	 * Version 7: the generation is the low 48 bits, a check the high
+	 * 16 (pma_check_gen), so a flipped bit cannot select stale heads.
 	 */
 	uint64_t head_gen;
 	uint8_t pad3[PMA_HDR_SIZE - PMA_HEAD_GEN_OFF - 8];
@@ -109,10 +119,14 @@ _Static_assert(sizeof(struct pma_heap_hdr) == PMA_HDR_SIZE, "heap hdr size");
 
 /* One per arena, one cache line: head[hdr.head_gen & 1] is the global
  * index of the first record not yet applied by a checkpoint; the other
- * slot is the staging area of the next checkpoint (see head_gen). */
+ * slot is the staging area of the next checkpoint (see head_gen).
+ * Version 7: check[s] = pma_check_head(head[s], arena, generation) for
+ * the generation that makes slot s current, staged with its head (both
+ * durable before head_gen moves). */
 struct pma_arena_desc {
 	uint64_t head[2];
-	uint8_t reserved[48];
+	uint64_t check[2];
+	uint8_t reserved[32];
 };
 _Static_assert(sizeof(struct pma_arena_desc) == 64, "arena desc is a line");
 
@@ -179,7 +193,10 @@ enum pma_rec_type {
 /* ------------------------------------------------------------ page map */
 
 /*
- * entry = kind:4 | cls:6 | owner:6 | npages:48 (low bits first). cls and
+ * entry = kind:4 | cls:6 | owner:6 | npages:36 | check:12 (low bits
+ * first; before version 7 npages:48 with its top 12 bits 0, no check).
+ * check = crc32c(entry without check, page, PMA_CHECK_SEED) & 0xfff; a
+ * free entry is 0 (no check). cls and
  * owner are set in PMA_PMAP_SLAB entries only (same values as the slab
  * header, which stays the checked copy): open learns every slab's class
  * and owner from the page map without touching the slab.
@@ -193,6 +210,9 @@ enum pma_rec_type {
 #define PMA_PMAP_OWNER_SHIFT 10
 #define PMA_PMAP_FIELD_MASK 0x3fULL /* cls and owner: 6 bits each */
 #define PMA_PMAP_NPAGES_SHIFT 16
+#define PMA_PMAP_NPAGES_BITS 36 /* 256 TiB of 4 KiB pages */
+#define PMA_PMAP_CHECK_SHIFT 52
+#define PMA_PMAP_CHECK_MASK (0xfffULL << PMA_PMAP_CHECK_SHIFT)
 
 static inline uint64_t pma_pmap_make(uint64_t kind, uint64_t npages)
 {
@@ -219,7 +239,8 @@ static inline uint64_t pma_pmap_kind(uint64_t e)
 }
 static inline uint64_t pma_pmap_npages(uint64_t e)
 {
-	return e >> PMA_PMAP_NPAGES_SHIFT;
+	return e >> PMA_PMAP_NPAGES_SHIFT &
+	       ((1ULL << PMA_PMAP_NPAGES_BITS) - 1);
 }
 
 /* ------------------------------------------------------------ summary */
@@ -252,12 +273,32 @@ static inline uint64_t pma_pmap_npages(uint64_t e)
 #define PMA_SLAB_BITMAP_SIZE (PMA_NBANKS * PMA_LINE)
 #define PMA_SLAB_HDR_SIZE 512ULL /* blocks start here */
 #define PMA_SLAB_MAX_BLOCKS ((PMA_CHUNK - PMA_SLAB_HDR_SIZE) / 64)
+#define PMA_SLAB_BANK_WORDS 3 /* 192 bits: PMA_SLAB_MAX_BLOCKS / NBANKS */
+#define PMA_SLAB_BANK_CHECK 7 /* the word of a bank that holds its check */
+
+/* ------------------------------------------------------------ checks */
+
+/*
+ * Version 7 checks of the words recovery trusts (issue 15: one flipped
+ * bit must be refused, never applied). Each check is a crc32c of the word
+ * and where it lives, so a word copied to another place fails too; the
+ * 64-bit checks carry a marker bit, so a zeroed check word is never
+ * valid. The functions are in lib/pmalloc/check.c.
+ */
+#define PMA_CHECK_SEED 0x4b434850ULL /* "PHCK" */
+#define PMA_CHECK_MARK (1ULL << 63)
+#define PMA_GEN_BITS 48
+#define PMA_GEN_MASK ((1ULL << PMA_GEN_BITS) - 1)
 
 /*
  * First line of a slab (64 KiB chunk), written by a checkpoint applying
  * SLAB_NEW. The allocation bitmap follows at PMA_SLAB_BITMAP_OFF: block
  * i's bit is bit (i / NBANKS) of cache line (i % NBANKS), so neighbouring
- * blocks' bits are in different lines.
+ * blocks' bits are in different lines. A bank (line) uses its first
+ * PMA_SLAB_BANK_WORDS words; version 7 keeps a check of them in its last
+ * word, PMA_SLAB_BANK_CHECK: pma_check_bank(words, slab offset, bank),
+ * written with the words (same line) by every checkpoint and replay that
+ * changes them.
  */
 struct pma_slab_hdr {
 	uint32_t magic; /* PMA_SLAB_MAGIC */
@@ -270,7 +311,10 @@ struct pma_slab_hdr {
 _Static_assert(sizeof(struct pma_slab_hdr) == 64, "slab header is a line");
 _Static_assert(PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE <= PMA_SLAB_HDR_SIZE,
 	       "bitmap fits before the first block");
-_Static_assert(PMA_SLAB_MAX_BLOCKS <= PMA_NBANKS * 512,
+_Static_assert(PMA_SLAB_MAX_BLOCKS <= PMA_NBANKS * 64 * PMA_SLAB_BANK_WORDS,
 	       "bitmap has a bit for every block");
+_Static_assert(PMA_SLAB_BANK_CHECK >= PMA_SLAB_BANK_WORDS &&
+		       PMA_SLAB_BANK_CHECK < PMA_LINE / 8,
+	       "a bank's check is in its line, after its words");
 
 #endif

@@ -73,11 +73,13 @@ uint64_t pma_lazy_unloaded(struct pma_heap *heap)
 
 /* the slab header + bitmap as recovery left them: PM, or the read-only
  * open's DRAM copy (made only during the replay at open, so read-only
- * once the heap is open and safe to read from any thread) */
+ * once the heap is open and safe to read from any thread), or during the
+ * dry run of a writable open its copy of a slab the replay wrote */
 static const struct pma_slab_hdr *meta_of(struct pma_heap *heap, uint64_t page)
 {
-	void *copy = heap->rdonly ? heap->ro_slab_meta[page / PMA_CHUNK_PAGES] :
-				    NULL;
+	void *copy = heap->ro_slab_meta ?
+			     heap->ro_slab_meta[page / PMA_CHUNK_PAGES] :
+			     NULL;
 
 	return copy ? copy : pma_addr(heap, pma_page_off(heap, page));
 }
@@ -89,6 +91,7 @@ int pma_lazy_peek(struct pma_heap *heap, uint64_t page, uint64_t e,
 {
 	const struct pma_slab_hdr *sh = meta_of(heap, page);
 	unsigned cls = pma_pmap_cls(e), owner = pma_pmap_owner(e);
+	int bank;
 
 	if (cls >= PMA_NCLASSES || sh->magic != PMA_SLAB_MAGIC ||
 	    sh->cls != cls || sh->owner != owner ||
@@ -99,6 +102,15 @@ int pma_lazy_peek(struct pma_heap *heap, uint64_t page, uint64_t e,
 				       "does not match its page map entry)",
 				       (unsigned long long)pma_page_off(heap,
 									page));
+	bank = heap->checked ? pma_check_banks(sh, pma_page_off(heap, page)) :
+			       -1;
+	if (bank >= 0)
+		return util_errmsg_set(EIO,
+				       "corrupt slab at 0x%llx (allocation "
+				       "bitmap bank %d fails its check)",
+				       (unsigned long long)pma_page_off(heap,
+									page),
+				       bank);
 	pma_slab_init(slab, pma_page_off(heap, page), cls, owner);
 	pma_slab_load(slab, sh);
 	return 0;

@@ -8,6 +8,7 @@
  * (reused for a new slab: then it describes that one).
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
@@ -71,6 +72,118 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 	return pma_pmap_npages(e) * PMA_PAGE;
 }
 
+/* store the root word's check (its line, with the root word, durable) */
+void pma_root_seal(struct pma_heap *heap)
+{
+	__atomic_store_n(&heap->hdr->root_check,
+			 pma_check_root(heap->hdr->root_off), __ATOMIC_RELAXED);
+	pm_persist(heap->map, &heap->hdr->root_off, 2 * sizeof(uint64_t));
+}
+
+/*
+ * A root word and its check must agree (the word is written once). Before
+ * recovery (recovered == 0) only a word and a check that are both set are
+ * compared: recovery redoes the root word if its allocation was not
+ * checkpointed. After it, a check of 0 with a root is a crash between the
+ * two stores of pma_root (a writable open completes it); a check without
+ * a root word is damage, except in a read-only open, which does not redo
+ * dest words.
+ */
+int pma_root_verify(struct pma_heap *heap, int recovered)
+{
+	uint64_t off = heap->hdr->root_off, check = heap->hdr->root_check;
+
+	if (!heap->checked || (!off && (!check || heap->rdonly)))
+		return 0;
+	if (!recovered && (!off || !check))
+		return 0;
+	if (off && (check == pma_check_root(off) || !check)) {
+		if (!recovered)
+			return 0;
+		if (!check && !heap->rdonly)
+			pma_root_seal(heap);
+		/* the root's slab is read now, not at its first use: the
+		 * way into everything else is checked at open */
+		util_errmsg_clear();
+		if (pma_usable_size(heap, off))
+			return 0;
+		if (!*util_errmsg())
+			util_errmsg_set(EIO, "it names no live block");
+		util_errmsg_prefix("the root object 0x%llx",
+				   (unsigned long long)off);
+		return -EIO;
+	}
+	return util_errmsg_set(EIO,
+			       "heap header: the root word 0x%llx is damaged "
+			       "(check mismatch)",
+			       (unsigned long long)off);
+}
+
+/*
+ * The dry run of a writable open (shadow state: the replayed page map
+ * entries in heap->pmap_pm, the replayed slabs' copies): the root's slab
+ * must pass the check of its first use, before recovery writes anything,
+ * so that a refused heap stays as it was. The root word itself is redone
+ * only after this; 0 here means not yet, and pma_root_verify checks the
+ * rest after recovery.
+ */
+static uint64_t entry_now(const struct pma_heap *heap, const uint64_t *pmap_pm,
+			  uint64_t page)
+{
+	uint64_t e = heap->pmap_pm[page] ? heap->pmap_pm[page] : pmap_pm[page];
+
+	return e & ~PMA_PMAP_CHECK_MASK;
+}
+
+static int root_not_live(uint64_t off)
+{
+	return util_errmsg_set(EIO,
+			       "the root object 0x%llx: it names no live "
+			       "block after the replay",
+			       (unsigned long long)off);
+}
+
+int pma_root_dry_check(struct pma_heap *heap, const uint64_t *pmap_pm)
+{
+	uint64_t off = heap->hdr->root_off, b = pool_off_byte(off), page, e;
+	struct pma_slab *slab;
+	uint32_t idx;
+	int rc;
+
+	if (!heap->checked || !off || pool_off_part(off) != heap->part ||
+	    b < heap->data_base ||
+	    (page = pma_page_of(heap, b)) >= heap->geom.npages)
+		return 0;
+	e = entry_now(heap, pmap_pm, page);
+	if (b % PMA_PAGE == 0 && pma_pmap_kind(e) == PMA_PMAP_EXTENT)
+		return 0; /* its page map entry was checked */
+	page -= page % PMA_CHUNK_PAGES;
+	e = entry_now(heap, pmap_pm, page);
+	if (pma_pmap_kind(e) != PMA_PMAP_SLAB)
+		return root_not_live(off);
+	/* an entry the replay did not write must be in a marked group, or
+	 * open would not see it (a damaged summary) */
+	if ((!heap->shadow || !heap->pmap_pm[page]) && !pma_sum_has(heap, page))
+		return util_errmsg_set(EIO,
+				       "page map summary: the group of the "
+				       "root object's slab 0x%llx is not "
+				       "marked (damaged summary)",
+				       (unsigned long long)pma_page_off(heap,
+									page));
+	slab = pma_slab_alloc();
+	if (!slab)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	rc = pma_lazy_peek(heap, page, e, slab);
+	if (rc < 0)
+		util_errmsg_prefix("the root object 0x%llx",
+				   (unsigned long long)off);
+	else if (pma_slab_index(slab, b, &idx) < 0 ||
+		 !pma_slab_is_live(slab, idx))
+		rc = root_not_live(off);
+	free(slab);
+	return rc;
+}
+
 PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
 {
 	uint64_t off;
@@ -85,6 +198,8 @@ PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
 		rc = pma_alloc_to(heap, size, &heap->hdr->root_off,
 				  PMA_ALLOC_ZERO);
 		off = heap->hdr->root_off;
+		if (rc == 0 && heap->checked)
+			pma_root_seal(heap);
 	} else if (!(have = pma_usable_size(heap, off))) {
 		rc = util_errmsg_set(EIO,
 				     "the root word 0x%llx names no live "

@@ -202,7 +202,12 @@ static int sync_slab(struct pma_heap *heap, struct pma_slab *slab,
 			__atomic_store_n(&line[k], v, __ATOMIC_RELAXED);
 			changed = 1;
 		}
-		if (changed && pma_dirty_add(dirty, line, PMA_LINE) < 0)
+		if (!changed)
+			continue;
+		if (heap->checked)
+			pma_check_bank_seal(pma_addr(heap, slab->off), slab->off,
+					    l);
+		if (pma_dirty_add(dirty, line, PMA_LINE) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -255,6 +260,11 @@ static void stage_heads(struct pma_heap *heap)
 		arena = &heap->arenas[i];
 		__atomic_store_n(&arena->desc->head[next], arena->tail,
 				 __ATOMIC_RELAXED);
+		if (heap->checked)
+			__atomic_store_n(&arena->desc->check[next],
+					 pma_check_head(arena->tail, i,
+							heap->head_gen + 1),
+					 __ATOMIC_RELAXED);
 		pm_flush(heap->map, arena->desc, sizeof(*arena->desc));
 	}
 }
@@ -266,7 +276,9 @@ static void flip_heads(struct pma_heap *heap)
 	unsigned i;
 
 	heap->head_gen++;
-	__atomic_store_n(&heap->hdr->head_gen, heap->head_gen,
+	__atomic_store_n(&heap->hdr->head_gen,
+			 heap->checked ? pma_check_gen(heap->head_gen) :
+					 heap->head_gen,
 			 __ATOMIC_RELAXED);
 	pm_flush(heap->map, &heap->hdr->head_gen, sizeof(uint64_t));
 	pm_drain(heap->map);
@@ -644,6 +656,26 @@ static int recover_apply(struct pma_heap *heap, struct redo_ring *redo,
 	return rc;
 }
 
+/* version 7: a root word of 0 whose check is set (pma_root sealed it)
+ * is damage unless the redo of the root's allocation writes it now */
+static int root_zero_check(struct pma_heap *heap, const struct redo_ring *redo)
+{
+	uint64_t word = pma_pool_off(heap, heap->region_off + PMA_ROOT_WORD_OFF);
+	unsigned i, j;
+
+	if (!heap->checked || heap->hdr->root_off || !heap->hdr->root_check)
+		return 0;
+	for (i = 0; i < heap->geom.narenas; i++)
+		for (j = 0; j < redo[i].n; j++)
+			if (redo[i].op[j].dest == word &&
+			    (redo[i].op[j].type == PMA_REC_ALLOC ||
+			     redo[i].op[j].type == PMA_REC_EXT_ALLOC))
+				return 0;
+	return util_errmsg_set(EIO,
+			       "heap header: the root word is 0 but its check "
+			       "says a root object was made (damaged)");
+}
+
 /* the whole replay into DRAM copies first: a log that contradicts the
  * heap is refused before PM is written (a no-op without records) */
 static int recover_dry_run(struct pma_heap *heap, struct redo_ring *redo)
@@ -651,14 +683,22 @@ static int recover_dry_run(struct pma_heap *heap, struct redo_ring *redo)
 	struct pma_shadow shadow;
 	int rc;
 
-	if (!any_records(heap))
-		return pma_pmap_check_spans(heap, NULL);
+	if (!any_records(heap)) {
+		rc = pma_pmap_check_spans(heap, NULL);
+		if (rc == 0)
+			rc = root_zero_check(heap, redo); /* no ops: n = 0 */
+		return rc < 0 ? rc : pma_root_dry_check(heap, heap->pmap_pm);
+	}
 	rc = pma_shadow_begin(heap, &shadow);
 	if (rc < 0)
 		return rc;
 	rc = recover_apply(heap, redo, 1);
 	if (rc == 0)
 		rc = pma_pmap_check_spans(heap, &shadow);
+	if (rc == 0)
+		rc = root_zero_check(heap, redo);
+	if (rc == 0)
+		rc = pma_root_dry_check(heap, shadow.pmap_pm);
 	pma_shadow_end(heap, &shadow);
 	return rc;
 }
@@ -718,6 +758,36 @@ static int head_check(struct pma_heap *heap, const struct pma_arena *arena)
 			       arena->id, (unsigned long long)arena->head);
 }
 
+/*
+ * The first invalid op of a log is where the crash tore the last append,
+ * or a log that never went further: its slot (for an extent op whose
+ * EXT_LEN is missing, the slot after) holds a torn or an old record. A
+ * record whose words are both of its lap but that fails its checksum was
+ * written whole and damaged since: ending the log there would drop a
+ * committed op without a word (version 7; older heaps were not written
+ * with this rule in mind... it holds for them too, but they keep their
+ * behaviour).
+ */
+static int tail_check(struct pma_heap *heap, const struct pma_arena *arena)
+{
+	uint32_t cap = heap->geom.log_cap;
+	uint64_t k = arena->tail, payload, value;
+	unsigned type;
+
+	if (!heap->checked || k - arena->head >= cap)
+		return 0;
+	if (pma_booklog_decode(arena->log, cap, k, &type, &payload, &value) ==
+		    0 &&
+	    ++k - arena->head >= cap)
+		return 0;
+	if (!pma_booklog_slot_damaged(arena->log, cap, k))
+		return 0;
+	return util_errmsg_set(EIO,
+			       "arena %u: log record %llu is damaged (written "
+			       "whole, fails its checksum)",
+			       arena->id, (unsigned long long)k);
+}
+
 /* every arena's tail: the first invalid op from its head */
 static int find_tails(struct pma_heap *heap)
 {
@@ -732,7 +802,9 @@ static int find_tails(struct pma_heap *heap)
 			return rc;
 		arena->tail = pma_booklog_find_tail(
 			arena->log, heap->geom.log_cap, arena->head);
-		rc = log_end_check(heap, arena);
+		rc = tail_check(heap, arena);
+		if (rc == 0)
+			rc = log_end_check(heap, arena);
 		if (rc < 0)
 			return rc;
 	}
@@ -744,7 +816,11 @@ int pma_recover_rdonly(struct pma_heap *heap)
 	struct pma_dirty dirty = { 0 };
 	int rc;
 
+	/* the same checks as pma_recover, in the same order: the page map
+	 * before the replay, then its spans after it */
 	rc = find_tails(heap);
+	if (rc == 0)
+		rc = pma_pmap_check(heap);
 	if (rc < 0)
 		return rc;
 	rc = apply_all(heap, &dirty, NULL, 0);

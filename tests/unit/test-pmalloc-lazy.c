@@ -541,6 +541,7 @@ struct pm_edit {
 	struct pool *pool;
 	struct pm_map *map;
 	uint64_t *entry;
+	uint64_t page; /* the entry's page */
 	struct pma_slab_hdr *sh;
 };
 
@@ -561,6 +562,7 @@ static void edit_begin(struct fx *f, struct pm_edit *ed)
 		if (pma_pmap_kind(pmap[p]) == PMA_PMAP_SLAB)
 			ed->entry = &pmap[p];
 	assert_non_null(ed->entry);
+	ed->page = (uint64_t)(ed->entry - pmap);
 	ed->sh = (void *)((char *)hdr + hdr->data_off +
 			  (uint64_t)(ed->entry - pmap) * PMA_PAGE);
 }
@@ -587,11 +589,14 @@ static void test_corrupt_entry(void **state)
 	close_heap(f);
 	edit_begin(f, &ed);
 	good = *ed.entry;
-	assert_int_equal(good, pma_pmap_make_slab(cls, 0));
+	/* a version 7 entry: with its check (layout.h) */
+	assert_int_equal(good, pma_check_pmap(pma_pmap_make_slab(cls, 0),
+					      ed.page));
 	assert_int_equal(pma_pmap_cls(good), cls);
 	assert_int_equal(pma_pmap_owner(good), 0);
 	assert_int_equal(pma_pmap_npages(good), PMA_CHUNK_PAGES);
-	*ed.entry = pma_pmap_make_slab(cls, 63); /* owner >= narenas */
+	/* owner >= narenas, with a valid check */
+	*ed.entry = pma_check_pmap(pma_pmap_make_slab(cls, 63), ed.page);
 	edit_end(&ed);
 	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), -EIO);
 	assert_non_null(strstr(pma_errormsg(), "corrupt page map entry"));
@@ -599,7 +604,8 @@ static void test_corrupt_entry(void **state)
 			 -EIO);
 
 	edit_begin(f, &ed);
-	*ed.entry = pma_pmap_make_slab(PMA_NCLASSES, 0); /* no such class */
+	/* no such class */
+	*ed.entry = pma_check_pmap(pma_pmap_make_slab(PMA_NCLASSES, 0), ed.page);
 	edit_end(&ed);
 	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), -EIO);
 	assert_non_null(strstr(pma_errormsg(), "corrupt page map entry"));

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmalloc check: the version 7 checks of the words recovery trusts
+ * (layout.h, "checks"): head_gen, the arena heads, the root word, page map
+ * entries and slab bitmap banks. Each is a crc32c of the word and of
+ * where it lives. Pure functions: the callers store and flush.
+ */
+#include <stdint.h>
+
+#include "pmalloc/internal.h"
+#include "util/crc.h"
+
+uint64_t pma_check_gen(uint64_t gen)
+{
+	uint64_t c = util_crc32c_3w(gen & PMA_GEN_MASK, PMA_CHECK_SEED, 1);
+
+	return (gen & PMA_GEN_MASK) | (c | 0x8000) << PMA_GEN_BITS;
+}
+
+int pma_check_gen_decode(uint64_t word, uint64_t *ret_gen)
+{
+	if (pma_check_gen(word & PMA_GEN_MASK) != word)
+		return -1;
+	*ret_gen = word & PMA_GEN_MASK;
+	return 0;
+}
+
+uint64_t pma_check_head(uint64_t head, unsigned arena, uint64_t gen)
+{
+	return PMA_CHECK_MARK |
+	       util_crc32c_3w(head, (uint64_t)arena << 48 | (gen & PMA_GEN_MASK),
+			      PMA_CHECK_SEED + 2);
+}
+
+uint64_t pma_check_root(uint64_t root_off)
+{
+	return PMA_CHECK_MARK |
+	       util_crc32c_3w(root_off, PMA_ROOT_WORD_OFF, PMA_CHECK_SEED + 3);
+}
+
+uint64_t pma_check_pmap(uint64_t e, uint64_t page)
+{
+	uint64_t v = e & ~PMA_PMAP_CHECK_MASK;
+
+	if (!v)
+		return 0;
+	return v | (util_crc32c_3w(v, page, PMA_CHECK_SEED + 4) & 0xfffULL)
+			   << PMA_PMAP_CHECK_SHIFT;
+}
+
+uint64_t pma_check_bank(const uint64_t *line, uint64_t slab_off, unsigned bank)
+{
+	uint64_t c = util_crc32c_3w(line[0], line[1], line[2]);
+
+	_Static_assert(PMA_SLAB_BANK_WORDS == 3, "a bank's check covers 3 words");
+	return PMA_CHECK_MARK |
+	       util_crc32c_3w(c, slab_off << 4 | bank, PMA_CHECK_SEED + 5);
+}
+
+static uint64_t *bank_line(void *slab_meta, unsigned bank)
+{
+	return (uint64_t *)(void *)((char *)slab_meta + PMA_SLAB_BITMAP_OFF +
+				    bank * PMA_LINE);
+}
+
+void pma_check_bank_seal(void *slab_meta, uint64_t slab_off, unsigned bank)
+{
+	uint64_t *line = bank_line(slab_meta, bank);
+
+	__atomic_store_n(&line[PMA_SLAB_BANK_CHECK],
+			 pma_check_bank(line, slab_off, bank),
+			 __ATOMIC_RELAXED);
+}
+
+void pma_check_bank_seal_word(void *slab_meta, uint64_t slab_off,
+			      const uint64_t *word)
+{
+	uint64_t rel = (uint64_t)((const char *)word - (char *)slab_meta) -
+		       PMA_SLAB_BITMAP_OFF;
+
+	pma_check_bank_seal(slab_meta, slab_off, (unsigned)(rel / PMA_LINE));
+}
+
+int pma_check_banks(const void *slab_meta, uint64_t slab_off)
+{
+	unsigned l;
+
+	for (l = 0; l < PMA_NBANKS; l++) {
+		const uint64_t *line = bank_line((void *)(uintptr_t)slab_meta, l);
+
+		if (line[PMA_SLAB_BANK_CHECK] !=
+		    pma_check_bank(line, slab_off, l))
+			return (int)l;
+	}
+	return -1;
+}
