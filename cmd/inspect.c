@@ -238,7 +238,9 @@ static void print_header(const struct pool *pool)
 	if (!gmtime_r(&t, &tm) ||
 	    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm))
 		snprintf(when, sizeof(when), "?");
-	printf("pool:         %s\n", part_path(pool, 0, path));
+	fputs("pool:         ", stdout);
+	cmd_print_escaped(stdout, part_path(pool, 0, path));
+	fputc('\n', stdout);
 	printf("uuid:         %s\n", uuid);
 	printf("version:      %u.%u\n", hdr->major, hdr->minor);
 	printf("generation:   %" PRIu64 " (header copy %s%s)\n",

@@ -27,7 +27,7 @@ broken() {
 }
 
 @test "human output shows header, granularity, parts and regions" {
-	mkpool "$T/p0" --parts "$T/p1" --node 0,1 -j
+	PMAD_FAKE_NUMA=2 mkpool "$T/p0" --parts "$T/p1" --node 0,1 -j
 	local uuid
 	uuid=$(jq -r .uuid <<<"$output")
 	run --separate-stderr pmactl inspect "$T/p0"
