@@ -321,13 +321,9 @@ static void headers_write(struct pool *pool)
 		pm_persist(pool->parts[i].map, dst, sizeof(phdr));
 	}
 	pool->hdr.checksum = pool_hdr_checksum(&pool->hdr);
-	/* part headers are durable: from copy B on the pool is valid */
-	dst = base0 + POOL_HDR_B_OFF;
-	memcpy(dst, &pool->hdr, sizeof(pool->hdr));
-	pm_persist(map0, dst, sizeof(pool->hdr));
-	dst = base0 + POOL_HDR_A_OFF;
-	memcpy(dst, &pool->hdr, sizeof(pool->hdr));
-	pm_persist(map0, dst, sizeof(pool->hdr));
+	/* part headers are durable: from copy B's seal on the pool is valid */
+	pool_hdr_copy_write(map0, 1, &pool->hdr, POOL_HDR_SEAL_LAST);
+	pool_hdr_copy_write(map0, 0, &pool->hdr, POOL_HDR_SEAL_FIRST);
 	/* equal generations: open prefers copy A */
 	pool->hdr_copy = 0;
 	pool->other_valid = 1;

@@ -53,7 +53,7 @@ broken() {
 	run --separate-stderr pmactl inspect --json "$T/p0"
 	assert_success
 	local j=$output
-	[ "$(jq -c 'keys_unsorted - ["header_copy", "header_other_valid"]' <<<"$j")" = \
+	[ "$(jq -c 'keys_unsorted - ["header_copy", "header_other_valid", "header_damaged"]' <<<"$j")" = \
 		'["uuid","version","major","minor","generation","features","create_time","granularity","size","nparts","parts","regions"]' ]
 	[ "$(jq -c '.features | keys' <<<"$j")" = '["compat","incompat","ro_compat"]' ]
 	[ "$(jq -r '[.major, .minor, .generation, .create_time, .size, .nparts] | map(type) | unique | join(",")' <<<"$j")" = number ]

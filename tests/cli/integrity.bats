@@ -40,6 +40,72 @@ heap_pool() {
 	assert_success
 }
 
+# ------------------------------------------------------------ item 2
+
+@test "a damaged newest header copy never shows an older region table" {
+	heap_pool "$T/p"
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	local cur
+	cur=$(jq -r .header_copy <<<"$output")
+	if [ "$cur" = A ]; then cur=$POOL_HDR_A_OFF; else cur=$POOL_HDR_B_OFF; fi
+	flip_byte "$T/p" $((cur + 0x1000))
+	run --separate-stderr pmactl inspect -j "$T/p"
+	if [ "$status" = 0 ]; then
+		# a fallback is fine only to a copy of the same state
+		[ "$(jq -r '.regions | length' <<<"$output")" = 1 ] ||
+			fail "rolled back: $output"
+	else
+		assert_failure 1
+	fi
+	# a writable open of the same state works and rewrites the copy
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 100
+	assert_success
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	[ "$(jq -r .header_other_valid <<<"$output")" = true ]
+	[ "$(jq -r '.regions | length' <<<"$output")" = 1 ]
+}
+
+@test "a damaged newest copy over an older one refuses the open" {
+	mkpool_size "$T/p" 8M
+	# copy A of generation 1, before the heap's region was added
+	dd if="$T/p" of="$T/old-a" bs=8192 skip=1 count=1 status=none
+	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
+	assert_success
+	# as if an update stopped after its first copy: A is older, B newest
+	dd if="$T/old-a" of="$T/p" bs=8192 seek=1 count=1 conv=notrunc \
+		status=none
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	[ "$(jq -r '.regions | length' <<<"$output")" = 1 ]
+	flip_byte "$T/p" $((POOL_HDR_B_OFF + 0x1000))
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 100
+	assert_failure
+	[[ "$stderr" == *"damaged"* ]] || fail "$stderr"
+	[[ "$stderr" == *"older"* ]] || fail "$stderr"
+	# read-only inspect shows the older copy, says so and exits 1
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_failure 1
+	[ "$(jq -r .header_damaged <<<"$output")" = true ]
+	[ "$(jq -r .generation <<<"$output")" = 1 ]
+	[[ "$stderr" == *"damaged"* ]] || fail "$stderr"
+	run --separate-stderr pmactl inspect "$T/p"
+	assert_failure 1
+	assert_output --partial "DAMAGED"
+}
+
+@test "an unknown incompat feature in one copy refuses the open" {
+	mkpool "$T/p"
+	put_le "$T/p" $((POOL_HDR_B_OFF + POOL_HDR_INCOMPAT_OFF)) 8 $((1 << 40))
+	fix_csum "$T/p" "$POOL_HDR_B_OFF" "$POOL_HDR_CSUM_LEN"
+	run --separate-stderr pmactl inspect "$T/p"
+	assert_failure 1
+	[[ "$stderr" == *"unknown incompatible features"* ]] || fail "$stderr"
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 100
+	assert_failure
+}
+
 # ------------------------------------------------------------ item 8
 
 @test "out-of-range size and an empty path are usage errors" {
