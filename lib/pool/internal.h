@@ -72,8 +72,11 @@ int pool_hdr_write(struct pool *pool, const struct pool_hdr *new_hdr);
 /* allocate an empty struct pool (every fd -1); NULL on ENOMEM */
 struct pool *pool_alloc(unsigned flags);
 
-/* take part 0's advisory lock per pool->flags; -EBUSY if held */
+/* take part i's (part 0's) advisory lock per pool->flags; -EBUSY if held */
+int pool_part_lock(struct pool *pool, unsigned i);
 int pool_lock(struct pool *pool);
+/* -EINVAL if open part i is the same file (device, inode) as a part < i */
+int pool_part_same_file(const struct pool *pool, unsigned i);
 /* pm_map_new every part not mapped yet */
 int pool_parts_map(struct pool *pool);
 

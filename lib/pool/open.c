@@ -5,8 +5,9 @@
  * open and verify every other part from its path hint, and map them all.
  * Also close and the read-only accessors of an open pool.
  *
- * Only part 0 carries the advisory lock (flock): exclusive for writers,
- * shared for read-only opens, none with POOL_OPEN_NOLOCK.
+ * Every part carries the advisory lock (flock) while the pool is open:
+ * exclusive for writers, shared for read-only opens, none with
+ * POOL_OPEN_NOLOCK. Parts are told apart by device and inode.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -191,22 +192,49 @@ static int part_hdr_read(struct pool *pool, unsigned i,
 	return 0;
 }
 
-int pool_lock(struct pool *pool)
+int pool_part_lock(struct pool *pool, unsigned i)
 {
 	int op = (pool->flags & POOL_OPEN_RDONLY) ? LOCK_SH : LOCK_EX;
+	char label[POOL_PATH_HINT_LEN + 32];
 
 	if (pool->flags & POOL_OPEN_NOLOCK)
 		return 0;
-	while (flock(pool->parts[0].fd, op | LOCK_NB) < 0) {
+	part_label(i, pool->parts[i].path, label, sizeof(label));
+	while (flock(pool->parts[i].fd, op | LOCK_NB) < 0) {
 		if (errno == EINTR)
 			continue;
 		if (errno == EWOULDBLOCK)
 			return util_errmsg_set(
-				EBUSY,
-				"'%s': pool is in use by another process",
-				pool->parts[0].path);
-		return util_errmsg_set(errno, "'%s': cannot lock: %s",
-				       pool->parts[0].path, strerror(errno));
+				EBUSY, "%s: pool is in use by another process",
+				label);
+		return util_errmsg_set(errno, "%s: cannot lock: %s", label,
+				       strerror(errno));
+	}
+	return 0;
+}
+
+int pool_lock(struct pool *pool)
+{
+	return pool_part_lock(pool, 0);
+}
+
+int pool_part_same_file(const struct pool *pool, unsigned i)
+{
+	struct stat st, other;
+	unsigned j;
+
+	if (fstat(pool->parts[i].fd, &st) < 0)
+		return util_errmsg_set(errno, "cannot stat '%s': %s",
+				       pool->parts[i].path, strerror(errno));
+	for (j = 0; j < i; j++) {
+		if (pool->parts[j].fd < 0 || fstat(pool->parts[j].fd, &other))
+			continue;
+		if (st.st_dev == other.st_dev && st.st_ino == other.st_ino)
+			return util_errmsg_set(EINVAL,
+					       "'%s' is the same file as part "
+					       "%u ('%s')",
+					       pool->parts[i].path, j,
+					       pool->parts[j].path);
 	}
 	return 0;
 }
@@ -378,6 +406,13 @@ static int part_verify(struct pool *pool, unsigned i)
 	if (!e->path_hint[0])
 		return util_errmsg_set(ENOENT, "part %u has no path", i);
 	rc = part_open(pool, i, e->path_hint);
+	if (rc < 0)
+		return rc;
+	rc = pool_part_same_file(pool, i);
+	if (rc < 0)
+		return rc;
+	/* every part is locked as long as the pool is open, not only 0 */
+	rc = pool_part_lock(pool, i);
 	if (rc < 0)
 		return rc;
 	rc = part_hdr_read(pool, i, &phdr);

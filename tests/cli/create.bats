@@ -153,12 +153,16 @@ usage_error() {
 	[ "$(jq -r .size <<<"$output")" = 2097152 ]
 }
 
-@test "--force overwrites an existing ordinary file" {
+@test "--force overwrites a pool, never an ordinary file" {
 	echo hello >"$T/file"
 	run --separate-stderr pmactl create "$T/file" --size 1M
 	assert_failure 1
 	[[ "$stderr" == "pmactl: cannot create pool '$T/file': "* ]]
-	mkpool "$T/file" -f
+	run --separate-stderr pmactl create "$T/file" --size 1M -f
+	assert_failure 1
+	[[ "$stderr" == *"is not a pmad pool part"* ]] || fail "$stderr"
+	mkpool "$T/pool"
+	mkpool "$T/pool" -f
 }
 
 @test "usage error: missing POOL" {

@@ -106,6 +106,71 @@ heap_pool() {
 	assert_failure
 }
 
+# ------------------------------------------------------------ item 3
+
+@test "create refuses every part of an open pool" {
+	run --separate-stderr pmactl create "$T/x" --size 8M --parts "$T/x1"
+	assert_success
+	hold "$T/x"
+	cp "$T/x1" "$T/x1.before"
+	run --separate-stderr pmactl create "$T/y" --size 1M --parts "$T/x1" \
+		--force
+	assert_failure 1
+	[[ "$stderr" == *"in use"* ]] || fail "$stderr"
+	[ ! -e "$T/y" ]
+	run --separate-stderr pmactl create "$T/x1" --size 1M --force
+	assert_failure 1
+	[[ "$stderr" == *"in use"* ]] || fail "$stderr"
+	cmp -n 4096 "$T/x1" "$T/x1.before"
+}
+
+# ------------------------------------------------------------ item 4
+
+@test "the same file under two spellings is refused" {
+	run --separate-stderr pmactl create "$T/./c" --size 1M --parts "$T/c"
+	assert_failure 1
+	[[ "$stderr" == *"same file"* ]] || fail "$stderr"
+	[ ! -e "$T/c" ]
+	mkpool "$T/c"
+	run --separate-stderr pmactl create "$T/c" --size 1M --force \
+		--parts "$T/./c"
+	assert_failure 1
+	[[ "$stderr" == *"same file"* ]] || fail "$stderr"
+	run --separate-stderr pmactl inspect "$T/c"
+	assert_success
+}
+
+# ------------------------------------------------------------ item 5
+
+@test "create --force does not follow a symlink" {
+	echo precious >"$T/target"
+	ln -s "$T/target" "$T/link"
+	run --separate-stderr pmactl create "$T/link" --size 1M --force
+	assert_failure 1
+	[[ "$stderr" == *"symbolic link"* ]] || fail "$stderr"
+	[ "$(cat "$T/target")" = precious ]
+}
+
+@test "create --force does not overwrite a file that is not a pool" {
+	echo precious >"$T/f"
+	run --separate-stderr pmactl create "$T/f" --size 1M --force
+	assert_failure 1
+	[[ "$stderr" == *"not a pmad pool"* ]] || fail "$stderr"
+	[ "$(cat "$T/f")" = precious ]
+	# an empty file holds nothing to lose
+	: >"$T/e"
+	run --separate-stderr pmactl create "$T/e" --size 1M --force
+	assert_success
+}
+
+@test "create --force applies --mode to a reused file" {
+	mkpool "$T/p" --mode 0600
+	[ "$(stat -c %a "$T/p")" = 600 ]
+	run --separate-stderr pmactl create "$T/p" --size 1M --force --mode 0640
+	assert_success
+	[ "$(stat -c %a "$T/p")" = 640 ]
+}
+
 # ------------------------------------------------------------ item 8
 
 @test "out-of-range size and an empty path are usage errors" {
