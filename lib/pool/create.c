@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +30,11 @@ struct create_ctx {
 	const struct pool_create_params *params;
 	struct pool *pool;
 	int created[POOL_MAX_PARTS]; /* we made the file: remove on failure */
+	/* force over an existing part: the new part is built in tmp_path
+	 * (same directory) and renamed over the old one only once the pool
+	 * is complete; old_fd keeps the old file locked until then */
+	char *tmp_path[POOL_MAX_PARTS];
+	int old_fd[POOL_MAX_PARTS];
 	uint64_t done, total; /* progress over all file parts */
 };
 
@@ -102,9 +108,21 @@ static int file_prealloc(struct create_ctx *ctx, unsigned i)
 {
 	struct pool_part *part = &ctx->pool->parts[i];
 	const struct pool_create_params *p = ctx->params;
-	uint64_t off, len;
+	uint64_t off, len, avail;
+	struct statvfs vfs;
 	int err;
 
+	/* refuse early instead of filling the file system, then failing */
+	if (fstatvfs(part->fd, &vfs) == 0) {
+		avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+		if (avail < part->size)
+			return util_errmsg_set(
+				ENOSPC,
+				"'%s': not enough space on file system for "
+				"%llu bytes (%llu available)",
+				part->path, (unsigned long long)part->size,
+				(unsigned long long)avail);
+	}
 	for (off = 0; off < part->size; off += len) {
 		len = part->size - off < CREATE_CHUNK ? part->size - off :
 							CREATE_CHUNK;
@@ -187,6 +205,32 @@ static int reuse_target_check(const struct pool_part *part)
 	return 0;
 }
 
+/* a new file next to part i's path, to be renamed over it */
+static int tmp_part_open(struct create_ctx *ctx, unsigned i)
+{
+	struct pool_part *part = &ctx->pool->parts[i];
+	const char *slash = strrchr(part->path, '/');
+	int dir_len = slash ? (int)(slash - part->path + 1) : 0;
+
+	if (asprintf(&ctx->tmp_path[i], "%.*s.%s.pmad-XXXXXX", dir_len,
+		     part->path, part->path + dir_len) < 0) {
+		ctx->tmp_path[i] = NULL;
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	part->fd = mkostemp(ctx->tmp_path[i], O_CLOEXEC);
+	if (part->fd < 0) {
+		free(ctx->tmp_path[i]);
+		ctx->tmp_path[i] = NULL;
+		return util_errmsg_set(errno, "'%s': cannot create a file "
+				       "next to it: %s",
+				       part->path, strerror(errno));
+	}
+	if (fchmod(part->fd, ctx->params->mode) < 0)
+		return util_errmsg_set(errno, "'%s': chmod: %s", part->path,
+				       strerror(errno));
+	return pool_part_lock(ctx->pool, i);
+}
+
 /*
  * An existing file with POOL_CREATE_FORCE: never through a symlink, only
  * a file that is empty or a pool part, and only when no open pool holds
@@ -215,13 +259,10 @@ static int file_reuse(struct create_ctx *ctx, unsigned i)
 	rc = reuse_target_check(part);
 	if (rc < 0)
 		return rc;
-	if (fchmod(part->fd, ctx->params->mode) < 0)
-		return util_errmsg_set(errno, "'%s': chmod: %s", part->path,
-				       strerror(errno));
-	if (ftruncate(part->fd, 0) < 0)
-		return util_errmsg_set(errno, "'%s': cannot truncate: %s",
-				       part->path, strerror(errno));
-	return 0;
+	/* the old part stays intact (and locked) until the new pool is */
+	ctx->old_fd[i] = part->fd;
+	part->fd = -1;
+	return tmp_part_open(ctx, i);
 }
 
 /* part i exists: maybe as an earlier part under another spelling */
@@ -446,13 +487,50 @@ static void headers_write(struct pool *pool)
 	pool->other_valid = 1;
 }
 
+static void create_release(struct create_ctx *ctx)
+{
+	unsigned i;
+
+	for (i = 0; i < POOL_MAX_PARTS; i++) {
+		free(ctx->tmp_path[i]);
+		ctx->tmp_path[i] = NULL;
+		if (ctx->old_fd[i] >= 0)
+			close(ctx->old_fd[i]);
+		ctx->old_fd[i] = -1;
+	}
+}
+
+/* the new pool is durable: put the parts built aside in place */
+static int tmp_parts_commit(struct create_ctx *ctx)
+{
+	unsigned i;
+
+	for (i = 0; i < ctx->params->nparts; i++) {
+		if (!ctx->tmp_path[i])
+			continue;
+		if (rename(ctx->tmp_path[i], ctx->pool->parts[i].path) < 0)
+			return util_errmsg_set(errno,
+					       "cannot rename '%s' to '%s': %s",
+					       ctx->tmp_path[i],
+					       ctx->pool->parts[i].path,
+					       strerror(errno));
+		free(ctx->tmp_path[i]);
+		ctx->tmp_path[i] = NULL;
+	}
+	return 0;
+}
+
 static void create_undo(struct create_ctx *ctx)
 {
 	unsigned i;
 
-	for (i = 0; i < ctx->params->nparts; i++)
+	for (i = 0; i < ctx->params->nparts; i++) {
 		if (ctx->created[i])
 			unlink(ctx->pool->parts[i].path);
+		if (ctx->tmp_path[i])
+			unlink(ctx->tmp_path[i]);
+	}
+	create_release(ctx);
 	pool_close(&ctx->pool);
 }
 
@@ -462,6 +540,8 @@ int pool_create(const struct pool_create_params *params, struct pool **ret_pool)
 	unsigned i;
 	int rc;
 
+	for (i = 0; i < POOL_MAX_PARTS; i++)
+		ctx.old_fd[i] = -1;
 	rc = params_check(params);
 	if (rc < 0)
 		return rc;
@@ -480,6 +560,10 @@ int pool_create(const struct pool_create_params *params, struct pool **ret_pool)
 	if (rc < 0)
 		goto out_undo;
 	headers_write(ctx.pool);
+	rc = tmp_parts_commit(&ctx);
+	if (rc < 0)
+		goto out_undo;
+	create_release(&ctx);
 	*ret_pool = ctx.pool;
 	return 0;
 

@@ -171,6 +171,48 @@ heap_pool() {
 	[ "$(stat -c %a "$T/p")" = 640 ]
 }
 
+# ------------------------------------------------------------ item 6
+
+# no_fill CMD...: run CMD unable to write past 64 MiB (so that a create
+# that does not check the space first fails instead of filling the disk)
+no_fill() {
+	run --separate-stderr bash -c 'trap "" XFSZ; ulimit -f 65536; "$@"' \
+		no_fill "$@"
+}
+
+@test "create checks the free space first" {
+	local avail size
+	avail=$(df --output=avail -B1 "$T" | tail -1)
+	size=$(((avail / 65536 + 16384) * 65536))
+	no_fill pmactl create "$T/big" --size "$size"
+	assert_failure 1
+	[[ "$stderr" == *"not enough space"* ]] || fail "$stderr"
+	[ ! -e "$T/big" ]
+	mkpool "$T/p" -j
+	local uuid
+	uuid=$(jq -r .uuid <<<"$output")
+	no_fill pmactl create "$T/p" --size "$size" --force
+	assert_failure 1
+	[[ "$stderr" == *"not enough space"* ]] || fail "$stderr"
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	[ "$(jq -r .uuid <<<"$output")" = "$uuid" ]
+}
+
+@test "a failed create --force leaves the old pool intact" {
+	mkpool "$T/p" -j
+	local uuid
+	uuid=$(jq -r .uuid <<<"$output")
+	# 128 MiB does not fit below the 64 MiB file size limit
+	no_fill pmactl create "$T/p" --size 128M --force
+	assert_failure 1
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	[ "$(jq -r .uuid <<<"$output")" = "$uuid" ]
+	# nothing left of the new pool's file
+	[ "$(ls -A "$T" | grep -c pmad)" = 0 ] || fail "left: $(ls -A "$T")"
+}
+
 # ------------------------------------------------------------ item 8
 
 @test "out-of-range size and an empty path are usage errors" {
