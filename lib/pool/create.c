@@ -500,10 +500,31 @@ static void create_release(struct create_ctx *ctx)
 	}
 }
 
+/* make the rename of path durable: fsync its directory */
+static int dir_sync(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd, rc = 0;
+
+	dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup(".");
+	if (!dir)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		rc = util_errmsg_set(errno, "'%s': cannot sync directory: %s",
+				     dir, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return rc;
+}
+
 /* the new pool is durable: put the parts built aside in place */
 static int tmp_parts_commit(struct create_ctx *ctx)
 {
 	unsigned i;
+	int rc;
 
 	for (i = 0; i < ctx->params->nparts; i++) {
 		if (!ctx->tmp_path[i])
@@ -516,6 +537,9 @@ static int tmp_parts_commit(struct create_ctx *ctx)
 					       strerror(errno));
 		free(ctx->tmp_path[i]);
 		ctx->tmp_path[i] = NULL;
+		rc = dir_sync(ctx->pool->parts[i].path);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
