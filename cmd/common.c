@@ -34,16 +34,83 @@ int cmd_base_option(int c, struct cmd_ctx *ctx, const char *cmd,
 	}
 }
 
+/* the escape of byte c, or NULL if it prints as itself */
+static const char *cmd_escape_char(unsigned char c, char buf[5])
+{
+	switch (c) {
+	case '\n':
+		return "\\n";
+	case '\t':
+		return "\\t";
+	case '\r':
+		return "\\r";
+	case '\\':
+		return "\\\\";
+	default:
+		if (c >= 0x20 && c != 0x7f)
+			return NULL;
+		snprintf(buf, 5, "\\x%02x", c);
+		return buf;
+	}
+}
+
+char *cmd_escape(const char *s)
+{
+	char buf[5], *out, *p;
+	const char *esc;
+
+	/* every byte becomes at most 4 */
+	out = malloc(strlen(s) * 4 + 1);
+	if (!out)
+		return NULL;
+	for (p = out; *s; s++) {
+		esc = cmd_escape_char((unsigned char)*s, buf);
+		if (esc) {
+			p = stpcpy(p, esc);
+		} else {
+			*p++ = *s;
+		}
+	}
+	*p = '\0';
+	return out;
+}
+
+void cmd_print_escaped(FILE *f, const char *s)
+{
+	char buf[5];
+	const char *esc;
+
+	for (; *s; s++) {
+		esc = cmd_escape_char((unsigned char)*s, buf);
+		if (esc)
+			fputs(esc, f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* "<prog>: <message>" on stderr, the message escaped: it names paths */
+static void cmd_vreport(const struct cmd_ctx *ctx, const char *fmt,
+			va_list ap)
+{
+	char *msg;
+
+	fprintf(stderr, "%s: ", ctx->prog);
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fputs("(out of memory formatting the message)", stderr);
+		return;
+	}
+	cmd_print_escaped(stderr, msg);
+	free(msg);
+}
+
 int cmd_usage_error(const struct cmd_ctx *ctx, const char *cmd, const char *fmt,
 		    ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", ctx->prog);
 	va_start(ap, fmt);
-	/* va_start is right above (an analyzer false positive) */
-	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
-	vfprintf(stderr, fmt, ap);
+	cmd_vreport(ctx, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\ntry '%s %s --help'\n", ctx->prog, cmd);
 	return CMD_EXIT_USAGE;
@@ -53,11 +120,8 @@ int cmd_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", ctx->prog);
 	va_start(ap, fmt);
-	/* va_start is right above (an analyzer false positive) */
-	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
-	vfprintf(stderr, fmt, ap);
+	cmd_vreport(ctx, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return CMD_EXIT_FAIL;
@@ -135,7 +199,8 @@ int cmd_table_add(struct cmd_table *t, const char *const *cells)
 	}
 	row = t->cells + t->nrows * t->ncols;
 	for (i = 0; i < t->ncols; i++) {
-		row[i] = strdup(cells[i] ? cells[i] : "-");
+		/* escaped: a cell may be a path with control characters */
+		row[i] = cmd_escape(cells[i] ? cells[i] : "-");
 		if (!row[i])
 			t->failed = 1;
 	}

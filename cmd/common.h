@@ -48,12 +48,22 @@ struct pool;
 int cmd_base_option(int c, struct cmd_ctx *ctx, const char *cmd,
 		    const char *usage);
 
-/* "pmactl: <msg>" and "try 'pmactl <cmd> --help'" on stderr; returns 2 */
+/* "pmactl: <msg>" (escaped) and "try 'pmactl <cmd> --help'" on stderr;
+ * returns 2 */
 int cmd_usage_error(const struct cmd_ctx *ctx, const char *cmd, const char *fmt,
 		    ...) __attribute__((format(printf, 3, 4)));
-/* "pmactl: <msg>" on stderr; returns 1 */
+/* "pmactl: <msg>" (escaped) on stderr; returns 1 */
 int cmd_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Paths may hold newlines and terminal escape sequences: everything pmactl
+ * prints as text goes through these. Control characters and backslashes
+ * become C escapes (\n, \t, \r, \\, \xNN); other bytes are kept.
+ * cmd_escape returns a malloc'd copy (NULL on ENOMEM).
+ */
+char *cmd_escape(const char *s);
+void cmd_print_escaped(FILE *f, const char *s);
 
 /*
  * Open the pool at path with open_flags (enum pool_open_flags) into

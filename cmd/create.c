@@ -77,6 +77,11 @@ static int parse_size(const struct cmd_ctx *ctx, const char *arg,
 		return cmd_usage_error(
 			ctx, "create", "size '%s' is not a multiple of %s", arg,
 			cmd_size_str(POOL_ALIGN, buf, sizeof(buf)));
+	/* byte offsets in a part must fit below the part index bits */
+	if (size > POOL_OFF_MASK + 1)
+		return cmd_usage_error(
+			ctx, "create", "size '%s' is too large: a part has at most %s",
+			arg, cmd_size_str(POOL_OFF_MASK + 1, buf, sizeof(buf)));
 	*ret_size = size;
 	return CMD_CONTINUE;
 }
@@ -183,13 +188,16 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 		return cmd_usage_error(ctx, "create",
 				       "unexpected argument '%s'",
 				       argv[optind + 1]);
+	if (argv[optind][0] == '\0')
+		return cmd_usage_error(ctx, "create", "empty POOL path");
 	o->paths[0] = argv[optind];
 	return CMD_CONTINUE;
 }
 
-static int check_args(const struct cmd_ctx *ctx, const struct create_opts *o)
+/* every node given with --node exists (in the fake topology if one is set) */
+static int check_nodes(const struct cmd_ctx *ctx, const struct create_opts *o)
 {
-	unsigned i, j;
+	unsigned i, count = ns_node_count();
 
 	if (o->nnodes && o->nnodes != o->nparts)
 		return cmd_usage_error(
@@ -197,6 +205,24 @@ static int check_args(const struct cmd_ctx *ctx, const struct create_opts *o)
 			"--node names %u node%s but the pool has %u part%s",
 			o->nnodes, o->nnodes == 1 ? "" : "s", o->nparts,
 			o->nparts == 1 ? "" : "s");
+	for (i = 0; i < o->nnodes; i++)
+		if ((unsigned)o->nodes[i] >= count)
+			return cmd_usage_error(
+				ctx, "create",
+				"NUMA node %d does not exist (this machine has "
+				"node%s 0..%u)",
+				o->nodes[i], count == 1 ? "" : "s", count - 1);
+	return CMD_CONTINUE;
+}
+
+static int check_args(const struct cmd_ctx *ctx, const struct create_opts *o)
+{
+	unsigned i, j;
+	int rc;
+
+	rc = check_nodes(ctx, o);
+	if (rc != CMD_CONTINUE)
+		return rc;
 	for (i = 0; i < o->nparts; i++)
 		for (j = 0; j < i; j++)
 			if (strcmp(o->paths[i], o->paths[j]) == 0)

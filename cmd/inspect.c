@@ -105,6 +105,8 @@ static int json_header(const struct cmd_ctx *ctx, const struct pool *pool,
 				 pool_header_copy(pool) ? "B" : "A");
 	err |= util_json_add_bool(root, "header_other_valid",
 				  pool_header_other_valid(pool));
+	err |= util_json_add_bool(root, "header_damaged",
+				  pool_header_damage(pool) != NULL);
 	err |= util_json_add_u64(feat, "compat", hdr->feat_compat);
 	err |= util_json_add_u64(feat, "incompat", hdr->feat_incompat);
 	err |= util_json_add_u64(feat, "ro_compat", hdr->feat_ro_compat);
@@ -238,12 +240,16 @@ static void print_header(const struct pool *pool)
 	if (!gmtime_r(&t, &tm) ||
 	    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm))
 		snprintf(when, sizeof(when), "?");
-	printf("pool:         %s\n", part_path(pool, 0, path));
+	fputs("pool:         ", stdout);
+	cmd_print_escaped(stdout, part_path(pool, 0, path));
+	fputc('\n', stdout);
 	printf("uuid:         %s\n", uuid);
 	printf("version:      %u.%u\n", hdr->major, hdr->minor);
 	printf("generation:   %" PRIu64 " (header copy %s%s)\n",
 	       hdr->generation, pool_header_copy(pool) ? "B" : "A",
 	       pool_header_other_valid(pool) ? "" : ", other copy invalid");
+	if (pool_header_damage(pool))
+		printf("header:       DAMAGED: %s\n", pool_header_damage(pool));
 	printf("features:     compat 0x%" PRIx64 ", incompat 0x%" PRIx64
 	       ", ro_compat 0x%" PRIx64 "\n",
 	       hdr->feat_compat, hdr->feat_incompat, hdr->feat_ro_compat);
@@ -350,8 +356,17 @@ int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error(ctx, "inspect",
 				       "unexpected argument '%s'",
 				       argv[optind + 1]);
-	rc = cmd_pool_open(ctx, argv[optind], POOL_OPEN_RDONLY);
+	rc = cmd_pool_open(ctx, argv[optind],
+			   POOL_OPEN_RDONLY | POOL_OPEN_SHOW_OLDER);
 	if (rc != CMD_EXIT_OK)
 		return rc;
+	if (pool_header_damage(ctx->pool)) {
+		/* shown, but a failure: the pool cannot be opened for writing
+		 * and what is shown may predate its last changes */
+		cmd_error(ctx, "pool '%s' is damaged: %s", argv[optind],
+			  pool_header_damage(ctx->pool));
+		rc = pool_print(ctx, ctx->pool, NULL);
+		return rc == CMD_EXIT_OK ? CMD_EXIT_FAIL : rc;
+	}
 	return pool_print(ctx, ctx->pool, heap ? argv[optind] : NULL);
 }

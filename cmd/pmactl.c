@@ -72,10 +72,9 @@ static const struct cmd_struct *cmd_find(const char *name)
 
 static int cmd_unknown(const char *name)
 {
-	fprintf(stderr,
-		"pmactl: '%s' is not a pmactl command\n"
-		"try 'pmactl --help'\n",
-		name);
+	fputs("pmactl: '", stderr);
+	cmd_print_escaped(stderr, name);
+	fputs("' is not a pmactl command\ntry 'pmactl --help'\n", stderr);
 	return CMD_EXIT_USAGE;
 }
 
@@ -104,7 +103,8 @@ static int cmd_help(int argc, char **argv, struct cmd_ctx *ctx)
 	char *help_argv[] = { argv[1], "--help", NULL };
 	const struct cmd_struct *cmd;
 
-	if (argc < 2) {
+	/* `pmactl help help` is help about help: pmactl's usage */
+	if (argc < 2 || strcmp(argv[1], "help") == 0) {
 		usage(stdout);
 		return CMD_EXIT_OK;
 	}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +30,11 @@ struct create_ctx {
 	const struct pool_create_params *params;
 	struct pool *pool;
 	int created[POOL_MAX_PARTS]; /* we made the file: remove on failure */
+	/* force over an existing part: the new part is built in tmp_path
+	 * (same directory) and renamed over the old one only once the pool
+	 * is complete; old_fd keeps the old file locked until then */
+	char *tmp_path[POOL_MAX_PARTS];
+	int old_fd[POOL_MAX_PARTS];
 	uint64_t done, total; /* progress over all file parts */
 };
 
@@ -46,9 +52,31 @@ static int size_param_check(uint64_t size)
 	return 0;
 }
 
+/* two existing paths that name one file (another spelling, a link) */
+static int paths_same_file_check(const struct pool_create_params *p)
+{
+	struct stat st[POOL_MAX_PARTS];
+	int exists[POOL_MAX_PARTS];
+	unsigned i, j;
+
+	for (i = 0; i < p->nparts; i++) {
+		exists[i] = stat(p->paths[i], &st[i]) == 0;
+		for (j = 0; exists[i] && j < i; j++)
+			if (exists[j] && st[i].st_dev == st[j].st_dev &&
+			    st[i].st_ino == st[j].st_ino)
+				return util_errmsg_set(EINVAL,
+						       "'%s' is the same file "
+						       "as part %u ('%s')",
+						       p->paths[i], j,
+						       p->paths[j]);
+	}
+	return 0;
+}
+
 static int params_check(const struct pool_create_params *p)
 {
 	unsigned i, j;
+	int rc;
 
 	if (!p || p->nparts < 1 || p->nparts > POOL_MAX_PARTS || !p->paths)
 		return util_errmsg_set(EINVAL, "a pool has 1..%u parts, not %u",
@@ -69,6 +97,9 @@ static int params_check(const struct pool_create_params *p)
 					       "'%s' (not a devdax device)",
 					       p->paths[i]);
 	}
+	rc = paths_same_file_check(p);
+	if (rc < 0)
+		return rc;
 	return p->part_size ? size_param_check(p->part_size) : 0;
 }
 
@@ -77,9 +108,21 @@ static int file_prealloc(struct create_ctx *ctx, unsigned i)
 {
 	struct pool_part *part = &ctx->pool->parts[i];
 	const struct pool_create_params *p = ctx->params;
-	uint64_t off, len;
+	uint64_t off, len, avail;
+	struct statvfs vfs;
 	int err;
 
+	/* refuse early instead of filling the file system, then failing */
+	if (fstatvfs(part->fd, &vfs) == 0) {
+		avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+		if (avail < part->size)
+			return util_errmsg_set(
+				ENOSPC,
+				"'%s': not enough space on file system for "
+				"%llu bytes (%llu available)",
+				part->path, (unsigned long long)part->size,
+				(unsigned long long)avail);
+	}
 	for (off = 0; off < part->size; off += len) {
 		len = part->size - off < CREATE_CHUNK ? part->size - off :
 							CREATE_CHUNK;
@@ -101,25 +144,139 @@ static int file_prealloc(struct create_ctx *ctx, unsigned i)
 	return 0;
 }
 
-/* an existing file with POOL_CREATE_FORCE: lock (part 0), then empty it */
+/* [from, to) of fd is all zero */
+static int range_zero(int fd, off_t from, off_t to)
+{
+	static const char zero[4096];
+	char buf[4096];
+	size_t len;
+	off_t off;
+
+	for (off = from; off < to; off += (off_t)len) {
+		len = to - off < (off_t)sizeof(buf) ? (size_t)(to - off) :
+						      sizeof(buf);
+		if (pread(fd, buf, len, off) != (ssize_t)len ||
+		    memcmp(buf, zero, len) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * What an interrupted create leaves: the header area was zeroed first, so
+ * everything in it but the (maybe torn) part header and pool header
+ * copies is zero.
+ */
+static int hdr_area_left_by_create(int fd)
+{
+	return range_zero(fd, sizeof(struct pool_part_hdr),
+			  (off_t)POOL_HDR_A_OFF) &&
+	       range_zero(fd, (off_t)(POOL_HDR_B_OFF + POOL_HDR_SIZE),
+			  (off_t)POOL_DATA_OFF);
+}
+
+/* an existing file that force may overwrite: empty, a pmad part, or
+ * what an interrupted create left */
+static int reuse_target_check(const struct pool_part *part)
+{
+	char magic[POOL_MAGIC_LEN];
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(part->fd, &st) < 0)
+		return util_errmsg_set(errno, "cannot stat '%s': %s",
+				       part->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return util_errmsg_set(EINVAL,
+				       "'%s' is not a regular file; refusing "
+				       "to overwrite it",
+				       part->path);
+	if (st.st_size == 0)
+		return 0;
+	n = pread(part->fd, magic, sizeof(magic), POOL_PART_HDR_OFF);
+	if ((n != (ssize_t)sizeof(magic) ||
+	     memcmp(magic, POOL_PART_MAGIC, POOL_MAGIC_LEN) != 0) &&
+	    !hdr_area_left_by_create(part->fd))
+		return util_errmsg_set(EEXIST,
+				       "'%s' exists and is not a pmad pool "
+				       "part; refusing to overwrite it (remove "
+				       "it first)",
+				       part->path);
+	return 0;
+}
+
+/* a new file next to part i's path, to be renamed over it */
+static int tmp_part_open(struct create_ctx *ctx, unsigned i)
+{
+	struct pool_part *part = &ctx->pool->parts[i];
+	const char *slash = strrchr(part->path, '/');
+	int dir_len = slash ? (int)(slash - part->path + 1) : 0;
+
+	if (asprintf(&ctx->tmp_path[i], "%.*s.%s.pmad-XXXXXX", dir_len,
+		     part->path, part->path + dir_len) < 0) {
+		ctx->tmp_path[i] = NULL;
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	part->fd = mkostemp(ctx->tmp_path[i], O_CLOEXEC);
+	if (part->fd < 0) {
+		free(ctx->tmp_path[i]);
+		ctx->tmp_path[i] = NULL;
+		return util_errmsg_set(errno, "'%s': cannot create a file "
+				       "next to it: %s",
+				       part->path, strerror(errno));
+	}
+	if (fchmod(part->fd, ctx->params->mode) < 0)
+		return util_errmsg_set(errno, "'%s': chmod: %s", part->path,
+				       strerror(errno));
+	return pool_part_lock(ctx->pool, i);
+}
+
+/*
+ * An existing file with POOL_CREATE_FORCE: never through a symlink, only
+ * a file that is empty or a pool part, and only when no open pool holds
+ * its lock; then it gets the requested mode and is emptied.
+ */
 static int file_reuse(struct create_ctx *ctx, unsigned i)
 {
 	struct pool_part *part = &ctx->pool->parts[i];
 	int rc;
 
-	part->fd = open(part->path, O_RDWR | O_CLOEXEC);
+	part->fd = open(part->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (part->fd < 0 && errno == ELOOP)
+		return util_errmsg_set(ELOOP,
+				       "'%s' is a symbolic link; refusing to "
+				       "overwrite what it points to",
+				       part->path);
 	if (part->fd < 0)
 		return util_errmsg_set(errno, "cannot open '%s': %s",
 				       part->path, strerror(errno));
-	if (i == 0) {
-		rc = pool_lock(ctx->pool);
-		if (rc < 0)
-			return rc;
-	}
-	if (ftruncate(part->fd, 0) < 0)
-		return util_errmsg_set(errno, "'%s': cannot truncate: %s",
-				       part->path, strerror(errno));
-	return 0;
+	rc = pool_part_same_file(ctx->pool, i);
+	if (rc < 0)
+		return rc;
+	rc = pool_part_lock(ctx->pool, i);
+	if (rc < 0)
+		return rc;
+	rc = reuse_target_check(part);
+	if (rc < 0)
+		return rc;
+	/* the old part stays intact (and locked) until the new pool is */
+	ctx->old_fd[i] = part->fd;
+	part->fd = -1;
+	return tmp_part_open(ctx, i);
+}
+
+/* part i exists: maybe as an earlier part under another spelling */
+static int exists_error(struct create_ctx *ctx, unsigned i)
+{
+	struct pool_part *part = &ctx->pool->parts[i];
+	int rc;
+
+	part->fd = open(part->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	rc = part->fd >= 0 ? pool_part_same_file(ctx->pool, i) : 0;
+	if (rc < 0)
+		return rc;
+	return util_errmsg_set(EEXIST, "'%s' already exists (force overwrites it)",
+			       part->path);
 }
 
 static int file_part_create(struct create_ctx *ctx, unsigned i)
@@ -129,15 +286,13 @@ static int file_part_create(struct create_ctx *ctx, unsigned i)
 	int rc;
 
 	part->size = p->part_size;
-	part->fd = open(part->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+	part->fd = open(part->path,
+			O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 			p->mode);
 	if (part->fd < 0 && errno == EEXIST && (p->flags & POOL_CREATE_FORCE)) {
 		rc = file_reuse(ctx, i);
 	} else if (part->fd < 0 && errno == EEXIST) {
-		return util_errmsg_set(EEXIST,
-				       "'%s' already exists (force overwrites "
-				       "it)",
-				       part->path);
+		return exists_error(ctx, i);
 	} else if (part->fd < 0) {
 		return util_errmsg_set(errno, "cannot create '%s': %s",
 				       part->path, strerror(errno));
@@ -147,7 +302,7 @@ static int file_part_create(struct create_ctx *ctx, unsigned i)
 		if (fchmod(part->fd, p->mode) < 0)
 			return util_errmsg_set(errno, "'%s': chmod: %s",
 					       part->path, strerror(errno));
-		rc = i == 0 ? pool_lock(ctx->pool) : 0;
+		rc = pool_part_lock(ctx->pool, i);
 	}
 	if (rc < 0)
 		return rc;
@@ -201,7 +356,10 @@ static int devdax_part_create(struct create_ctx *ctx, unsigned i)
 			"need %llu)",
 			part->path, (unsigned long long)part->dev_size,
 			(unsigned long long)(want ? want : POOL_PART_MIN_SIZE));
-	rc = i == 0 ? pool_lock(ctx->pool) : 0;
+	rc = pool_part_same_file(ctx->pool, i);
+	if (rc < 0)
+		return rc;
+	rc = pool_part_lock(ctx->pool, i);
 	if (rc < 0)
 		return rc;
 	return devdax_in_use_check(ctx, i);
@@ -321,25 +479,82 @@ static void headers_write(struct pool *pool)
 		pm_persist(pool->parts[i].map, dst, sizeof(phdr));
 	}
 	pool->hdr.checksum = pool_hdr_checksum(&pool->hdr);
-	/* part headers are durable: from copy B on the pool is valid */
-	dst = base0 + POOL_HDR_B_OFF;
-	memcpy(dst, &pool->hdr, sizeof(pool->hdr));
-	pm_persist(map0, dst, sizeof(pool->hdr));
-	dst = base0 + POOL_HDR_A_OFF;
-	memcpy(dst, &pool->hdr, sizeof(pool->hdr));
-	pm_persist(map0, dst, sizeof(pool->hdr));
+	/* part headers are durable: from copy B's seal on the pool is valid */
+	pool_hdr_copy_write(map0, 1, &pool->hdr, POOL_HDR_SEAL_LAST);
+	pool_hdr_copy_write(map0, 0, &pool->hdr, POOL_HDR_SEAL_FIRST);
 	/* equal generations: open prefers copy A */
 	pool->hdr_copy = 0;
 	pool->other_valid = 1;
+}
+
+static void create_release(struct create_ctx *ctx)
+{
+	unsigned i;
+
+	for (i = 0; i < POOL_MAX_PARTS; i++) {
+		free(ctx->tmp_path[i]);
+		ctx->tmp_path[i] = NULL;
+		if (ctx->old_fd[i] >= 0)
+			close(ctx->old_fd[i]);
+		ctx->old_fd[i] = -1;
+	}
+}
+
+/* make the rename of path durable: fsync its directory */
+static int dir_sync(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd, rc = 0;
+
+	dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup(".");
+	if (!dir)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		rc = util_errmsg_set(errno, "'%s': cannot sync directory: %s",
+				     dir, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return rc;
+}
+
+/* the new pool is durable: put the parts built aside in place */
+static int tmp_parts_commit(struct create_ctx *ctx)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < ctx->params->nparts; i++) {
+		if (!ctx->tmp_path[i])
+			continue;
+		if (rename(ctx->tmp_path[i], ctx->pool->parts[i].path) < 0)
+			return util_errmsg_set(errno,
+					       "cannot rename '%s' to '%s': %s",
+					       ctx->tmp_path[i],
+					       ctx->pool->parts[i].path,
+					       strerror(errno));
+		free(ctx->tmp_path[i]);
+		ctx->tmp_path[i] = NULL;
+		rc = dir_sync(ctx->pool->parts[i].path);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
 static void create_undo(struct create_ctx *ctx)
 {
 	unsigned i;
 
-	for (i = 0; i < ctx->params->nparts; i++)
+	for (i = 0; i < ctx->params->nparts; i++) {
 		if (ctx->created[i])
 			unlink(ctx->pool->parts[i].path);
+		if (ctx->tmp_path[i])
+			unlink(ctx->tmp_path[i]);
+	}
+	create_release(ctx);
 	pool_close(&ctx->pool);
 }
 
@@ -349,6 +564,8 @@ int pool_create(const struct pool_create_params *params, struct pool **ret_pool)
 	unsigned i;
 	int rc;
 
+	for (i = 0; i < POOL_MAX_PARTS; i++)
+		ctx.old_fd[i] = -1;
 	rc = params_check(params);
 	if (rc < 0)
 		return rc;
@@ -367,6 +584,10 @@ int pool_create(const struct pool_create_params *params, struct pool **ret_pool)
 	if (rc < 0)
 		goto out_undo;
 	headers_write(ctx.pool);
+	rc = tmp_parts_commit(&ctx);
+	if (rc < 0)
+		goto out_undo;
+	create_release(&ctx);
 	*ret_pool = ctx.pool;
 	return 0;
 

@@ -228,23 +228,62 @@ int pool_hdr_check(const void *buf, size_t len)
 	return hdr_tables_check(&h);
 }
 
+void pool_hdr_copy_write(struct pm_map *map, unsigned copy,
+			 const struct pool_hdr *h, enum pool_hdr_seal order)
+{
+	char *dst = (char *)pm_map_addr(map) + pool_hdr_copy_off(copy);
+	uint64_t *seal_dst = (uint64_t *)(dst + POOL_HDR_SEAL_OFF);
+	uint64_t seal;
+
+	memcpy(&seal, (const char *)h + POOL_HDR_SEAL_OFF, sizeof(seal));
+	if (order == POOL_HDR_SEAL_FIRST) {
+		/* a torn body then carries the seal of the complete copy */
+		__atomic_store_n(seal_dst, seal, __ATOMIC_RELAXED);
+		pm_persist(map, seal_dst, sizeof(seal));
+	}
+	memcpy(dst, h, POOL_HDR_SEAL_OFF);
+	pm_persist(map, dst, POOL_HDR_SEAL_OFF);
+	if (order == POOL_HDR_SEAL_LAST) {
+		/* the body is durable: one 8-byte store makes the copy valid */
+		__atomic_store_n(seal_dst, seal, __ATOMIC_RELAXED);
+		pm_persist(map, seal_dst, sizeof(seal));
+	}
+}
+
+int pool_hdr_sync(struct pool *pool)
+{
+	if (pool->flags & POOL_OPEN_RDONLY)
+		return util_errmsg_set(EROFS, "'%s': pool is open read-only",
+				       pool->parts[0].path);
+	pool_hdr_copy_write(pool->parts[0].map, pool->hdr_copy ^ 1, &pool->hdr,
+			    POOL_HDR_SEAL_FIRST);
+	pool->other_differs = 0;
+	return 0;
+}
+
 int pool_hdr_write(struct pool *pool, const struct pool_hdr *new_hdr)
 {
-	struct pool_hdr h;
 	struct pm_map *map = pool->parts[0].map;
 	unsigned copy = pool->hdr_copy ^ 1;
-	char *dst;
+	struct pool_hdr h;
+	int rc;
 
 	if (pool->flags & POOL_OPEN_RDONLY)
 		return util_errmsg_set(EROFS, "'%s': pool is open read-only",
 				       pool->parts[0].path);
+	/* the protocol needs two equal copies to start from */
+	if (pool->other_differs) {
+		rc = pool_hdr_sync(pool);
+		if (rc < 0)
+			return rc;
+	}
 	h = *new_hdr;
 	h.generation = pool->hdr.generation + 1;
 	h.checksum = pool_hdr_checksum(&h);
-	dst = (char *)pm_map_addr(map) + pool_hdr_copy_off(copy);
-	memcpy(dst, &h, sizeof(h));
-	/* the new copy must be durable before it is the current one */
-	pm_persist(map, dst, sizeof(h));
+	/* the non-current copy is the commit point ... */
+	pool_hdr_copy_write(map, copy, &h, POOL_HDR_SEAL_LAST);
+	/* ... then the old current copy follows, so both are equal again */
+	pool_hdr_copy_write(map, copy ^ 1, &h, POOL_HDR_SEAL_FIRST);
 	pool->hdr = h;
 	pool->hdr_copy = copy;
 	pool->other_valid = 1;

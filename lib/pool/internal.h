@@ -15,6 +15,7 @@
 #include "pool/layout.h"
 #include "pool/pool.h"
 #include "pmem/pm.h"
+#include "util/errmsg.h"
 
 /* one open part */
 struct pool_part {
@@ -33,7 +34,23 @@ struct pool {
 	struct pool_hdr hdr; /* DRAM copy of the current header copy */
 	unsigned hdr_copy; /* 0 = A, 1 = B */
 	int other_valid; /* the non-current copy passed pool_hdr_check */
+	int other_differs; /* the other copy is not a byte copy of hdr */
+	int hdr_damaged; /* read-only: shown on a copy that may be older */
+	char damage_msg[2 * UTIL_ERRMSG_MAX]; /* what hdr_damaged means */
 };
+
+/* order of the two parts of a header copy write (layout.h) */
+enum pool_hdr_seal {
+	POOL_HDR_SEAL_LAST, /* body, then seal: the commit of an update */
+	POOL_HDR_SEAL_FIRST, /* seal, then body: the second copy */
+};
+
+/* write h (sealed: checksum set) over header copy of part 0's map */
+void pool_hdr_copy_write(struct pm_map *map, unsigned copy,
+			 const struct pool_hdr *h, enum pool_hdr_seal order);
+/* rewrite the non-current copy from pool->hdr (after damage or a crash
+ * between the two writes of an update); -EROFS on a read-only pool */
+int pool_hdr_sync(struct pool *pool);
 
 /* media offset of header copy 0 (A) or 1 (B) in part 0 */
 static inline uint64_t pool_hdr_copy_off(unsigned copy)
@@ -55,8 +72,11 @@ int pool_hdr_write(struct pool *pool, const struct pool_hdr *new_hdr);
 /* allocate an empty struct pool (every fd -1); NULL on ENOMEM */
 struct pool *pool_alloc(unsigned flags);
 
-/* take part 0's advisory lock per pool->flags; -EBUSY if held */
+/* take part i's (part 0's) advisory lock per pool->flags; -EBUSY if held */
+int pool_part_lock(struct pool *pool, unsigned i);
 int pool_lock(struct pool *pool);
+/* -EINVAL if open part i is the same file (device, inode) as a part < i */
+int pool_part_same_file(const struct pool *pool, unsigned i);
 /* pm_map_new every part not mapped yet */
 int pool_parts_map(struct pool *pool);
 

@@ -15,10 +15,17 @@
  *  - every part header names the pool UUID and its own index; the pool
  *    header's part table names each part's UUID, so a swapped or foreign
  *    part is detected at open.
- *  - the pool header exists twice. An update writes the copy that is not
- *    current with generation + 1, persists it, and only then is it current:
- *    a crash mid-update leaves the older copy valid. Open picks the valid
- *    copy (checksum ok) with the highest generation.
+ *  - the pool header exists twice, and outside an update both copies are
+ *    byte-identical. An update (generation + 1) writes the non-current copy
+ *    first, body then seal (the last 8 bytes: reserved1 and the checksum,
+ *    one 8-byte store): once that seal is durable the update is committed.
+ *    Then the other copy is written seal first, then body. So a copy torn
+ *    by a crash carries either its old seal (equal to the other copy's) or
+ *    the new one (equal to the complete copy's). Open picks the valid copy
+ *    (checksum ok) with the highest generation; an invalid copy is accepted
+ *    as damage of the same state only if it equals the valid copy in its
+ *    whole body or in its seal. Anything else may be a newer state that was
+ *    damaged: a writable open is refused rather than rolled back.
  *  - regions never overlap and lie inside their part's data area.
  *  - a PM offset (struct pool_off) is part index << POOL_OFF_PART_SHIFT |
  *    byte offset in that part; 0 is the null offset (it falls in the part
@@ -153,5 +160,12 @@ _Static_assert(sizeof(struct pool_hdr) == POOL_HDR_SIZE, "pool header size");
 _Static_assert(__builtin_offsetof(struct pool_hdr, checksum) ==
 		       POOL_HDR_SIZE - 4,
 	       "checksum is the last word");
+
+/* the seal of a header copy: reserved1 and checksum, stored as one word */
+#define POOL_HDR_SEAL_OFF (POOL_HDR_SIZE - 8)
+#define POOL_HDR_SEAL_SIZE 8
+_Static_assert(__builtin_offsetof(struct pool_hdr, reserved1) ==
+		       POOL_HDR_SEAL_OFF,
+	       "the seal is the last 8-byte word");
 
 #endif

@@ -5,8 +5,9 @@
  * open and verify every other part from its path hint, and map them all.
  * Also close and the read-only accessors of an open pool.
  *
- * Only part 0 carries the advisory lock (flock): exclusive for writers,
- * shared for read-only opens, none with POOL_OPEN_NOLOCK.
+ * Every part carries the advisory lock (flock) while the pool is open:
+ * exclusive for writers, shared for read-only opens, none with
+ * POOL_OPEN_NOLOCK. Parts are told apart by device and inode.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include "pool/internal.h"
 #include "util/errmsg.h"
 #include "util/io.h"
+#include "util/log.h"
 
 /* "'path'" for part 0, "part i ('path')" for the others */
 static void part_label(unsigned i, const char *path, char *buf, size_t len)
@@ -190,22 +192,49 @@ static int part_hdr_read(struct pool *pool, unsigned i,
 	return 0;
 }
 
-int pool_lock(struct pool *pool)
+int pool_part_lock(struct pool *pool, unsigned i)
 {
 	int op = (pool->flags & POOL_OPEN_RDONLY) ? LOCK_SH : LOCK_EX;
+	char label[POOL_PATH_HINT_LEN + 32];
 
 	if (pool->flags & POOL_OPEN_NOLOCK)
 		return 0;
-	while (flock(pool->parts[0].fd, op | LOCK_NB) < 0) {
+	part_label(i, pool->parts[i].path, label, sizeof(label));
+	while (flock(pool->parts[i].fd, op | LOCK_NB) < 0) {
 		if (errno == EINTR)
 			continue;
 		if (errno == EWOULDBLOCK)
 			return util_errmsg_set(
-				EBUSY,
-				"'%s': pool is in use by another process",
-				pool->parts[0].path);
-		return util_errmsg_set(errno, "'%s': cannot lock: %s",
-				       pool->parts[0].path, strerror(errno));
+				EBUSY, "%s: pool is in use by another process",
+				label);
+		return util_errmsg_set(errno, "%s: cannot lock: %s", label,
+				       strerror(errno));
+	}
+	return 0;
+}
+
+int pool_lock(struct pool *pool)
+{
+	return pool_part_lock(pool, 0);
+}
+
+int pool_part_same_file(const struct pool *pool, unsigned i)
+{
+	struct stat st, other;
+	unsigned j;
+
+	if (fstat(pool->parts[i].fd, &st) < 0)
+		return util_errmsg_set(errno, "cannot stat '%s': %s",
+				       pool->parts[i].path, strerror(errno));
+	for (j = 0; j < i; j++) {
+		if (pool->parts[j].fd < 0 || fstat(pool->parts[j].fd, &other))
+			continue;
+		if (st.st_dev == other.st_dev && st.st_ino == other.st_ino)
+			return util_errmsg_set(EINVAL,
+					       "'%s' is the same file as part "
+					       "%u ('%s')",
+					       pool->parts[i].path, j,
+					       pool->parts[j].path);
 	}
 	return 0;
 }
@@ -236,8 +265,72 @@ static int hdr_both_invalid(const char *path, int rc_a, int rc_b,
 			       path, msg_a, msg_b);
 }
 
+/* the seal word of h is zero: the copy was never sealed */
+static int hdr_unsealed(const struct pool_hdr *h)
+{
+	uint64_t seal;
+
+	memcpy(&seal, (const char *)h + POOL_HDR_SEAL_OFF, sizeof(seal));
+	return seal == 0;
+}
+
+/* invalid copy d held the state of valid copy v: they differ only in the
+ * body or only in the seal (layout.h), or d was never written */
+static int hdr_same_state(const struct pool_hdr *d, const struct pool_hdr *v)
+{
+	const char *a = (const char *)d, *b = (const char *)v;
+	size_t i;
+
+	if (!memcmp(a, b, POOL_HDR_SEAL_OFF) ||
+	    !memcmp(a + POOL_HDR_SEAL_OFF, b + POOL_HDR_SEAL_OFF,
+		    POOL_HDR_SEAL_SIZE))
+		return 1;
+	for (i = 0; i < sizeof(*d); i++)
+		if (a[i])
+			return 0;
+	return 1; /* all zero: create stopped before writing it */
+}
+
+/*
+ * Copy bad failed its check (rc, msg) and copy cur is valid. Fall back to
+ * cur only if bad held the same state; a read-only open with
+ * POOL_OPEN_SHOW_OLDER may show cur anyway, flagged as damaged.
+ */
+static int hdr_damage_check(struct pool *pool, const struct pool_hdr *copies,
+			    unsigned cur, int rc, const char *msg)
+{
+	const struct pool_hdr *d = &copies[!cur], *v = &copies[cur];
+	const char *path = pool->parts[0].path;
+	char dname = cur ? 'A' : 'B', vname = cur ? 'B' : 'A';
+
+	/* sealed by us (checksum ok) in a format we do not know */
+	if (rc == -EPROTONOSUPPORT && d->checksum == pool_hdr_checksum(d))
+		return util_errmsg_set(EPROTONOSUPPORT,
+				       "'%s': pool header copy %c: %s", path,
+				       dname, msg);
+	if (hdr_same_state(d, v))
+		return 0;
+	if ((pool->flags & POOL_OPEN_RDONLY) &&
+	    (pool->flags & POOL_OPEN_SHOW_OLDER)) {
+		snprintf(pool->damage_msg, sizeof(pool->damage_msg),
+			 "pool header copy %c is damaged (%.400s); shown is copy "
+			 "%c (generation %llu), which may be older",
+			 dname, msg, vname, (unsigned long long)v->generation);
+		pool->hdr_damaged = 1;
+		return 0;
+	}
+	return util_errmsg_set(EBADMSG,
+			       "'%s': pool header copy %c is damaged (%s) and "
+			       "copy %c (generation %llu) may hold an older "
+			       "state; refusing to roll the pool back: restore "
+			       "part 0 from a backup ('pmactl inspect' shows "
+			       "copy %c)",
+			       path, dname, msg, vname,
+			       (unsigned long long)v->generation, vname);
+}
+
 /* read both header copies, make the valid one with the highest
- * generation current */
+ * generation current (see layout.h for when a damaged copy is allowed) */
 static int hdr_choose(struct pool *pool)
 {
 	char msg[2][UTIL_ERRMSG_MAX];
@@ -253,6 +346,9 @@ static int hdr_choose(struct pool *pool)
 		if (ret < 0)
 			goto out_free;
 		rc[i] = pool_hdr_check(&copies[i], sizeof(copies[i]));
+		/* no seal yet: create stopped before this copy was complete */
+		if (rc[i] < 0 && hdr_unsealed(&copies[i]))
+			rc[i] = util_errmsg_set(EINVAL, "never completed");
 		snprintf(msg[i], sizeof(msg[i]), "%s", util_errmsg());
 	}
 	if (rc[0] < 0 && rc[1] < 0) {
@@ -262,10 +358,15 @@ static int hdr_choose(struct pool *pool)
 	}
 	cur = rc[0] < 0 ||
 	      (!rc[1] && copies[1].generation > copies[0].generation);
+	ret = rc[!cur] < 0 ? hdr_damage_check(pool, copies, (unsigned)cur,
+					      rc[!cur], msg[!cur]) :
+			     0;
+	if (ret < 0)
+		goto out_free;
 	pool->hdr = copies[cur];
 	pool->hdr_copy = (unsigned)cur;
 	pool->other_valid = !rc[!cur];
-	ret = 0;
+	pool->other_differs = !!memcmp(&copies[0], &copies[1], sizeof(*copies));
 out_free:
 	free(copies);
 	return ret;
@@ -305,6 +406,13 @@ static int part_verify(struct pool *pool, unsigned i)
 	if (!e->path_hint[0])
 		return util_errmsg_set(ENOENT, "part %u has no path", i);
 	rc = part_open(pool, i, e->path_hint);
+	if (rc < 0)
+		return rc;
+	rc = pool_part_same_file(pool, i);
+	if (rc < 0)
+		return rc;
+	/* every part is locked as long as the pool is open, not only 0 */
+	rc = pool_part_lock(pool, i);
 	if (rc < 0)
 		return rc;
 	rc = part_hdr_read(pool, i, &phdr);
@@ -401,6 +509,18 @@ int pool_open(const char *path, unsigned flags, struct pool **ret_pool)
 	rc = pool_parts_map(pool);
 	if (rc < 0)
 		goto out_close;
+	/* the sole writer makes both header copies equal again */
+	if (pool->other_differs && !(flags & POOL_OPEN_RDONLY) &&
+	    !(flags & POOL_OPEN_NOLOCK)) {
+		util_warn("'%s': pool header copy %c differs from copy %c "
+			  "(damaged, or an update was interrupted); rewriting "
+			  "it",
+			  path, pool->hdr_copy ? 'A' : 'B',
+			  pool->hdr_copy ? 'B' : 'A');
+		rc = pool_hdr_sync(pool);
+		if (rc < 0)
+			goto out_close;
+	}
 	*ret_pool = pool;
 	return 0;
 
@@ -422,6 +542,11 @@ unsigned pool_header_copy(const struct pool *pool)
 int pool_header_other_valid(const struct pool *pool)
 {
 	return pool->other_valid;
+}
+
+const char *pool_header_damage(const struct pool *pool)
+{
+	return pool->hdr_damaged ? pool->damage_msg : NULL;
 }
 
 unsigned pool_part_count(const struct pool *pool)

@@ -8,7 +8,9 @@
  * its own errno/message pair:
  *   -EINVAL           not a pool (bad magic)
  *   -EPROTONOSUPPORT  wrong format version / unknown incompatible feature
- *   -EBADMSG          checksum mismatch (both header copies, or a part header)
+ *   -EBADMSG          checksum mismatch (both header copies, or a part
+ *                     header), or the newest header copy is damaged and
+ *                     the other may hold an older state (no rollback)
  *   -ENOENT           missing part (file gone) / no such file
  *   -EXDEV            part belongs to another pool, or is the wrong index
  *   -EIO              file smaller than its header claims
@@ -57,6 +59,10 @@ int pool_create(const struct pool_create_params *params,
 enum pool_open_flags {
 	POOL_OPEN_RDONLY = 1 << 0, /* map read-only, shared lock */
 	POOL_OPEN_NOLOCK = 1 << 1, /* take no lock (pmad clients) */
+	/* with RDONLY: if the newest header copy is damaged and the other one
+	 * may be older, open on the other one and report it through
+	 * pool_header_damage() instead of failing (for inspection only) */
+	POOL_OPEN_SHOW_OLDER = 1 << 2,
 };
 /* open part 0 at path and every part its table names; verify everything */
 int pool_open(const char *path, unsigned flags, struct pool **ret_pool);
@@ -65,9 +71,12 @@ void pool_close(struct pool **pool);
 
 /* the current header (a DRAM copy; valid until the next update or close) */
 const struct pool_hdr *pool_header(const struct pool *pool);
-/* which copy is current (0 = A, 1 = B) and whether the other one is valid */
+/* which copy is current (0 = A, 1 = B) and whether the other one was valid
+ * at open (a writable open rewrites a damaged copy of the same state) */
 unsigned pool_header_copy(const struct pool *pool);
 int pool_header_other_valid(const struct pool *pool);
+/* NULL, or (POOL_OPEN_SHOW_OLDER) why the header shown may be older */
+const char *pool_header_damage(const struct pool *pool);
 
 unsigned pool_part_count(const struct pool *pool);
 struct pm_map *pool_part_map(const struct pool *pool, unsigned part);

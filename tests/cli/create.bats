@@ -77,7 +77,7 @@ usage_error() {
 }
 
 @test "a three-part pool round-trips paths, nodes, uuids and sizes" {
-	mkpool "$T/p0" --parts "$T/p1,$T/p2" --node 0,1,2 --json
+	PMAD_FAKE_NUMA=3 mkpool "$T/p0" --parts "$T/p1,$T/p2" --node 0,1,2 --json
 	local created=$output
 	run --separate-stderr pmactl inspect --json "$T/p0"
 	assert_success
@@ -99,13 +99,13 @@ usage_error() {
 }
 
 @test "--parts may be given more than once and short options work" {
-	mkpool "$T/p0" -p "$T/p1" -p "$T/p2" -n 3,2,1 -j
+	PMAD_FAKE_NUMA=4 mkpool "$T/p0" -p "$T/p1" -p "$T/p2" -n 3,2,1 -j
 	[ "$(jq -r '[.parts[].path] | join(" ")' <<<"$output")" = "$T/p0 $T/p1 $T/p2" ]
 	[ "$(jq -r '[.parts[].numa_node] | join(",")' <<<"$output")" = "3,2,1" ]
 }
 
 @test "--node is stored for a one-part pool and shown by inspect" {
-	mkpool "$T/pool" --node 5
+	PMAD_FAKE_NUMA=6 mkpool "$T/pool" --node 5
 	run --separate-stderr pmactl inspect "$T/pool"
 	assert_success
 	assert_line --regexp "^ +0 +$T/pool +[0-9a-f-]{36} +1 MiB +5 +no$"
@@ -153,12 +153,16 @@ usage_error() {
 	[ "$(jq -r .size <<<"$output")" = 2097152 ]
 }
 
-@test "--force overwrites an existing ordinary file" {
+@test "--force overwrites a pool, never an ordinary file" {
 	echo hello >"$T/file"
 	run --separate-stderr pmactl create "$T/file" --size 1M
 	assert_failure 1
 	[[ "$stderr" == "pmactl: cannot create pool '$T/file': "* ]]
-	mkpool "$T/file" -f
+	run --separate-stderr pmactl create "$T/file" --size 1M -f
+	assert_failure 1
+	[[ "$stderr" == *"is not a pmad pool part"* ]] || fail "$stderr"
+	mkpool "$T/pool"
+	mkpool "$T/pool" -f
 }
 
 @test "usage error: missing POOL" {

@@ -27,7 +27,7 @@ broken() {
 }
 
 @test "human output shows header, granularity, parts and regions" {
-	mkpool "$T/p0" --parts "$T/p1" --node 0,1 -j
+	PMAD_FAKE_NUMA=2 mkpool "$T/p0" --parts "$T/p1" --node 0,1 -j
 	local uuid
 	uuid=$(jq -r .uuid <<<"$output")
 	run --separate-stderr pmactl inspect "$T/p0"
@@ -53,7 +53,7 @@ broken() {
 	run --separate-stderr pmactl inspect --json "$T/p0"
 	assert_success
 	local j=$output
-	[ "$(jq -c 'keys_unsorted - ["header_copy", "header_other_valid"]' <<<"$j")" = \
+	[ "$(jq -c 'keys_unsorted - ["header_copy", "header_other_valid", "header_damaged"]' <<<"$j")" = \
 		'["uuid","version","major","minor","generation","features","create_time","granularity","size","nparts","parts","regions"]' ]
 	[ "$(jq -c '.features | keys' <<<"$j")" = '["compat","incompat","ro_compat"]' ]
 	[ "$(jq -r '[.major, .minor, .generation, .create_time, .size, .nparts] | map(type) | unique | join(",")' <<<"$j")" = number ]
