@@ -226,7 +226,9 @@ static int rec_undo(struct hdpm_fs *fs, const struct hdpm_rec *rec)
 	if (cur == rec->old)
 		return 0;
 	if (rec->kind != HDPM_REC_WORD) {
-		rc = hdpm_block_free(fs, cur, rec->kind == HDPM_REC_PAGE);
+		/* a page made by this operation has no log yet, and its
+		 * header may be torn: free the block alone */
+		rc = hdpm_block_free(fs, cur, 0);
 		if (rc < 0)
 			return rc;
 	}
@@ -234,11 +236,42 @@ static int rec_undo(struct hdpm_fs *fs, const struct hdpm_rec *rec)
 	return 0;
 }
 
-/* an allocation that happened but never reached its word: free it */
+/* does any word of the file system name block off? (a full scan) */
+static int block_named(struct hdpm_fs *fs, uint64_t off)
+{
+	struct hdpm_inode *in;
+	uint64_t i, p, *index;
+
+	if (off == fs->sb->itable_off)
+		return 1;
+	for (i = 0; i < fs->ninodes; i++) {
+		in = hdpm_inode(fs, i);
+		if (in->name_off == off || in->index_off == off)
+			return 1;
+		index = hdpm_block_live(fs, in->index_off) ?
+				hdpm_inode_index(fs, in) :
+				NULL;
+		for (p = 0; index && p < in->index_cap; p++)
+			if (index[p] &&
+			    (index[p] == off ||
+			     hdpm_page_hdr(fs, index[p])->log_off == off))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * An allocation that happened but never reached its word: free it. The
+ * allocator's recovery may have put an OLDER allocation back into
+ * alloc_slot (it redoes the dest of the last live allocation it logged
+ * there), and that block is named by a committed word: so a live block in
+ * alloc_slot is freed only if no word names it. That scan runs only here,
+ * after a crash inside an operation that had an allocation in flight.
+ */
 static int undo_intent(struct hdpm_fs *fs, uint64_t seq, unsigned nrecs)
 {
 	const struct hdpm_intent *in = &fs->sb->intent;
-	uint64_t cur = fs->sb->alloc_slot, *word;
+	uint64_t cur = fs->sb->alloc_slot;
 	unsigned r = (unsigned)(in->tag & 0xffff);
 
 	if (in->crc != intent_crc(in) || in->tag >> 16 != seq || r >= nrecs)
@@ -247,9 +280,8 @@ static int undo_intent(struct hdpm_fs *fs, uint64_t seq, unsigned nrecs)
 		return 0;
 	if (cur == in->before && in->before_live)
 		return 0; /* no allocation since the intent */
-	word = hdpm_direct(fs, fs->sb->recs[r].word);
-	if (word && *word == cur)
-		return 0; /* it reached its word: rec_undo frees it */
+	if (block_named(fs, cur))
+		return 0; /* in its word (rec_undo frees it) or older */
 	return hdpm_block_free(fs, cur, 0);
 }
 
