@@ -453,6 +453,34 @@ static void test_remount_keeps_data(void **state)
 	hdpm_close(f);
 }
 
+static void test_append_and_short_write(void **state)
+{
+	struct env *e = *state;
+	struct hdpm_file *f = xopen(e, "/f", O_CREAT | O_RDWR | O_APPEND);
+	size_t big = (1 << 20) + 3 * PG, max = 1 << 20;
+	char *buf = malloc(big), *out = malloc(big);
+	struct stat st;
+
+	assert_non_null(buf);
+	assert_non_null(out);
+	xwrite(f, "abc", 3, 0);
+	xwrite(f, "def", 3, 0); /* O_APPEND: at the end, not at 0 */
+	assert_int_equal(hdpm_pread(f, out, 16, 0), 6);
+	assert_memory_equal(out, "abcdef", 6);
+	hdpm_close(f);
+	/* above 1 MiB a write is cut at the 256-page boundary */
+	f = xopen(e, "/g", O_CREAT | O_RDWR);
+	fill(buf, big, 9);
+	assert_int_equal(hdpm_pwrite(f, buf, big, 100), (ssize_t)(max - 100));
+	assert_int_equal(hdpm_stat(e->fs, "/g", &st), 0);
+	assert_int_equal(st.st_size, max);
+	assert_int_equal(hdpm_pread(f, out, big, 100), (ssize_t)(max - 100));
+	assert_memory_equal(out, buf, max - 100);
+	hdpm_close(f);
+	free(buf);
+	free(out);
+}
+
 /* ------------------------------------------------------------ model */
 
 #define MFILES 3
@@ -594,6 +622,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_remount_keeps_data, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_append_and_short_write,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model, setup_cow,
 						teardown),
