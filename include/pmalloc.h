@@ -118,6 +118,25 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off);
 /* last error message of this thread ("" if none) */
 PMA_API const char *pma_errormsg(void);
 
+/* ------------------------------------------------------------ publish */
+/*
+ * Persistence for callers that store into their own blocks (libhdpm):
+ * addr must lie in a block of this heap (pma_direct). Only lib/pmem
+ * flushes; these forward to the heap's mapping and count in its
+ * per-thread counters. pma_flush writes the lines of [addr, addr+len)
+ * back without ordering; pma_drain is the fence after which every earlier
+ * flush of this thread is durable; pma_persist is both. pma_memcpy_flush
+ * and pma_memset_flush copy / fill and flush (non-temporal for large
+ * ranges) without the fence: call pma_drain before relying on them.
+ */
+PMA_API void pma_flush(struct pma_heap *heap, const void *addr, size_t len);
+PMA_API void pma_drain(struct pma_heap *heap);
+PMA_API void pma_persist(struct pma_heap *heap, const void *addr, size_t len);
+PMA_API void pma_memcpy_flush(struct pma_heap *heap, void *dst, const void *src,
+			      size_t len);
+PMA_API void pma_memset_flush(struct pma_heap *heap, void *dst, int c,
+			      size_t len);
+
 /* ------------------------------------------------------------ inspection */
 
 #define PMA_STATS_MAX_CLASSES 64

@@ -12,6 +12,8 @@
  * heap keeps working. The recrash sweep first crashes the recovery itself.
  * A failing image is saved under /tmp/pmalloc-fail-N/ with a dump of its
  * logs; `test-pmalloc-crash replay FILE` recovers and checks it again.
+ * The driver (fork, image at each fence, recover, save/replay) is
+ * tests/lib/crash-sweep.c; this file holds the workload and the checks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,17 +38,12 @@
 #include "pmem/crash.h"
 #include "pmem/fast.h"
 #include "pool/pool.h"
+#include "crash-sweep.h"
 
 #define HEAP_SIZE (4ULL << 20)
 #define NSLOTS 64
 #define OPS_PER_THREAD 120
 #define NTHREADS 2
-
-static char dir[64];
-static char path[96]; /* the workload's pool */
-static char img_path[96]; /* crash image written by the child's hook */
-static char work_path[96]; /* copy of the image that is recovered */
-static char orig_path[96]; /* recrash: the image before the re-crash */
 
 /* the size a slot always asks for: small classes up to 4000 B, the
  * largest classes (a few blocks per slab) and some extents */
@@ -67,30 +64,10 @@ struct work {
 	struct pma_heap *heap;
 	uint64_t *slots;
 	pthread_mutex_t locks[NSLOTS];
-	uint64_t base; /* fence count when the workload started */
-	uint64_t seed_base; /* 0: durable images; else torn, seed + n */
 	uint64_t rnd; /* per-run variation of the op sequence */
-	int to_parent, from_parent;
 };
 
 static struct work work;
-
-/* at every workload fence: image to img_path, wait for the parent */
-static void crash_hook(uint64_t fence_no, void *arg)
-{
-	struct work *w = arg;
-	uint64_t n = fence_no - w->base;
-	char ack;
-
-	if (fence_no <= w->base)
-		return;
-	if (pm_crash_write_image(w->heap->map,
-				 w->seed_base ? w->seed_base + n : 0, img_path))
-		_exit(3);
-	if (write(w->to_parent, &n, sizeof(n)) != sizeof(n) ||
-	    read(w->from_parent, &ack, 1) != 1)
-		_exit(0); /* the parent gave up */
-}
 
 /* the next slot: random, the next one (a walk along a line of dest
  * words), the same again, or its neighbour in the line (two words taking
@@ -135,15 +112,13 @@ static void *worker(void *arg)
 }
 
 /* run the workload once, stopping at each fence for the parent */
-static void child_run(uint64_t seed_base, uint64_t rnd)
+static void child_run(const char *path, uint64_t rnd)
 {
 	pthread_t tid[NTHREADS];
-	uint64_t root, end = 0, released;
+	uint64_t root;
 	const char *s;
 	unsigned i;
 
-	if (pm_crash_arm(1) < 0)
-		_exit(6);
 	/* summary groups of one chunk: the run marks groups all along */
 	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
 	/* every checkpoint releases the slabs that became empty */
@@ -161,50 +136,14 @@ static void child_run(uint64_t seed_base, uint64_t rnd)
 		_exit(9);
 	for (i = 0; i < NSLOTS; i++)
 		pthread_mutex_init(&work.locks[i], NULL);
-	work.base = pm_crash_fence_count();
-	work.seed_base = seed_base;
 	work.rnd = rnd;
-	pm_crash_set_hook(crash_hook, &work);
+	crash_sweep_arm(work.heap->map);
 	for (i = 0; i < NTHREADS; i++)
 		pthread_create(&tid[i], NULL, worker, (void *)(uintptr_t)i);
 	for (i = 0; i < NTHREADS; i++)
 		pthread_join(tid[i], NULL);
-	pm_crash_set_hook(NULL, NULL);
 	/* the end, then how many slabs the run released */
-	released = atomic_load(&work.heap->slabs_released);
-	if (write(work.to_parent, &end, sizeof(end)) != sizeof(end) ||
-	    write(work.to_parent, &released, sizeof(released)) !=
-		    sizeof(released))
-		_exit(8);
-	_exit(0);
-}
-
-/* ------------------------------------------------------------ files */
-
-static int copy_file(const char *from, const char *to)
-{
-	char buf[1 << 16];
-	int in, out, rc = 0;
-	ssize_t len;
-
-	in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -errno;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out < 0) {
-		close(in);
-		return -errno;
-	}
-	while ((len = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)len) != len) {
-			rc = -EIO;
-			break;
-		}
-	if (len < 0)
-		rc = -errno;
-	close(out);
-	close(in);
-	return rc;
+	crash_sweep_finish(atomic_load(&work.heap->slabs_released));
 }
 
 /* ------------------------------------------------------------ dump */
@@ -438,187 +377,33 @@ out_close:
 
 /* ------------------------------------------------------------ sweeps */
 
-struct sweep {
-	const char *name;
-	uint64_t seed_base; /* 0: durable images only */
-	unsigned recrash_every; /* re-crash recovery of every Nth image */
-	unsigned runs; /* workload runs (interleavings) */
-	int byte; /* BYTE mappings (eADR), else CACHE_LINE */
-	unsigned images; /* crash images recovered and checked */
-	unsigned recrashes; /* of those, re-crashed inside recovery first */
-	unsigned live_max; /* most live slots seen in an image */
-	uint64_t fences; /* workload fences, all runs */
-	uint64_t released; /* slabs released (SLAB_FREE), all runs */
-};
-
-/* re-exec ourselves to open (recover) img_path, crashing at fence n */
-static int run_recover_crash(uint64_t n, uint64_t seed)
+static int recover_only(const char *file)
 {
-	char at[32], sd[32];
-	int status;
-	pid_t pid;
+	struct pma_heap *heap;
 
-	snprintf(at, sizeof(at), "%llu", (unsigned long long)n);
-	snprintf(sd, sizeof(sd), "%llu", (unsigned long long)seed);
-	pid = fork();
-	if (pid == 0) {
-		setenv("PM_CRASH_AT", at, 1);
-		setenv("PM_CRASH_SEED", sd, 1);
-		execl("/proc/self/exe", "test-pmalloc-crash", "recover",
-		      img_path, (char *)NULL);
-		_exit(9);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
-/* keep a failing image under /tmp/pmalloc-fail-N and dump its logs */
-static void save_failure(const struct sweep *sw, uint64_t n, const char *why)
-{
-	char fdir[64], file[96];
-	unsigned i;
-	FILE *f;
-
-	for (i = 1; i < 10000; i++) {
-		snprintf(fdir, sizeof(fdir), "/tmp/pmalloc-fail-%u", i);
-		if (mkdir(fdir, 0700) == 0)
-			break;
-	}
-	snprintf(file, sizeof(file), "%s/pool", fdir);
-	copy_file(sw->recrash_every ? orig_path : img_path, file);
-	if (sw->recrash_every) {
-		snprintf(file, sizeof(file), "%s/pool.recrashed", fdir);
-		copy_file(img_path, file);
-	}
-	snprintf(file, sizeof(file), "%s/info", fdir);
-	f = fopen(file, "w");
-	if (f) {
-		fprintf(f, "sweep %s fence %llu seed %llu: %s\n", sw->name,
-			(unsigned long long)n,
-			(unsigned long long)(sw->seed_base ? sw->seed_base + n :
-							     0),
-			why);
-		fclose(f);
-	}
-	print_message("# FAIL %s at workload fence %llu: %s\n", sw->name,
-		      (unsigned long long)n, why);
-	snprintf(file, sizeof(file), "%s/pool", fdir);
-	dump_image(file);
-	if (sw->recrash_every) {
-		snprintf(file, sizeof(file), "%s/pool.recrashed", fdir);
-		dump_image(file);
-	}
-	print_message("# saved in %s; replay: test-pmalloc-crash replay "
-		      "%s/pool%s\n",
-		      fdir, fdir, sw->recrash_every ? ".recrashed" : "");
-}
-
-/* recover and check the image of workload fence n; 0 or -1 */
-static int check_image(struct sweep *sw, uint64_t n)
-{
-	uint64_t seed = sw->seed_base ? sw->seed_base + n : 0;
-	char why[256] = "";
-	unsigned live = 0;
-	int rc;
-
-	if (sw->recrash_every && n % sw->recrash_every == 0) {
-		copy_file(img_path, orig_path);
-		/* recovery fences twice: apply + staged heads, head flip */
-		rc = run_recover_crash(1 + n / sw->recrash_every % 2,
-				       seed * 31 + 7);
-		if (rc != PM_CRASH_EXIT_CODE && rc != 0) {
-			snprintf(why, sizeof(why), "recovery exited %d", rc);
-			save_failure(sw, n, why);
-			return -1;
-		}
-		sw->recrashes += rc == PM_CRASH_EXIT_CODE;
-	}
-	if (copy_file(img_path, work_path) < 0 ||
-	    check_heap(work_path, &live, why, sizeof(why)) < 0) {
-		save_failure(sw, n, why);
-		return -1;
-	}
-	sw->images++;
-	if (live > sw->live_max)
-		sw->live_max = live;
+	if (pma_heap_open(file, 0, &heap))
+		return 1;
+	pma_heap_close(heap);
 	return 0;
 }
 
-/* one workload run: check the image of each of its fences */
-static int sweep_run(struct sweep *sw, uint64_t rnd)
+static const struct crash_sweep_ops pmalloc_ops = {
+	.name = "pmalloc",
+	.workload = child_run,
+	.check = check_heap,
+	.recover = recover_only,
+	.dump = dump_image,
+	.stat_name = "live slots",
+	.extra_name = "slabs released",
+};
+
+static void sweep(struct crash_sweep *sw)
 {
-	int to_parent[2], from_parent[2], status, rc = 0;
-	uint64_t n;
-	pid_t pid;
-	char ack = 1;
-
-	if (pipe(to_parent) || pipe(from_parent))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		close(to_parent[0]);
-		close(from_parent[1]);
-		work.to_parent = to_parent[1];
-		work.from_parent = from_parent[0];
-		child_run(sw->seed_base, rnd);
-	}
-	close(to_parent[1]);
-	close(from_parent[0]);
-	while (read(to_parent[0], &n, sizeof(n)) == sizeof(n) && n) {
-		sw->fences++;
-		rc = check_image(sw, n);
-		if (rc < 0 || write(from_parent[1], &ack, 1) != 1)
-			break;
-	}
-	if (rc == 0 && read(to_parent[0], &n, sizeof(n)) == sizeof(n))
-		sw->released += n;
-	close(to_parent[0]);
-	close(from_parent[1]);
-	if (rc < 0)
-		kill(pid, SIGKILL);
-	if (waitpid(pid, &status, 0) != pid ||
-	    (rc == 0 && (!WIFEXITED(status) || WEXITSTATUS(status)))) {
-		print_message("# workload child failed (status 0x%x)\n",
-			      status);
-		rc = -1;
-	}
-	return rc;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sweep(struct sweep *sw)
-{
-	const char *gran = getenv("PMEM2_FORCE_GRANULARITY");
-	char saved[32];
-	double t0 = now();
-	unsigned r;
-
-	/* the workload, the recoveries and the checks all map BYTE: the
-	 * simulator's eADR model, the code's paths that flush nothing */
-	snprintf(saved, sizeof(saved), "%s", gran ? gran : "CACHE_LINE");
-	if (sw->byte)
-		setenv("PMEM2_FORCE_GRANULARITY", "BYTE", 1);
-	for (r = 0; r < sw->runs; r++)
-		if (sweep_run(sw, r * 0x1000193ULL) < 0)
-			fail_msg("%s: run %u failed", sw->name, r);
-	setenv("PMEM2_FORCE_GRANULARITY", saved, 1);
-	print_message("# %s: %u runs, %llu workload fences; %u crash images "
-		      "checked (%u re-crashed in recovery), up to %u live "
-		      "slots, %llu slabs released, %.1f s\n",
-		      sw->name, sw->runs, (unsigned long long)sw->fences,
-		      sw->images, sw->recrashes, sw->live_max,
-		      (unsigned long long)sw->released, now() - t0);
+	if (crash_sweep_run(&pmalloc_ops, sw) < 0)
+		fail_msg("%s failed", sw->name);
 	assert_true(sw->fences > 2ULL * OPS_PER_THREAD * sw->runs);
 	/* the images cover checkpoints that release slabs */
-	assert_true(sw->released >= sw->runs);
+	assert_true(sw->extra >= sw->runs);
 	assert_int_equal(sw->images, sw->fences);
 }
 
@@ -633,20 +418,24 @@ static unsigned env_runs(unsigned dflt)
  * The sweeps: durable images, torn ones (random dirty words too), and
  * recoveries crashed themselves first (every second image), each on
  * CACHE_LINE mappings and again on BYTE ones (eADR). runs: the default
- * number of interleavings (PMA_CRASH_RUNS overrides it).
+ * number of interleavings (PMA_CRASH_RUNS overrides it). A re-crashed
+ * recovery stops at its fence 1 or 2: it fences twice (apply + staged
+ * heads, head flip).
  */
-static struct sweep sweeps[] = {
+static struct crash_sweep sweeps[] = {
 	{ .name = "durable", .runs = 2 },
 	{ .name = "torn", .seed_base = 0x5eed0000, .runs = 2 },
 	{ .name = "recrash",
 	  .seed_base = 0xabcd0000,
 	  .recrash_every = 2,
+	  .recrash_fences = 2,
 	  .runs = 1 },
 	{ .name = "byte durable", .runs = 2, .byte = 1 },
 	{ .name = "byte torn", .seed_base = 0xb17e0000, .runs = 2, .byte = 1 },
 	{ .name = "byte recrash",
 	  .seed_base = 0xb17eabcd0000,
 	  .recrash_every = 2,
+	  .recrash_fences = 2,
 	  .runs = 1,
 	  .byte = 1 },
 };
@@ -654,49 +443,10 @@ static struct sweep sweeps[] = {
 /* one entry of sweeps (the test's initial state) */
 static void test_sweep(void **state)
 {
-	struct sweep sw = *(const struct sweep *)*state;
+	struct crash_sweep sw = *(const struct crash_sweep *)*state;
 
 	sw.runs = env_runs(sw.runs);
 	sweep(&sw);
-}
-
-/* debug driver: dump, recover and check a saved image (on a copy) */
-static int replay(const char *file)
-{
-	char why[256] = "";
-	unsigned live = 0;
-
-	setenv("PMA_CRASH_VERBOSE", "1", 1);
-	dump_image(file);
-	if (copy_file(file, work_path) < 0)
-		return 1;
-	if (check_heap(work_path, &live, why, sizeof(why)) < 0) {
-		printf("replay: FAIL: %s\n", why);
-		return 1;
-	}
-	printf("replay: ok, %u live slots\n", live);
-	return 0;
-}
-
-static int make_dir(void)
-{
-	snprintf(dir, sizeof(dir), "/dev/shm/test-pmalloc-crash.XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/pool", dir);
-	snprintf(img_path, sizeof(img_path), "%s/img", dir);
-	snprintf(work_path, sizeof(work_path), "%s/work", dir);
-	snprintf(orig_path, sizeof(orig_path), "%s/orig", dir);
-	return 0;
-}
-
-static void remove_dir(void)
-{
-	unlink(path);
-	unlink(img_path);
-	unlink(work_path);
-	unlink(orig_path);
-	rmdir(dir);
 }
 
 int main(int argc, char **argv)
@@ -711,29 +461,12 @@ int main(int argc, char **argv)
 		{ "test_sweep_byte_recrash", test_sweep, NULL, NULL,
 		  &sweeps[5] },
 	};
-	struct pma_heap *heap;
 	int rc;
 
-	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
-	if (argc == 3 && !strcmp(argv[1], "recover")) {
-		if (pma_heap_open(argv[2], 0, &heap))
-			return 8;
-		pma_heap_close(heap);
-		return 0;
-	}
-	if (make_dir() < 0)
-		return 1;
-	if (argc == 3 && !strcmp(argv[1], "replay")) {
-		rc = replay(argv[2]);
-		remove_dir();
+	rc = crash_sweep_main(&pmalloc_ops, argc, argv);
+	if (rc >= 0)
 		return rc;
-	}
-	if (!pm_crash_enabled()) {
-		printf("1..0 # SKIP built without --enable-crash-sim\n");
-		remove_dir();
-		return 0;
-	}
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	remove_dir();
+	crash_sweep_cleanup();
 	return rc;
 }

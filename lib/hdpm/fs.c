@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * hdpm fs: mount (format a new root, recover the journal, cut torn log
+ * tails), unmount, the GC pass, counters and the error message.
+ * Recovery costs the journal (at most HDPM_TX_MAX records) plus one log
+ * check per page that has a log.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hdpm/internal.h"
+#include "util/errmsg.h"
+#include "util/log.h"
+
+const char *hdpm_errormsg(void)
+{
+	return util_errmsg();
+}
+
+/* a new file system in the zeroed root: inode table, "/", magic last */
+static int fs_format(struct hdpm_fs *fs)
+{
+	struct hdpm_super *sb = fs->sb;
+	struct hdpm_inode *root;
+	size_t size = HDPM_NINODES * sizeof(struct hdpm_inode);
+	int rc;
+
+	if (!sb->itable_off) {
+		rc = pma_zalloc_to(fs->heap, size, &sb->itable_off);
+		if (rc < 0)
+			return util_errmsg_set(ENOSPC,
+					       "no space for the inode "
+					       "table: %s",
+					       pma_errormsg());
+	} else {
+		/* a format that crashed: its table is reused */
+		pma_memset_flush(fs->heap, hdpm_direct(fs, sb->itable_off), 0,
+				 size);
+	}
+	root = hdpm_direct(fs, sb->itable_off);
+	root->mode_gen = 1ULL << 32 | S_IFDIR | 0755;
+	pma_flush(fs->heap, root, sizeof(*root));
+	sb->version = HDPM_VERSION;
+	sb->ninodes = HDPM_NINODES;
+	pma_persist(fs->heap, sb, 64);
+	/* everything above is durable before the magic makes it a fs */
+	memcpy(sb->magic, HDPM_MAGIC, HDPM_MAGIC_LEN);
+	pma_persist(fs->heap, sb->magic, HDPM_MAGIC_LEN);
+	return 0;
+}
+
+static int fs_attach(struct hdpm_fs *fs)
+{
+	struct hdpm_super *sb = fs->sb;
+	static const char zero[HDPM_MAGIC_LEN];
+	size_t size;
+
+	if (memcmp(sb->magic, zero, sizeof(zero)) == 0) {
+		if (fs_format(fs) < 0)
+			return -ENOSPC;
+	} else if (memcmp(sb->magic, HDPM_MAGIC, HDPM_MAGIC_LEN) != 0) {
+		return util_errmsg_set(EINVAL, "the heap's root object is not "
+					       "an HDPM file system");
+	}
+	if (sb->version != HDPM_VERSION)
+		return util_errmsg_set(EINVAL, "HDPM version %u, want %u",
+				       sb->version, HDPM_VERSION);
+	size = pma_usable_size(fs->heap, sb->itable_off);
+	if (!sb->ninodes || sb->ninodes > size / sizeof(struct hdpm_inode))
+		return util_errmsg_set(EIO,
+				       "bad inode table 0x%llx (%llu "
+				       "inodes)",
+				       (unsigned long long)sb->itable_off,
+				       (unsigned long long)sb->ninodes);
+	fs->itable = hdpm_direct(fs, sb->itable_off);
+	fs->ninodes = sb->ninodes;
+	return 0;
+}
+
+/* an inode's index and pages must be live blocks of the heap */
+static int inode_check(struct hdpm_fs *fs, uint64_t ino)
+{
+	struct hdpm_inode *in = hdpm_inode(fs, ino);
+	uint64_t *index, p;
+
+	if (!in->index_off)
+		return 0;
+	if (pma_usable_size(fs->heap, in->index_off) < in->index_cap * 8)
+		return util_errmsg_set(EIO, "inode %llu: bad index",
+				       (unsigned long long)ino);
+	index = hdpm_inode_index(fs, in);
+	for (p = 0; p < in->index_cap; p++) {
+		if (!index[p])
+			continue;
+		if (pma_usable_size(fs->heap, index[p]) < HDPM_PAGE_OBJ_SIZE)
+			return util_errmsg_set(EIO,
+					       "inode %llu page %llu: "
+					       "bad page 0x%llx",
+					       (unsigned long long)ino,
+					       (unsigned long long)p,
+					       (unsigned long long)index[p]);
+		fs->stats.log_tails_cut +=
+			(uint64_t)hdpm_page_log_check(fs, index[p]);
+	}
+	return 0;
+}
+
+static int fs_recover(struct hdpm_fs *fs)
+{
+	uint64_t i;
+	int rc;
+
+	rc = hdpm_tx_recover(fs);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < fs->ninodes; i++) {
+		if (!hdpm_mode(hdpm_inode(fs, i)))
+			continue;
+		rc = inode_check(fs, i);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int hdpm_mount(struct pma_heap *heap, unsigned flags, struct hdpm_fs **ret_fs)
+{
+	struct hdpm_fs *fs;
+	uint64_t root;
+	int rc;
+
+	if (!heap || !ret_fs || (flags & ~(unsigned)HDPM_COW_ONLY))
+		return util_errmsg_set(EINVAL, "bad arguments");
+	rc = pma_root(heap, sizeof(struct hdpm_super), &root);
+	if (rc < 0)
+		return rc;
+	fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	fs->heap = heap;
+	fs->sb = pma_direct(heap, root);
+	fs->cow_only = (flags & HDPM_COW_ONLY) != 0;
+	pthread_mutex_init(&fs->lock, NULL);
+	rc = fs_attach(fs);
+	if (rc == 0)
+		rc = fs_recover(fs);
+	if (rc < 0) {
+		hdpm_unmount(fs);
+		return rc;
+	}
+	*ret_fs = fs;
+	return 0;
+}
+
+void hdpm_unmount(struct hdpm_fs *fs)
+{
+	if (!fs)
+		return;
+	pthread_mutex_destroy(&fs->lock);
+	free(fs);
+}
+
+/* merge every page log of inode ino; the count merged */
+static int gc_inode(struct hdpm_fs *fs, uint64_t ino)
+{
+	struct hdpm_inode *in = hdpm_inode(fs, ino);
+	uint64_t *index = hdpm_inode_index(fs, in), p;
+	int rc, n = 0;
+
+	for (p = 0; index && p < in->index_cap; p++) {
+		if (!index[p] || !hdpm_page_hdr(fs, index[p])->log_tail)
+			continue;
+		rc = hdpm_page_merge(fs, &index[p]);
+		if (rc < 0)
+			return rc;
+		n++;
+	}
+	return n;
+}
+
+int hdpm_gc(struct hdpm_fs *fs, unsigned flags)
+{
+	uint64_t i;
+	int rc = 0, n = 0;
+
+	if (!fs || flags)
+		return util_errmsg_set(EINVAL, "bad arguments");
+	pthread_mutex_lock(&fs->lock);
+	for (i = 1; i < fs->ninodes && rc >= 0; i++) {
+		if (!S_ISREG(hdpm_mode(hdpm_inode(fs, i))))
+			continue;
+		rc = gc_inode(fs, i);
+		if (rc > 0)
+			n += rc;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return rc < 0 ? rc : n;
+}
+
+void hdpm_stats(struct hdpm_fs *fs, struct hdpm_stats *ret_stats)
+{
+	if (!fs || !ret_stats)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	*ret_stats = fs->stats;
+	pthread_mutex_unlock(&fs->lock);
+}

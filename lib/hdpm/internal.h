@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libhdpm internals. A struct hdpm_fs is one mounted file system: the
+ * heap, the superblock and inode table mapped through pma_direct, and one
+ * mutex that every public call takes (lock order: fs->lock, then
+ * PMAlloc's own locks inside pma_* calls).
+ *
+ *   tx.c     journal: begin, record, allocate, commit, undo, recovery
+ *   page.c   page objects: log append, reverse-scan read, CoW, merge
+ *   file.c   open/close/pwrite/pread/ftruncate, index growth
+ *   namei.c  paths, mkdir/rmdir/unlink/rename/stat/readdir
+ *   fs.c     mount (format, recovery, log check), gc, stats, errors
+ */
+#ifndef PMAD_HDPM_INTERNAL_H
+#define PMAD_HDPM_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hdpm.h"
+#include "hdpm/layout.h"
+#include "pmalloc.h"
+
+struct hdpm_fs {
+	struct pma_heap *heap;
+	struct hdpm_super *sb;
+	struct hdpm_inode *itable;
+	uint64_t ninodes;
+	int cow_only;
+	pthread_mutex_t lock;
+	unsigned nrecs; /* records of the running tx */
+	int tx_frees; /* the running tx has commit actions */
+	struct hdpm_stats stats;
+};
+
+struct hdpm_file {
+	struct hdpm_fs *fs;
+	uint64_t ino;
+	uint32_t gen; /* the inode's generation at open */
+	int oflags;
+};
+
+/* ------------------------------------------------------------ tx.c */
+
+uint64_t hdpm_jseq(const struct hdpm_fs *fs);
+/* start an operation (the fs lock held, no tx running) */
+void hdpm_tx_begin(struct hdpm_fs *fs);
+/* journal word's current value (durable before the word changes) */
+int hdpm_tx_log(struct hdpm_fs *fs, enum hdpm_rec_kind kind, uint64_t *word);
+/* journal a commit action on inode ino (FREE_TAIL from page first) */
+int hdpm_tx_log_free(struct hdpm_fs *fs, enum hdpm_rec_kind kind, uint64_t ino,
+		     uint64_t first);
+/* allocate size bytes (through alloc_slot) and store the offset in *word
+ * (journaled before) and flush it; -ENOSPC */
+int hdpm_tx_alloc(struct hdpm_fs *fs, size_t size, uint64_t *word);
+/* *word = value, flushed (journaled before) */
+void hdpm_tx_set(struct hdpm_fs *fs, uint64_t *word, uint64_t value);
+/* make everything durable and commit; run the commit actions */
+int hdpm_tx_commit(struct hdpm_fs *fs);
+/* undo the running tx (after an error inside it) */
+void hdpm_tx_abort(struct hdpm_fs *fs);
+/* mount: finish or undo what the journal holds */
+int hdpm_tx_recover(struct hdpm_fs *fs);
+/* free the block at off through free_slot (and its log for a page) */
+int hdpm_block_free(struct hdpm_fs *fs, uint64_t off, int is_page);
+int hdpm_block_live(struct hdpm_fs *fs, uint64_t off);
+
+/* ------------------------------------------------------------ page.c */
+
+struct hdpm_page_hdr *hdpm_page_hdr(struct hdpm_fs *fs, uint64_t page_off);
+/* read [a, b) of page (page_off may be 0: zeros) into dst: reverse scan */
+void hdpm_page_read(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
+		    unsigned b, char *dst);
+/* can [a, a+len) go to page's log (no merge due, room left)? */
+int hdpm_page_log_fits(struct hdpm_fs *fs, uint64_t page_off, unsigned len);
+/* append (the tx journals the tail unless tx_less) */
+int hdpm_page_log_append(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
+			 const char *data, unsigned len, int journal);
+/* copy-on-write of the page named by *entry: the new page holds the old
+ * content (base + log), with [a, a+len) from data (data NULL: zeros);
+ * inside a tx */
+int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
+		  const char *data, unsigned len);
+/* validate a page's log at mount; cuts a torn tail (returns 1 if cut) */
+int hdpm_page_log_check(struct hdpm_fs *fs, uint64_t page_off);
+/* merge a page's log in its own tx (inline GC) */
+int hdpm_page_merge(struct hdpm_fs *fs, uint64_t *entry);
+
+/* ------------------------------------------------------------ file.c */
+
+struct hdpm_inode *hdpm_inode(struct hdpm_fs *fs, uint64_t ino);
+uint64_t hdpm_inode_pages(struct hdpm_fs *fs, const struct hdpm_inode *inode);
+uint64_t *hdpm_inode_index(struct hdpm_fs *fs, const struct hdpm_inode *inode);
+/* set the size inside a tx (shrink: zero the tail, drop pages) */
+int hdpm_inode_truncate(struct hdpm_fs *fs, uint64_t ino, uint64_t size);
+
+/* ------------------------------------------------------------ namei.c */
+
+int hdpm_lookup(struct hdpm_fs *fs, const char *path, uint64_t *ret_ino);
+int hdpm_create(struct hdpm_fs *fs, const char *path, mode_t mode,
+		uint64_t *ret_ino);
+void hdpm_inode_stat(struct hdpm_fs *fs, uint64_t ino, struct stat *st);
+
+static inline uint32_t hdpm_mode(const struct hdpm_inode *inode)
+{
+	return (uint32_t)inode->mode_gen;
+}
+
+static inline uint32_t hdpm_gen(const struct hdpm_inode *inode)
+{
+	return (uint32_t)(inode->mode_gen >> 32);
+}
+
+static inline void *hdpm_direct(struct hdpm_fs *fs, uint64_t off)
+{
+	return pma_direct(fs->heap, off);
+}
+
+static inline uint64_t hdpm_off(struct hdpm_fs *fs, const void *addr)
+{
+	return pma_offset(fs->heap, addr);
+}
+
+#endif

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * HDPM on-media layout. Every field is little-endian and fixed-width;
+ * every link is a pool offset (0: none), never a pointer.
+ *
+ *   heap root object -> struct hdpm_super (magic, journal, the two pmalloc
+ *                       dest words every allocation and free goes through)
+ *   itable_off       -> ninodes x struct hdpm_inode (inode 0: "/")
+ *   inode.index_off  -> index_cap x uint64_t page entries
+ *   page entry       -> page object: struct hdpm_page_hdr + 4096 data bytes
+ *   page.log_off     -> log chunk: HDPM_LOG_SIZE bytes of log entries
+ *   inode.name_off   -> the entry's name, NUL-terminated
+ *
+ * Invariants: a block is named by exactly one of these words (or is the
+ * root / the inode table); page bytes at or past the inode's size read
+ * as zero (base page and log); a page's entries [0, log_tail) are valid
+ * (checksum, sequence); words change only inside a journaled operation,
+ * except the log tail of a single-page append that does not change the
+ * size (the tail store is that write's commit point).
+ */
+#ifndef PMAD_HDPM_LAYOUT_H
+#define PMAD_HDPM_LAYOUT_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HDPM_MAGIC "HDPMFS\0\1"
+#define HDPM_MAGIC_LEN 8
+#define HDPM_VERSION 1
+
+#define HDPM_PAGE_SIZE 4096u
+#define HDPM_NINODES 4096u /* inodes of a new file system */
+#define HDPM_NAME_MAX 255u
+#define HDPM_PATH_MAX 4096u
+#define HDPM_LOG_SIZE 2048u /* bytes of one page's log chunk */
+#define HDPM_LOG_GC 1536u /* a log past this is merged (inline GC) */
+#define HDPM_LOG_DATA_MAX 1024u /* larger partial writes go CoW */
+#define HDPM_TX_MAX 300u /* journal records of one operation */
+#define HDPM_WRITE_MAX_PAGES 256u /* pages of one atomic write */
+#define HDPM_MAX_PAGES (1ULL << 28) /* 1 TiB files */
+
+/* at the start of every page object; the data follow */
+struct hdpm_page_hdr {
+	uint64_t log_off; /* the log chunk, 0 until the first append */
+	uint64_t log_tail; /* bytes of published entries in the chunk */
+	uint64_t rsvd[6];
+};
+static_assert(sizeof(struct hdpm_page_hdr) == 64, "page header size");
+#define HDPM_PAGE_OBJ_SIZE (sizeof(struct hdpm_page_hdr) + HDPM_PAGE_SIZE)
+
+/*
+ * One log entry: this header, then len data bytes, padded to 16 bytes.
+ * crc: crc32c seeded with the page object's offset, over the header
+ * (crc = 0) and the data, so an entry of another page or an older use of
+ * the chunk never validates. seq: 1 + the entry's index in the log.
+ */
+struct hdpm_log_ent {
+	uint32_t crc;
+	uint32_t seq;
+	uint16_t off; /* first byte in the page */
+	uint16_t len; /* data bytes, 1..HDPM_LOG_DATA_MAX */
+	uint32_t rsvd;
+};
+static_assert(sizeof(struct hdpm_log_ent) == 16, "log entry size");
+#define HDPM_LOG_ALIGN 16u
+
+/* the kind of a file system entry, with its permission bits and gen */
+struct hdpm_inode {
+	uint64_t mode_gen; /* st_mode (0: free slot) | generation << 32 */
+	uint64_t parent; /* inode number of the directory holding it */
+	uint64_t size; /* bytes (files) */
+	uint64_t index_off; /* page entries, 0 if none */
+	uint64_t index_cap; /* entries in that array */
+	uint64_t name_off; /* name block */
+	uint64_t mtime_ns; /* not journaled: may be older after a crash */
+	uint64_t rsvd;
+};
+static_assert(sizeof(struct hdpm_inode) == 64, "inode size");
+
+/* journal record kinds */
+enum hdpm_rec_kind {
+	HDPM_REC_WORD = 1, /* undo: *word = old */
+	HDPM_REC_PAGE = 2, /* word names a page object: undo frees a new
+			      one and restores old; commit frees old */
+	HDPM_REC_BLOCK = 3, /* the same for a plain block (no log) */
+	HDPM_REC_FREE_TAIL = 4, /* word: inode; old: first page index;
+				   commit frees those pages */
+	HDPM_REC_FREE_INODE = 5, /* word: inode; commit frees all its blocks */
+};
+
+/* a journal record; valid iff seq is the journal's and crc matches */
+struct hdpm_rec {
+	uint32_t kind;
+	uint32_t crc; /* crc32c of the record with crc = 0 */
+	uint64_t seq;
+	uint64_t word; /* pool offset of the word (or of the inode) */
+	uint64_t old; /* the word's value before the operation */
+};
+static_assert(sizeof(struct hdpm_rec) == 32, "record size");
+
+/* journal states (low byte of jstate; the tx sequence above it) */
+enum hdpm_jstate {
+	HDPM_J_IDLE = 0,
+	HDPM_J_ACTIVE = 1, /* records valid; crash: undo them */
+	HDPM_J_COMMITTED = 2, /* done; crash: run the commit actions */
+};
+
+/*
+ * The allocation in flight: written (and fenced) before every
+ * pma_malloc_to into alloc_slot. Valid iff crc matches and its seq is the
+ * journal's; then alloc_slot differing from before (or before not live
+ * and alloc_slot live) means the allocation happened.
+ */
+struct hdpm_intent {
+	uint64_t before; /* alloc_slot before the allocation */
+	uint64_t tag; /* tx seq << 16 | record index */
+	uint32_t before_live; /* before named a live block */
+	uint32_t crc; /* crc32c of the intent with crc = 0 */
+};
+static_assert(sizeof(struct hdpm_intent) == 24, "intent size");
+
+/*
+ * The superblock, in the heap's root object. alloc_slot and free_slot
+ * are the only words HDPM hands to pma_malloc_to / pma_free_from: they are
+ * never freed, so the allocator's redo of a dest word at its recovery
+ * never lands in a block HDPM has since freed and reused.
+ */
+struct hdpm_super {
+	char magic[HDPM_MAGIC_LEN]; /* written last at format */
+	uint32_t version;
+	uint32_t rsvd0;
+	uint64_t itable_off; /* the inode table */
+	uint64_t ninodes;
+	uint64_t alloc_slot; /* dest of every HDPM allocation */
+	uint64_t free_slot; /* dest of every HDPM free */
+	uint64_t jstate; /* enum hdpm_jstate | seq << 8 */
+	uint64_t rsvd1;
+	struct hdpm_intent intent; /* own cache line */
+	uint64_t rsvd2[5];
+	struct hdpm_rec recs[HDPM_TX_MAX];
+};
+static_assert(offsetof(struct hdpm_super, intent) == 64, "intent line");
+static_assert(offsetof(struct hdpm_super, recs) == 128, "records");
+static_assert(sizeof(struct hdpm_super) == 128 + 32 * HDPM_TX_MAX,
+	      "super size");
+
+#endif

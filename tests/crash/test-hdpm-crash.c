@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test-hdpm-crash: crash-simulation sweep of libhdpm (tests/lib/crash-sweep).
+ * A child runs a deterministic list of file operations (small log writes,
+ * full-page CoW writes, large unaligned writes over several pages, writes
+ * that extend, truncates, renames over files, unlinks, creates, bursts of
+ * small writes to one page that trigger inline GC, hdpm_gc passes); at
+ * every fence the image is recovered (pma_heap_open + hdpm_mount) and
+ * checked: the whole file system equals the reference state before or
+ * after the operation that was running (each operation all-or-nothing),
+ * every block HDPM names is live and named once, and nothing leaked
+ * (live blocks == blocks HDPM names + the root). Then the fs must keep
+ * working. `test-hdpm-crash replay FILE` rechecks a saved image (the
+ * operation index is then unknown: both ends of every op are tried).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "crash-sweep.h"
+#include "hdpm.h"
+#include "hdpm/internal.h"
+#include "pmalloc.h"
+#include "pmalloc/internal.h"
+
+#define HEAP_SIZE (4ULL << 20)
+#define PG 4096
+#define NFILES 3
+#define FSIZE (3 * PG)
+#define NOPS 48
+
+enum op_kind {
+	OP_CREATE,
+	OP_SMALL,
+	OP_PAGE,
+	OP_LARGE,
+	OP_BURST,
+	OP_TRUNC,
+	OP_RENAME,
+	OP_UNLINK,
+	OP_GC
+};
+
+struct op {
+	enum op_kind kind;
+	unsigned file, len, seed;
+	uint64_t off;
+};
+
+struct model {
+	int exists[NFILES];
+	uint64_t size[NFILES];
+	char data[NFILES][FSIZE + 2 * PG];
+};
+
+/* shared with the workload child: what it runs now */
+struct shared {
+	int op; /* index of the running operation */
+	int cow_only; /* mount flag of the sweep */
+	uint64_t seed; /* the op list of this run */
+};
+static struct shared *sh;
+
+static const char *fname(unsigned i)
+{
+	static const char *names[NFILES] = { "/a", "/d/b", "/d/c" };
+
+	return names[i];
+}
+
+static void fill(char *buf, size_t len, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (char)(seed * 131 + i * 7 + (i >> 9) + 1);
+}
+
+/* ------------------------------------------------------------ ops */
+
+static uint64_t xorshift(uint64_t *r)
+{
+	*r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
+	return *r;
+}
+
+static void model_apply(struct model *m, const struct op *op)
+{
+	static char buf[FSIZE + 2 * PG];
+	unsigned f = op->file, j = (f + 1) % NFILES, k;
+
+	switch (op->kind) {
+	case OP_CREATE:
+		m->exists[f] = 1;
+		m->size[f] = 0;
+		memset(m->data[f], 0, sizeof(m->data[f]));
+		break;
+	case OP_BURST:
+		for (k = 0; k < 8; k++)
+			fill(m->data[f] + op->off + k * 40, 30, op->seed + k);
+		if (op->off + 7 * 40 + 30 > m->size[f])
+			m->size[f] = op->off + 7 * 40 + 30;
+		break;
+	case OP_SMALL:
+	case OP_PAGE:
+	case OP_LARGE:
+		fill(buf, op->len, op->seed);
+		memcpy(m->data[f] + op->off, buf, op->len);
+		if (op->off + op->len > m->size[f])
+			m->size[f] = op->off + op->len;
+		break;
+	case OP_TRUNC:
+		if (op->off < m->size[f])
+			memset(m->data[f] + op->off, 0, m->size[f] - op->off);
+		m->size[f] = op->off;
+		break;
+	case OP_RENAME:
+		memcpy(m->data[j], m->data[f], sizeof(m->data[j]));
+		m->size[j] = m->size[f];
+		m->exists[j] = 1;
+		m->exists[f] = 0;
+		break;
+	case OP_UNLINK:
+		m->exists[f] = 0;
+		break;
+	case OP_GC:
+		break;
+	}
+}
+
+/* the op list of a run: valid for the model state it meets */
+static void ops_make(uint64_t rnd, struct op *ops)
+{
+	static struct model m;
+	uint64_t r = rnd * 0x9e3779b97f4a7c15ULL + 12345;
+	unsigned i, pick;
+	struct op *op;
+
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < NOPS; i++) {
+		op = &ops[i];
+		memset(op, 0, sizeof(*op));
+		op->file = (unsigned)(xorshift(&r) % NFILES);
+		op->seed = (unsigned)xorshift(&r);
+		pick = (unsigned)(xorshift(&r) % 16);
+		op->off = xorshift(&r) % FSIZE;
+		if (!m.exists[op->file]) {
+			op->kind = OP_CREATE;
+		} else if (pick < 5) {
+			op->kind = OP_SMALL;
+			op->len = 1 + op->seed % 150;
+		} else if (pick < 7) {
+			op->kind = OP_PAGE;
+			op->off -= op->off % PG;
+			op->len = PG;
+		} else if (pick < 9) {
+			op->kind = OP_LARGE;
+			op->len = PG + op->seed % (PG + 500);
+		} else if (pick < 11) {
+			op->kind = OP_BURST;
+			op->off %= PG - 8 * 40;
+		} else if (pick < 12) {
+			op->kind = OP_TRUNC;
+			op->off = xorshift(&r) % (FSIZE + PG);
+		} else if (pick < 13) {
+			op->kind = OP_RENAME;
+		} else if (pick < 14) {
+			op->kind = OP_UNLINK;
+		} else {
+			op->kind = OP_GC;
+		}
+		model_apply(&m, op);
+	}
+}
+
+static int fs_write(struct hdpm_fs *fs, unsigned f, const char *buf, size_t len,
+		    uint64_t off)
+{
+	struct hdpm_file *file;
+	ssize_t n;
+
+	if (hdpm_open(fs, fname(f), O_RDWR, 0, &file))
+		return -1;
+	n = hdpm_pwrite(file, buf, len, off);
+	hdpm_close(file);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+static int fs_apply(struct hdpm_fs *fs, const struct op *op)
+{
+	static char buf[FSIZE + 2 * PG];
+	struct hdpm_file *file;
+	unsigned k;
+	int rc;
+
+	switch (op->kind) {
+	case OP_CREATE:
+		rc = hdpm_open(fs, fname(op->file), O_CREAT | O_EXCL | O_RDWR,
+			       0644, &file);
+		hdpm_close(file);
+		return rc;
+	case OP_BURST:
+		/* eight small writes to one page (the run itself splits
+		 * a burst into single writes, ops_expand) */
+		for (k = 0; k < 8; k++) {
+			fill(buf, 30, op->seed + k);
+			if (fs_write(fs, op->file, buf, 30, op->off + k * 40))
+				return -1;
+		}
+		return 0;
+	case OP_SMALL:
+	case OP_PAGE:
+	case OP_LARGE:
+		fill(buf, op->len, op->seed);
+		return fs_write(fs, op->file, buf, op->len, op->off);
+	case OP_TRUNC:
+		rc = hdpm_open(fs, fname(op->file), O_RDWR, 0, &file);
+		if (rc == 0)
+			rc = hdpm_ftruncate(file, op->off);
+		hdpm_close(file);
+		return rc;
+	case OP_RENAME:
+		return hdpm_rename(fs, fname(op->file),
+				   fname((op->file + 1) % NFILES));
+	case OP_UNLINK:
+		return hdpm_unlink(fs, fname(op->file));
+	case OP_GC:
+		return hdpm_gc(fs, 0) < 0 ? -1 : 0;
+	}
+	return -1;
+}
+
+/* bursts are split into single writes so every write is one op */
+static unsigned ops_expand(const struct op *ops, struct op *out)
+{
+	unsigned i, k, n = 0;
+
+	for (i = 0; i < NOPS; i++) {
+		if (ops[i].kind != OP_BURST) {
+			out[n++] = ops[i];
+			continue;
+		}
+		for (k = 0; k < 8; k++) {
+			out[n] = ops[i];
+			out[n].kind = OP_SMALL;
+			out[n].off = ops[i].off + k * 40;
+			out[n].len = 30;
+			out[n++].seed = ops[i].seed + k;
+		}
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------ child */
+
+static void workload(const char *path, uint64_t rnd)
+{
+	static struct op ops[NOPS], list[NOPS * 8];
+	struct hdpm_stats st;
+	struct pma_heap *heap;
+	struct hdpm_fs *fs;
+	unsigned i, n;
+
+	ops_make(rnd + sh->seed, ops);
+	n = ops_expand(ops, list);
+	sh->op = 0;
+	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap) ||
+	    hdpm_mount(heap, sh->cow_only ? HDPM_COW_ONLY : 0, &fs) ||
+	    hdpm_mkdir(fs, "/d", 0755))
+		_exit(7);
+	crash_sweep_arm(heap->map);
+	for (i = 0; i < n; i++) {
+		sh->op = (int)i;
+		if (fs_apply(fs, &list[i]))
+			_exit(4);
+	}
+	sh->op = (int)n;
+	hdpm_stats(fs, &st);
+	crash_sweep_finish(st.gc_merges);
+}
+
+/* ------------------------------------------------------------ check */
+
+#define CHECK(cond, ...)                                     \
+	do {                                                 \
+		if (!(cond)) {                               \
+			snprintf(why, why_len, __VA_ARGS__); \
+			goto out;                            \
+		}                                            \
+	} while (0)
+
+/* 0 if the fs holds exactly the model's files */
+static int fs_equals(struct hdpm_fs *fs, const struct model *m)
+{
+	static char out[FSIZE + 2 * PG];
+	struct hdpm_file *file;
+	struct stat st;
+	unsigned f;
+	ssize_t n;
+
+	for (f = 0; f < NFILES; f++) {
+		if (hdpm_stat(fs, fname(f), &st) !=
+		    (m->exists[f] ? 0 : -ENOENT))
+			return -1;
+		if (!m->exists[f])
+			continue;
+		if ((uint64_t)st.st_size != m->size[f] ||
+		    hdpm_open(fs, fname(f), O_RDONLY, 0, &file))
+			return -1;
+		n = hdpm_pread(file, out, sizeof(out), 0);
+		hdpm_close(file);
+		if (n != (ssize_t)m->size[f] ||
+		    memcmp(out, m->data[f], (size_t)n))
+			return -1;
+	}
+	return 0;
+}
+
+static int off_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct named {
+	uint64_t *off;
+	size_t n, cap;
+};
+
+static void name_block(struct named *nb, uint64_t off)
+{
+	if (!off)
+		return;
+	if (nb->n == nb->cap) {
+		nb->cap = nb->cap ? nb->cap * 2 : 256;
+		nb->off = realloc(nb->off, nb->cap * sizeof(*nb->off));
+		if (!nb->off)
+			abort();
+	}
+	nb->off[nb->n++] = off;
+}
+
+/* every block HDPM names: inode table, names, indexes, pages, logs */
+static void collect(struct hdpm_fs *fs, struct named *nb)
+{
+	struct hdpm_inode *in;
+	uint64_t i, p, *index;
+
+	name_block(nb, fs->sb->itable_off);
+	for (i = 0; i < fs->ninodes; i++) {
+		in = hdpm_inode(fs, i);
+		if (!hdpm_mode(in))
+			continue;
+		name_block(nb, in->name_off);
+		name_block(nb, in->index_off);
+		index = hdpm_inode_index(fs, in);
+		for (p = 0; index && p < in->index_cap; p++) {
+			if (!index[p])
+				continue;
+			name_block(nb, index[p]);
+			name_block(nb, hdpm_page_hdr(fs, index[p])->log_off);
+		}
+	}
+}
+
+/* live blocks by the heap's own state (as test-pmalloc-crash) */
+static uint64_t heap_live_blocks(struct pma_heap *heap)
+{
+	uint64_t c, page, live = 0;
+	struct pma_slab *slab;
+	uint32_t i;
+
+	for (c = 0; c < heap->nchunks; c++) {
+		slab = pma_heap_slab_at(
+			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
+		for (i = 0; slab && i < slab->nblocks; i++)
+			live += pma_slab_is_live(slab, i) != 0;
+	}
+	for (page = 0; page < heap->geom.npages; page++)
+		live += pma_pmap_kind(heap->pmap[page]) == PMA_PMAP_EXTENT;
+	return live;
+}
+
+static int ownership(struct pma_heap *heap, struct hdpm_fs *fs, char *why,
+		     size_t why_len)
+{
+	struct named nb = { 0 };
+	uint64_t live;
+	size_t i;
+	int rc = -1;
+
+	collect(fs, &nb);
+	qsort(nb.off, nb.n, sizeof(*nb.off), off_cmp);
+	for (i = 0; i < nb.n; i++) {
+		CHECK(pma_usable_size(heap, nb.off[i]) != 0,
+		      "named block 0x%llx is not live",
+		      (unsigned long long)nb.off[i]);
+		CHECK(i == 0 || nb.off[i] != nb.off[i - 1],
+		      "block 0x%llx named twice",
+		      (unsigned long long)nb.off[i]);
+	}
+	live = heap_live_blocks(heap);
+	CHECK(live == nb.n + 1, "%llu live blocks, %zu named + root (leak)",
+	      (unsigned long long)live, nb.n);
+	rc = 0;
+out:
+	free(nb.off);
+	return rc;
+}
+
+/* state before (ret_a) and after (ret_b) op k of the list */
+static void model_at(const struct op *list, unsigned n, unsigned k,
+		     struct model *ret_a, struct model *ret_b)
+{
+	unsigned i;
+
+	memset(ret_a, 0, sizeof(*ret_a));
+	for (i = 0; i < k && i < n; i++)
+		model_apply(ret_a, &list[i]);
+	*ret_b = *ret_a;
+	if (k < n)
+		model_apply(ret_b, &list[k]);
+}
+
+/* which state does the fs show? -1 if neither */
+static int state_match(struct hdpm_fs *fs, uint64_t rnd, int k)
+{
+	static struct op ops[NOPS], list[NOPS * 8];
+	static struct model a, b;
+	unsigned n, lo, hi, i;
+
+	ops_make(rnd, ops);
+	n = ops_expand(ops, list);
+	lo = k < 0 ? 0 : (unsigned)k;
+	hi = k < 0 ? n : (unsigned)k;
+	for (i = lo; i <= hi; i++) {
+		model_at(list, n, i, &a, &b);
+		if (fs_equals(fs, &a) == 0 || fs_equals(fs, &b) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* "op K: kind file off len" of the run's op K, for failure messages */
+static const char *op_describe(int k)
+{
+	static struct op ops[NOPS], list[NOPS * 8];
+	static char text[96];
+	unsigned n;
+
+	ops_make(sh->seed, ops);
+	n = ops_expand(ops, list);
+	if (k < 0 || (unsigned)k >= n)
+		return "no op";
+	snprintf(text, sizeof(text), "op %d: kind %d file %u off %llu len %u",
+		 k, list[k].kind, list[k].file, (unsigned long long)list[k].off,
+		 list[k].len);
+	return text;
+}
+
+static int check_fs(const char *file, unsigned *ret_files, char *why,
+		    size_t why_len)
+{
+	struct hdpm_file *f = NULL;
+	struct pma_heap *heap;
+	struct hdpm_fs *fs = NULL;
+	char buf[64];
+	struct stat st;
+	int rc = -1;
+	unsigned i;
+
+	if (pma_heap_open(file, 0, &heap)) {
+		snprintf(why, why_len, "heap open: %s", pma_errormsg());
+		return -1;
+	}
+	CHECK(hdpm_mount(heap, 0, &fs) == 0, "mount: %s (%s)", hdpm_errormsg(),
+	      op_describe(sh->op));
+	CHECK(state_match(fs, sh->seed, sh->op) == 0,
+	      "fs is neither before nor after %s", op_describe(sh->op));
+	if (ownership(heap, fs, why, why_len) < 0)
+		goto out;
+	*ret_files = 0;
+	for (i = 0; i < NFILES; i++)
+		*ret_files += hdpm_stat(fs, fname(i), &st) == 0;
+	/* it keeps working */
+	CHECK(hdpm_open(fs, "/new", O_CREAT | O_RDWR, 0644, &f) == 0 &&
+		      hdpm_pwrite(f, "0123456789", 10, 4090) == 10 &&
+		      hdpm_pread(f, buf, 10, 4090) == 10 &&
+		      !memcmp(buf, "0123456789", 10),
+	      "fs does not work after recovery: %s", hdpm_errormsg());
+	rc = 0;
+out:
+	hdpm_close(f);
+	hdpm_unmount(fs);
+	pma_heap_close(heap);
+	return rc;
+}
+
+/* the journal and the inodes of an image before recovery (read-only) */
+static void dump_image(const char *file)
+{
+	struct pma_heap *heap;
+	struct hdpm_super *sb;
+	struct hdpm_inode *it;
+	uint64_t root, i, p, *index;
+	unsigned r;
+
+	if (pma_heap_open(file, PMA_HEAP_RDONLY, &heap) ||
+	    pma_root(heap, sizeof(*sb), &root)) {
+		print_message("# %s: cannot open: %s\n", file, pma_errormsg());
+		return;
+	}
+	sb = pma_direct(heap, root);
+	print_message("# jstate %llu seq %llu alloc_slot 0x%llx free_slot "
+		      "0x%llx intent before 0x%llx live %u tag 0x%llx\n",
+		      (unsigned long long)(sb->jstate & 0xff),
+		      (unsigned long long)(sb->jstate >> 8),
+		      (unsigned long long)sb->alloc_slot,
+		      (unsigned long long)sb->free_slot,
+		      (unsigned long long)sb->intent.before,
+		      sb->intent.before_live,
+		      (unsigned long long)sb->intent.tag);
+	for (r = 0; r < 8 && sb->recs[r].seq == sb->jstate >> 8; r++)
+		print_message("#  rec %u kind %u word 0x%llx old 0x%llx\n", r,
+			      sb->recs[r].kind,
+			      (unsigned long long)sb->recs[r].word,
+			      (unsigned long long)sb->recs[r].old);
+	it = pma_direct(heap, sb->itable_off);
+	for (i = 0; it && i < 8; i++) {
+		if (!(uint32_t)it[i].mode_gen)
+			continue;
+		print_message("#  inode %llu at 0x%llx size %llu index 0x%llx"
+			      "/%llu\n",
+			      (unsigned long long)i,
+			      (unsigned long long)pma_offset(heap, &it[i]),
+			      (unsigned long long)it[i].size,
+			      (unsigned long long)it[i].index_off,
+			      (unsigned long long)it[i].index_cap);
+		index = it[i].index_off ? pma_direct(heap, it[i].index_off) :
+					  NULL;
+		for (p = 0; index && p < it[i].index_cap && p < 8; p++)
+			if (index[p])
+				print_message(
+					"#   page %llu 0x%llx (live %zu)\n",
+					(unsigned long long)p,
+					(unsigned long long)index[p],
+					pma_usable_size(heap, index[p]));
+	}
+	pma_heap_close(heap);
+}
+
+static int recover_only(const char *file)
+{
+	struct pma_heap *heap;
+	struct hdpm_fs *fs;
+	int rc;
+
+	if (pma_heap_open(file, 0, &heap))
+		return 1;
+	rc = hdpm_mount(heap, 0, &fs);
+	hdpm_unmount(fs);
+	pma_heap_close(heap);
+	return rc != 0;
+}
+
+static void workload_run(const char *path, uint64_t rnd)
+{
+	workload(path, rnd);
+}
+
+static const struct crash_sweep_ops hdpm_ops = {
+	.name = "hdpm",
+	.workload = workload_run,
+	.check = check_fs,
+	.recover = recover_only,
+	.dump = dump_image,
+	.stat_name = "files",
+	.extra_name = "inline/explicit GC merges",
+};
+
+/* ------------------------------------------------------------ sweeps */
+
+struct hdpm_sweep {
+	struct crash_sweep sw;
+	int cow_only;
+};
+
+static struct hdpm_sweep sweeps[] = {
+	{ .sw = { .name = "durable", .runs = 2 } },
+	{ .sw = { .name = "torn", .seed_base = 0x5eed0000, .runs = 2 } },
+	{ .sw = { .name = "recrash",
+		  .seed_base = 0xabcd0000,
+		  .recrash_every = 3,
+		  .recrash_fences = 6,
+		  .runs = 1 } },
+	{ .sw = { .name = "cow-only durable", .runs = 1 }, .cow_only = 1 },
+	{ .sw = { .name = "byte torn",
+		  .seed_base = 0xb17e0000,
+		  .runs = 1,
+		  .byte = 1 } },
+};
+
+static void test_sweep(void **state)
+{
+	struct hdpm_sweep hs = *(const struct hdpm_sweep *)*state;
+	struct crash_sweep *sw = &hs.sw;
+	unsigned r, runs = sw->runs;
+
+	sh->cow_only = hs.cow_only;
+	/* one run at a time: the checker regenerates the run's op list */
+	sw->runs = 1;
+	for (r = 0; r < runs; r++) {
+		sh->seed = r * 0x1000193ULL + (uint64_t)hs.cow_only;
+		if (crash_sweep_run(&hdpm_ops, sw) < 0)
+			fail_msg("%s failed", sw->name);
+	}
+	assert_int_equal(sw->images, sw->fences);
+	assert_true(sw->fences > NOPS * 4);
+	if (!hs.cow_only)
+		assert_true(sw->extra > 0); /* the images cover inline GC */
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		{ "test_sweep_durable", test_sweep, NULL, NULL, &sweeps[0] },
+		{ "test_sweep_torn", test_sweep, NULL, NULL, &sweeps[1] },
+		{ "test_sweep_recrash", test_sweep, NULL, NULL, &sweeps[2] },
+		{ "test_sweep_cow_only", test_sweep, NULL, NULL, &sweeps[3] },
+		{ "test_sweep_byte_torn", test_sweep, NULL, NULL, &sweeps[4] },
+	};
+	int rc;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 1;
+	sh->op = -1; /* replay: try every op */
+	rc = crash_sweep_main(&hdpm_ops, argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	crash_sweep_cleanup();
+	return rc;
+}
