@@ -395,3 +395,33 @@ expect_errno() {
 	stop_pmad
 	[ ! -s "$D/valgrind.log" ] || fail "$(cat "$D/valgrind.log")"
 }
+
+@test "READY=1 reaches the notification socket after the pools are open" {
+	"$SEND" --notify "$D/notify" >"$D/notify.out" &
+	local rx=$!
+	wait_for test -S "$D/notify"
+	NOTIFY_SOCKET="$D/notify" start_pmad
+	wait "$rx" || fail "no READY=1: $(cat "$D/notify.out")"
+	grep -qx "READY=1" "$D/notify.out" || fail "$(cat "$D/notify.out")"
+	grep -qx "STATUS=serving 1 pools" "$D/notify.out" ||
+		fail "$(cat "$D/notify.out")"
+	stop_pmad
+}
+
+@test "socket activation: pmad adopts the listening socket it is given" {
+	command -v systemd-socket-activate >/dev/null ||
+		skip "systemd-socket-activate not installed"
+	systemd-socket-activate --seqpacket -l "$S" \
+		pmad --foreground --config "$CONF" --state-dir "$SD" \
+		2>"$LOG" &
+	PMAD_PID=$!
+	wait_for alive
+	grep -q "adopted the listening socket from systemd" "$LOG" ||
+		fail "$(cat "$LOG")"
+	run pmactl --socket "$S" --json pool list
+	assert_success
+	[ "$(jq -r '.pools[0].name' <<<"$output")" = cfg ]
+	send "$(req shutdown)"
+	wait "$PMAD_PID"
+	PMAD_PID=""
+}

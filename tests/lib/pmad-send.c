@@ -7,12 +7,18 @@
  * can send garbage, truncated and oversized packets without socat.
  *   pmad-send SOCKET PAYLOAD...
  * Exit 0 when every packet got a reply, 1 otherwise.
+ *   pmad-send --notify PATH
+ * stands in for systemd's notification socket: binds a datagram socket at
+ * PATH, prints every message received and exits 0 after one containing
+ * READY=1 (1 after 20 s without).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "proto/proto.h"
@@ -60,13 +66,49 @@ static int exchange(int fd, const char *arg, char *reply)
 	return fflush(stdout) ? -EIO : 0;
 }
 
+#define NOTIFY_TIMEOUT_MS 20000
+
+static int notify_recv(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct pollfd pfd = { .events = POLLIN };
+	char msg[4096];
+	ssize_t n;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return 1;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	pfd.fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (pfd.fd < 0 ||
+	    bind(pfd.fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		perror(path);
+		return 1;
+	}
+	while (poll(&pfd, 1, NOTIFY_TIMEOUT_MS) == 1) {
+		n = recv(pfd.fd, msg, sizeof(msg) - 1, 0);
+		if (n < 0)
+			break;
+		msg[n] = '\0';
+		printf("%s\n", msg);
+		if (strstr(msg, "READY=1")) {
+			close(pfd.fd);
+			return fflush(stdout) ? 1 : 0;
+		}
+	}
+	close(pfd.fd);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	char *reply;
 	int fd, i, rc = 0;
 
+	if (argc == 3 && strcmp(argv[1], "--notify") == 0)
+		return notify_recv(argv[2]);
 	if (argc < 3) {
-		fputs("usage: pmad-send SOCKET PAYLOAD...\n", stderr);
+		fputs("usage: pmad-send SOCKET PAYLOAD... | --notify PATH\n",
+		      stderr);
 		return 2;
 	}
 	fd = proto_connect(argv[1]);
