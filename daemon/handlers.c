@@ -281,6 +281,11 @@ static int add_counters(struct request *r)
 	err |= util_json_add_u64(r->result, "reloads", c->reloads);
 	err |= util_json_add_u64(r->result, "reload_failures",
 				 c->reload_failures);
+	err |= util_json_add_u64(r->result, "checkpoint_interval",
+				 r->d->conf->checkpoint_interval);
+	err |= util_json_add_u64(r->result, "service_runs", c->service_runs);
+	err |= util_json_add_u64(r->result, "service_checkpoints",
+				 c->service_checkpoints);
 	return err;
 }
 

@@ -2,7 +2,7 @@
 /*
  * pmad event loop: one epoll set with the listening socket (adopted from
  * systemd when socket-activated, else bound here), a signalfd (SIGHUP
- * reloads, SIGTERM/SIGINT stop) and the clients. epoll data holds the fd;
+ * reloads, SIGTERM/SIGINT stop), the services' timerfd and the clients. epoll data holds the fd;
  * the listening and signal fds are recognized by value, clients by their
  * slot in d->clients.
  */
@@ -142,7 +142,8 @@ int pmad_socket_setup(struct pmad *d)
 	if (rc < 0)
 		return rc;
 	(void)signal(SIGPIPE, SIG_IGN);
-	return epoll_add(d->epfd, d->listen_fd);
+	rc = epoll_add(d->epfd, d->listen_fd);
+	return rc < 0 ? rc : pmad_services_setup(d);
 }
 
 static void client_close(struct pmad *d, unsigned slot)
@@ -272,6 +273,8 @@ int pmad_loop(struct pmad *d)
 				client_accept(d);
 			else if (ev[i].data.fd == d->sig_fd)
 				signal_event(d);
+			else if (ev[i].data.fd == d->timer_fd)
+				pmad_services_run(d);
 			else
 				client_event(d, ev[i].data.fd, ev[i].events);
 		}
@@ -289,7 +292,9 @@ void pmad_loop_release(struct pmad *d)
 		(void)unlink(d->socket_path);
 	if (d->sig_fd >= 0)
 		close(d->sig_fd);
+	if (d->timer_fd >= 0)
+		close(d->timer_fd);
 	if (d->epfd >= 0)
 		close(d->epfd);
-	d->listen_fd = d->sig_fd = d->epfd = -1;
+	d->listen_fd = d->sig_fd = d->timer_fd = d->epfd = -1;
 }

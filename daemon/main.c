@@ -187,6 +187,8 @@ int pmad_reload(struct pmad *d)
 	pmad_config_free(d->conf);
 	d->conf = conf;
 	pmad_log_setup(d);
+	if (pmad_services_arm(d) < 0)
+		util_err("reload: %s", util_errmsg());
 	rc = pmad_pools_load(d);
 	if (rc < 0)
 		util_err("reload: %s", util_errmsg());
@@ -227,7 +229,9 @@ static int serve(struct pmad *d)
 
 int main(int argc, char **argv)
 {
-	struct pmad d = { .epfd = -1, .listen_fd = -1, .sig_fd = -1 };
+	struct pmad d = {
+		.epfd = -1, .listen_fd = -1, .sig_fd = -1, .timer_fd = -1
+	};
 	int check_only = 0, rc;
 
 	rc = parse_args(argc, argv, &d.opts, &check_only);

@@ -56,6 +56,8 @@ struct pmad_counters {
 	uint64_t connections;
 	uint64_t reloads;
 	uint64_t reload_failures;
+	uint64_t service_runs; /* background service rounds */
+	uint64_t service_checkpoints; /* checkpoints they made */
 };
 
 struct pmad {
@@ -67,6 +69,7 @@ struct pmad {
 	int epfd;
 	int listen_fd;
 	int sig_fd;
+	int timer_fd; /* background services (services.c) */
 	int own_socket; /* we bound it: unlink at exit */
 	struct pmad_client *clients[PMAD_MAX_CLIENTS];
 	unsigned nclients;
@@ -112,6 +115,11 @@ int pmad_socket_setup(struct pmad *d);
 int pmad_loop(struct pmad *d);
 void pmad_loop_release(struct pmad *d);
 int pmad_reload(struct pmad *d);
+
+/* services.c: a timerfd in the loop; arm again after a reload */
+int pmad_services_setup(struct pmad *d);
+int pmad_services_arm(struct pmad *d);
+void pmad_services_run(struct pmad *d);
 
 /* logsink.c: journal when stderr is the journal, else stderr */
 void pmad_log_setup(const struct pmad *d);

@@ -428,3 +428,23 @@ expect_errno() {
 	wait "$PMAD_PID"
 	PMAD_PID=""
 }
+
+@test "services.checkpoint_interval runs the checkpoint service; reload turns it off" {
+	cat >>"$CONF" <<-EOF
+	services:
+	  checkpoint_interval: 1
+	EOF
+	start_pmad
+	wait_for eval '"$SEND" "$S" "$(req stats)" | jq -e ".result.service_runs >= 1"'
+	send "$(req stats)"
+	[ "$(jq -r .result.checkpoint_interval <<<"$output")" = 1 ]
+	# nothing was allocated, so there was nothing to checkpoint
+	[ "$(jq -r .result.service_checkpoints <<<"$output")" = 0 ]
+	write_config
+	kill -HUP "$PMAD_PID"
+	wait_for grep -q "configuration reloaded" "$LOG"
+	send "$(req stats)"
+	[ "$(jq -r .result.checkpoint_interval <<<"$output")" = 0 ] ||
+		fail "the service is still armed: $output"
+	stop_pmad
+}
