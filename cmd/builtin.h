@@ -23,11 +23,13 @@ struct cmd_ctx {
 	int is_tty; /* stderr is a terminal: progress bars allowed */
 	const char *prog; /* "pmactl" */
 	struct pool *pool; /* opened by cmd_pool_open(), closed by pmactl.c */
+	const char *socket; /* -S/--socket: pmad's control socket, or NULL */
 };
 
 int cmd_create(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_ns(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_log(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_pool(int argc, char **argv, struct cmd_ctx *ctx);
 
 #endif

@@ -36,6 +36,7 @@ static const struct cmd_struct commands[] = {
 	  "show a pool's header, parts and regions" },
 	{ "ns", cmd_ns, CMD_TOPOLOGY, "list persistent memory namespaces" },
 	{ "log", cmd_log, 0, "decode the heap's bookkeeping logs" },
+	{ "pool", cmd_pool, 0, "list, create and show the pools pmad serves" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -45,7 +46,8 @@ static void usage(FILE *f)
 	size_t i;
 
 	fputs("usage: pmactl [--version] [--help] [--json] [--human] "
-	      "<command> [<args>]\n\ncommands:\n",
+	      "[--socket PATH]\n              <command> [<args>]\n\n"
+	      "commands:\n",
 	      f);
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name,
@@ -53,6 +55,8 @@ static void usage(FILE *f)
 	fputs("\nglobal options:\n"
 	      "  -j, --json     print one JSON document on stdout\n"
 	      "  -H, --human    with --json: indent and print sizes with units\n"
+	      "  -S, --socket PATH  pmad's control socket, for 'pmactl pool'\n"
+	      "                 (default: $PMAD_SOCKET or /run/pmad/pmad.sock)\n"
 	      "  -V, --version  show the version and exit\n"
 	      "  -h, --help     show this help and exit\n"
 	      "\n'pmactl help <command>' or 'pmactl <command> --help' shows "
@@ -119,6 +123,7 @@ static const struct option global_options[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "human", no_argument, NULL, 'H' },
+	{ "socket", required_argument, NULL, 'S' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -127,7 +132,7 @@ static int parse_global(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+hVjH", global_options, NULL)) !=
+	while ((c = getopt_long(argc, argv, "+hVjHS:", global_options, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'h':
@@ -142,6 +147,9 @@ static int parse_global(int argc, char **argv, struct cmd_ctx *ctx)
 			break;
 		case 'H':
 			ctx->human = 1;
+			break;
+		case 'S':
+			ctx->socket = optarg;
 			break;
 		default:
 			fputs("try 'pmactl --help'\n", stderr);

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmad configuration: pmad.yaml(5) parsed with libyaml into one immutable
+ * struct pmad_config. A reload parses a new one and swaps it in only when
+ * it is valid. Errors name the file, line and column (1-based) and what was
+ * expected; they are returned (-EINVAL, -ENOENT, ...) with the util errmsg
+ * set, never printed.
+ */
+#ifndef PMAD_DAEMON_CONFIG_H
+#define PMAD_DAEMON_CONFIG_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PMAD_CONFIG_DEFAULT "/etc/pmad/pmad.yaml"
+#define PMAD_POOL_NAME_MAX 64
+#define PMAD_MAX_POOLS 256
+
+/* a pool the daemon creates (if missing) and opens at start */
+struct pmad_pool_conf {
+	char *name; /* [A-Za-z0-9_.-], 1..64 bytes, no leading '.' */
+	char *path; /* NULL: <state_dir>/<name>.pool */
+	uint64_t size; /* bytes, used when the pool is created */
+	uid_t owner; /* who may use it, with group and mode */
+	gid_t group;
+	mode_t mode;
+	unsigned line; /* 1-based line of its entry, for log messages */
+};
+
+/* a PM namespace given explicitly (a directory on fsdax, per node) */
+struct pmad_ns_conf {
+	int node;
+	char *path;
+};
+
+struct pmad_config {
+	char *file; /* the file read; NULL for the embedded default */
+	char *socket_path; /* NULL: the default (proto_default_socket) */
+	mode_t socket_mode; /* default 0660 */
+	gid_t socket_group; /* (gid_t)-1: leave the group alone */
+	char *state_dir; /* NULL: $XDG_RUNTIME_DIR/pmad or /run/pmad */
+	int log_level; /* syslog priority; -1 when not set */
+	unsigned checkpoint_interval; /* seconds between checkpoints, 0 off */
+	struct pmad_ns_conf *ns;
+	unsigned nns;
+	struct pmad_pool_conf *pools;
+	unsigned npools;
+};
+
+/* the embedded default: no namespaces, no pools, 0660 socket */
+int pmad_config_default(struct pmad_config **ret_conf);
+/* parse file; -ENOENT if it does not exist, -EINVAL with
+ * "FILE:LINE:COL: message" for any error in it */
+int pmad_config_load(const char *file, struct pmad_config **ret_conf);
+/* parse a YAML text of len bytes; name is used in messages */
+int pmad_config_parse(const char *name, const char *text, size_t len,
+		      struct pmad_config **ret_conf);
+void pmad_config_free(struct pmad_config *conf);
+
+/* 1 if name is a valid pool name */
+int pmad_pool_name_valid(const char *name);
+/* the pool conf called name, or NULL */
+const struct pmad_pool_conf *pmad_config_pool(const struct pmad_config *conf,
+					      const char *name);
+
+#endif

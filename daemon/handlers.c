@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmad request handlers: the table that maps each "op" to its handler and
+ * the access it needs, and the handlers themselves. A handler returns 0
+ * with a result object, or a negative errno with the util errmsg saying
+ * what failed on which pool; pmad_handle() turns either into exactly one
+ * reply packet and counts it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmad.h"
+#include "pmalloc.h"
+#include "proto/proto.h"
+#include "util/errmsg.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/size.h"
+
+#define ACCESS_R 4
+#define ACCESS_W 2
+
+enum handler_flags {
+	H_POOL = 1 << 0, /* args.name names an existing pool */
+	H_READ = 1 << 1, /* ... that the client may read */
+	H_WRITE = 1 << 2, /* ... and write */
+	H_ADMIN = 1 << 3, /* root or pmad's own uid only */
+};
+
+struct request {
+	struct pmad *d;
+	struct pmad_client *cl;
+	struct json_object *args;
+	struct pmad_pool *pool; /* with H_POOL */
+	struct json_object *result; /* set by the handler */
+};
+
+struct handler {
+	const char *op;
+	int (*fn)(struct request *r);
+	unsigned flags;
+};
+
+static int new_result(struct request *r)
+{
+	r->result = json_object_new_object();
+	return r->result ? 0 : util_errmsg_set(ENOMEM, "out of memory");
+}
+
+static int h_pool_list(struct request *r)
+{
+	struct json_object *arr = json_object_new_array(), *o;
+	unsigned i;
+
+	if (!arr || new_result(r) < 0) {
+		json_object_put(arr);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	for (i = 0; i < r->d->npools; i++) {
+		if (pmad_pool_json(r->d->pools[i], &o) < 0 ||
+		    json_object_array_add(arr, o) < 0) {
+			json_object_put(arr);
+			return util_errmsg_set(ENOMEM, "out of memory");
+		}
+	}
+	return util_json_add_obj(r->result, "pools", arr) < 0 ?
+		       util_errmsg_set(ENOMEM, "out of memory") :
+		       0;
+}
+
+static int h_pool_stat(struct request *r)
+{
+	int rc = pmad_pool_json(r->pool, &r->result);
+
+	return rc < 0 ? rc : pmad_pool_heap_json(r->pool, r->result, 0);
+}
+
+static int h_pool_inspect(struct request *r)
+{
+	int rc = pmad_pool_json(r->pool, &r->result);
+
+	if (rc == 0)
+		rc = pmad_pool_header_json(r->pool, r->result);
+	return rc < 0 ? rc : pmad_pool_heap_json(r->pool, r->result, 1);
+}
+
+/* args.size: an integer of bytes or a string such as "64M" */
+static int arg_size(struct json_object *args, uint64_t *ret_size)
+{
+	struct json_object *v;
+	int64_t n;
+
+	if (!json_object_object_get_ex(args, "size", &v))
+		return util_errmsg_set(EINVAL, "missing \"size\"");
+	if (json_object_is_type(v, json_type_int)) {
+		n = json_object_get_int64(v);
+		if (n <= 0)
+			return util_errmsg_set(EINVAL, "size must be positive");
+		*ret_size = (uint64_t)n;
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_string) ||
+	    util_size_parse(json_object_get_string(v), ret_size) < 0)
+		return util_errmsg_set(EINVAL,
+				       "\"size\" must be bytes or a size "
+				       "string such as \"64M\"");
+	return 0;
+}
+
+/* args.mode: an octal string, default 0600 */
+static int arg_mode(struct json_object *args, mode_t *ret_mode)
+{
+	struct json_object *v;
+	unsigned long m;
+	const char *s;
+	char *end;
+
+	*ret_mode = 0600;
+	if (!json_object_object_get_ex(args, "mode", &v))
+		return 0;
+	s = json_object_get_string(v);
+	if (!json_object_is_type(v, json_type_string) || !*s ||
+	    strspn(s, "01234567") != strlen(s))
+		return util_errmsg_set(EINVAL, "\"mode\" must be an octal "
+					       "string such as \"0600\"");
+	m = strtoul(s, &end, 8);
+	if (m > 0777)
+		return util_errmsg_set(EINVAL, "mode %s is above 0777", s);
+	*ret_mode = (mode_t)m;
+	return 0;
+}
+
+static int arg_name(struct json_object *args, const char **ret_name)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(args, "name", &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return util_errmsg_set(EINVAL, "missing string \"name\"");
+	*ret_name = json_object_get_string(v);
+	if (strlen(*ret_name) != (size_t)json_object_get_string_len(v) ||
+	    !pmad_pool_name_valid(*ret_name))
+		return util_errmsg_set(EINVAL,
+				       "invalid pool name (1..%d of A-Z a-z "
+				       "0-9 _ . -, not starting with '.')",
+				       PMAD_POOL_NAME_MAX);
+	return 0;
+}
+
+static int h_pool_create(struct request *r)
+{
+	struct pmad_pool *p = NULL;
+	const char *name = NULL;
+	uint64_t size = 0;
+	mode_t mode = 0;
+	int rc;
+
+	rc = arg_name(r->args, &name);
+	if (rc == 0)
+		rc = arg_size(r->args, &size);
+	if (rc == 0)
+		rc = arg_mode(r->args, &mode);
+	if (rc == 0)
+		rc = pmad_pool_create(r->d, name, size, r->cl->uid, r->cl->gid,
+				      mode, &p);
+	if (rc < 0)
+		return rc;
+	util_info("pool '%s' created by uid %u (pid %d)", name,
+		  (unsigned)r->cl->uid, (int)r->cl->pid);
+	rc = pmad_pool_json(p, &r->result);
+	return rc < 0 ? rc : pmad_pool_heap_json(p, r->result, 0);
+}
+
+static int client_has_open(const struct pmad_client *cl,
+			   const struct pmad_pool *p)
+{
+	unsigned i;
+
+	for (i = 0; i < cl->nopen; i++)
+		if (cl->open[i] == p)
+			return 1;
+	return 0;
+}
+
+static int h_pool_open(struct request *r)
+{
+	struct pmad_client *cl = r->cl;
+	struct pmad_pool **open;
+
+	if (!r->pool->heap)
+		return util_errmsg_set(r->pool->err,
+				       "pool '%s' is not open: %s",
+				       r->pool->name, r->pool->errmsg);
+	if (client_has_open(cl, r->pool))
+		return util_errmsg_set(EALREADY,
+				       "pool '%s' is already open on this "
+				       "connection",
+				       r->pool->name);
+	/* an array of pointers: the element is a pointer */
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+	open = reallocarray(cl->open, cl->nopen + 1, sizeof(*open));
+	if (!open)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	cl->open = open;
+	cl->open[cl->nopen++] = r->pool;
+	r->pool->clients++;
+	return pmad_pool_json(r->pool, &r->result);
+}
+
+static void close_one(struct pmad_client *cl, unsigned i)
+{
+	cl->open[i]->clients--;
+	cl->open[i] = cl->open[--cl->nopen];
+}
+
+static int h_pool_close(struct request *r)
+{
+	unsigned i;
+
+	for (i = 0; i < r->cl->nopen; i++)
+		if (r->cl->open[i] == r->pool) {
+			close_one(r->cl, i);
+			return pmad_pool_json(r->pool, &r->result);
+		}
+	return util_errmsg_set(EBADF,
+			       "pool '%s' is not open on this "
+			       "connection",
+			       r->pool->name);
+}
+
+void pmad_client_drop_opens(struct pmad_client *cl)
+{
+	while (cl->nopen)
+		close_one(cl, cl->nopen - 1);
+	free(cl->open);
+	cl->open = NULL;
+}
+
+/* checkpoint the heap: every log applied and truncated */
+static int h_pool_compact(struct request *r)
+{
+	int rc;
+
+	if (!r->pool->heap)
+		return util_errmsg_set(r->pool->err,
+				       "pool '%s' is not open: %s",
+				       r->pool->name, r->pool->errmsg);
+	rc = pma_heap_checkpoint(r->pool->heap);
+	if (rc < 0)
+		return util_errmsg_set(-rc, "pool '%s': checkpoint: %s",
+				       r->pool->name, pma_errormsg());
+	rc = pmad_pool_json(r->pool, &r->result);
+	return rc < 0 ? rc : pmad_pool_heap_json(r->pool, r->result, 0);
+}
+
+static int h_lease(struct request *r)
+{
+	(void)r;
+	return util_errmsg_set(ENOTSUP,
+			       "arena leases are not available yet: they need "
+			       "per-arena lease records in libpmalloc "
+			       "(coming with libpmad's shared open)");
+}
+
+static int add_counters(struct request *r)
+{
+	const struct pmad_counters *c = &r->d->count;
+	struct timespec now;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	err = util_json_add_u64(r->result, "uptime",
+				(uint64_t)(now.tv_sec - r->d->started.tv_sec));
+	err |= util_json_add_u64(r->result, "requests", c->requests);
+	err |= util_json_add_u64(r->result, "errors", c->errors);
+	err |= util_json_add_u64(r->result, "denied", c->denied);
+	err |= util_json_add_u64(r->result, "connections", c->connections);
+	err |= util_json_add_u64(r->result, "reloads", c->reloads);
+	err |= util_json_add_u64(r->result, "reload_failures",
+				 c->reload_failures);
+	err |= util_json_add_u64(r->result, "checkpoint_interval",
+				 r->d->conf->checkpoint_interval);
+	err |= util_json_add_u64(r->result, "service_runs", c->service_runs);
+	err |= util_json_add_u64(r->result, "service_checkpoints",
+				 c->service_checkpoints);
+	return err;
+}
+
+static int h_stats(struct request *r)
+{
+	struct pmad *d = r->d;
+	unsigned i, open = 0;
+	int err;
+
+	if (new_result(r) < 0)
+		return -ENOMEM;
+	for (i = 0; i < d->npools; i++)
+		open += d->pools[i]->heap != NULL;
+	err = util_json_add_u64(r->result, "pid", (uint64_t)getpid());
+	err |= util_json_add_str(r->result, "version", PACKAGE_VERSION);
+	err |= util_json_add_u64(r->result, "protocol", PROTO_VERSION);
+	err |= util_json_add_str(r->result, "config",
+				 d->conf->file ? d->conf->file : "(embedded)");
+	err |= util_json_add_str(r->result, "socket", d->socket_path);
+	err |= util_json_add_str(r->result, "state_dir", d->state_dir);
+	err |= util_json_add_u64(r->result, "clients", d->nclients);
+	err |= util_json_add_u64(r->result, "pools", d->npools);
+	err |= util_json_add_u64(r->result, "pools_open", open);
+	err |= add_counters(r);
+	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
+}
+
+static int h_shutdown(struct request *r)
+{
+	util_info("shutdown requested by uid %u (pid %d)", (unsigned)r->cl->uid,
+		  (int)r->cl->pid);
+	r->d->stopping = 1;
+	return new_result(r);
+}
+
+static const struct handler handlers[] = {
+	{ "pool_list", h_pool_list, 0 },
+	{ "pool_create", h_pool_create, 0 },
+	{ "pool_stat", h_pool_stat, H_POOL | H_READ },
+	{ "pool_inspect", h_pool_inspect, H_POOL | H_READ },
+	{ "pool_open", h_pool_open, H_POOL | H_READ | H_WRITE },
+	{ "pool_close", h_pool_close, H_POOL },
+	{ "pool_compact", h_pool_compact, H_POOL | H_READ | H_WRITE },
+	{ "lease", h_lease, 0 },
+	{ "release", h_lease, 0 },
+	{ "stats", h_stats, 0 },
+	{ "shutdown", h_shutdown, H_ADMIN },
+};
+
+#define NHANDLERS (sizeof(handlers) / sizeof(handlers[0]))
+
+/* what the handler's flags demand of the client, before it runs */
+static int check_access(struct request *r, const struct handler *h)
+{
+	const char *name = NULL;
+	int want = 0, rc;
+
+	if ((h->flags & H_ADMIN) && r->cl->uid != 0 && r->cl->uid != geteuid())
+		return util_errmsg_set(EPERM,
+				       "'%s' is for root or uid %u only (you "
+				       "are uid %u)",
+				       h->op, (unsigned)geteuid(),
+				       (unsigned)r->cl->uid);
+	if (!(h->flags & H_POOL))
+		return 0;
+	rc = arg_name(r->args, &name);
+	if (rc < 0)
+		return rc;
+	r->pool = pmad_pool_find(r->d, name);
+	if (!r->pool)
+		return util_errmsg_set(ENOENT, "no pool '%s'", name);
+	want |= (h->flags & H_READ) ? ACCESS_R : 0;
+	want |= (h->flags & H_WRITE) ? ACCESS_W : 0;
+	return want ? pmad_pool_access(r->pool, r->cl, want) : 0;
+}
+
+static int reply_send(struct pmad_client *cl, int rc, char *buf, size_t len)
+{
+	if (rc == 0) {
+		rc = proto_send(cl->fd, buf, len);
+		free(buf);
+	}
+	return rc;
+}
+
+int pmad_reply_error(struct pmad *d, struct pmad_client *cl, int err,
+		     const char *message)
+{
+	size_t len;
+	char *buf;
+	int rc;
+
+	d->count.errors++;
+	if (err == EACCES || err == EPERM)
+		d->count.denied++;
+	rc = proto_error_encode(err, message, &buf, &len);
+	return reply_send(cl, rc, buf, len);
+}
+
+static const struct handler *handler_find(const char *op)
+{
+	size_t i;
+
+	for (i = 0; i < NHANDLERS; i++)
+		if (strcmp(handlers[i].op, op) == 0)
+			return &handlers[i];
+	return NULL;
+}
+
+static int run_request(struct request *r, const char *op)
+{
+	const struct handler *h = handler_find(op);
+	int rc;
+
+	if (!h)
+		return util_errmsg_set(ENOSYS, "unknown request '%s'", op);
+	rc = check_access(r, h);
+	if (rc == -EACCES || rc == -EPERM)
+		util_warn("uid %u (pid %d): %s denied: %s",
+			  (unsigned)r->cl->uid, (int)r->cl->pid, op,
+			  util_errmsg());
+	if (rc == 0)
+		rc = h->fn(r);
+	return rc;
+}
+
+void pmad_handle(struct pmad *d, struct pmad_client *cl, const char *buf,
+		 size_t len)
+{
+	struct request r = { .d = d, .cl = cl };
+	struct proto_request req;
+	size_t out_len;
+	char *out;
+	int rc;
+
+	d->count.requests++;
+	rc = proto_request_decode(buf, len, &req);
+	if (rc < 0) {
+		util_dbg("uid %u: bad request: %s", (unsigned)cl->uid,
+			 util_errmsg());
+		(void)pmad_reply_error(d, cl, -rc, util_errmsg());
+		return;
+	}
+	r.args = req.args;
+	util_errmsg_clear();
+	rc = run_request(&r, req.op);
+	proto_request_release(&req);
+	if (rc < 0) {
+		json_object_put(r.result);
+		(void)pmad_reply_error(d, cl, -rc, util_errmsg());
+		return;
+	}
+	rc = proto_reply_encode(r.result, &out, &out_len);
+	if (rc < 0)
+		(void)pmad_reply_error(d, cl, -rc, util_errmsg());
+	else
+		(void)reply_send(cl, 0, out, out_len);
+}

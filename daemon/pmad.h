@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmad internals: one struct pmad holds the whole daemon state and is
+ * passed explicitly (no globals). The daemon is single-threaded: an epoll
+ * loop (loop.c) serves the control socket and signals; requests run to
+ * completion through the handler table (handlers.c) on the pool table
+ * (pools.c). Functions return 0 or a negative errno with the util errmsg
+ * set; the caller decides whether that becomes an error reply or a log line.
+ */
+#ifndef PMAD_DAEMON_PMAD_H
+#define PMAD_DAEMON_PMAD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+#include <json-c/json.h>
+
+#include "config.h"
+
+#define PMAD_MAX_CLIENTS 128
+
+struct pma_heap;
+
+/* a pool pmad serves: open (heap != NULL) or listed with why it is not */
+struct pmad_pool {
+	char *name;
+	char *path; /* part 0 */
+	struct pma_heap *heap; /* held open, exclusively locked */
+	int err; /* positive errno of the failed open, 0 when open */
+	char *errmsg; /* its message, NULL when open */
+	unsigned clients; /* client sessions that opened it */
+	int from_config; /* defined in the configuration */
+};
+
+/* a connected client, identified by SO_PEERCRED at accept */
+struct pmad_client {
+	int fd;
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	struct pmad_pool **open; /* pools this client opened (pool_open) */
+	unsigned nopen;
+};
+
+struct pmad_opts {
+	const char *config; /* --config, or NULL */
+	const char *socket; /* --socket, or NULL */
+	const char *state_dir; /* --state-dir, or NULL */
+	int foreground; /* --foreground: log to stderr */
+};
+
+struct pmad_counters {
+	uint64_t requests;
+	uint64_t errors; /* error replies, denials included */
+	uint64_t denied; /* EACCES / EPERM replies */
+	uint64_t connections;
+	uint64_t reloads;
+	uint64_t reload_failures;
+	uint64_t service_runs; /* background service rounds */
+	uint64_t service_checkpoints; /* checkpoints they made */
+};
+
+struct pmad {
+	struct pmad_opts opts;
+	struct pmad_config *conf;
+	const char *config_file; /* what a reload reads, NULL: none */
+	char *socket_path; /* effective paths */
+	char *state_dir;
+	int epfd;
+	int listen_fd;
+	int sig_fd;
+	int timer_fd; /* background services (services.c) */
+	int own_socket; /* we bound it: unlink at exit */
+	struct pmad_client *clients[PMAD_MAX_CLIENTS];
+	unsigned nclients;
+	struct pmad_pool **pools;
+	unsigned npools;
+	struct pmad_counters count;
+	struct timespec started;
+	int stopping; /* a shutdown request or SIGTERM was seen */
+	char *buf; /* PROTO_MSG_MAX receive buffer */
+};
+
+/* config.c's result applied: effective socket and state dir */
+int pmad_paths_resolve(struct pmad *d);
+
+/* pools.c: the pool table */
+int pmad_pools_load(struct pmad *d); /* config pools + state dir scan */
+void pmad_pools_release(struct pmad *d);
+struct pmad_pool *pmad_pool_find(const struct pmad *d, const char *name);
+/* create a pool of size bytes owned by uid/gid with mode */
+int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
+		     gid_t gid, mode_t mode, struct pmad_pool **ret_pool);
+/* want: 4 read, 2 write (or both); -EACCES with a message when denied */
+int pmad_pool_access(const struct pmad_pool *p, const struct pmad_client *cl,
+		     int want);
+/* the pool as JSON: name, path, size, owner, group, mode, state, ... */
+int pmad_pool_json(const struct pmad_pool *p, struct json_object **ret_obj);
+/* heap statistics of an open pool, added as "heap" to obj */
+int pmad_pool_heap_json(const struct pmad_pool *p, struct json_object *obj,
+			int detail);
+/* header, parts and regions, added as "header" to obj */
+int pmad_pool_header_json(const struct pmad_pool *p, struct json_object *obj);
+
+/* handlers.c: one request packet in, one reply packet out */
+void pmad_handle(struct pmad *d, struct pmad_client *cl, const char *buf,
+		 size_t len);
+/* send an error reply with the current util errmsg, or message */
+int pmad_reply_error(struct pmad *d, struct pmad_client *cl, int err,
+		     const char *message);
+void pmad_client_drop_opens(struct pmad_client *cl);
+
+/* loop.c */
+int pmad_socket_setup(struct pmad *d);
+int pmad_loop(struct pmad *d);
+void pmad_loop_release(struct pmad *d);
+int pmad_reload(struct pmad *d);
+
+/* services.c: a timerfd in the loop; arm again after a reload */
+int pmad_services_setup(struct pmad *d);
+int pmad_services_arm(struct pmad *d);
+void pmad_services_run(struct pmad *d);
+
+/* logsink.c: journal when stderr is the journal, else stderr */
+void pmad_log_setup(const struct pmad *d);
+
+#endif

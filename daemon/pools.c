@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmad pool table: the pools of the configuration (created if missing)
+ * plus every <name>.pool file in the state directory, each held open with
+ * its PMAlloc heap (so recovery runs before READY=1 and pmad holds the
+ * exclusive lock). A pool's owner, group and mode are those of its part 0
+ * file: one source of truth, which the configuration sets and access
+ * checks read back.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pmad.h"
+#include "pmalloc.h"
+#include "pool/pool.h"
+#include "util/errmsg.h"
+#include "util/json.h"
+#include "util/log.h"
+
+#define POOL_SUFFIX ".pool"
+
+struct pmad_pool *pmad_pool_find(const struct pmad *d, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < d->npools; i++)
+		if (strcmp(d->pools[i]->name, name) == 0)
+			return d->pools[i];
+	return NULL;
+}
+
+static void pool_free(struct pmad_pool *p)
+{
+	if (!p)
+		return;
+	pma_heap_close(p->heap);
+	free(p->name);
+	free(p->path);
+	free(p->errmsg);
+	free(p);
+}
+
+void pmad_pools_release(struct pmad *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->npools; i++)
+		pool_free(d->pools[i]);
+	free(d->pools);
+	d->pools = NULL;
+	d->npools = 0;
+}
+
+static int pool_add(struct pmad *d, const char *name, const char *path,
+		    struct pmad_pool **ret_pool)
+{
+	struct pmad_pool **pools, *p;
+
+	if (d->npools >= PMAD_MAX_POOLS)
+		return util_errmsg_set(ENFILE, "pmad serves at most %d pools",
+				       PMAD_MAX_POOLS);
+	/* an array of pointers: the element is a pointer */
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+	pools = reallocarray(d->pools, d->npools + 1, sizeof(*pools));
+	if (!pools)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	d->pools = pools;
+	p = calloc(1, sizeof(*p));
+	if (p) {
+		p->name = strdup(name);
+		p->path = strdup(path);
+	}
+	if (!p || !p->name || !p->path) {
+		pool_free(p);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	d->pools[d->npools++] = p;
+	*ret_pool = p;
+	return 0;
+}
+
+/* <state_dir>/<name>.pool into a malloc'ed string */
+static char *pool_default_path(const struct pmad *d, const char *name)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/%s" POOL_SUFFIX, d->state_dir, name) < 0)
+		return NULL;
+	return path;
+}
+
+/* open the heap (recovery runs here); a failure is kept, not fatal */
+static int pool_open_heap(struct pmad_pool *p, unsigned flags)
+{
+	int rc = pma_heap_open(p->path, flags, &p->heap);
+
+	free(p->errmsg);
+	p->errmsg = NULL;
+	p->err = 0;
+	if (rc == 0)
+		return 0;
+	p->heap = NULL;
+	p->err = -rc;
+	p->errmsg = strdup(pma_errormsg());
+	util_err("pool '%s' (%s) cannot be opened: %s", p->name, p->path,
+		 pma_errormsg());
+	return rc;
+}
+
+/* make the file's owner, group and mode what the configuration says */
+static void pool_apply_perms(const struct pmad_pool *p,
+			     const struct pmad_pool_conf *pc)
+{
+	if (chown(p->path, pc->owner, pc->group) < 0)
+		util_warn("pool '%s': cannot chown %s to %u:%u: %s", p->name,
+			  p->path, (unsigned)pc->owner, (unsigned)pc->group,
+			  strerror(errno));
+	if (chmod(p->path, pc->mode) < 0)
+		util_warn("pool '%s': cannot chmod %s to %04o: %s", p->name,
+			  p->path, (unsigned)pc->mode, strerror(errno));
+}
+
+static int pool_make_file(const struct pmad_pool *p, uint64_t size)
+{
+	struct pma_heap *heap;
+	int rc;
+
+	rc = pma_heap_create(p->path, size, 0, &heap);
+	if (rc < 0)
+		return util_errmsg_set(-rc, "cannot create pool '%s' at %s: %s",
+				       p->name, p->path, pma_errormsg());
+	pma_heap_close(heap);
+	util_info("created pool '%s' at %s (%llu bytes)", p->name, p->path,
+		  (unsigned long long)size);
+	return 0;
+}
+
+/* a configured pool: create if missing, set perms, open */
+static int pool_from_conf(struct pmad *d, const struct pmad_pool_conf *pc)
+{
+	struct pmad_pool *p = pmad_pool_find(d, pc->name);
+	char *path = pc->path ? strdup(pc->path) :
+				pool_default_path(d, pc->name);
+	int rc = 0;
+
+	if (!path)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (!p)
+		rc = pool_add(d, pc->name, path, &p);
+	free(path);
+	if (rc < 0 || !p)
+		return rc;
+	p->from_config = 1;
+	if (!p->heap && access(p->path, F_OK) < 0 && errno == ENOENT &&
+	    pool_make_file(p, pc->size) < 0) {
+		util_err("%s", util_errmsg());
+		p->err = EIO;
+		free(p->errmsg);
+		p->errmsg = strdup(util_errmsg());
+		return 0;
+	}
+	pool_apply_perms(p, pc);
+	if (!p->heap)
+		(void)pool_open_heap(p, PMA_HEAP_FORMAT);
+	return 0;
+}
+
+static int is_pool_file(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name), s = strlen(POOL_SUFFIX);
+
+	return n > s && strcmp(e->d_name + n - s, POOL_SUFFIX) == 0;
+}
+
+/* pools created earlier through the socket: <name>.pool files */
+static int pools_scan(struct pmad *d)
+{
+	struct dirent **names = NULL;
+	struct pmad_pool *p = NULL;
+	char *path, *name;
+	int i, n, rc = 0;
+
+	n = scandir(d->state_dir, &names, is_pool_file, alphasort);
+	if (n < 0)
+		return util_errmsg_set(errno, "cannot read state dir %s: %s",
+				       d->state_dir, strerror(errno));
+	for (i = 0; i < n; i++) {
+		name = names[i]->d_name;
+		name[strlen(name) - strlen(POOL_SUFFIX)] = '\0';
+		if (rc == 0 && pmad_pool_name_valid(name) &&
+		    !pmad_pool_find(d, name)) {
+			path = pool_default_path(d, name);
+			rc = path ? pool_add(d, name, path, &p) :
+				    util_errmsg_set(ENOMEM, "out of memory");
+			free(path);
+			if (rc == 0 && p)
+				(void)pool_open_heap(p, 0);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+int pmad_pools_load(struct pmad *d)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < d->conf->npools; i++) {
+		rc = pool_from_conf(d, &d->conf->pools[i]);
+		if (rc < 0)
+			return rc;
+	}
+	return pools_scan(d);
+}
+
+int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
+		     gid_t gid, mode_t mode, struct pmad_pool **ret_pool)
+{
+	struct pmad_pool_conf pc = { .owner = uid, .group = gid, .mode = mode };
+	struct pmad_pool *p = NULL;
+	char *path;
+	int rc;
+
+	if (pmad_pool_find(d, name))
+		return util_errmsg_set(EEXIST, "pool '%s' already exists",
+				       name);
+	path = pool_default_path(d, name);
+	if (!path)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (access(path, F_OK) == 0) {
+		free(path);
+		return util_errmsg_set(EEXIST,
+				       "%s/%s" POOL_SUFFIX
+				       " exists but is not a pool pmad serves",
+				       d->state_dir, name);
+	}
+	rc = pool_add(d, name, path, &p);
+	free(path);
+	if (rc < 0 || !p)
+		return rc;
+	rc = pool_make_file(p, size);
+	if (rc < 0) { /* p is the last entry: forget it */
+		d->npools--;
+		pool_free(p);
+		return rc;
+	}
+	pool_apply_perms(p, &pc);
+	if (pool_open_heap(p, 0) < 0)
+		return util_errmsg_set(p->err,
+				       "pool '%s' was created but "
+				       "cannot be opened: %s",
+				       name, p->errmsg ? p->errmsg : "");
+	*ret_pool = p;
+	return 0;
+}
+
+/* the permission bits that apply to this client */
+static unsigned perm_bits(const struct stat *st, const struct pmad_client *cl)
+{
+	if (cl->uid == st->st_uid)
+		return (st->st_mode >> 6) & 7;
+	if (cl->gid == st->st_gid)
+		return (st->st_mode >> 3) & 7;
+	return st->st_mode & 7;
+}
+
+int pmad_pool_access(const struct pmad_pool *p, const struct pmad_client *cl,
+		     int want)
+{
+	struct stat st;
+
+	if (stat(p->path, &st) < 0)
+		return util_errmsg_set(errno, "pool '%s': %s: %s", p->name,
+				       p->path, strerror(errno));
+	if (cl->uid == 0 ||
+	    (perm_bits(&st, cl) & (unsigned)want) == (unsigned)want)
+		return 0;
+	return util_errmsg_set(EACCES,
+			       "pool '%s': permission denied for uid %u gid %u "
+			       "(owner %u, group %u, mode %04o)",
+			       p->name, (unsigned)cl->uid, (unsigned)cl->gid,
+			       (unsigned)st.st_uid, (unsigned)st.st_gid,
+			       (unsigned)(st.st_mode & 07777));
+}
+
+static int pool_json_stat(const struct pmad_pool *p, struct json_object *o)
+{
+	char mode[8];
+	struct stat st;
+	int err = 0;
+
+	if (stat(p->path, &st) < 0)
+		return 0; /* unknown values are omitted */
+	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
+	err |= util_json_add_u64(o, "size", (uint64_t)st.st_size);
+	err |= util_json_add_u64(o, "owner", st.st_uid);
+	err |= util_json_add_u64(o, "group", st.st_gid);
+	err |= util_json_add_str(o, "mode", mode);
+	return err;
+}
+
+int pmad_pool_json(const struct pmad_pool *p, struct json_object **ret_obj)
+{
+	struct json_object *o = json_object_new_object();
+	int err;
+
+	if (!o)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	err = util_json_add_str(o, "name", p->name);
+	err |= util_json_add_str(o, "path", p->path);
+	err |= pool_json_stat(p, o);
+	err |= util_json_add_str(o, "state", p->heap ? "open" : "error");
+	if (p->errmsg)
+		err |= util_json_add_str(o, "error", p->errmsg);
+	err |= util_json_add_u64(o, "clients", p->clients);
+	err |= util_json_add_str(o, "source",
+				 p->from_config ? "config" : "state_dir");
+	if (err) {
+		json_object_put(o);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	*ret_obj = o;
+	return 0;
+}
+
+static struct json_object *classes_json(const struct pma_heap_stats *st)
+{
+	struct json_object *arr = json_object_new_array(), *c;
+	unsigned i;
+	int err = 0;
+
+	for (i = 0; arr && i < st->nclasses && !err; i++) {
+		if (!st->classes[i].slabs)
+			continue;
+		c = json_object_new_object();
+		if (!c)
+			break;
+		err |= util_json_add_u64(c, "class", i);
+		err |= util_json_add_u64(c, "block_size",
+					 st->classes[i].block_size);
+		err |= util_json_add_u64(c, "slabs", st->classes[i].slabs);
+		err |= util_json_add_u64(c, "blocks", st->classes[i].blocks);
+		err |= util_json_add_u64(c, "used", st->classes[i].used);
+		err |= json_object_array_add(arr, c);
+	}
+	if (arr && (err || i < st->nclasses)) {
+		json_object_put(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+int pmad_pool_heap_json(const struct pmad_pool *p, struct json_object *obj,
+			int detail)
+{
+	struct json_object *h;
+	struct pma_heap_stats st;
+	int err, rc;
+
+	if (!p->heap)
+		return util_errmsg_set(p->err ? p->err : EIO,
+				       "pool '%s' is not open: %s", p->name,
+				       p->errmsg ? p->errmsg : "");
+	rc = pma_heap_stats(p->heap, &st);
+	if (rc < 0)
+		return util_errmsg_set(-rc, "pool '%s': heap statistics: %s",
+				       p->name, pma_errormsg());
+	h = json_object_new_object();
+	if (!h)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	err = util_json_add_u64(h, "size", st.heap_size);
+	err |= util_json_add_u64(h, "used", st.used_bytes);
+	err |= util_json_add_u64(h, "free", st.free_bytes);
+	err |= util_json_add_u64(h, "largest_free_extent", st.largest_free);
+	err |= util_json_add_u64(h, "extents", st.extents);
+	err |= util_json_add_u64(h, "narenas", st.narenas);
+	err |= util_json_add_u64(h, "log_capacity", st.log_cap);
+	err |= util_json_add_u64(h, "log_records", st.log_records);
+	err |= util_json_add_u64(h, "checkpoints", st.checkpoints);
+	err |= util_json_add_u64(h, "layout_version", st.layout_version);
+	if (detail)
+		err |= util_json_add_obj(h, "classes", classes_json(&st));
+	err |= util_json_add_obj(obj, "heap", h);
+	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
+}
+
+static int part_json(const struct pool *pool, unsigned i,
+		     struct json_object *arr)
+{
+	const struct pool_hdr *h = pool_header(pool);
+	struct json_object *o = json_object_new_object();
+	int err;
+
+	if (!o)
+		return -1;
+	err = util_json_add_u64(o, "index", i);
+	err |= util_json_add_str(o, "path", pool_part_path(pool, i));
+	err |= util_json_add_u64(o, "size", h->parts[i].size);
+	if (h->parts[i].node >= 0)
+		err |= util_json_add_u64(o, "node", (uint64_t)h->parts[i].node);
+	return err | json_object_array_add(arr, o);
+}
+
+static int region_json(const struct pool_region *r, struct json_object *arr)
+{
+	static const char *const types[] = { "free", "pmalloc", "hdpm",
+					     "user" };
+	struct json_object *o = json_object_new_object();
+	char name[POOL_REGION_NAME_LEN + 1];
+	int err;
+
+	if (!o)
+		return -1;
+	memcpy(name, r->name, POOL_REGION_NAME_LEN);
+	name[POOL_REGION_NAME_LEN] = '\0';
+	err = util_json_add_str(o, "type",
+				r->type < 4 ? types[r->type] : "unknown");
+	err |= util_json_add_str(o, "name", name);
+	err |= util_json_add_u64(o, "part", r->part);
+	err |= util_json_add_hex(o, "offset", r->off);
+	err |= util_json_add_u64(o, "size", r->size);
+	return err | json_object_array_add(arr, o);
+}
+
+static int header_fill(const struct pool *pool, struct json_object *hj)
+{
+	const struct pool_hdr *h = pool_header(pool);
+	struct json_object *parts = json_object_new_array();
+	struct json_object *regions = json_object_new_array();
+	char uuid[37], version[16];
+	unsigned i;
+	int err;
+
+	pool_uuid_format(h->uuid, uuid);
+	snprintf(version, sizeof(version), "%u.%u", h->major, h->minor);
+	err = util_json_add_str(hj, "uuid", uuid);
+	err |= util_json_add_str(hj, "version", version);
+	err |= util_json_add_str(hj, "granularity",
+				 pm_granularity_name(pool_granularity(pool)));
+	err |= util_json_add_u64(hj, "generation", h->generation);
+	for (i = 0; parts && i < pool_part_count(pool); i++)
+		err |= part_json(pool, i, parts);
+	for (i = 0; regions && i < h->nregions && i < POOL_MAX_REGIONS; i++)
+		err |= region_json(&h->regions[i], regions);
+	err |= util_json_add_obj(hj, "parts", parts);
+	err |= util_json_add_obj(hj, "regions", regions);
+	return err || !parts || !regions ? -1 : 0;
+}
+
+int pmad_pool_header_json(const struct pmad_pool *p, struct json_object *obj)
+{
+	struct json_object *hj;
+	struct pool *pool;
+	int rc;
+
+	/* pmad holds the lock itself: read the header without taking one */
+	rc = pool_open(p->path, POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK, &pool);
+	if (rc < 0)
+		return util_errmsg_set(-rc, "pool '%s': %s", p->name,
+				       pool_errormsg());
+	hj = json_object_new_object();
+	rc = hj ? header_fill(pool, hj) : -1;
+	pool_close(&pool);
+	if (rc < 0) {
+		json_object_put(hj);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	if (util_json_add_obj(obj, "header", hj) < 0)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	return 0;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/proto: the wire format of pmad's control socket, shared by the daemon
+ * and its clients. AF_UNIX SOCK_SEQPACKET; one JSON object per packet, at
+ * most PROTO_MSG_MAX bytes (checked before anything is parsed):
+ *   request  {"version": 1, "op": "pool_stat", "args": {...}}
+ *   reply    {"version": 1, "result": {...}}
+ *   error    {"version": 1, "error": {"errno": "EACCES", "code": 13,
+ *                                      "message": "..."}}
+ * "args" and "result" are optional objects. Functions return 0 or a
+ * negative errno and set the util errmsg (proto_errormsg()); nothing here
+ * logs or prints. Decoders accept any bytes: they never trust a length,
+ * a type or a terminator they did not check.
+ */
+#ifndef PMAD_PROTO_PROTO_H
+#define PMAD_PROTO_PROTO_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+#define PROTO_VERSION 1
+/* largest packet either end sends or accepts, in bytes */
+#define PROTO_MSG_MAX 65536
+/* longest op name */
+#define PROTO_OP_MAX 32
+/* deepest JSON nesting accepted (objects and arrays) */
+#define PROTO_DEPTH_MAX 16
+
+/* a decoded request; root owns op and args */
+struct proto_request {
+	const char *op; /* the "op" string */
+	struct json_object *args; /* an object (empty if absent) */
+	struct json_object *root;
+};
+
+/* a decoded reply: either err != 0 (positive errno) or result */
+struct proto_reply {
+	int err; /* 0 or the errno the peer named */
+	const char *message; /* the error message, "" on success */
+	struct json_object *result; /* an object (empty if absent) */
+	struct json_object *root;
+};
+
+/*
+ * Parse one packet of len bytes into a JSON object, checking the size cap,
+ * that the whole buffer is exactly one JSON object, the nesting depth and
+ * "version". Errors: -EMSGSIZE (len == 0 or > PROTO_MSG_MAX), -EBADMSG
+ * (not JSON, trailing bytes, not an object), -EPROTO (version missing or
+ * not an integer), -EPROTONOSUPPORT (another version), -ENOMEM.
+ */
+int proto_decode(const void *buf, size_t len, struct json_object **ret_obj);
+
+/* proto_decode, then "op" (a non-empty string of at most PROTO_OP_MAX
+ * bytes) and "args" (an object when present): -EPROTO otherwise */
+int proto_request_decode(const void *buf, size_t len,
+			 struct proto_request *req);
+void proto_request_release(struct proto_request *req);
+
+/* proto_decode, then either "error" {"errno" string, "message" string} or
+ * "result" (an object when present): -EPROTO otherwise */
+int proto_reply_decode(const void *buf, size_t len, struct proto_reply *rep);
+void proto_reply_release(struct proto_reply *rep);
+
+/*
+ * Encoders return a malloc'ed string of *ret_len bytes (NUL-terminated,
+ * the NUL not counted), or -EMSGSIZE when it would exceed PROTO_MSG_MAX.
+ * They take ownership of args / result (NULL: none) even on failure.
+ */
+int proto_request_encode(const char *op, struct json_object *args,
+			 char **ret_buf, size_t *ret_len);
+int proto_reply_encode(struct json_object *result, char **ret_buf,
+		       size_t *ret_len);
+/* err is a positive errno; message says what failed, on what */
+int proto_error_encode(int err, const char *message, char **ret_buf,
+		       size_t *ret_len);
+
+/* "EACCES" for EACCES; "E?" for an errno without a name */
+const char *proto_errno_name(int err);
+/* the errno named s ("EACCES"), or 0 when s names none */
+int proto_errno_parse(const char *s);
+
+/* ------------------------------------------------------------- sockets */
+
+/* the socket path when none is given: $PMAD_SOCKET, else
+ * $XDG_RUNTIME_DIR/pmad/pmad.sock for a non-root user with one, else
+ * /run/pmad/pmad.sock; -ENAMETOOLONG if it does not fit len */
+int proto_default_socket(char *buf, size_t len);
+
+/* a connected, close-on-exec SOCK_SEQPACKET socket to path, or -errno */
+int proto_connect(const char *path);
+
+/* send one packet (EINTR retried, no SIGPIPE): 0 or -errno */
+int proto_send(int fd, const void *buf, size_t len);
+
+/*
+ * Receive one packet into buf (cap bytes, at least PROTO_MSG_MAX + 1 is
+ * not needed: a longer packet is detected and dropped whole). Returns its
+ * length, 0 at end of stream (peer closed, or an empty packet), -EMSGSIZE
+ * for a packet longer than cap (consumed), -EAGAIN, or -errno.
+ */
+long proto_recv(int fd, void *buf, size_t cap);
+
+/* client round trip on a connected fd: encode, send, receive, decode;
+ * takes args; rep->err carries the daemon's error (the call returns 0) */
+int proto_call(int fd, const char *op, struct json_object *args,
+	       struct proto_reply *rep);
+
+/* last error message of this thread */
+const char *proto_errormsg(void);
+
+#endif

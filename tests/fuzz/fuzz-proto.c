@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fuzz-proto: libFuzzer target for lib/proto's decoders, the code that
+ * parses every packet a client sends to pmad. Each input is decoded as a
+ * request and as a reply; whatever is accepted is re-encoded and decoded
+ * again, and must come back the same (op, errno, message).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void request_again(const struct proto_request *req)
+{
+	struct proto_request again;
+	size_t len;
+	char *buf;
+
+	if (proto_request_encode(req->op, json_object_get(req->args), &buf,
+				 &len) < 0)
+		return; /* may be too big once re-serialized */
+	if (proto_request_decode(buf, len, &again) < 0 ||
+	    strcmp(again.op, req->op) != 0)
+		abort();
+	proto_request_release(&again);
+	free(buf);
+}
+
+static void reply_again(const struct proto_reply *rep)
+{
+	struct proto_reply again;
+	size_t len;
+	char *buf;
+	int rc;
+
+	if (rep->err)
+		rc = proto_error_encode(rep->err, rep->message, &buf, &len);
+	else
+		rc = proto_reply_encode(json_object_get(rep->result), &buf,
+					&len);
+	if (rc < 0)
+		return;
+	if (proto_reply_decode(buf, len, &again) < 0 || again.err != rep->err ||
+	    strcmp(again.message, rep->message) != 0)
+		abort();
+	proto_reply_release(&again);
+	free(buf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct proto_request req;
+	struct proto_reply rep;
+
+	if (proto_request_decode(data, size, &req) == 0) {
+		if (!req.op || !req.args || strlen(req.op) > PROTO_OP_MAX)
+			abort();
+		request_again(&req);
+		proto_request_release(&req);
+	}
+	if (proto_reply_decode(data, size, &rep) == 0) {
+		if (!rep.message || !rep.result)
+			abort();
+		reply_again(&rep);
+		proto_reply_release(&rep);
+	}
+	if (strlen(proto_errormsg()) >= 4096)
+		abort();
+	return 0;
+}

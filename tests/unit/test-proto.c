@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of lib/proto: request/reply round trips, every way a packet
+ * is rejected (size, garbage, truncation, trailing bytes, depth, version,
+ * envelope types) with its errno and message, errno names, and one-packet
+ * send/receive over a real SOCK_SEQPACKET pair including an oversized
+ * packet that must be dropped whole.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "proto/proto.h"
+
+static int decode_str(const char *s)
+{
+	struct proto_request req;
+	int rc = proto_request_decode(s, strlen(s), &req);
+
+	if (rc == 0)
+		proto_request_release(&req);
+	return rc;
+}
+
+static void test_request_round_trip(void **state)
+{
+	struct json_object *args = json_object_new_object();
+	struct proto_request req;
+	size_t len;
+	char *buf;
+
+	(void)state;
+	json_object_object_add(args, "name", json_object_new_string("db"));
+	assert_int_equal(proto_request_encode("pool_stat", args, &buf, &len),
+			 0);
+	assert_int_equal(strlen(buf), len);
+	assert_int_equal(proto_request_decode(buf, len, &req), 0);
+	assert_string_equal(req.op, "pool_stat");
+	assert_string_equal(json_object_get_string(
+				    json_object_object_get(req.args, "name")),
+			    "db");
+	proto_request_release(&req);
+	free(buf);
+}
+
+static void test_request_without_args(void **state)
+{
+	struct proto_request req;
+	const char *s = "{\"version\":1,\"op\":\"stats\"}";
+
+	(void)state;
+	assert_int_equal(proto_request_decode(s, strlen(s), &req), 0);
+	assert_non_null(req.args);
+	assert_int_equal(json_object_object_length(req.args), 0);
+	proto_request_release(&req);
+}
+
+static void test_reply_round_trip(void **state)
+{
+	struct json_object *res = json_object_new_object();
+	struct proto_reply rep;
+	size_t len;
+	char *buf;
+
+	(void)state;
+	json_object_object_add(res, "pools", json_object_new_array());
+	assert_int_equal(proto_reply_encode(res, &buf, &len), 0);
+	assert_int_equal(proto_reply_decode(buf, len, &rep), 0);
+	assert_int_equal(rep.err, 0);
+	assert_string_equal(rep.message, "");
+	assert_true(json_object_object_get_ex(rep.result, "pools", NULL));
+	proto_reply_release(&rep);
+	free(buf);
+}
+
+static void test_error_round_trip(void **state)
+{
+	struct proto_reply rep;
+	size_t len;
+	char *buf;
+
+	(void)state;
+	assert_int_equal(proto_error_encode(EACCES,
+					    "pool 'db': permission "
+					    "denied",
+					    &buf, &len),
+			 0);
+	assert_non_null(strstr(buf, "\"errno\":\"EACCES\""));
+	assert_int_equal(proto_reply_decode(buf, len, &rep), 0);
+	assert_int_equal(rep.err, EACCES);
+	assert_string_equal(rep.message, "pool 'db': permission denied");
+	proto_reply_release(&rep);
+	free(buf);
+}
+
+static void test_errno_names(void **state)
+{
+	(void)state;
+	assert_string_equal(proto_errno_name(ENOENT), "ENOENT");
+	assert_string_equal(proto_errno_name(ENOTSUP), "EOPNOTSUPP");
+	assert_string_equal(proto_errno_name(-1), "E?");
+	assert_int_equal(proto_errno_parse("EMSGSIZE"), EMSGSIZE);
+	assert_int_equal(proto_errno_parse("EBOGUS"), 0);
+	assert_int_equal(proto_errno_parse(""), 0);
+	assert_int_equal(proto_errno_parse(NULL), 0);
+}
+
+static void test_size_cap(void **state)
+{
+	size_t n = PROTO_MSG_MAX + 1;
+	char *big = malloc(n);
+	struct json_object *obj;
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, ' ', n);
+	memcpy(big, "{\"version\":1}", 13);
+	assert_int_equal(proto_decode(big, n, &obj), -EMSGSIZE);
+	assert_non_null(strstr(proto_errormsg(), "65537 bytes"));
+	/* exactly the cap is fine */
+	assert_int_equal(proto_decode(big, n - 1, &obj), 0);
+	json_object_put(obj);
+	assert_int_equal(proto_decode(big, 0, &obj), -EMSGSIZE);
+	free(big);
+}
+
+static void test_garbage(void **state)
+{
+	(void)state;
+	assert_int_equal(decode_str("hello"), -EBADMSG);
+	assert_non_null(strstr(proto_errormsg(), "malformed JSON"));
+	assert_int_equal(decode_str("{\"version\":1,"), -EBADMSG);
+	assert_string_equal(proto_errormsg(), "truncated JSON message");
+	assert_int_equal(decode_str("{\"version\":1} {}"), -EBADMSG);
+	/* strict mode stops at the second object: the byte is named */
+	assert_string_equal(proto_errormsg(),
+			    "malformed JSON at byte 14: unexpected character");
+	assert_int_equal(decode_str("{\"version\":1}\n"), -EPROTO); /* no op */
+	assert_int_equal(decode_str("[1,2]"), -EBADMSG);
+	assert_string_equal(proto_errormsg(), "message is not a JSON object");
+	/* json-c's lenient extensions are off */
+	assert_int_equal(decode_str("{'version':1,'op':'x'}"), -EBADMSG);
+}
+
+static void test_embedded_nul(void **state)
+{
+	static const char msg[] = "{\"version\":1,\"op\":\"stats\"}\0garbage";
+	struct proto_request req;
+
+	(void)state;
+	assert_int_equal(proto_request_decode(msg, sizeof(msg) - 1, &req),
+			 -EBADMSG);
+}
+
+static void test_depth(void **state)
+{
+	char buf[256];
+	int i, n = 0;
+
+	(void)state;
+	n += sprintf(buf + n, "{\"version\":1,\"op\":\"x\",\"args\":");
+	for (i = 0; i < PROTO_DEPTH_MAX + 2; i++)
+		n += sprintf(buf + n, "[");
+	for (i = 0; i < PROTO_DEPTH_MAX + 2; i++)
+		n += sprintf(buf + n, "]");
+	sprintf(buf + n, "}");
+	assert_int_equal(decode_str(buf), -EBADMSG);
+}
+
+static void test_version(void **state)
+{
+	(void)state;
+	assert_int_equal(decode_str("{\"op\":\"stats\"}"), -EPROTO);
+	assert_int_equal(decode_str("{\"version\":\"1\",\"op\":\"stats\"}"),
+			 -EPROTO);
+	assert_int_equal(decode_str("{\"version\":2,\"op\":\"stats\"}"),
+			 -EPROTONOSUPPORT);
+	assert_non_null(strstr(proto_errormsg(), "version 2"));
+}
+
+static void test_envelope_types(void **state)
+{
+	struct proto_reply rep;
+	const char *s;
+
+	(void)state;
+	assert_int_equal(decode_str("{\"version\":1,\"op\":7}"), -EPROTO);
+	assert_int_equal(decode_str("{\"version\":1,\"op\":\"\"}"), -EPROTO);
+	assert_int_equal(decode_str("{\"version\":1,\"op\":\"a\\u0000b\"}"),
+			 -EPROTO);
+	assert_int_equal(
+		decode_str("{\"version\":1,\"op\":"
+			   "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}"),
+		-EPROTO);
+	assert_int_equal(decode_str("{\"version\":1,\"op\":\"x\",\"args\":[]}"),
+			 -EPROTO);
+	s = "{\"version\":1,\"error\":{\"errno\":5}}";
+	assert_int_equal(proto_reply_decode(s, strlen(s), &rep), -EPROTO);
+	s = "{\"version\":1,\"result\":3}";
+	assert_int_equal(proto_reply_decode(s, strlen(s), &rep), -EPROTO);
+	/* an errno name this end does not know still reads as an error */
+	s = "{\"version\":1,\"error\":{\"errno\":\"EFUTURE\",\"message\":\"m\"}}";
+	assert_int_equal(proto_reply_decode(s, strlen(s), &rep), 0);
+	assert_int_equal(rep.err, EIO);
+	proto_reply_release(&rep);
+}
+
+static void test_encode_too_big(void **state)
+{
+	struct json_object *args = json_object_new_object();
+	char *big = malloc(PROTO_MSG_MAX + 1);
+	size_t len;
+	char *buf;
+
+	(void)state;
+	memset(big, 'a', PROTO_MSG_MAX);
+	big[PROTO_MSG_MAX] = '\0';
+	json_object_object_add(args, "blob", json_object_new_string(big));
+	free(big);
+	assert_int_equal(proto_request_encode("x", args, &buf, &len),
+			 -EMSGSIZE);
+	assert_int_equal(proto_request_encode("", NULL, &buf, &len), -EINVAL);
+}
+
+static void test_socket_packets(void **state)
+{
+	char *big = calloc(1, PROTO_MSG_MAX + 100);
+	char buf[64];
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf)), -EAGAIN);
+	assert_int_equal(proto_send(sv[0], big, PROTO_MSG_MAX + 100), 0);
+	assert_int_equal(proto_send(sv[0], "{}", 2), 0);
+	/* the big packet is reported and dropped; the next one is intact */
+	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf)), -EMSGSIZE);
+	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf)), 2);
+	assert_memory_equal(buf, "{}", 2);
+	close(sv[0]);
+	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf)), 0);
+	close(sv[1]);
+	free(big);
+}
+
+static void test_default_socket(void **state)
+{
+	char buf[128];
+
+	(void)state;
+	setenv("PMAD_SOCKET", "/tmp/x.sock", 1);
+	assert_int_equal(proto_default_socket(buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/tmp/x.sock");
+	assert_int_equal(proto_default_socket(buf, 4), -ENAMETOOLONG);
+	unsetenv("PMAD_SOCKET");
+	assert_int_equal(proto_default_socket(buf, sizeof(buf)), 0);
+	assert_non_null(strstr(buf, "pmad/pmad.sock"));
+	assert_int_equal(proto_connect("/nonexistent/pmad.sock"), -ENOENT);
+	assert_non_null(strstr(proto_errormsg(), "/nonexistent/pmad.sock"));
+}
+
+#define T(f) cmocka_unit_test(f)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_request_round_trip),
+		T(test_request_without_args),
+		T(test_reply_round_trip),
+		T(test_error_round_trip),
+		T(test_errno_names),
+		T(test_size_cap),
+		T(test_garbage),
+		T(test_embedded_nul),
+		T(test_depth),
+		T(test_version),
+		T(test_envelope_types),
+		T(test_encode_too_big),
+		T(test_socket_packets),
+		T(test_default_socket),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
