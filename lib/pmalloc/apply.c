@@ -207,6 +207,8 @@ static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 
 		for (l = 0; l < PMA_NBANKS; l++)
 			pma_check_bank_seal(sh, op->off, l);
+		if (heap->banks && pma_banks_fresh(heap, sh, op->off) < 0)
+			return -ENOMEM;
 	}
 	rc = pma_dirty_add(dirty, sh,
 			   PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE);
@@ -283,8 +285,12 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 		*word |= mask;
 	else
 		*word &= ~mask;
-	if (heap->checked)
+	if (heap->banks) /* checked and resealed at the replay's end */
+		rc = pma_banks_touch(heap, sh, slab_off, word, mask, on);
+	else if (heap->checked)
 		pma_check_bank_seal_word(sh, slab_off, word);
+	if (rc < 0)
+		return rc;
 	return pma_dirty_add(dirty, word, sizeof(*word));
 }
 

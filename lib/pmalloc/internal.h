@@ -284,6 +284,16 @@ void pma_check_bank_seal_word(void *slab_meta, uint64_t slab_off,
 			      const uint64_t *word);
 /* the first bank whose check does not match, -1 if none */
 int pma_check_banks(const void *slab_meta, uint64_t slab_off);
+/* banks.c: during a replay (version 7), the banks it changes are
+ * checked against the state before or after its window, then resealed:
+ * begin, then fresh (SLAB_NEW) and touch (a block op's bit), then end
+ * (ok 0: only release). -EIO naming the slab, -ENOMEM */
+struct pma_banks;
+int pma_banks_begin(struct pma_heap *heap);
+int pma_banks_fresh(struct pma_heap *heap, void *slab_meta, uint64_t slab_off);
+int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
+		    const uint64_t *word, uint64_t mask, int on);
+int pma_banks_end(struct pma_heap *heap, int ok);
 /* the lap-dependent fields of records of lap lap (see layout.h): the
  * epoch, in place in word0, and the tag */
 static inline uint64_t pma_booklog_lap_epoch(uint64_t lap)
@@ -754,6 +764,7 @@ struct pma_heap {
 				touched, or NULL; NULL when writing PM */
 	struct pma_pending ro_meta_made; /* chunks with such a copy */
 	struct pma_shadow *shadow; /* recovery's dry run in progress */
+	struct pma_banks *banks; /* a replay's changed banks (banks.c) */
 	/* lazy.c: per arena and class (index owner * PMA_NCLASSES + cls),
 	 * the chunks of the slabs found at open that the owner has not
 	 * taken yet (owner lock); NULL if none */

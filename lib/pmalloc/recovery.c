@@ -637,6 +637,23 @@ static void clear_tail(struct pma_heap *heap, struct pma_arena *arena)
 	}
 }
 
+/* apply every log from its head; on a version 7 heap the bitmap banks
+ * the replay changes are checked and resealed (banks.c) */
+static int replay(struct pma_heap *heap, struct pma_dirty *dirty,
+		  struct redo_ring *redo)
+{
+	int rc, end;
+
+	if (!heap->checked)
+		return apply_all(heap, dirty, redo, 0);
+	rc = pma_banks_begin(heap);
+	if (rc < 0)
+		return rc;
+	rc = apply_all(heap, dirty, redo, 0);
+	end = pma_banks_end(heap, rc == 0);
+	return rc < 0 ? rc : end;
+}
+
 /* replay and redo; dry_run: into the shadow copies, nothing flushed */
 static int recover_apply(struct pma_heap *heap, struct redo_ring *redo,
 			 int dry_run)
@@ -646,7 +663,7 @@ static int recover_apply(struct pma_heap *heap, struct redo_ring *redo,
 	int rc;
 
 	memset(redo, 0, n * sizeof(*redo));
-	rc = apply_all(heap, &dirty, redo, 0);
+	rc = replay(heap, &dirty, redo);
 	/* every arena's frees, then every arena's allocations */
 	for (i = 0; rc == 0 && i < 2 * n; i++)
 		rc = redo_ring(heap, &redo[i < n ? i : i - n], i >= n, dry_run);
@@ -823,7 +840,7 @@ int pma_recover_rdonly(struct pma_heap *heap)
 		rc = pma_pmap_check(heap);
 	if (rc < 0)
 		return rc;
-	rc = apply_all(heap, &dirty, NULL, 0);
+	rc = replay(heap, &dirty, NULL);
 	pma_dirty_release(&dirty); /* DRAM copies: nothing to flush */
 	/* the replayed copy of the page map: its entries, then that no
 	 * slab or extent lies in another (pma_recover checks the same

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmalloc banks: the slab bitmap banks a replay changes (version 7).
+ *
+ * A replay sets and clears single bits, and a bank it changes may be torn
+ * by the checkpoint the crash interrupted: its words and its check word
+ * each from before or after that checkpoint. Resealing such a bank
+ * blindly would also bless a bit flipped by damage. So the replay records,
+ * per bank, which bits it touched and what each was before the window
+ * (the first op of a block in replay order tells: an allocation found it
+ * clear, a free found it set), and at the end accepts the bank only if
+ * its check matches the bank after the window (the checkpoint completed
+ * it) or before it (the checkpoint never reached it), then reseals it.
+ * Banks of a slab made in the window (SLAB_NEW) are all from the log.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "pmalloc/internal.h"
+#include "util/errmsg.h"
+
+struct bank_ent {
+	uint64_t *line; /* NULL: empty */
+	uint64_t slab_off;
+	uint64_t touched[PMA_SLAB_BANK_WORDS];
+	uint64_t pre[PMA_SLAB_BANK_WORDS];
+	unsigned bank;
+	int fresh; /* its slab was made in the window */
+};
+
+struct pma_banks {
+	struct bank_ent *ent;
+	size_t mask, count;
+};
+
+int pma_banks_begin(struct pma_heap *heap)
+{
+	struct pma_banks *b = calloc(1, sizeof(*b));
+
+	if (!b || !(b->ent = calloc(64, sizeof(*b->ent)))) {
+		free(b);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	b->mask = 63;
+	heap->banks = b;
+	return 0;
+}
+
+static struct bank_ent *slot_of(struct pma_banks *b, uint64_t *line)
+{
+	size_t i = ((uintptr_t)line >> 6) * 0x9e3779b97f4a7c15ULL >> 20;
+
+	for (i &= b->mask; b->ent[i].line && b->ent[i].line != line;
+	     i = (i + 1) & b->mask)
+		;
+	return &b->ent[i];
+}
+
+static int grow(struct pma_banks *b)
+{
+	struct pma_banks nb = { calloc(2 * (b->mask + 1), sizeof(*nb.ent)),
+				2 * b->mask + 1, b->count };
+	size_t i;
+
+	if (!nb.ent)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	for (i = 0; i <= b->mask; i++)
+		if (b->ent[i].line)
+			*slot_of(&nb, b->ent[i].line) = b->ent[i];
+	free(b->ent);
+	*b = nb;
+	return 0;
+}
+
+/* the entry of the bank at line, made if new */
+static struct bank_ent *get(struct pma_banks *b, uint64_t *line,
+			    uint64_t slab_off, unsigned bank)
+{
+	struct bank_ent *e;
+
+	if (2 * (b->count + 1) > b->mask + 1 && grow(b) < 0)
+		return NULL;
+	e = slot_of(b, line);
+	if (!e->line) {
+		e->line = line;
+		e->slab_off = slab_off;
+		e->bank = bank;
+		b->count++;
+	}
+	return e;
+}
+
+static uint64_t *line_of(void *slab_meta, unsigned bank)
+{
+	return (uint64_t *)(void *)((char *)slab_meta + PMA_SLAB_BITMAP_OFF +
+				    bank * PMA_LINE);
+}
+
+int pma_banks_fresh(struct pma_heap *heap, void *slab_meta, uint64_t slab_off)
+{
+	struct bank_ent *e;
+	unsigned l;
+
+	for (l = 0; l < PMA_NBANKS; l++) {
+		e = get(heap->banks, line_of(slab_meta, l), slab_off, l);
+		if (!e)
+			return -ENOMEM;
+		e->fresh = 1;
+	}
+	return 0;
+}
+
+int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
+		    const uint64_t *word, uint64_t mask, int on)
+{
+	unsigned rel = (unsigned)((const char *)word - (char *)slab_meta -
+				  PMA_SLAB_BITMAP_OFF);
+	unsigned bank = rel / PMA_LINE, w = rel % PMA_LINE / 8;
+	struct bank_ent *e;
+
+	if (w >= PMA_SLAB_BANK_WORDS)
+		return util_errmsg_set(EIO, "bitmap word outside its bank");
+	e = get(heap->banks, line_of(slab_meta, bank), slab_off, bank);
+	if (!e)
+		return -ENOMEM;
+	if (!(e->touched[w] & mask)) { /* its first op in the window */
+		e->touched[w] |= mask;
+		if (!on)
+			e->pre[w] |= mask;
+	}
+	return 0;
+}
+
+int pma_banks_end(struct pma_heap *heap, int ok)
+{
+	struct pma_banks *b = heap->banks;
+	uint64_t pre[PMA_SLAB_BANK_WORDS], check;
+	struct bank_ent *e;
+	int rc = 0;
+	size_t i;
+	unsigned w;
+
+	heap->banks = NULL;
+	for (i = 0; ok && rc == 0 && i <= b->mask; i++) {
+		e = &b->ent[i];
+		if (!e->line)
+			continue;
+		check = e->line[PMA_SLAB_BANK_CHECK];
+		for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+			pre[w] = (e->line[w] & ~e->touched[w]) | e->pre[w];
+		if (!e->fresh &&
+		    check != pma_check_bank(e->line, e->slab_off, e->bank) &&
+		    check != pma_check_bank(pre, e->slab_off, e->bank))
+			rc = util_errmsg_set(EIO,
+					     "corrupt slab at 0x%llx (allocation "
+					     "bitmap bank %u fails its check "
+					     "before and after the replay)",
+					     (unsigned long long)e->slab_off,
+					     e->bank);
+	}
+	for (i = 0; ok && rc == 0 && i <= b->mask; i++)
+		if (b->ent[i].line)
+			__atomic_store_n(&b->ent[i].line[PMA_SLAB_BANK_CHECK],
+					 pma_check_bank(b->ent[i].line,
+							b->ent[i].slab_off,
+							b->ent[i].bank),
+					 __ATOMIC_RELAXED);
+	free(b->ent);
+	free(b);
+	return rc;
+}
