@@ -28,7 +28,8 @@ int pma_check_gen_decode(uint64_t word, uint64_t *ret_gen)
 uint64_t pma_check_head(uint64_t head, unsigned arena, uint64_t gen)
 {
 	return PMA_CHECK_MARK |
-	       util_crc32c_3w(head, (uint64_t)arena << 48 | (gen & PMA_GEN_MASK),
+	       util_crc32c_3w(head,
+			      (uint64_t)arena << 48 | (gen & PMA_GEN_MASK),
 			      PMA_CHECK_SEED + 2);
 }
 
@@ -52,7 +53,8 @@ uint64_t pma_check_bank(const uint64_t *line, uint64_t slab_off, unsigned bank)
 {
 	uint64_t c = util_crc32c_3w(line[0], line[1], line[2]);
 
-	_Static_assert(PMA_SLAB_BANK_WORDS == 3, "a bank's check covers 3 words");
+	_Static_assert(PMA_SLAB_BANK_WORDS == 3,
+		       "a bank's check covers 3 words");
 	return PMA_CHECK_MARK |
 	       util_crc32c_3w(c, slab_off << 4 | bank, PMA_CHECK_SEED + 5);
 }
@@ -86,7 +88,11 @@ int pma_check_banks(const void *slab_meta, uint64_t slab_off)
 	unsigned l;
 
 	for (l = 0; l < PMA_NBANKS; l++) {
-		const uint64_t *line = bank_line((void *)(uintptr_t)slab_meta, l);
+		const uint64_t *line =
+			(const uint64_t *)(const void *)((const char *)
+								 slab_meta +
+							 PMA_SLAB_BITMAP_OFF +
+							 l * PMA_LINE);
 
 		if (line[PMA_SLAB_BANK_CHECK] !=
 		    pma_check_bank(line, slab_off, l))
