@@ -90,8 +90,7 @@ void cmd_print_escaped(FILE *f, const char *s)
 }
 
 /* "<prog>: <message>" on stderr, the message escaped: it names paths */
-static void cmd_vreport(const struct cmd_ctx *ctx, const char *fmt,
-			va_list ap)
+static void cmd_vreport(const struct cmd_ctx *ctx, const char *fmt, va_list ap)
 {
 	char *msg;
 

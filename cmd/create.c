@@ -80,8 +80,9 @@ static int parse_size(const struct cmd_ctx *ctx, const char *arg,
 	/* byte offsets in a part must fit below the part index bits */
 	if (size > POOL_OFF_MASK + 1)
 		return cmd_usage_error(
-			ctx, "create", "size '%s' is too large: a part has at most %s",
-			arg, cmd_size_str(POOL_OFF_MASK + 1, buf, sizeof(buf)));
+			ctx, "create",
+			"size '%s' is too large: a part has at most %s", arg,
+			cmd_size_str(POOL_OFF_MASK + 1, buf, sizeof(buf)));
 	*ret_size = size;
 	return CMD_CONTINUE;
 }

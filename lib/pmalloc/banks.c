@@ -152,12 +152,12 @@ int pma_banks_end(struct pma_heap *heap, int ok)
 		if (!e->fresh &&
 		    check != pma_check_bank(e->line, e->slab_off, e->bank) &&
 		    check != pma_check_bank(pre, e->slab_off, e->bank))
-			rc = util_errmsg_set(EIO,
-					     "corrupt slab at 0x%llx (allocation "
-					     "bitmap bank %u fails its check "
-					     "before and after the replay)",
-					     (unsigned long long)e->slab_off,
-					     e->bank);
+			rc = util_errmsg_set(
+				EIO,
+				"corrupt slab at 0x%llx (allocation "
+				"bitmap bank %u fails its check "
+				"before and after the replay)",
+				(unsigned long long)e->slab_off, e->bank);
 	}
 	for (i = 0; ok && rc == 0 && i <= b->mask; i++)
 		if (b->ent[i].line)

@@ -105,12 +105,11 @@ int pma_lazy_peek(struct pma_heap *heap, uint64_t page, uint64_t e,
 	bank = heap->checked ? pma_check_banks(sh, pma_page_off(heap, page)) :
 			       -1;
 	if (bank >= 0)
-		return util_errmsg_set(EIO,
-				       "corrupt slab at 0x%llx (allocation "
-				       "bitmap bank %d fails its check)",
-				       (unsigned long long)pma_page_off(heap,
-									page),
-				       bank);
+		return util_errmsg_set(
+			EIO,
+			"corrupt slab at 0x%llx (allocation "
+			"bitmap bank %d fails its check)",
+			(unsigned long long)pma_page_off(heap, page), bank);
 	pma_slab_init(slab, pma_page_off(heap, page), cls, owner);
 	pma_slab_load(slab, sh);
 	return 0;

@@ -205,8 +205,8 @@ static int sync_slab(struct pma_heap *heap, struct pma_slab *slab,
 		if (!changed)
 			continue;
 		if (heap->checked)
-			pma_check_bank_seal(pma_addr(heap, slab->off), slab->off,
-					    l);
+			pma_check_bank_seal(pma_addr(heap, slab->off),
+					    slab->off, l);
 		if (pma_dirty_add(dirty, line, PMA_LINE) < 0)
 			return -ENOMEM;
 	}
@@ -677,7 +677,8 @@ static int recover_apply(struct pma_heap *heap, struct redo_ring *redo,
  * is damage unless the redo of the root's allocation writes it now */
 static int root_zero_check(struct pma_heap *heap, const struct redo_ring *redo)
 {
-	uint64_t word = pma_pool_off(heap, heap->region_off + PMA_ROOT_WORD_OFF);
+	uint64_t word =
+		pma_pool_off(heap, heap->region_off + PMA_ROOT_WORD_OFF);
 	unsigned i, j;
 
 	if (!heap->checked || heap->hdr->root_off || !heap->hdr->root_check)

@@ -221,7 +221,8 @@ static int tmp_part_open(struct create_ctx *ctx, unsigned i)
 	if (part->fd < 0) {
 		free(ctx->tmp_path[i]);
 		ctx->tmp_path[i] = NULL;
-		return util_errmsg_set(errno, "'%s': cannot create a file "
+		return util_errmsg_set(errno,
+				       "'%s': cannot create a file "
 				       "next to it: %s",
 				       part->path, strerror(errno));
 	}
@@ -275,7 +276,8 @@ static int exists_error(struct create_ctx *ctx, unsigned i)
 	rc = part->fd >= 0 ? pool_part_same_file(ctx->pool, i) : 0;
 	if (rc < 0)
 		return rc;
-	return util_errmsg_set(EEXIST, "'%s' already exists (force overwrites it)",
+	return util_errmsg_set(EEXIST,
+			       "'%s' already exists (force overwrites it)",
 			       part->path);
 }
 

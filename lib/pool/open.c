@@ -312,10 +312,11 @@ static int hdr_damage_check(struct pool *pool, const struct pool_hdr *copies,
 		return 0;
 	if ((pool->flags & POOL_OPEN_RDONLY) &&
 	    (pool->flags & POOL_OPEN_SHOW_OLDER)) {
-		snprintf(pool->damage_msg, sizeof(pool->damage_msg),
-			 "pool header copy %c is damaged (%.400s); shown is copy "
-			 "%c (generation %llu), which may be older",
-			 dname, msg, vname, (unsigned long long)v->generation);
+		snprintf(
+			pool->damage_msg, sizeof(pool->damage_msg),
+			"pool header copy %c is damaged (%.400s); shown is copy "
+			"%c (generation %llu), which may be older",
+			dname, msg, vname, (unsigned long long)v->generation);
 		pool->hdr_damaged = 1;
 		return 0;
 	}

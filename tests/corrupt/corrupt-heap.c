@@ -65,9 +65,9 @@ enum outcome {
 	N_OUTCOMES,
 };
 static const char *const outcome_name[N_OUTCOMES] = {
-	"clean",	    "refused", "rdonly-only",	"leak", "refused-at-use",
-	"OVERLAP",	    "DAMAGE",  "CHANGED-ON-REFUSE", "NO-MESSAGE",
-	"FREE-FAILED", "CRASH",	"HANG",
+	"clean",	  "refused",	 "rdonly-only", "leak",
+	"refused-at-use", "OVERLAP",	 "DAMAGE",	"CHANGED-ON-REFUSE",
+	"NO-MESSAGE",	  "FREE-FAILED", "CRASH",	"HANG",
 };
 
 /* a byte range of the image that holds one kind of structure */
@@ -91,7 +91,7 @@ enum {
 	N_STRUCTS,
 };
 static const char *const struct_name[N_STRUCTS] = {
-	"part-header", "header-A", "header-B",	  "region-table", "heap-header",
+	"part-header", "header-A",  "header-B",	  "region-table", "heap-header",
 	"head-gen",    "root-word", "arena-desc", "log-record",	  "slab-header",
 	"slab-bitmap", "page-map",  "summary",
 };
@@ -241,9 +241,10 @@ static void survey(struct ctx *c)
 			uint8_t *slot = (uint8_t *)pma_booklog_slot(
 				ar->log, g->log_cap, k);
 
-			add_range(c, S_LOG,
-				  base + (uint64_t)(slot - (uint8_t *)heap->hdr),
-				  sizeof(struct pma_rec));
+			add_range(
+				c, S_LOG,
+				base + (uint64_t)(slot - (uint8_t *)heap->hdr),
+				sizeof(struct pma_rec));
 		}
 	}
 	if (g->sum_words)
@@ -323,14 +324,15 @@ static int fill(struct pma_heap *heap, const uint64_t *slots,
 		exit(98);
 	for (i = 0; i < NSLOTS; i++)
 		if (slots[i])
-			b[n++] = (struct blk){ slots[i],
-					       pma_usable_size(heap, slots[i]) };
+			b[n++] =
+				(struct blk){ slots[i],
+					      pma_usable_size(heap, slots[i]) };
 	for (s = NSIZES - 1; s >= 0; s--)
 		while (nnew < MAXNEW &&
 		       pma_malloc_to(heap, sizes[s], &dest[nnew]) == 0) {
-			b[n] = (struct blk){ dest[nnew],
-					     pma_usable_size(heap,
-							     dest[nnew]) };
+			b[n] = (struct blk){
+				dest[nnew], pma_usable_size(heap, dest[nnew])
+			};
 			room += b[n].len;
 			n++;
 			nnew++;
@@ -528,8 +530,9 @@ static void setup(struct ctx *c)
 	status = check_heap(c, heap, &c->room);
 	pma_heap_close(heap);
 	if (status != OK_CLEAN) {
-		fprintf(stderr, "corrupt-heap: the undamaged image fails the "
-				"check (%s)\n",
+		fprintf(stderr,
+			"corrupt-heap: the undamaged image fails the "
+			"check (%s)\n",
 			outcome_name[status]);
 		exit(99);
 	}
@@ -563,7 +566,8 @@ int main(int argc, char **argv)
 
 	rng_state = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt_long(argc, argv, "t:s:d:o:vh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:s:d:o:vh", opts, NULL)) !=
+	       -1) {
 		switch (opt) {
 		case 't':
 			trials = strtoul(optarg, NULL, 0);
@@ -630,8 +634,10 @@ int main(int argc, char **argv)
 	}
 	printf("%-13s", "structure");
 	for (o = 0; o < N_OUTCOMES; o++)
-		printf(" %*s", (int)strlen(outcome_name[o]) > 7 ?
-				       (int)strlen(outcome_name[o]) : 7,
+		printf(" %*s",
+		       (int)strlen(outcome_name[o]) > 7 ?
+			       (int)strlen(outcome_name[o]) :
+			       7,
 		       outcome_name[o]);
 	printf("\n");
 	for (s = 0; s <= N_STRUCTS; s++) {
@@ -639,9 +645,10 @@ int main(int argc, char **argv)
 
 		printf("%-13s", s < N_STRUCTS ? struct_name[s] : "total");
 		for (o = 0; o < N_OUTCOMES; o++)
-			printf(" %*lu", (int)strlen(outcome_name[o]) > 7 ?
-						(int)strlen(outcome_name[o]) :
-						7,
+			printf(" %*lu",
+			       (int)strlen(outcome_name[o]) > 7 ?
+				       (int)strlen(outcome_name[o]) :
+				       7,
 			       row[o]);
 		printf("\n");
 	}

@@ -590,8 +590,8 @@ static void test_corrupt_entry(void **state)
 	edit_begin(f, &ed);
 	good = *ed.entry;
 	/* a version 7 entry: with its check (layout.h) */
-	assert_int_equal(good, pma_check_pmap(pma_pmap_make_slab(cls, 0),
-					      ed.page));
+	assert_int_equal(good,
+			 pma_check_pmap(pma_pmap_make_slab(cls, 0), ed.page));
 	assert_int_equal(pma_pmap_cls(good), cls);
 	assert_int_equal(pma_pmap_owner(good), 0);
 	assert_int_equal(pma_pmap_npages(good), PMA_CHUNK_PAGES);
@@ -605,7 +605,8 @@ static void test_corrupt_entry(void **state)
 
 	edit_begin(f, &ed);
 	/* no such class */
-	*ed.entry = pma_check_pmap(pma_pmap_make_slab(PMA_NCLASSES, 0), ed.page);
+	*ed.entry =
+		pma_check_pmap(pma_pmap_make_slab(PMA_NCLASSES, 0), ed.page);
 	edit_end(&ed);
 	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), -EIO);
 	assert_non_null(strstr(pma_errormsg(), "corrupt page map entry"));
