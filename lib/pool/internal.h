@@ -80,6 +80,17 @@ int pool_part_same_file(const struct pool *pool, unsigned i);
 /* pm_map_new every part not mapped yet */
 int pool_parts_map(struct pool *pool);
 
+/*
+ * Crash-safe create (commit.c): a file part is built at its aside path
+ * (".NAME.pmad-new" next to path, malloc'd into *ret_aside) and put in
+ * place by pool_aside_commit(): rename over path (is_new: fail with
+ * -EEXIST if path appeared meanwhile), then fsync of the directory.
+ * pool_dir_sync() makes path's directory entry durable.
+ */
+int pool_aside_path(const char *path, char **ret_aside);
+int pool_aside_commit(const char *aside, const char *path, int is_new);
+int pool_dir_sync(const char *path);
+
 /* 0 if the two UUIDs are equal */
 int pool_uuid_cmp(const uint8_t a[16], const uint8_t b[16]);
 

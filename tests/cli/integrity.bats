@@ -264,3 +264,139 @@ no_fill() {
 	[[ "$stderr" == *"node 1000"* ]] || fail "$stderr"
 	[ ! -e "$T/p" ]
 }
+
+# ------------------------------------------------- create across parts
+
+# old_pool: a 3-part pool p, p1, p2 with a heap; saves its files and uuid
+old_pool() {
+	run --separate-stderr pmactl create "$T/p" --size 8M \
+		--parts "$T/p1,$T/p2"
+	assert_success
+	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
+	assert_success
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	OLD_UUID=$(jq -r .uuid <<<"$output")
+	mkdir "$T/saved"
+	cp "$T/p" "$T/p1" "$T/p2" "$T/saved/"
+}
+
+# restore the old pool's files, drop anything a create left
+old_restore() {
+	rm -f "$T"/.*pmad-new
+	cp "$T/saved/p" "$T/saved/p1" "$T/saved/p2" "$T/"
+}
+
+# after a killed create (label $1): the old pool, intact to the byte, or
+# the new one, complete; and a plain retry succeeds and leaves no aside file
+old_or_new() {
+	local uuid f
+	run --separate-stderr pmactl inspect -j "$T/p"
+	[ "$status" = 0 ] || fail "$1: neither pool opens: $stderr"
+	[ "$(jq -r '.parts | length' <<<"$output")" = 3 ] ||
+		fail "$1: $output"
+	uuid=$(jq -r .uuid <<<"$output")
+	if [ "$uuid" = "$OLD_UUID" ]; then
+		for f in p p1 p2; do
+			cmp -s "$T/$f" "$T/saved/$f" || fail "$1: $f changed"
+		done
+		run --separate-stderr pmactl inspect --heap "$T/p"
+		assert_success
+		OLD_SEEN=$((OLD_SEEN + 1))
+	else
+		[ "$(jq -r '.regions | length' <<<"$output")" = 0 ] ||
+			fail "$1: $output"
+		NEW_SEEN=$((NEW_SEEN + 1))
+	fi
+	run --separate-stderr pmactl create "$T/p" --size 1M --force \
+		--parts "$T/p1,$T/p2"
+	[ "$status" = 0 ] || fail "$1: the retry failed: $stderr"
+	[ -z "$(ls -A "$T" | grep pmad-new)" ] || fail "$1: left $(ls -A "$T")"
+}
+
+@test "create --force killed at a rename leaves the old or the new pool" {
+	command -v strace >/dev/null || skip "no strace"
+	local w
+	old_pool
+	OLD_SEEN=0 NEW_SEEN=0
+	for w in 1 2 3; do
+		old_restore
+		run strace -f -o /dev/null -e trace=rename,renameat,renameat2 \
+			-e inject=rename:signal=KILL:when=$w \
+			pmactl create "$T/p" --size 1M --force \
+			--parts "$T/p1,$T/p2"
+		[ "$status" = 137 ] || fail "rename $w: not killed: $output"
+		old_or_new "killed at rename $w"
+	done
+	[ "$OLD_SEEN" -ge 1 ] && [ "$NEW_SEEN" -ge 1 ]
+}
+
+@test "create --force killed at any step leaves the old or the new pool" {
+	local n
+	old_pool
+	OLD_SEEN=0 NEW_SEEN=0
+	for ((n = 1; n < 40; n++)); do
+		old_restore
+		run env PMAD_TEST_CRASH_AT=create:$n pmactl create "$T/p" \
+			--size 1M --force --parts "$T/p1,$T/p2"
+		[ "$status" = 0 ] && break
+		[ "$status" = 137 ] || fail "step $n: $output"
+		old_or_new "killed at step $n"
+	done
+	# 3 parts built aside, headers, sync, 3 renames
+	[ "$n" -ge 9 ] || fail "only $((n - 1)) crash points"
+	[ "$OLD_SEEN" -ge 5 ] && [ "$NEW_SEEN" -ge 3 ]
+}
+
+@test "a new create killed at any step leaves nothing or the pool" {
+	local n
+	for ((n = 1; n < 40; n++)); do
+		rm -f "$T/p" "$T/p1" "$T/p2"
+		run env PMAD_TEST_CRASH_AT=create:$n pmactl create "$T/p" \
+			--size 1M --parts "$T/p1,$T/p2"
+		[ "$status" = 0 ] && break
+		[ "$status" = 137 ] || fail "step $n: $output"
+		if [ -e "$T/p" ]; then
+			run --separate-stderr pmactl inspect -j "$T/p"
+			[ "$status" = 0 ] || fail "step $n: $stderr"
+		else
+			[ ! -e "$T/p1" ] && [ ! -e "$T/p2" ] ||
+				fail "step $n: parts without part 0"
+		fi
+		# the retry needs no --force when nothing is in place
+		[ -e "$T/p" ] && continue
+		run --separate-stderr pmactl create "$T/p" --size 1M \
+			--parts "$T/p1,$T/p2"
+		[ "$status" = 0 ] || fail "step $n: the retry failed: $stderr"
+		[ -z "$(ls -A "$T" | grep pmad-new)" ] ||
+			fail "step $n: left $(ls -A "$T")"
+	done
+	[ "$n" -ge 9 ] || fail "only $((n - 1)) crash points"
+}
+
+@test "an open finishes the renames of a create killed after its commit" {
+	local uuid
+	old_pool
+	# killed right after part 0's rename, the commit
+	run env PMAD_TEST_CRASH_AT=create:6 pmactl create "$T/p" --size 1M \
+		--force --parts "$T/p1,$T/p2"
+	assert_failure 137
+	[ -e "$T/.p1.pmad-new" ] && [ -e "$T/.p2.pmad-new" ] ||
+		fail "$(ls -A "$T")"
+	# read-only: uses the parts where they are, changes nothing
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	uuid=$(jq -r .uuid <<<"$output")
+	[ "$uuid" != "$OLD_UUID" ]
+	[ "$(jq -r '.parts[1].path' <<<"$output")" = "$T/.p1.pmad-new" ]
+	[ -e "$T/.p1.pmad-new" ]
+	# writable: moves them in place
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 100
+	assert_success
+	[ -z "$(ls -A "$T" | grep pmad-new)" ] || fail "left $(ls -A "$T")"
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	[ "$(jq -r .uuid <<<"$output")" = "$uuid" ]
+	[ "$(jq -r '.parts[2].path' <<<"$output")" = "$T/p2" ]
+}
+
