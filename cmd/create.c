@@ -177,8 +177,9 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 
 	o->nparts = 1;
 	o->mode = 0660;
-	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING "s:p:n:m:f",
-				create_options, NULL)) != -1) {
+	while ((c = cmd_getopt(ctx, "create", argc, argv,
+			       CMD_BASE_OPTSTRING "s:p:n:m:f",
+			       create_options)) != -1) {
 		rc = parse_option(c, ctx, o);
 		if (rc != CMD_CONTINUE)
 			return rc;

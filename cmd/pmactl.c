@@ -132,8 +132,8 @@ static int parse_global(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+hVjHS:", global_options, NULL)) !=
-	       -1) {
+	while ((c = cmd_getopt(ctx, NULL, argc, argv,
+			       "+hVjHS:", global_options)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);

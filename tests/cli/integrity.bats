@@ -400,3 +400,33 @@ old_or_new() {
 	[ "$(jq -r '.parts[2].path' <<<"$output")" = "$T/p2" ]
 }
 
+# ------------------------------------------------- getopt messages
+
+# stderr of a usage error: exit 2, no raw control character, and exactly
+# two lines (the message, then "try ...")
+usage_escaped() {
+	assert_failure 2
+	[[ "$stderr" != *$'\e'* ]] || fail "raw escape in: $stderr"
+	[ "$(wc -l <<<"$stderr")" = 2 ] || fail "$stderr"
+	[[ "$stderr" == *"$1"* ]] || fail "want '$1' in: $stderr"
+}
+
+@test "bad options are escaped in usage errors" {
+	run --separate-stderr pmactl create $'--si\nze\e[31m' 1M "$T/p"
+	usage_escaped "pmactl create: unrecognized option '--si\\nze\\x1b[31m'"
+	run --separate-stderr pmactl inspect $'-\e'
+	usage_escaped "pmactl inspect: invalid option -- '\\x1b'"
+	run --separate-stderr pmactl $'--x\ny' inspect "$T/p"
+	usage_escaped "pmactl: unrecognized option '--x\\ny'"
+	run --separate-stderr pmactl $'-\n' inspect "$T/p"
+	usage_escaped "pmactl: invalid option -- '\\n'"
+	run --separate-stderr pmactl create --force=$'\e[2J' "$T/p"
+	usage_escaped "pmactl create: option '--force' doesn't allow an argument"
+	run --separate-stderr pmactl log -jx$'\t' "$T/p"
+	usage_escaped "pmactl log: invalid option -- 'x'"
+	run --separate-stderr pmactl create "$T/p" -s
+	usage_escaped "pmactl create: option requires an argument -- 's'"
+	run --separate-stderr pmactl create "$T/p" --h
+	usage_escaped "pmactl create: option '--h' is ambiguous"
+	[ ! -e "$T/p" ]
+}
