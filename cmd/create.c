@@ -196,10 +196,12 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 	return CMD_CONTINUE;
 }
 
-/* every node given with --node exists (in the fake topology if one is set) */
+/* every node given with --node is online (in the fake topology if one is
+ * set); node ids may have gaps, such as nodes 0 and 2 */
 static int check_nodes(const struct cmd_ctx *ctx, const struct create_opts *o)
 {
-	unsigned i, count = ns_node_count();
+	char online[256];
+	unsigned i;
 
 	if (o->nnodes && o->nnodes != o->nparts)
 		return cmd_usage_error(
@@ -207,13 +209,16 @@ static int check_nodes(const struct cmd_ctx *ctx, const struct create_opts *o)
 			"--node names %u node%s but the pool has %u part%s",
 			o->nnodes, o->nnodes == 1 ? "" : "s", o->nparts,
 			o->nparts == 1 ? "" : "s");
-	for (i = 0; i < o->nnodes; i++)
-		if ((unsigned)o->nodes[i] >= count)
-			return cmd_usage_error(
-				ctx, "create",
-				"NUMA node %d does not exist (this machine has "
-				"node%s 0..%u)",
-				o->nodes[i], count == 1 ? "" : "s", count - 1);
+	for (i = 0; i < o->nnodes; i++) {
+		if (ns_node_is_online(o->nodes[i]))
+			continue;
+		if (ns_nodes_online_format(online, sizeof(online)) < 0)
+			strcpy(online + sizeof(online) - 4, "...");
+		return cmd_usage_error(ctx, "create",
+				       "NUMA node %d does not exist or is not "
+				       "online (online: %s)",
+				       o->nodes[i], online);
+	}
 	return CMD_CONTINUE;
 }
 

@@ -503,8 +503,9 @@ static void part_entry_fill(struct create_ctx *ctx, unsigned i)
 	/* the aside file is in the same file system as the part will be */
 	if (node < 0)
 		node = ns_path_node(ctx->aside[i] ? ctx->aside[i] : part->path);
+	/* node ids may have gaps: the ith online node */
 	if (node < 0)
-		node = (int)(i % ns_node_count());
+		node = ns_node_nth_online(i);
 	e->node = node;
 	e->size = part->size;
 	e->flags = part->is_devdax ? POOL_PART_DEVDAX : 0;

@@ -430,3 +430,23 @@ usage_escaped() {
 	usage_escaped "pmactl create: option '--h' is ambiguous"
 	[ ! -e "$T/p" ]
 }
+
+# ------------------------------------------------- --node with gaps
+
+@test "--node accepts online nodes only, whose ids may have gaps" {
+	export PMAD_FAKE_NUMA=@0,2
+	run --separate-stderr pmactl create "$T/p" --size 1M --parts "$T/p1" \
+		--node 0,1
+	assert_failure 2
+	[[ "$stderr" == *"node 1 "*"online: 0,2"* ]] || fail "$stderr"
+	[ ! -e "$T/p" ]
+	run --separate-stderr pmactl create "$T/p" --size 1M --parts "$T/p1" \
+		--node 2,0 -j
+	assert_success
+	[ "$(jq -c '[.parts[].numa_node]' <<<"$output")" = "[2,0]" ]
+	# without --node, plain files go round the online nodes
+	run --separate-stderr pmactl create "$T/q" --size 1M \
+		--parts "$T/q1,$T/q2" -j
+	assert_success
+	[ "$(jq -c '[.parts[].numa_node]' <<<"$output")" = "[0,2,0]" ]
+}
