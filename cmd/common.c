@@ -231,6 +231,21 @@ int cmd_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 	return CMD_EXIT_FAIL;
 }
 
+void cmd_header_note(const char *path, const char *note)
+{
+	/* inspect --heap opens the pool, then the heap: say it once */
+	static int reported;
+
+	if (!note || reported)
+		return;
+	reported = 1;
+	fputs("pmactl: warning: pool '", stderr);
+	cmd_print_escaped(stderr, path);
+	fputs("': ", stderr);
+	cmd_print_escaped(stderr, note);
+	fputc('\n', stderr);
+}
+
 int cmd_pool_open(struct cmd_ctx *ctx, const char *path, unsigned open_flags)
 {
 	int rc;
@@ -239,6 +254,7 @@ int cmd_pool_open(struct cmd_ctx *ctx, const char *path, unsigned open_flags)
 	if (rc < 0)
 		return cmd_error(ctx, "cannot open pool '%s': %s", path,
 				 pool_errormsg());
+	cmd_header_note(path, pool_header_note(ctx->pool));
 	return CMD_EXIT_OK;
 }
 

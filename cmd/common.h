@@ -78,6 +78,12 @@ char *cmd_escape(const char *s);
 void cmd_print_escaped(FILE *f, const char *s);
 
 /*
+ * "<prog>: warning: pool '<path>': <note>" on stderr, once per process:
+ * a header copy failed its check but the other holds the same state.
+ */
+void cmd_header_note(const char *path, const char *note);
+
+/*
  * Open the pool at path with open_flags (enum pool_open_flags) into
  * ctx->pool; the dispatcher closes it after the command returns. Reports
  * "cannot open pool" itself; returns CMD_EXIT_OK or CMD_EXIT_FAIL.

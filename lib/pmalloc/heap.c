@@ -540,6 +540,11 @@ PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,
 	return rc;
 }
 
+PMA_API const char *pma_heap_damage(const struct pma_heap *heap)
+{
+	return heap ? pool_header_note(heap->pool) : NULL;
+}
+
 PMA_API void pma_heap_close(struct pma_heap *heap)
 {
 	if (!heap)

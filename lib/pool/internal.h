@@ -37,6 +37,8 @@ struct pool {
 	int other_differs; /* the other copy is not a byte copy of hdr */
 	int hdr_damaged; /* read-only: shown on a copy that may be older */
 	char damage_msg[2 * UTIL_ERRMSG_MAX]; /* what hdr_damaged means */
+	/* a copy failed its check, the other holds the same state: used */
+	char note_msg[2 * UTIL_ERRMSG_MAX]; /* "" if none */
 };
 
 /* order of the two parts of a header copy write (layout.h) */

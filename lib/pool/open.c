@@ -308,8 +308,18 @@ static int hdr_damage_check(struct pool *pool, const struct pool_hdr *copies,
 		return util_errmsg_set(EPROTONOSUPPORT,
 				       "'%s': pool header copy %c: %s", path,
 				       dname, msg);
-	if (hdr_same_state(d, v))
+	if (hdr_same_state(d, v)) {
+		/* usable, but never silently: every open reports it */
+		snprintf(pool->note_msg, sizeof(pool->note_msg),
+			 "pool header copy %c is invalid (%.400s: damaged, or "
+			 "an update was interrupted); copy %c holds the same "
+			 "state and is used%s",
+			 dname, msg, vname,
+			 (pool->flags & POOL_OPEN_RDONLY) ?
+				 "; a writable open rewrites it" :
+				 ", and rewrites it");
 		return 0;
+	}
 	if ((pool->flags & POOL_OPEN_RDONLY) &&
 	    (pool->flags & POOL_OPEN_SHOW_OLDER)) {
 		snprintf(
@@ -644,6 +654,11 @@ int pool_header_other_valid(const struct pool *pool)
 const char *pool_header_damage(const struct pool *pool)
 {
 	return pool->hdr_damaged ? pool->damage_msg : NULL;
+}
+
+const char *pool_header_note(const struct pool *pool)
+{
+	return pool->note_msg[0] ? pool->note_msg : NULL;
 }
 
 unsigned pool_part_count(const struct pool *pool)

@@ -95,6 +95,47 @@ heap_pool() {
 	assert_output --partial "DAMAGED"
 }
 
+@test "read-only commands report a damaged copy of the same state" {
+	local cur cmd
+	heap_pool "$T/p"
+	run --separate-stderr pmactl inspect -j "$T/p"
+	cur=$(jq -r .header_copy <<<"$output")
+	if [ "$cur" = A ]; then cur=$POOL_HDR_A_OFF; else cur=$POOL_HDR_B_OFF; fi
+	flip_byte "$T/p" $((cur + 0x1000))
+	for cmd in inspect "inspect --heap" log "log -j" "inspect --heap -j"; do
+		# shellcheck disable=SC2086 # cmd holds options
+		run --separate-stderr pmactl $cmd "$T/p"
+		assert_success
+		[[ "$stderr" == "pmactl: warning: pool '$T/p': pool header copy "*" is invalid"*"same state"* ]] ||
+			fail "$cmd: $stderr"
+		[ "$(wc -l <<<"$stderr")" = 1 ] || fail "$cmd: $stderr"
+	done
+	# a writable open rewrites the copy; then nothing is reported
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 100
+	assert_success
+	run --separate-stderr pmactl log "$T/p"
+	assert_success
+	[ -z "$stderr" ] || fail "$stderr"
+}
+
+@test "read-only commands refuse a damaged copy over an older one" {
+	mkpool_size "$T/p" 8M
+	dd if="$T/p" of="$T/old-a" bs=8192 skip=1 count=1 status=none
+	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
+	assert_success
+	dd if="$T/old-a" of="$T/p" bs=8192 seek=1 count=1 conv=notrunc \
+		status=none
+	flip_byte "$T/p" $((POOL_HDR_B_OFF + 0x1000))
+	# as the writable open: the heap's state may be newer than copy A
+	run --separate-stderr pmactl log "$T/p"
+	assert_failure 1
+	[[ "$stderr" == *"may hold an older state"* ]] || fail "$stderr"
+	run --separate-stderr pmactl inspect --heap -j "$T/p"
+	assert_failure 1
+	[ "$(jq -r .header_damaged <<<"$output")" = true ]
+	[ "$(jq -r .heap <<<"$output")" = null ]
+}
+
 @test "an unknown incompat feature in one copy refuses the open" {
 	mkpool "$T/p"
 	put_le "$T/p" $((POOL_HDR_B_OFF + POOL_HDR_INCOMPAT_OFF)) 8 $((1 << 40))
