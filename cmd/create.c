@@ -213,7 +213,7 @@ static int check_nodes(const struct cmd_ctx *ctx, const struct create_opts *o)
 		if (ns_node_is_online(o->nodes[i]))
 			continue;
 		if (ns_nodes_online_format(online, sizeof(online)) < 0)
-			strcpy(online + sizeof(online) - 4, "...");
+			memcpy(online + sizeof(online) - 4, "...", 4);
 		return cmd_usage_error(ctx, "create",
 				       "NUMA node %d does not exist or is not "
 				       "online (online: %s)",

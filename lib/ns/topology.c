@@ -249,7 +249,8 @@ static int fake_map(const char *spec, const struct fake_pair *pairs,
 	for (i = 0; i < ncpus; i++)
 		map[i] = -1;
 	for (i = 0; i < count; i++) {
-		if (map[pairs[i].cpu] >= 0) {
+		/* cpu < ncpus (see above), said again for clang's analyzer */
+		if (pairs[i].cpu >= ncpus || map[pairs[i].cpu] >= 0) {
 			free(map);
 			return util_errmsg_set(EINVAL,
 					       "PMAD_FAKE_NUMA '%s': "
@@ -260,7 +261,7 @@ static int fake_map(const char *spec, const struct fake_pair *pairs,
 	}
 	for (i = 0; i < ncpus; i++)
 		if (map[i] < 0)
-			map[i] = ids[i % nonline];
+			map[i] = nonline ? ids[i % nonline] : 0;
 	*ret_map = map;
 	*ret_ncpus = ncpus;
 	return 0;
