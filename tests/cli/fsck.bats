@@ -228,3 +228,13 @@ try 'pmactl fsck --help'"
 	assert_equal "$status" 1
 	assert_line --partial "error: slab-class: "
 }
+
+@test "pmactl-fsck(1) lists every finding code the checkers report" {
+	local src=$BATS_TEST_DIRNAME/../.. code
+	local man=$src/man/pmactl-fsck.1.adoc
+	for code in $(grep -ohE '"(part|pool|region|heap|arena|log|pmap|slab|root|extent)-[a-z-]+"' \
+		"$src/lib/pool/fsck.c" "$src/lib/pmalloc/fsck.c" \
+		"$src/lib/pmalloc/fsck-map.c" | tr -d '"' | sort -u); do
+		grep -q "\*$code\*" "$man" || fail "$code is not in $man"
+	done
+}
