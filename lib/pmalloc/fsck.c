@@ -25,6 +25,8 @@ int pma_fsck_report(struct pma_fsck *f, const char *code,
 	va_list ap;
 
 	va_start(ap, fmt);
+	/* va_start is right above (an analyzer false positive) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (severity == POOL_FSCK_ERROR)
@@ -39,7 +41,7 @@ int pma_fsck_sum_has(const struct pma_fsck *f, uint64_t page)
 	if (!f->sum)
 		return 1;
 	g = page >> f->g.sum_shift;
-	return (f->sum[g / PMA_SUM_BITS] >> (g % PMA_SUM_BITS)) & 1;
+	return ((f->sum[g / PMA_SUM_BITS] >> (g % PMA_SUM_BITS)) & 1) != 0;
 }
 
 struct pma_fsck_slab *pma_fsck_slab_get(struct pma_fsck *f, uint64_t chunk)
@@ -85,7 +87,7 @@ static int header_fsck(struct pma_fsck *f)
 				(unsigned long long)f->region_off);
 		return 1;
 	}
-	if (memcmp(h->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN))
+	if (memcmp(h->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN) != 0)
 		code = "heap-hdr-magic";
 	else if (h->checksum != util_crc32c(0, h, PMA_HDR_CSUM_LEN))
 		code = "heap-hdr-checksum";
@@ -534,7 +536,7 @@ static int walk_alloc(struct pma_fsck *f)
 
 	f->pmap = pma_zmap(f->g.npages * sizeof(uint64_t));
 	f->written = calloc(f->g.npages / 64 + 1, sizeof(uint64_t));
-	f->slabs = calloc(nchunks, sizeof(*f->slabs));
+	f->slabs = calloc(nchunks, sizeof(struct pma_fsck_slab *));
 	f->arenas = calloc(f->g.narenas, sizeof(*f->arenas));
 	f->sum = f->g.sum_words ? calloc(f->g.sum_words, sizeof(uint64_t)) :
 				  NULL;
