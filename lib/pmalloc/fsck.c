@@ -615,3 +615,43 @@ int pma_fsck(const char *path, struct pool_fsck_sink *sink)
 	walk_free(&f);
 	return rc;
 }
+
+/* ------------------------------------------------------------ repair */
+
+int pma_fsck_repairable(const char *code)
+{
+	static const char *const codes[] = {
+		"pool-hdr-checksum",   "pool-hdr-magic",
+		"pool-hdr-invalid",    "pool-hdr-unwritten",
+		"pool-hdr-stale-copy", "pmap-summary-check",
+		"root-unsealed",       "log-torn-tail",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (!strcmp(code, codes[i]))
+			return 1;
+	return 0;
+}
+
+int pma_fsck_repair(const char *path)
+{
+	struct pma_heap *heap;
+	struct pool *pool;
+	int has_heap, rc;
+
+	/* rewrites a damaged or older header copy of the same state */
+	rc = pool_open(path, 0, &pool);
+	if (rc < 0)
+		return rc;
+	has_heap = pool_region_find(pool, POOL_REGION_PMALLOC, 0) != NULL;
+	pool_close(&pool);
+	if (!has_heap)
+		return 0;
+	/* recovery, summary words, root check; close checkpoints */
+	rc = pma_heap_open(path, 0, &heap);
+	if (rc < 0)
+		return rc;
+	pma_heap_close(heap);
+	return 0;
+}

@@ -33,6 +33,19 @@
  */
 int pma_fsck(const char *path, struct pool_fsck_sink *sink);
 
+/*
+ * Repair, first safe subset: what the library's own writable open repairs
+ * with its crash-safe protocols (a damaged or older pool header copy that
+ * holds the same state as the other, rewritten; the logs replayed and a
+ * torn tail dropped; invalid page map summary words rewritten; the root
+ * word's check completed). pma_fsck_repairable says whether a finding's
+ * code is one of those; pma_fsck_repair opens the pool (and its heap, if
+ * it has one) writable and closes it. An open that refuses writes
+ * nothing. 0, or -errno with a message.
+ */
+int pma_fsck_repairable(const char *code);
+int pma_fsck_repair(const char *path);
+
 /* heap.c: the header's magic, checksum, version and geometry against a
  * region of region_size bytes; 0 with the geometry, or -errno + message */
 int pma_heap_hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,

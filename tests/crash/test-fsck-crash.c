@@ -8,9 +8,21 @@
  * log forms, every free remote, checkpoints that release empty slabs) runs
  * under the crash-sweep driver (tests/lib/crash-sweep.c), which images
  * every fence: durable lines only, and with random dirty words too.
+ *
+ * The repair test: a pool whose heap has un-checkpointed records, with a
+ * damaged pool header copy and a damaged page map summary word (both of
+ * the kind --repair repairs), is repaired (pma_fsck_repair, in a re-exec
+ * of this test with PM_CRASH_AT=N) and crashed at every fence N of the
+ * repair in turn: each crash image may only show findings --repair
+ * repairs, and repairing it again leaves no finding at all.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,6 +34,7 @@
 #include "pmalloc.h"
 #include "pmalloc/fsck.h"
 #include "pmalloc/internal.h"
+#include "pmem/crash.h"
 #include "pool/fsck.h"
 #include "crash-sweep.h"
 
@@ -125,14 +138,10 @@ static int check(const char *file, unsigned *ret_stat, char *why,
 	return fsck_file(file, 1, "after recovery", why, why_len);
 }
 
+/* the re-crashed recovery of the sweeps, and the repair under test */
 static int recover(const char *file)
 {
-	struct pma_heap *heap;
-
-	if (pma_heap_open(file, 0, &heap))
-		return 1;
-	pma_heap_close(heap);
-	return 0;
+	return pma_fsck_repair(file) ? 1 : 0;
 }
 
 static const struct crash_sweep_ops fsck_ops = {
@@ -155,6 +164,154 @@ static void test_sweep(void **state)
 	assert_int_equal(sw.images, sw.fences);
 }
 
+/* ------------------------------------------------------------ repair */
+
+static char repair_dir[64];
+static const char *self_path;
+
+/* a heap with live blocks in both arenas and a crashed child's records */
+static void repair_base(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t root, *slots;
+	unsigned i;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(
+		pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap), 0);
+	assert_int_equal(pma_root(heap, NSLOTS * 8, &root), 0);
+	slots = pma_direct(heap, root);
+	for (i = 0; i < NSLOTS / 2; i++) {
+		pma_arena_bind(heap, i % 2);
+		assert_int_equal(pma_malloc_to(heap, slot_size(i), &slots[i]),
+				 0);
+	}
+	pma_heap_close(heap);
+	pid = fork();
+	if (pid == 0) {
+		if (pma_heap_open(path, 0, &heap) ||
+		    pma_root(heap, NSLOTS * 8, &root))
+			_exit(2);
+		slots = pma_direct(heap, root);
+		for (i = 0; i < NSLOTS; i++) {
+			pma_arena_bind(heap, (i + 1) % 2);
+			if (slots[i] ? pma_free_from(heap, &slots[i]) :
+				       pma_malloc_to(heap, slot_size(i),
+						     &slots[i]))
+				_exit(3);
+		}
+		_exit(0);
+	}
+	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid && status == 0);
+}
+
+/* flip a byte of path at off */
+static void flip_at(const char *path, uint64_t off)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t b = 0;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, (off_t)off), 1);
+	b ^= 0x01;
+	assert_int_equal(pwrite(fd, &b, 1, (off_t)off), 1);
+	assert_int_equal(close(fd), 0);
+}
+
+/* damage copy B's body and the first summary word (a writable open
+ * repairs both) */
+static void repair_damage(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t sum;
+
+	assert_int_equal(pma_heap_open(path, PMA_HEAP_RDONLY, &heap), 0);
+	sum = heap->region_off + heap->geom.sum_off;
+	pma_heap_close(heap);
+	flip_at(path, POOL_HDR_B_OFF + 0x1000);
+	flip_at(path, sum);
+}
+
+/* the repair in a re-exec crashing at fence n (torn with seed != 0):
+ * 1 if it crashed, 0 if it ran to the end */
+static int repair_crashed(const char *file, unsigned n, unsigned seed)
+{
+	char at[16], sd[16];
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		snprintf(at, sizeof(at), "%u", n);
+		snprintf(sd, sizeof(sd), "%u", seed);
+		setenv("PM_CRASH_AT", at, 1);
+		setenv("PM_CRASH_SEED", sd, 1);
+		execl(self_path, self_path, "recover", file, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == PM_CRASH_EXIT_CODE)
+		return 1;
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return 0;
+}
+
+static int only_repairable(const struct pool_fsck_finding *f, void *arg)
+{
+	(void)arg;
+	if (f->severity == POOL_FSCK_ERROR && !pma_fsck_repairable(f->code))
+		print_message("# unrepairable after a crashed repair: %s: %s\n",
+			      f->code, f->message);
+	return f->severity == POOL_FSCK_ERROR && !pma_fsck_repairable(f->code) ?
+		       -EIO :
+		       0;
+}
+
+static void test_repair_crash(void **state)
+{
+	char base[128], work[128], why[512];
+	struct pool_fsck_sink sink = { .fn = only_repairable };
+	unsigned n, crashes = 0, seed;
+
+	(void)state;
+	snprintf(base, sizeof(base), "%s/base", repair_dir);
+	snprintf(work, sizeof(work), "%s/work", repair_dir);
+	repair_base(base);
+	repair_damage(base);
+	/* the damage is there, and repairable */
+	assert_int_equal(pool_fsck(base, &sink), 0);
+	assert_int_equal(pma_fsck(base, &sink), 0);
+	assert_true(sink.counts[POOL_FSCK_ERROR] >= 2);
+	for (n = 1;; n++) {
+		for (seed = 0; seed < 2; seed++) {
+			assert_int_equal(crash_sweep_copy_file(base, work), 0);
+			if (!repair_crashed(work, n, seed ? n : 0))
+				goto out;
+			crashes++;
+			memset(&sink, 0, sizeof(sink));
+			sink.fn = only_repairable;
+			if (pool_fsck(work, &sink) || pma_fsck(work, &sink))
+				fail_msg("fence %u seed %u: new damage", n,
+					 seed);
+			assert_int_equal(pma_fsck_repair(work), 0);
+			if (fsck_file(work, 1, "after a second repair", why,
+				      sizeof(why)))
+				fail_msg("fence %u seed %u: %s", n, seed, why);
+		}
+	}
+out:
+	print_message("# repair crashed at each of its %u fences (%u images), "
+		      "each repaired again\n",
+		      n - 1, crashes);
+	/* the uncrashed repair left nothing */
+	assert_int_equal(
+		fsck_file(work, 1, "after the repair", why, sizeof(why)), 0);
+	assert_true(n > 3);
+	unlink(base);
+	unlink(work);
+}
+
 static struct crash_sweep sweeps[] = {
 	{ .name = "durable", .runs = 3 },
 	{ .name = "torn", .seed_base = 0xf5c40000, .runs = 3 },
@@ -166,13 +323,22 @@ int main(int argc, char **argv)
 		{ "test_fsck_sweep_durable", test_sweep, NULL, NULL,
 		  &sweeps[0] },
 		{ "test_fsck_sweep_torn", test_sweep, NULL, NULL, &sweeps[1] },
+		cmocka_unit_test(test_repair_crash),
 	};
 	int rc;
 
 	rc = crash_sweep_main(&fsck_ops, argc, argv);
 	if (rc >= 0)
 		return rc;
+	self_path = argv[0];
+	snprintf(repair_dir, sizeof(repair_dir), "/tmp/fsck-repair-%d",
+		 (int)getpid());
+	if (mkdir(repair_dir, 0700) < 0) {
+		perror("mkdir");
+		return 1;
+	}
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rmdir(repair_dir);
 	crash_sweep_cleanup();
 	return rc;
 }
