@@ -238,3 +238,78 @@ try 'pmactl fsck --help'"
 		grep -q "\*$code\*" "$man" || fail "$code is not in $man"
 	done
 }
+
+@test "--repair: a damaged header copy and summary word are repaired (exit 0)" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" hdr-b "$T/p"
+	"$DAMAGE" summary "$T/p"
+	cp "$T/p" "$T/damaged"
+	run --separate-stderr pmactl --json fsck --repair --yes \
+		--backup "$T/bk" "$T/p"
+	assert_success
+	assert_equal "$(jq -r .repair <<<"$output")" repaired
+	assert_equal "$(jq .errors <<<"$output")" 2
+	assert_equal "$(jq .errors_after_repair <<<"$output")" 0
+	# the backup is the pool as it was before the repair
+	cmp "$T/bk" "$T/damaged" || fail "backup differs from the damaged pool"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# and the library opens it and reads every slab
+	run --separate-stderr pmactl inspect --heap "$T/p"
+	assert_success
+}
+
+@test "--repair --dry-run and a declined --repair write nothing (exit 1)" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" summary "$T/p"
+	local before
+	before=$(md5sum <"$T/p")
+	run --separate-stderr pmactl fsck --repair --dry-run "$T/p"
+	assert_equal "$status" 1
+	assert_line "would repair: $T/p (1 error; run without --dry-run)"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "--dry-run wrote the pool"
+	run --separate-stderr pmactl fsck --repair "$T/p" <<<"n"
+	assert_equal "$status" 1
+	[[ "$stderr" == *"[y/N]"* ]] || fail "no question: $stderr"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "declined, but written"
+	run --separate-stderr pmactl fsck --repair "$T/p" <<<"y"
+	assert_success
+	assert_line "repaired: $T/p (1 error found, none left)"
+}
+
+@test "--repair of damage it cannot repair: exit 3, nothing written" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" slab-class "$T/p"
+	local before
+	before=$(md5sum <"$T/p")
+	run --separate-stderr pmactl fsck --repair --yes --backup "$T/bk" "$T/p"
+	assert_equal "$status" 3
+	[[ "$stderr" == *"cannot repair '$T/p': "*"(the first: slab-class)"* ]] ||
+		fail "stderr: $stderr"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "the pool was written"
+	[ ! -e "$T/bk" ] || fail "a backup was made for nothing"
+	run --separate-stderr pmactl --json fsck --repair --yes "$T/p"
+	assert_equal "$status" 3
+	assert_equal "$(jq -r .repair <<<"$output")" cannot_repair
+}
+
+@test "--repair of a consistent pool does nothing (exit 0)" {
+	"$DAMAGE" make "$T/p"
+	local before
+	before=$(md5sum <"$T/p")
+	run --separate-stderr pmactl --json fsck --repair --yes "$T/p"
+	assert_success
+	assert_equal "$(jq -r .repair <<<"$output")" none
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "the pool was written"
+}
+
+@test "--yes or --backup without --repair is a usage error (exit 2)" {
+	"$DAMAGE" make "$T/p"
+	run --separate-stderr pmactl fsck --yes "$T/p"
+	assert_equal "$status" 2
+	assert_equal "$stderr" "pmactl: --yes and --backup need --repair
+try 'pmactl fsck --help'"
+	run --separate-stderr pmactl fsck --backup "$T/bk" "$T/p"
+	assert_equal "$status" 2
+}
