@@ -15,6 +15,9 @@
  * of this test with PM_CRASH_AT=N) and crashed at every fence N of the
  * repair in turn: each crash image may only show findings --repair
  * repairs, and repairing it again leaves no finding at all.
+ *
+ * The garbage test (in process, so the sanitizer build covers it): fsck
+ * of random files and of heaps with random bytes never crashes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -312,6 +315,78 @@ out:
 	unlink(work);
 }
 
+/* ------------------------------------------------------------ garbage */
+
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* fsck in process (for the sanitizer runs): 0 or the rc; errors found */
+static int fsck_count(const char *file, unsigned long *ret_errors)
+{
+	struct pool_fsck_sink sink = { 0 };
+	int rc = pool_fsck(file, &sink);
+
+	if (rc == 0)
+		rc = pma_fsck(file, &sink);
+	*ret_errors = sink.counts[POOL_FSCK_ERROR];
+	return rc;
+}
+
+/* random garbage of several sizes: checked, never a crash, errors found;
+ * random bytes over a heap's metadata: checked, never a crash */
+static void test_fsck_garbage(void **state)
+{
+	static const size_t sizes[] = { 0, 100, 5000, 70000, 300000 };
+	char base[128], work[128];
+	unsigned long errors, damaged = 0;
+	uint64_t x = 0x6a09e667f3bcc909ULL, meta, span;
+	struct pma_heap *heap;
+	unsigned i, j;
+	uint8_t buf[4096];
+	size_t k, n;
+	FILE *f;
+
+	(void)state;
+	snprintf(work, sizeof(work), "%s/garbage", repair_dir);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		f = fopen(work, "w");
+		assert_non_null(f);
+		for (k = 0; k < sizes[i]; k += n) {
+			n = sizes[i] - k < sizeof(buf) ? sizes[i] - k :
+							 sizeof(buf);
+			for (j = 0; j < n; j++)
+				buf[j] = (uint8_t)xorshift(&x);
+			assert_int_equal(fwrite(buf, 1, n, f), n);
+		}
+		assert_int_equal(fclose(f), 0);
+		assert_int_equal(fsck_count(work, &errors), 0);
+		assert_true(errors > 0);
+	}
+	snprintf(base, sizeof(base), "%s/gbase", repair_dir);
+	repair_base(base);
+	assert_int_equal(pma_heap_open(base, PMA_HEAP_RDONLY, &heap), 0);
+	meta = heap->region_off;
+	span = heap->data_base + 2 * PMA_CHUNK - meta;
+	pma_heap_close(heap);
+	for (i = 0; i < 200; i++) {
+		assert_int_equal(crash_sweep_copy_file(base, work), 0);
+		for (j = 0; j < 1 + xorshift(&x) % 3; j++)
+			flip_at(work, meta + xorshift(&x) % span);
+		assert_int_equal(fsck_count(work, &errors), 0);
+		damaged += errors != 0;
+	}
+	print_message("# 200 damaged heaps checked, %lu with errors\n",
+		      damaged);
+	assert_true(damaged > 0);
+	unlink(base);
+	unlink(work);
+}
+
 static struct crash_sweep sweeps[] = {
 	{ .name = "durable", .runs = 3 },
 	{ .name = "torn", .seed_base = 0xf5c40000, .runs = 3 },
@@ -324,6 +399,7 @@ int main(int argc, char **argv)
 		  &sweeps[0] },
 		{ "test_fsck_sweep_torn", test_sweep, NULL, NULL, &sweeps[1] },
 		cmocka_unit_test(test_repair_crash),
+		cmocka_unit_test(test_fsck_garbage),
 	};
 	int rc;
 
