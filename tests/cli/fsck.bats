@@ -313,3 +313,40 @@ try 'pmactl fsck --help'"
 	run --separate-stderr pmactl fsck --backup "$T/bk" "$T/p"
 	assert_equal "$status" 2
 }
+
+@test "parts: a missing part -> part-missing, a foreign part -> part-uuid-mismatch" {
+	mkpool "$T/a" --parts "$T/a1"
+	mkpool "$T/b" --parts "$T/b1"
+	fsck_json "$T/a"
+	assert_equal "$status" 0
+	cp "$T/a1" "$T/a1.orig"
+	cp "$T/b1" "$T/a1"
+	fsck_json "$T/a"
+	assert_equal "$status" 1
+	assert_code part-uuid-mismatch
+	rm "$T/a1"
+	fsck_json "$T/a"
+	assert_equal "$status" 1
+	assert_code part-missing
+	# the heap is then not checked, and says so
+	jq -e 'any(.findings[]; .code == "heap-not-checked")' <<<"$output" \
+		>/dev/null || fail "$output"
+	cp "$T/a1.orig" "$T/a1"
+	fsck_json "$T/a"
+	assert_equal "$status" 0
+}
+
+@test "a pool a writer holds cannot be checked (exit 4, in use)" {
+	mkpool_size "$T/p" 8M
+	"$WORKLOAD" --stress "$T/p" 60s >"$T/hold.out" 2>"$T/hold.err" 3>&- &
+	STRESS_PID=$!
+	local i
+	for ((i = 0; i < 500; i++)); do
+		grep -q running "$T/hold.out" 2>/dev/null && break
+		sleep 0.01
+	done
+	grep -q running "$T/hold.out" || fail "the writer did not start"
+	run --separate-stderr pmactl fsck "$T/p"
+	assert_equal "$status" 4
+	assert_equal "$stderr" "pmactl: cannot check '$T/p': pool is in use by another process"
+}
