@@ -36,6 +36,7 @@ static const struct cmd_struct commands[] = {
 	  "show a pool's header, parts and regions" },
 	{ "ns", cmd_ns, CMD_TOPOLOGY, "list persistent memory namespaces" },
 	{ "log", cmd_log, 0, "decode the heap's bookkeeping logs" },
+	{ "fsck", cmd_fsck, 0, "check a pool and its heap for damage" },
 	{ "pool", cmd_pool, 0, "list, create and show the pools pmad serves" },
 };
 

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "pmalloc/internal.h"
+#include "pmalloc/fsck.h"
 #include "util/crc.h"
 #include "util/errmsg.h"
 
@@ -350,6 +351,13 @@ static uint64_t largest_gap(const struct pool *pool, uint64_t *ret_off)
 		}
 	}
 	return best;
+}
+
+/* fsck.c reads headers it does not open (fsck.h) */
+int pma_heap_hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
+		       struct pma_geom *ret_geom)
+{
+	return hdr_check(hdr, region_size, ret_geom);
 }
 
 static int heap_region_add(struct pool *pool)
