@@ -163,6 +163,24 @@ static unsigned log_count(struct hdpm_fs *fs, uint64_t page_off)
 			hdr->log_tail, pos, &end);
 }
 
+unsigned hdpm_page_log_entries(struct hdpm_fs *fs, uint64_t page_off,
+			       struct hdpm_log_ent **ret_ents)
+{
+	struct hdpm_page_hdr *hdr = hdpm_page_hdr(fs, page_off);
+	uint16_t pos[MAX_ENTS];
+	uint64_t end;
+	char *log;
+	unsigned n, i;
+
+	if (!hdr->log_off || !hdr->log_tail || hdr->log_tail > HDPM_LOG_SIZE)
+		return 0;
+	log = hdpm_direct(fs, hdr->log_off);
+	n = log_scan(fs, page_off, log, hdr->log_tail, pos, &end);
+	for (i = 0; i < n; i++)
+		ret_ents[i] = (void *)(log + pos[i]);
+	return n;
+}
+
 int hdpm_page_log_append(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
 			 const char *data, unsigned len, int journal)
 {
