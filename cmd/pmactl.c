@@ -37,6 +37,7 @@ static const struct cmd_struct commands[] = {
 	{ "ns", cmd_ns, CMD_TOPOLOGY, "list persistent memory namespaces" },
 	{ "log", cmd_log, 0, "decode the heap's bookkeeping logs" },
 	{ "pool", cmd_pool, 0, "list, create and show the pools pmad serves" },
+	{ "gc", cmd_gc, 0, "merge the HDPM page logs of a pool now" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

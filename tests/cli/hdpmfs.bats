@@ -270,3 +270,26 @@ fio_job() {
 	assert_success
 	umount_fs
 }
+
+@test "-o cow writes no page logs, hybrid does; gc waits for the unmount" {
+	need_fuse
+	mount_fs -o cow
+	head -c 8192 /dev/urandom >"$M/f"
+	printf 'small' | dd of="$M/f" bs=1 seek=100 conv=notrunc status=none
+	umount_fs
+	run --separate-stderr pmactl log --files --json "$P"
+	assert_success
+	[ "$(jq .log_chunks <<<"$output")" = 0 ]
+	mount_fs
+	printf 'small' | dd of="$M/f" bs=1 seek=200 conv=notrunc status=none
+	# the pool is locked while mounted
+	run --separate-stderr pmactl gc "$P"
+	[ "$status" -eq 1 ]
+	umount_fs
+	run --separate-stderr pmactl log --files --json "$P"
+	[ "$(jq .log_chunks <<<"$output")" = 1 ]
+	[ "$(jq .live_bytes <<<"$output")" = 5 ]
+	run --separate-stderr pmactl gc --json "$P"
+	assert_success
+	[ "$(jq .pages_merged <<<"$output")" = 1 ]
+}
