@@ -125,3 +125,28 @@ setup() {
 	run pmactl help
 	assert_output --partial "gc "
 }
+
+@test "hdpmbench: one row per phase and mode, hybrid writes less PM at 64 B" {
+	local b="$PMAD_BUILDDIR/bench/hdpmbench"
+	[ -x "$b" ] || fail "no $b: build it with make"
+	run --separate-stderr "$b" --dir "$T" --set-size 1M --files 4 \
+		--ops 2000 --json
+	assert_success
+	[ "$(wc -l <<<"$output")" = 12 ]
+	# every row has the issue's keys
+	[ "$(jq -s 'map(select(has("bench") and has("mode") and has("threads")
+		and has("ops_per_sec") and has("lat_median_ns") and
+		has("lat_p99_ns") and has("pm_bytes_per_user_byte"))) | length' \
+		<<<"$output")" = 12 ]
+	local hy cow
+	hy=$(jq -s '.[] | select(.bench == "overwrite-64" and .mode == "hybrid")
+		| .pm_bytes_per_user_byte' <<<"$output")
+	cow=$(jq -s '.[] | select(.bench == "overwrite-64" and .mode == "cow")
+		| .pm_bytes_per_user_byte' <<<"$output")
+	# a 64 B CoW flushes the whole 4 KiB page: 64 lines of 64 B at least
+	jq -n --argjson h "$hy" --argjson c "$cow" -e '$c >= 64 and $h < $c / 4' \
+		>/dev/null || fail "hybrid $hy, cow $cow PM bytes per user byte"
+	[ -z "$(ls -A "$T" | grep hdpmbench)" ] # its pools are removed
+	run "$b" --mode nope
+	[ "$status" -eq 2 ]
+}
