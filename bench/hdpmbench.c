@@ -110,6 +110,7 @@ static int files_make(struct bench *b)
 	int rc = 0;
 
 	chunk = malloc(FILL_CHUNK);
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	b->files = calloc(b->o->nfiles, sizeof(*b->files));
 	if (!chunk || !b->files) {
 		free(chunk);
@@ -139,7 +140,7 @@ static int files_make(struct bench *b)
 static int op_run(struct bench *b, const struct phase *ph, uint64_t i)
 {
 	struct hdpm_file *f = b->files[rnd(&b->rng) % b->o->nfiles];
-	uint64_t slots = b->file_size / ph->size;
+	uint64_t slots = b->file_size / ph->size ? b->file_size / ph->size : 1;
 	uint64_t off = (rnd(&b->rng) % slots) * ph->size;
 	ssize_t n;
 

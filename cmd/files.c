@@ -31,20 +31,22 @@ int cmd_files_open(const struct cmd_ctx *ctx, const char *path,
 	struct files_view *v = calloc(1, sizeof(*v));
 	int rc;
 
-	if (!v)
-		return cmd_error(ctx, "out of memory");
+	if (!v) {
+		cmd_error(ctx, "out of memory");
+		return CMD_EXIT_FAIL;
+	}
 	v->ctx = ctx;
 	rc = cmd_heap_open(ctx, path, &v->heap);
 	if (rc != CMD_EXIT_OK) {
 		free(v);
-		return rc;
+		return rc == CMD_EXIT_OK ? CMD_EXIT_FAIL : rc;
 	}
 	if (hdpm_mount(v->heap, HDPM_RDONLY, &v->fs) < 0 ||
 	    hdpm_fs_info(v->fs, &v->info) < 0) {
-		rc = cmd_error(ctx, "no HDPM file system in '%s': %s", path,
-			       hdpm_errormsg());
+		cmd_error(ctx, "no HDPM file system in '%s': %s", path,
+			  hdpm_errormsg());
 		cmd_files_close(v);
-		return rc;
+		return CMD_EXIT_FAIL;
 	}
 	if (v->info.needs_recovery)
 		fprintf(stderr,

@@ -60,6 +60,14 @@ static int snap_add(struct dir_snap *d, const char *name, uint64_t ino,
 	return 0;
 }
 
+static struct dir_snap *snap_of(const struct fuse_file_info *fi)
+{
+	/* FUSE keeps handles as uint64_t: this is the pointer opendir stored */
+	/* NOLINTBEGIN(performance-no-int-to-ptr) */
+	return (struct dir_snap *)(uintptr_t)fi->fh;
+	/* NOLINTEND(performance-no-int-to-ptr) */
+}
+
 static int snap_entry(const char *name, const struct stat *st, void *arg)
 {
 	return snap_add(arg, name, st->st_ino, st->st_mode);
@@ -68,7 +76,7 @@ static int snap_entry(const char *name, const struct stat *st, void *arg)
 static int snap_take(struct hdpmfs *h, fuse_ino_t ino, struct dir_snap *d)
 {
 	char path[HDPMFS_PATH_MAX];
-	struct stat st;
+	struct stat st = { 0 };
 	int rc;
 
 	pthread_mutex_lock(&h->ns_lock);
@@ -105,8 +113,8 @@ void hdpmfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void hdpmfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct dir_snap *d = (struct dir_snap *)(uintptr_t)fi->fh;
-	struct stat st;
+	struct dir_snap *d = snap_of(fi);
+	struct stat st = { 0 };
 	size_t pos = 0, len, i;
 	char *buf;
 
@@ -135,6 +143,6 @@ void hdpmfs_releasedir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	(void)ino;
-	snap_free((struct dir_snap *)(uintptr_t)fi->fh);
+	snap_free(snap_of(fi));
 	fuse_reply_err(req, 0);
 }
