@@ -44,7 +44,7 @@ esac
 PKGS=(build-essential autoconf automake libtool pkg-config git
 	libpmem2-dev libpmemobj-dev libndctl-dev libdaxctl-dev libnuma-dev
 	libyaml-dev libjson-c-dev uuid-dev libcmocka-dev libjemalloc-dev
-	libsystemd-dev systemd
+	libsystemd-dev systemd fuse3 libfuse3-dev fio
 	bats bats-assert bats-support jq asciidoctor clang libclang-rt-14-dev
 	clang-format clang-tidy cppcheck util-linux procps)
 

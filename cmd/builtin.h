@@ -32,5 +32,6 @@ int cmd_ns(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_log(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_pool(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_gc(int argc, char **argv, struct cmd_ctx *ctx);
 
 #endif

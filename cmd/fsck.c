@@ -362,8 +362,9 @@ int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
 	struct fsck_opts opts = { 0 };
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING "vryb:n",
-				fsck_options, NULL)) != -1) {
+	while ((c = cmd_getopt(ctx, "fsck", argc, argv,
+			       CMD_BASE_OPTSTRING "vryb:n", fsck_options)) !=
+	       -1) {
 		if (fsck_option(c, &opts))
 			continue;
 		rc = cmd_base_option(c, ctx, "fsck", fsck_usage);

@@ -14,24 +14,28 @@
 #include <time.h>
 
 #include "common.h"
+#include "files.h"
 #include "pool/pool.h"
 #include "util/json.h"
 
 static const char inspect_usage[] =
-	"usage: pmactl inspect [--json] [--human] [--heap] POOL\n"
+	"usage: pmactl inspect [--json] [--human] [--heap] [--files] POOL\n"
 	"\n"
 	"Show a pool's header, granularity, parts and regions. The pool is\n"
 	"opened read-only with a shared lock; POOL is its part 0.\n"
 	"\n"
 	"options:\n"
 	"      --heap          also show the PMAlloc heap: arenas, logs, size\n"
-	"                      classes, used/free bytes, largest free extent\n" CMD_BASE_OPTIONS_HELP;
+	"                      classes, used/free bytes, largest free extent\n"
+	"      --files         also show the HDPM file system: every file with\n"
+	"                      its pages and page-log use\n" CMD_BASE_OPTIONS_HELP;
 
-enum { OPT_HEAP = 256 };
+enum { OPT_HEAP = 256, OPT_FILES };
 
 static const struct option inspect_options[] = {
 	CMD_BASE_OPTIONS,
 	{ "heap", no_argument, NULL, OPT_HEAP },
+	{ "files", no_argument, NULL, OPT_FILES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -193,7 +197,7 @@ static int json_array(const struct cmd_ctx *ctx, const struct pool *pool,
 }
 
 static int print_json(const struct cmd_ctx *ctx, const struct pool *pool,
-		      const char *heap_path)
+		      const char *heap_path, const char *files_path)
 {
 	struct json_object *root = json_object_new_object();
 	int rc;
@@ -207,6 +211,13 @@ static int print_json(const struct cmd_ctx *ctx, const struct pool *pool,
 	}
 	if (heap_path) {
 		rc = cmd_heap_json(ctx, heap_path, root);
+		if (rc != CMD_EXIT_OK) {
+			json_object_put(root);
+			return rc;
+		}
+	}
+	if (files_path) {
+		rc = cmd_files_json(ctx, files_path, root);
 		if (rc != CMD_EXIT_OK) {
 			json_object_put(root);
 			return rc;
@@ -319,31 +330,37 @@ static int print_regions(const struct pool *pool)
 	return rc;
 }
 
-/* the pool, and with heap_path (the pool's path) its heap as well */
+/* the pool, and with heap_path / files_path (the pool's path) its heap
+ * and its HDPM files as well */
 static int pool_print(const struct cmd_ctx *ctx, const struct pool *pool,
-		      const char *heap_path)
+		      const char *heap_path, const char *files_path)
 {
+	int rc;
+
 	if (ctx->json)
-		return print_json(ctx, pool, heap_path);
+		return print_json(ctx, pool, heap_path, files_path);
 	print_header(pool);
 	if (print_parts(pool) < 0 || print_regions(pool) < 0)
 		return cmd_error(ctx, "cannot print the pool: out of memory");
-	return heap_path ? cmd_heap_print(ctx, heap_path) : CMD_EXIT_OK;
+	rc = heap_path ? cmd_heap_print(ctx, heap_path) : CMD_EXIT_OK;
+	if (rc == CMD_EXIT_OK && files_path)
+		rc = cmd_files_print(ctx, files_path);
+	return rc;
 }
 
 int cmd_pool_print(const struct cmd_ctx *ctx, const struct pool *pool)
 {
-	return pool_print(ctx, pool, NULL);
+	return pool_print(ctx, pool, NULL, NULL);
 }
 
 int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	int c, rc, heap = 0;
+	int c, rc, heap = 0, files = 0;
 
 	while ((c = cmd_getopt(ctx, "inspect", argc, argv, CMD_BASE_OPTSTRING,
 			       inspect_options)) != -1) {
-		if (c == OPT_HEAP) {
-			heap = 1;
+		if (c == OPT_HEAP || c == OPT_FILES) {
+			*(c == OPT_HEAP ? &heap : &files) = 1;
 			continue;
 		}
 		rc = cmd_base_option(c, ctx, "inspect", inspect_usage);
@@ -365,8 +382,9 @@ int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 		 * and what is shown may predate its last changes */
 		cmd_error(ctx, "pool '%s' is damaged: %s", argv[optind],
 			  pool_header_damage(ctx->pool));
-		rc = pool_print(ctx, ctx->pool, NULL);
+		rc = pool_print(ctx, ctx->pool, NULL, NULL);
 		return rc == CMD_EXIT_OK ? CMD_EXIT_FAIL : rc;
 	}
-	return pool_print(ctx, ctx->pool, heap ? argv[optind] : NULL);
+	return pool_print(ctx, ctx->pool, heap ? argv[optind] : NULL,
+			  files ? argv[optind] : NULL);
 }

@@ -11,21 +11,28 @@
 #include <string.h>
 
 #include "common.h"
+#include "files.h"
 #include "pmalloc.h"
 #include "util/json.h"
 
 static const char log_usage[] =
 	"usage: pmactl log [--json] [--human] [--arena N] POOL\n"
+	"       pmactl log [--json] [--human] --files POOL\n"
 	"\n"
 	"Decode the bookkeeping logs of the pool's heap: the records since the\n"
 	"last checkpoint, which recovery replays. The pool is opened read-only.\n"
 	"\n"
 	"options:\n"
-	"  -a, --arena N       only the log of arena N\n" CMD_BASE_OPTIONS_HELP;
+	"  -a, --arena N       only the log of arena N\n"
+	"      --files         the HDPM page logs instead: per file and page,\n"
+	"                      entries, log bytes, live and dead bytes\n" CMD_BASE_OPTIONS_HELP;
+
+enum { OPT_FILES = 256 };
 
 static const struct option log_options[] = {
 	CMD_BASE_OPTIONS,
 	{ "arena", required_argument, NULL, 'a' },
+	{ "files", no_argument, NULL, OPT_FILES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -173,7 +180,7 @@ int cmd_log(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	long arena = -1;
 	char *end;
-	int c, rc;
+	int c, rc, files = 0;
 
 	while ((c = cmd_getopt(ctx, "log", argc, argv,
 			       CMD_BASE_OPTSTRING "a:", log_options)) != -1) {
@@ -186,6 +193,10 @@ int cmd_log(int argc, char **argv, struct cmd_ctx *ctx)
 						       optarg);
 			continue;
 		}
+		if (c == OPT_FILES) {
+			files = 1;
+			continue;
+		}
 		rc = cmd_base_option(c, ctx, "log", log_usage);
 		if (rc != CMD_CONTINUE)
 			return rc;
@@ -195,5 +206,10 @@ int cmd_log(int argc, char **argv, struct cmd_ctx *ctx)
 	if (optind + 1 < argc)
 		return cmd_usage_error(ctx, "log", "unexpected argument '%s'",
 				       argv[optind + 1]);
+	if (files && arena >= 0)
+		return cmd_usage_error(
+			ctx, "log", "--files and --arena do not go together");
+	if (files)
+		return cmd_files_log(ctx, argv[optind]);
 	return log_run(ctx, argv[optind], arena);
 }

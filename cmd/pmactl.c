@@ -38,6 +38,7 @@ static const struct cmd_struct commands[] = {
 	{ "log", cmd_log, 0, "decode the heap's bookkeeping logs" },
 	{ "fsck", cmd_fsck, 0, "check a pool and its heap for damage" },
 	{ "pool", cmd_pool, 0, "list, create and show the pools pmad serves" },
+	{ "gc", cmd_gc, 0, "merge the HDPM page logs of a pool now" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

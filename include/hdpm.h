@@ -35,6 +35,14 @@ enum {
 	HDPM_HYBRID = 0, /* CoW for full pages, the page log for the rest */
 	HDPM_COW_ONLY = 1, /* every write copies its pages (NOVA's way) */
 };
+/*
+ * also for hdpm_mount: for inspection of a heap opened PMA_HEAP_RDONLY.
+ * Nothing is written: no format (-ENOENT for a root that is not a file
+ * system yet), no recovery (hdpm_fs_info says whether an operation was
+ * interrupted), no inline GC on reads. Calls that would change the file
+ * system give -EROFS.
+ */
+enum { HDPM_RDONLY = 1 << 1 };
 
 /*
  * Mount the file system kept in heap's root object, formatting it if the
@@ -121,6 +129,82 @@ struct hdpm_stats {
 	uint64_t rollforwards; /* committed ones completed at mount */
 };
 HDPM_API void hdpm_stats(struct hdpm_fs *fs, struct hdpm_stats *ret_stats);
+
+/*
+ * Inode numbers: st_ino as hdpm_stat reports it (1 is "/"). An inode
+ * number is reused after its entry is removed. For programs that name
+ * entries by number (hdpmfs, the FUSE mount).
+ */
+/* stat of inode ino: -ENOENT if it is free (or out of range) */
+HDPM_API HDPM_WUR int hdpm_stat_ino(struct hdpm_fs *fs, uint64_t ino,
+				    struct stat *st);
+/*
+ * the path of inode ino into buf (size bytes, NUL-terminated): "/" for
+ * 1. -ENOENT (free inode), -ENAMETOOLONG (buf too small), -EIO (a loop
+ * in the parent links).
+ */
+HDPM_API HDPM_WUR int hdpm_ino_path(struct hdpm_fs *fs, uint64_t ino, char *buf,
+				    size_t size);
+
+/* the whole file system (hdpm_fs_info) */
+struct hdpm_fs_info {
+	uint64_t ninodes; /* inode slots */
+	uint64_t inodes_used; /* "/" included */
+	uint64_t files;
+	uint64_t dirs; /* "/" included */
+	uint64_t file_bytes; /* sum of the file sizes */
+	uint64_t pages; /* page objects (4 KiB of data each) */
+	uint64_t log_chunks; /* page logs allocated */
+	uint64_t log_entries; /* valid entries in them */
+	uint64_t log_bytes; /* published log bytes, entry headers included */
+	uint64_t log_live_bytes; /* log data bytes a read still returns */
+	uint64_t log_dead_bytes; /* log data bytes hidden by newer entries
+				    or past the file size */
+	uint32_t needs_recovery; /* HDPM_RDONLY: an operation was
+				    interrupted (a read-write mount
+				    finishes it) */
+	uint32_t cow_only; /* mounted HDPM_COW_ONLY */
+};
+/* a snapshot of the counts above; -EINVAL for NULL arguments */
+HDPM_API HDPM_WUR int hdpm_fs_info(struct hdpm_fs *fs,
+				   struct hdpm_fs_info *ret_info);
+
+/* one regular file (hdpm_file_walk); path is valid during the call */
+struct hdpm_file_info {
+	const char *path;
+	uint64_t ino;
+	uint32_t mode;
+	uint32_t rsvd;
+	uint64_t size;
+	uint64_t pages; /* page objects */
+	uint64_t log_pages; /* pages with a log chunk */
+	uint64_t log_entries;
+	uint64_t log_bytes;
+	uint64_t log_live_bytes;
+	uint64_t log_dead_bytes;
+};
+/* one page object of a file, in page order */
+struct hdpm_page_info {
+	uint64_t index; /* page number in the file (byte index * 4096) */
+	uint64_t page_off; /* pool offset of the page object */
+	uint64_t log_off; /* pool offset of its log chunk, 0: none */
+	uint64_t log_entries;
+	uint64_t log_bytes; /* the log tail */
+	uint64_t log_live_bytes;
+	uint64_t log_dead_bytes;
+};
+/* non-zero stops hdpm_file_walk, which returns that value; called with
+ * the fs lock held: must not call into the fs */
+typedef int (*hdpm_file_fn)(const struct hdpm_file_info *file, void *arg);
+typedef int (*hdpm_page_fn)(const struct hdpm_file_info *file,
+			    const struct hdpm_page_info *page, void *arg);
+/*
+ * For every regular file, in inode order: file_fn (if not NULL) with the
+ * file's totals, then page_fn (if not NULL) for each of its page objects.
+ * Read-only. -EINVAL for NULL fs.
+ */
+HDPM_API HDPM_WUR int hdpm_file_walk(struct hdpm_fs *fs, hdpm_file_fn file_fn,
+				     hdpm_page_fn page_fn, void *arg);
 
 /* last error message of this thread ("" if none) */
 HDPM_API const char *hdpm_errormsg(void);

@@ -234,7 +234,7 @@ static ssize_t do_pread(struct hdpm_file *file, char *buf, size_t len,
 			       a, a + n, buf + done);
 		done += n;
 	}
-	if (len)
+	if (len && !fs->rdonly)
 		read_gc(fs, inode, off / HDPM_PAGE_SIZE,
 			(off + len - 1) / HDPM_PAGE_SIZE);
 	return (ssize_t)len;
@@ -322,6 +322,8 @@ int hdpm_open(struct hdpm_fs *fs, const char *path, int oflags, mode_t mode,
 
 	if (!fs || !ret_file || acc == O_ACCMODE)
 		return util_errmsg_set(EINVAL, "bad arguments");
+	if (fs->rdonly && (acc != O_RDONLY || (oflags & (O_CREAT | O_TRUNC))))
+		return util_errmsg_set(EROFS, "read-only mount");
 	file = calloc(1, sizeof(*file));
 	if (!file)
 		return util_errmsg_set(ENOMEM, "out of memory");

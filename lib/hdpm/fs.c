@@ -56,6 +56,9 @@ static int fs_attach(struct hdpm_fs *fs)
 	size_t size;
 
 	if (memcmp(sb->magic, zero, sizeof(zero)) == 0) {
+		if (fs->rdonly)
+			return util_errmsg_set(ENOENT, "the heap holds no "
+						       "HDPM file system yet");
 		if (fs_format(fs) < 0)
 			return -ENOSPC;
 	} else if (memcmp(sb->magic, HDPM_MAGIC, HDPM_MAGIC_LEN) != 0) {
@@ -99,8 +102,9 @@ static int inode_check(struct hdpm_fs *fs, uint64_t ino)
 					       (unsigned long long)ino,
 					       (unsigned long long)p,
 					       (unsigned long long)index[p]);
-		fs->stats.log_tails_cut +=
-			(uint64_t)hdpm_page_log_check(fs, index[p]);
+		if (!fs->rdonly)
+			fs->stats.log_tails_cut +=
+				(uint64_t)hdpm_page_log_check(fs, index[p]);
 	}
 	return 0;
 }
@@ -110,7 +114,7 @@ static int fs_recover(struct hdpm_fs *fs)
 	uint64_t i;
 	int rc;
 
-	rc = hdpm_tx_recover(fs);
+	rc = fs->rdonly ? 0 : hdpm_tx_recover(fs);
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < fs->ninodes; i++) {
@@ -129,7 +133,8 @@ int hdpm_mount(struct pma_heap *heap, unsigned flags, struct hdpm_fs **ret_fs)
 	uint64_t root;
 	int rc;
 
-	if (!heap || !ret_fs || (flags & ~(unsigned)HDPM_COW_ONLY))
+	if (!heap || !ret_fs ||
+	    (flags & ~(unsigned)(HDPM_COW_ONLY | HDPM_RDONLY)))
 		return util_errmsg_set(EINVAL, "bad arguments");
 	rc = pma_root(heap, sizeof(struct hdpm_super), &root);
 	if (rc < 0)
@@ -140,6 +145,7 @@ int hdpm_mount(struct pma_heap *heap, unsigned flags, struct hdpm_fs **ret_fs)
 	fs->heap = heap;
 	fs->sb = pma_direct(heap, root);
 	fs->cow_only = (flags & HDPM_COW_ONLY) != 0;
+	fs->rdonly = (flags & HDPM_RDONLY) != 0;
 	pthread_mutex_init(&fs->lock, NULL);
 	rc = fs_attach(fs);
 	if (rc == 0)
@@ -185,6 +191,8 @@ int hdpm_gc(struct hdpm_fs *fs, unsigned flags)
 
 	if (!fs || flags)
 		return util_errmsg_set(EINVAL, "bad arguments");
+	if (fs->rdonly)
+		return util_errmsg_set(EROFS, "read-only mount");
 	pthread_mutex_lock(&fs->lock);
 	for (i = 1; i < fs->ninodes && rc >= 0; i++) {
 		if (!S_ISREG(hdpm_mode(hdpm_inode(fs, i))))

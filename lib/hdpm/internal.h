@@ -10,6 +10,7 @@
  *   file.c   open/close/pwrite/pread/ftruncate, index growth
  *   namei.c  paths, mkdir/rmdir/unlink/rename/stat/readdir
  *   fs.c     mount (format, recovery, log check), gc, stats, errors
+ *   query.c  inode-number calls, per-file and per-page log use
  */
 #ifndef PMAD_HDPM_INTERNAL_H
 #define PMAD_HDPM_INTERNAL_H
@@ -29,6 +30,7 @@ struct hdpm_fs {
 	struct hdpm_inode *itable;
 	uint64_t ninodes;
 	int cow_only;
+	int rdonly; /* HDPM_RDONLY: nothing may be written */
 	pthread_mutex_t lock;
 	unsigned nrecs; /* records of the running tx */
 	int tx_frees; /* the running tx has commit actions */
@@ -85,6 +87,10 @@ int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
 		  const char *data, unsigned len);
 /* validate a page's log at mount; cuts a torn tail (returns 1 if cut) */
 int hdpm_page_log_check(struct hdpm_fs *fs, uint64_t page_off);
+/* the valid entries of a page's log, oldest first, into ret_ents
+ * (HDPM_LOG_SIZE / HDPM_LOG_ALIGN slots); returns the count */
+unsigned hdpm_page_log_entries(struct hdpm_fs *fs, uint64_t page_off,
+			       struct hdpm_log_ent **ret_ents);
 /* merge a page's log in its own tx (inline GC) */
 int hdpm_page_merge(struct hdpm_fs *fs, uint64_t *entry);
 

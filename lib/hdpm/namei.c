@@ -225,6 +225,8 @@ int hdpm_mkdir(struct hdpm_fs *fs, const char *path, mode_t mode)
 
 	if (!fs)
 		return util_errmsg_set(EINVAL, "no file system");
+	if (fs->rdonly)
+		return util_errmsg_set(EROFS, "read-only mount");
 	pthread_mutex_lock(&fs->lock);
 	rc = hdpm_create(fs, path, S_IFDIR | (mode & 07777), &ino);
 	pthread_mutex_unlock(&fs->lock);
@@ -298,6 +300,8 @@ int hdpm_unlink(struct hdpm_fs *fs, const char *path)
 
 	if (!fs)
 		return util_errmsg_set(EINVAL, "no file system");
+	if (fs->rdonly)
+		return util_errmsg_set(EROFS, "read-only mount");
 	pthread_mutex_lock(&fs->lock);
 	rc = do_remove(fs, path, 0);
 	pthread_mutex_unlock(&fs->lock);
@@ -310,6 +314,8 @@ int hdpm_rmdir(struct hdpm_fs *fs, const char *path)
 
 	if (!fs)
 		return util_errmsg_set(EINVAL, "no file system");
+	if (fs->rdonly)
+		return util_errmsg_set(EROFS, "read-only mount");
 	pthread_mutex_lock(&fs->lock);
 	rc = do_remove(fs, path, 1);
 	pthread_mutex_unlock(&fs->lock);
@@ -406,6 +412,8 @@ int hdpm_rename(struct hdpm_fs *fs, const char *from, const char *to)
 
 	if (!fs)
 		return util_errmsg_set(EINVAL, "no file system");
+	if (fs->rdonly)
+		return util_errmsg_set(EROFS, "read-only mount");
 	pthread_mutex_lock(&fs->lock);
 	rc = do_rename(fs, from, to);
 	pthread_mutex_unlock(&fs->lock);

@@ -104,7 +104,11 @@ static int rec_add(struct hdpm_fs *fs, enum hdpm_rec_kind kind, uint64_t word,
 	/* the record must be durable before its word changes */
 	pma_persist(fs->heap, rec, sizeof(*rec));
 	fs->nrecs++;
-	if (kind != HDPM_REC_WORD)
+	/* commit actions: free what a block word held (a word that held
+	 * no block has nothing to free: no COMMITTED state for it), and
+	 * the pages of a truncated or removed file */
+	if (kind == HDPM_REC_FREE_TAIL || kind == HDPM_REC_FREE_INODE ||
+	    (kind != HDPM_REC_WORD && old != 0))
 		fs->tx_frees = 1;
 	return 0;
 }

@@ -123,7 +123,7 @@ static void test_mount_args(void **state)
 
 	assert_int_equal(hdpm_mount(NULL, 0, &fs), -EINVAL);
 	assert_int_equal(hdpm_mount(e->heap, 0, NULL), -EINVAL);
-	assert_int_equal(hdpm_mount(e->heap, 2, &fs), -EINVAL);
+	assert_int_equal(hdpm_mount(e->heap, 4, &fs), -EINVAL);
 	assert_null(fs);
 	assert_true(strlen(hdpm_errormsg()) > 0);
 	hdpm_unmount(NULL);
@@ -600,6 +600,169 @@ static void test_model(void **state)
 	run_model(*state, 0x12345678, 1500);
 }
 
+/* inode-number calls: stat and path by number, in step with the names */
+static void test_ino_calls(void **state)
+{
+	struct env *e = *state;
+	struct hdpm_file *f;
+	char path[64], small[4];
+	struct stat st, st2;
+
+	assert_int_equal(hdpm_mkdir(e->fs, "/d", 0755), 0);
+	assert_int_equal(hdpm_mkdir(e->fs, "/d/e", 0755), 0);
+	f = xopen(e, "/d/e/f", O_CREAT | O_RDWR);
+	xwrite(f, "abc", 3, 0);
+	hdpm_close(f);
+	assert_int_equal(hdpm_stat(e->fs, "/d/e/f", &st), 0);
+	assert_int_equal(hdpm_stat_ino(e->fs, st.st_ino, &st2), 0);
+	assert_int_equal(st2.st_ino, st.st_ino);
+	assert_int_equal(st2.st_size, 3);
+	assert_int_equal(hdpm_ino_path(e->fs, st.st_ino, path, sizeof(path)),
+			 0);
+	assert_string_equal(path, "/d/e/f");
+	assert_int_equal(hdpm_ino_path(e->fs, 1, path, sizeof(path)), 0);
+	assert_string_equal(path, "/");
+	assert_int_equal(hdpm_stat_ino(e->fs, 1, &st2), 0);
+	assert_true(S_ISDIR(st2.st_mode));
+	/* too small a buffer, bad numbers, bad arguments */
+	assert_int_equal(hdpm_ino_path(e->fs, st.st_ino, small, sizeof(small)),
+			 -ENAMETOOLONG);
+	assert_int_equal(hdpm_stat_ino(e->fs, 0, &st2), -ENOENT);
+	assert_int_equal(hdpm_stat_ino(e->fs, 1ULL << 40, &st2), -ENOENT);
+	assert_int_equal(hdpm_stat_ino(e->fs, 4000, &st2), -ENOENT);
+	assert_int_equal(hdpm_stat_ino(NULL, 1, &st2), -EINVAL);
+	assert_int_equal(hdpm_ino_path(e->fs, 1, path, 1), -EINVAL);
+	/* a rename changes the path of the same number; unlink frees it */
+	assert_int_equal(hdpm_rename(e->fs, "/d/e", "/g"), 0);
+	assert_int_equal(hdpm_ino_path(e->fs, st.st_ino, path, sizeof(path)),
+			 0);
+	assert_string_equal(path, "/g/f");
+	assert_int_equal(hdpm_unlink(e->fs, "/g/f"), 0);
+	assert_int_equal(hdpm_stat_ino(e->fs, st.st_ino, &st2), -ENOENT);
+	assert_int_equal(hdpm_ino_path(e->fs, st.st_ino, path, sizeof(path)),
+			 -ENOENT);
+}
+
+struct walk_count {
+	unsigned files, pages;
+	uint64_t live, dead, entries;
+};
+
+static int walk_file(const struct hdpm_file_info *fi, void *arg)
+{
+	struct walk_count *w = arg;
+
+	w->files++;
+	assert_string_equal(fi->path, "/f");
+	return 0;
+}
+
+static int walk_page(const struct hdpm_file_info *fi,
+		     const struct hdpm_page_info *pi, void *arg)
+{
+	struct walk_count *w = arg;
+
+	(void)fi;
+	w->pages++;
+	w->live += pi->log_live_bytes;
+	w->dead += pi->log_dead_bytes;
+	w->entries += pi->log_entries;
+	return 0;
+}
+
+/*
+ * Log use per file and page (live: a read still returns the byte), and
+ * a read-only mount that sees it without writing and refuses changes.
+ */
+static void test_info_and_rdonly(void **state)
+{
+	struct env *e = *state;
+	struct hdpm_file *f = xopen(e, "/f", O_CREAT | O_RDWR);
+	struct walk_count w = { 0 };
+	struct hdpm_fs_info info;
+	char buf[2 * PG];
+
+	fill(buf, sizeof(buf), 9);
+	xwrite(f, buf, 2 * PG, 0);
+	xwrite(f, buf, 100, 10); /* page 0: 100 live */
+	xwrite(f, buf, 50, 60); /* 50 of the first entry's now dead */
+	xwrite(f, buf, 64, PG + 8); /* page 1: 64 live */
+	hdpm_close(f);
+	assert_int_equal(hdpm_mkdir(e->fs, "/d", 0755), 0);
+	assert_int_equal(hdpm_fs_info(e->fs, &info), 0);
+	assert_int_equal(info.files, 1);
+	assert_int_equal(info.dirs, 2);
+	assert_int_equal(info.inodes_used, 3);
+	assert_int_equal(info.pages, 2);
+	assert_int_equal(info.log_chunks, 2);
+	assert_int_equal(info.log_entries, 3);
+	assert_int_equal(info.log_live_bytes, 100 + 64);
+	assert_int_equal(info.log_dead_bytes, 50);
+	assert_int_equal(info.file_bytes, 2 * PG);
+	assert_int_equal(info.needs_recovery, 0);
+	assert_int_equal(hdpm_file_walk(e->fs, walk_file, walk_page, &w), 0);
+	assert_int_equal(w.files, 1);
+	assert_int_equal(w.pages, 2);
+	assert_int_equal(w.live, 164);
+	assert_int_equal(w.dead, 50);
+	assert_int_equal(w.entries, 3);
+	/* a truncate makes log bytes past the size dead, after a gc none */
+	f = xopen(e, "/f", O_RDWR);
+	assert_int_equal(hdpm_ftruncate(f, 80), 0);
+	hdpm_close(f);
+	assert_int_equal(hdpm_fs_info(e->fs, &info), 0);
+	assert_int_equal(info.pages, 1);
+	assert_true(hdpm_gc(e->fs, 0) >= 0);
+	assert_int_equal(hdpm_fs_info(e->fs, &info), 0);
+	assert_int_equal(info.log_chunks, 0);
+	assert_int_equal(info.log_bytes, 0);
+
+	/* read-only: the same view, and -EROFS for every change */
+	env_unmount(e);
+	assert_int_equal(pma_heap_open(e->path, PMA_HEAP_RDONLY, &e->heap), 0);
+	assert_int_equal(hdpm_mount(e->heap, HDPM_RDONLY, &e->fs), 0);
+	assert_int_equal(hdpm_fs_info(e->fs, &info), 0);
+	assert_int_equal(info.files, 1);
+	assert_int_equal(info.file_bytes, 80);
+	assert_int_equal(hdpm_open(e->fs, "/f", O_RDWR, 0, &f), -EROFS);
+	assert_int_equal(hdpm_open(e->fs, "/n", O_CREAT | O_RDONLY, 0, &f),
+			 -EROFS);
+	assert_int_equal(hdpm_mkdir(e->fs, "/x", 0755), -EROFS);
+	assert_int_equal(hdpm_unlink(e->fs, "/f"), -EROFS);
+	assert_int_equal(hdpm_rmdir(e->fs, "/d"), -EROFS);
+	assert_int_equal(hdpm_rename(e->fs, "/f", "/h"), -EROFS);
+	assert_int_equal(hdpm_gc(e->fs, 0), -EROFS);
+	f = xopen(e, "/f", O_RDONLY);
+	assert_int_equal(hdpm_pread(f, buf, PG, 0), 80);
+	hdpm_close(f);
+	assert_int_equal(hdpm_fs_info(NULL, &info), -EINVAL);
+	assert_int_equal(hdpm_file_walk(NULL, NULL, NULL, NULL), -EINVAL);
+	env_unmount(e);
+	env_mount(e);
+}
+
+/* a read-only mount of a heap with no file system yet */
+static void test_rdonly_unformatted(void **state)
+{
+	char path[] = "/dev/shm/test-hdpm-ro.XXXXXX";
+	struct pma_heap *heap = NULL;
+	struct hdpm_fs *fs = NULL;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(pma_heap_create(path, 8 << 20, PMA_HEAP_FORCE, &heap),
+			 0);
+	pma_heap_close(heap);
+	assert_int_equal(pma_heap_open(path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_true(hdpm_mount(heap, HDPM_RDONLY, &fs) < 0);
+	assert_null(fs);
+	pma_heap_close(heap);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -624,6 +787,11 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_append_and_short_write,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ino_calls, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_info_and_rdonly, setup,
+						teardown),
+		cmocka_unit_test(test_rdonly_unformatted),
 		cmocka_unit_test_setup_teardown(test_model, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model, setup_cow,
 						teardown),
