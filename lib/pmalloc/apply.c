@@ -369,6 +369,13 @@ int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 	case PMA_REC_FREE:
 	case PMA_REC_RFREE:
 		return apply_block(heap, op, 0, dirty);
+	case PMA_REC_SYNC_FREE:
+		if (heap->geom.version < PMA_HEAP_VERSION_LOCAL)
+			return util_errmsg_set(EIO,
+					       "sync_free record in a version "
+					       "%u heap",
+					       heap->geom.version);
+		return apply_block(heap, op, 0, dirty);
 	case PMA_REC_SLAB_NEW:
 		return apply_slab_new(heap, op, dirty);
 	case PMA_REC_SLAB_FREE:
