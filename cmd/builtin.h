@@ -30,6 +30,7 @@ int cmd_create(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_ns(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_log(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_pool(int argc, char **argv, struct cmd_ctx *ctx);
 
 #endif

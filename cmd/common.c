@@ -28,7 +28,7 @@ int cmd_base_option(int c, struct cmd_ctx *ctx, const char *cmd,
 		ctx->human = 1;
 		return CMD_CONTINUE;
 	default:
-		/* getopt_long already said what was wrong */
+		/* cmd_getopt already said what was wrong */
 		fprintf(stderr, "try '%s %s --help'\n", ctx->prog, cmd);
 		return CMD_EXIT_USAGE;
 	}
@@ -89,6 +89,111 @@ void cmd_print_escaped(FILE *f, const char *s)
 	}
 }
 
+/* "<prog>[ <cmd>]: <message>" on stderr, the message escaped */
+static void cmd_getopt_report(const struct cmd_ctx *ctx, const char *cmd,
+			      const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void cmd_getopt_report(const struct cmd_ctx *ctx, const char *cmd,
+			      const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	fprintf(stderr, "%s%s%s: ", ctx->prog, cmd ? " " : "", cmd ? cmd : "");
+	cmd_print_escaped(stderr, msg ? msg : "(out of memory)");
+	fputc('\n', stderr);
+	free(msg);
+}
+
+/* the long option arg (after "--") names exactly, or else by a prefix;
+ * how many match by prefix in *ret_count */
+static const struct option *cmd_long_find(const struct option *longopts,
+					  const char *name, size_t len,
+					  unsigned *ret_count)
+{
+	const struct option *o, *found = NULL;
+
+	*ret_count = 0;
+	for (o = longopts; o && o->name; o++) {
+		if (strncmp(o->name, name, len) != 0)
+			continue;
+		if (strlen(o->name) == len) {
+			*ret_count = 1;
+			return o;
+		}
+		found = o;
+		++*ret_count;
+	}
+	return found;
+}
+
+/*
+ * Report what was wrong with long option arg ("--name[=value]"); 0 if arg
+ * is not the culprit after all: an invalid short option in the middle of
+ * a cluster leaves optind on that cluster, after a "--name=value".
+ */
+static int cmd_getopt_long_error(const struct cmd_ctx *ctx, const char *cmd,
+				 int c, const char *arg,
+				 const struct option *longopts)
+{
+	const char *name = arg + 2;
+	size_t len = strcspn(name, "=");
+	const struct option *o;
+	unsigned count;
+
+	o = cmd_long_find(longopts, name, len, &count);
+	if (c == ':') {
+		cmd_getopt_report(ctx, cmd,
+				  "option '--%s' requires an argument",
+				  o ? o->name : name);
+	} else if (!optopt && count > 1) {
+		cmd_getopt_report(ctx, cmd, "option '--%.*s' is ambiguous",
+				  (int)len, name);
+	} else if (!optopt) {
+		cmd_getopt_report(ctx, cmd, "unrecognized option '%s'", arg);
+	} else if (o && count == 1 && o->val == optopt &&
+		   o->has_arg == no_argument && name[len] == '=') {
+		cmd_getopt_report(ctx, cmd,
+				  "option '--%s' doesn't allow an argument",
+				  o->name);
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+int cmd_getopt(const struct cmd_ctx *ctx, const char *cmd, int argc,
+	       char **argv, const char *optstring,
+	       const struct option *longopts)
+{
+	const char *arg, *plus = *optstring == '+' ? "+" : "";
+	char opts[128];
+	int c;
+
+	/* a leading ':' (after '+') makes a missing argument ':' */
+	snprintf(opts, sizeof(opts), "%s:%s", plus, optstring + strlen(plus));
+	opterr = 0;
+	c = getopt_long(argc, argv, opts, longopts, NULL);
+	if (c != '?' && c != ':')
+		return c;
+	/* a long option always moves optind past its element */
+	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	if (!strncmp(arg, "--", 2) && arg[2] &&
+	    cmd_getopt_long_error(ctx, cmd, c, arg, longopts))
+		return '?';
+	if (c == ':')
+		cmd_getopt_report(ctx, cmd,
+				  "option requires an argument -- '%c'",
+				  optopt);
+	else
+		cmd_getopt_report(ctx, cmd, "invalid option -- '%c'", optopt);
+	return '?';
+}
+
 /* "<prog>: <message>" on stderr, the message escaped: it names paths */
 static void cmd_vreport(const struct cmd_ctx *ctx, const char *fmt, va_list ap)
 {
@@ -126,6 +231,21 @@ int cmd_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 	return CMD_EXIT_FAIL;
 }
 
+void cmd_header_note(const char *path, const char *note)
+{
+	/* inspect --heap opens the pool, then the heap: say it once */
+	static int reported;
+
+	if (!note || reported)
+		return;
+	reported = 1;
+	fputs("pmactl: warning: pool '", stderr);
+	cmd_print_escaped(stderr, path);
+	fputs("': ", stderr);
+	cmd_print_escaped(stderr, note);
+	fputc('\n', stderr);
+}
+
 int cmd_pool_open(struct cmd_ctx *ctx, const char *path, unsigned open_flags)
 {
 	int rc;
@@ -134,6 +254,7 @@ int cmd_pool_open(struct cmd_ctx *ctx, const char *path, unsigned open_flags)
 	if (rc < 0)
 		return cmd_error(ctx, "cannot open pool '%s': %s", path,
 				 pool_errormsg());
+	cmd_header_note(path, pool_header_note(ctx->pool));
 	return CMD_EXIT_OK;
 }
 

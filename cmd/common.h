@@ -37,12 +37,24 @@ struct pool;
 	"  -h, --help          show this help and exit\n"
 /* clang-format on */
 
+/*
+ * getopt_long() for pmactl: getopt's own messages are turned off (opterr =
+ * 0), since they print a bad option raw; instead, on an unknown option, a
+ * missing or an unexpected argument this prints "<prog> <cmd>: <what>" on
+ * stderr with the option escaped (cmd_escape), and returns '?'. cmd is
+ * NULL for the global options ("<prog>: <what>"). optstring may start
+ * with '+'.
+ */
+int cmd_getopt(const struct cmd_ctx *ctx, const char *cmd, int argc,
+	       char **argv, const char *optstring,
+	       const struct option *longopts);
+
 /* outcome of cmd_base_option(): keep parsing, or return this exit status */
 #define CMD_CONTINUE (-1)
 
 /*
- * Handle a base option (or a getopt error '?') for command cmd, whose usage
- * text is usage. Returns CMD_CONTINUE, CMD_EXIT_OK (help printed) or
+ * Handle a base option (or cmd_getopt()'s error '?') for command cmd, whose
+ * usage text is usage. Returns CMD_CONTINUE, CMD_EXIT_OK (help printed) or
  * CMD_EXIT_USAGE (bad option; the message is already on stderr).
  */
 int cmd_base_option(int c, struct cmd_ctx *ctx, const char *cmd,
@@ -64,6 +76,12 @@ int cmd_error(const struct cmd_ctx *ctx, const char *fmt, ...)
  */
 char *cmd_escape(const char *s);
 void cmd_print_escaped(FILE *f, const char *s);
+
+/*
+ * "<prog>: warning: pool '<path>': <note>" on stderr, once per process:
+ * a header copy failed its check but the other holds the same state.
+ */
+void cmd_header_note(const char *path, const char *note);
 
 /*
  * Open the pool at path with open_flags (enum pool_open_flags) into

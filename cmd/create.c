@@ -177,8 +177,9 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 
 	o->nparts = 1;
 	o->mode = 0660;
-	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING "s:p:n:m:f",
-				create_options, NULL)) != -1) {
+	while ((c = cmd_getopt(ctx, "create", argc, argv,
+			       CMD_BASE_OPTSTRING "s:p:n:m:f",
+			       create_options)) != -1) {
 		rc = parse_option(c, ctx, o);
 		if (rc != CMD_CONTINUE)
 			return rc;
@@ -195,10 +196,12 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 	return CMD_CONTINUE;
 }
 
-/* every node given with --node exists (in the fake topology if one is set) */
+/* every node given with --node is online (in the fake topology if one is
+ * set); node ids may have gaps, such as nodes 0 and 2 */
 static int check_nodes(const struct cmd_ctx *ctx, const struct create_opts *o)
 {
-	unsigned i, count = ns_node_count();
+	char online[256];
+	unsigned i;
 
 	if (o->nnodes && o->nnodes != o->nparts)
 		return cmd_usage_error(
@@ -206,13 +209,16 @@ static int check_nodes(const struct cmd_ctx *ctx, const struct create_opts *o)
 			"--node names %u node%s but the pool has %u part%s",
 			o->nnodes, o->nnodes == 1 ? "" : "s", o->nparts,
 			o->nparts == 1 ? "" : "s");
-	for (i = 0; i < o->nnodes; i++)
-		if ((unsigned)o->nodes[i] >= count)
-			return cmd_usage_error(
-				ctx, "create",
-				"NUMA node %d does not exist (this machine has "
-				"node%s 0..%u)",
-				o->nodes[i], count == 1 ? "" : "s", count - 1);
+	for (i = 0; i < o->nnodes; i++) {
+		if (ns_node_is_online(o->nodes[i]))
+			continue;
+		if (ns_nodes_online_format(online, sizeof(online)) < 0)
+			memcpy(online + sizeof(online) - 4, "...", 4);
+		return cmd_usage_error(ctx, "create",
+				       "NUMA node %d does not exist or is not "
+				       "online (online: %s)",
+				       o->nodes[i], online);
+	}
 	return CMD_CONTINUE;
 }
 

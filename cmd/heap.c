@@ -20,6 +20,7 @@ int cmd_heap_open(const struct cmd_ctx *ctx, const char *path,
 	if (pma_heap_open(path, PMA_HEAP_RDONLY, ret_heap) < 0)
 		return cmd_error(ctx, "cannot open the heap of '%s': %s", path,
 				 pma_errormsg());
+	cmd_header_note(path, pma_heap_damage(*ret_heap));
 	return CMD_EXIT_OK;
 }
 

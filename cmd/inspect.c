@@ -340,8 +340,8 @@ int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	int c, rc, heap = 0;
 
-	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING, inspect_options,
-				NULL)) != -1) {
+	while ((c = cmd_getopt(ctx, "inspect", argc, argv, CMD_BASE_OPTSTRING,
+			       inspect_options)) != -1) {
 		if (c == OPT_HEAP) {
 			heap = 1;
 			continue;

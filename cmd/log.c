@@ -175,8 +175,8 @@ int cmd_log(int argc, char **argv, struct cmd_ctx *ctx)
 	char *end;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING "a:",
-				log_options, NULL)) != -1) {
+	while ((c = cmd_getopt(ctx, "log", argc, argv,
+			       CMD_BASE_OPTSTRING "a:", log_options)) != -1) {
 		if (c == 'a') {
 			errno = 0;
 			arena = strtol(optarg, &end, 10);

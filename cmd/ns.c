@@ -133,8 +133,8 @@ int cmd_ns(int argc, char **argv, struct cmd_ctx *ctx)
 	size_t count = 0;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING, ns_options,
-				NULL)) != -1) {
+	while ((c = cmd_getopt(ctx, "ns", argc, argv, CMD_BASE_OPTSTRING,
+			       ns_options)) != -1) {
 		rc = cmd_base_option(c, ctx, "ns", ns_usage);
 		if (rc != CMD_CONTINUE)
 			return rc;

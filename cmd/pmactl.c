@@ -36,6 +36,7 @@ static const struct cmd_struct commands[] = {
 	  "show a pool's header, parts and regions" },
 	{ "ns", cmd_ns, CMD_TOPOLOGY, "list persistent memory namespaces" },
 	{ "log", cmd_log, 0, "decode the heap's bookkeeping logs" },
+	{ "fsck", cmd_fsck, 0, "check a pool and its heap for damage" },
 	{ "pool", cmd_pool, 0, "list, create and show the pools pmad serves" },
 };
 
@@ -132,8 +133,8 @@ static int parse_global(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+hVjHS:", global_options, NULL)) !=
-	       -1) {
+	while ((c = cmd_getopt(ctx, NULL, argc, argv,
+			       "+hVjHS:", global_options)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);

@@ -73,8 +73,9 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 	int c, rc;
 	size_t i;
 
-	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING "s:m:",
-				pool_options, NULL)) != -1) {
+	while ((c = cmd_getopt(ctx, "pool", argc, argv,
+			       CMD_BASE_OPTSTRING "s:m:", pool_options)) !=
+	       -1) {
 		if (c == 's')
 			o->size = optarg;
 		else if (c == 'm')

@@ -77,6 +77,15 @@ PMA_API PMA_WUR int pma_heap_open(const char *path, unsigned flags,
 PMA_API void pma_heap_close(struct pma_heap *heap);
 
 /*
+ * NULL, or a message saying that a pool header copy failed its check when
+ * the heap was opened, and that the open went on with the other copy,
+ * which holds the same state (a writable open also rewrote the bad copy).
+ * Damage the library could not accept makes pma_heap_open fail instead.
+ * Valid until pma_heap_close; report it to the user.
+ */
+PMA_API const char *pma_heap_damage(const struct pma_heap *heap);
+
+/*
  * Allocate at least size bytes and store the block's pool offset in *dest.
  * dest is an 8-byte aligned word, usually inside the pool (not inside the
  * heap's metadata); a dest outside the pool is allowed and is not

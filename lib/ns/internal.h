@@ -36,12 +36,15 @@ int ns_mountinfo_find(FILE *mountinfo, unsigned major, unsigned minor,
 		      size_t opts_len);
 
 /*
- * Parse a PMAD_FAKE_NUMA value: "N" or "N:c=n,c=n,...". On success
- * *ret_nodes is N and *ret_map (free with free()) maps *ret_ncpus CPUs to
- * nodes (unlisted CPUs below the largest listed one get c % N; *ret_map is
- * NULL and *ret_ncpus 0 for the plain "N" form). -EINVAL names the bad token.
+ * Parse a PMAD_FAKE_NUMA value: "N" or "@n,n,..." (the online node ids,
+ * which may have gaps), optionally followed by ":c=n,c=n,...". On success
+ * *ret_nodes is N (or the largest id + 1), ret_online (if not NULL,
+ * NS_FAKE_MAX_NODES bytes) says which ids are online, and *ret_map (free
+ * with free()) maps *ret_ncpus CPUs to online nodes (unlisted CPUs below
+ * the largest listed one get the (c % online)th online node; *ret_map is
+ * NULL and *ret_ncpus 0 without a map). -EINVAL names the bad token.
  */
 int ns_fake_parse(const char *spec, unsigned *ret_nodes, int **ret_map,
-		  unsigned *ret_ncpus);
+		  unsigned *ret_ncpus, unsigned char *ret_online);
 
 #endif

@@ -7,7 +7,8 @@
  *
  * Topology: the real one comes from libnuma. A fake topology lets tests run
  * multi-node logic on one node: PMAD_FAKE_NUMA="N" (N nodes, cpu c on node
- * c % N) or "N:c=n,c=n,..." (explicit CPU->node map, unlisted CPUs c % N),
+ * c % N) or "N:c=n,c=n,..." (explicit CPU->node map, unlisted CPUs c % N);
+ * "@0,2" instead of "N" names the online nodes when their ids have gaps,
  * read by ns_topology_init(), or set with ns_topology_set_fake() (pmad's
  * config). With a fake topology, ns_path_node() of a plain file is -1.
  */
@@ -52,10 +53,18 @@ int ns_devdax_size(const char *path, uint64_t *ret_size);
 
 /* topology (fake or real) */
 int ns_topology_init(void); /* reads PMAD_FAKE_NUMA; 0 or -EINVAL */
+/* a fake topology of nodes 0..nodes-1, all online */
 int ns_topology_set_fake(unsigned nodes, const int *cpu_node, unsigned ncpus);
 void ns_topology_clear_fake(void);
 int ns_topology_is_fake(void);
-unsigned ns_node_count(void); /* >= 1 */
+/* >= 1: every node id is below it; ids may have gaps (nodes 0 and 2) */
+unsigned ns_node_count(void);
+/* 1 if node exists (is online), else 0 */
+int ns_node_is_online(int node);
+/* the kth online node (k counts from 0 and wraps around) */
+int ns_node_nth_online(unsigned k);
+/* the online node ids as "0,2" into buf; 0, or -ENOSPC if cut short */
+int ns_nodes_online_format(char *buf, size_t len);
 int ns_cpu_node(unsigned cpu); /* node of cpu, 0 if unknown */
 int ns_current_node(void); /* node of the calling thread's CPU */
 

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "pmalloc/internal.h"
+#include "pmalloc/fsck.h"
 #include "util/crc.h"
 #include "util/errmsg.h"
 
@@ -358,6 +359,13 @@ static uint64_t largest_gap(const struct pool *pool, uint64_t *ret_off)
 	return best;
 }
 
+/* fsck.c reads headers it does not open (fsck.h) */
+int pma_heap_hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
+		       struct pma_geom *ret_geom)
+{
+	return hdr_check(hdr, region_size, ret_geom);
+}
+
 static int heap_region_add(struct pool *pool)
 {
 	uint64_t off = 0, size = largest_gap(pool, &off);
@@ -554,6 +562,11 @@ PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,
 	if (rc < 0)
 		util_errmsg_prefix("heap '%s'", path);
 	return rc;
+}
+
+PMA_API const char *pma_heap_damage(const struct pma_heap *heap)
+{
+	return heap ? pool_header_note(heap->pool) : NULL;
 }
 
 PMA_API void pma_heap_close(struct pma_heap *heap)

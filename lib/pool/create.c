@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lib/pool create: make every part (preallocated file or devdax device),
- * then write the headers through lib/pmem in an order that keeps a crash
- * harmless: part 0's header area is zeroed first, the part headers follow,
- * and pool header copy A is persisted LAST. Until then part 0 holds no
- * valid pool header and open reports "not a pmad pool".
- * Part 0 is locked (exclusive) before anything is truncated or written.
+ * lib/pool create: build every file part aside (".NAME.pmad-new" next to
+ * it, see commit.c), preallocated, with its headers written through
+ * lib/pmem (part headers, then pool header copy B, then copy A), make the
+ * aside files and their directories durable, then commit by renaming part
+ * 0's aside file over part 0's path; the other parts follow. Until the
+ * commit nothing at the pool's paths has changed; after it, an open of the
+ * pool finishes the renames a crash left undone. devdax parts cannot be
+ * built aside: they are written in place (an old pool there is lost).
+ * Every existing file is locked (exclusive) before anything is written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -23,18 +27,22 @@
 #include "ns/ns.h"
 #include "pool/internal.h"
 #include "util/errmsg.h"
+#include "util/io.h"
 
 #define CREATE_CHUNK (64ULL << 20) /* posix_fallocate step, for progress */
 
 struct create_ctx {
 	const struct pool_create_params *params;
 	struct pool *pool;
-	int created[POOL_MAX_PARTS]; /* we made the file: remove on failure */
-	/* force over an existing part: the new part is built in tmp_path
-	 * (same directory) and renamed over the old one only once the pool
-	 * is complete; old_fd keeps the old file locked until then */
-	char *tmp_path[POOL_MAX_PARTS];
+	char *hint[POOL_MAX_PARTS]; /* absolute path: the part table's hint */
+	/* a file part is built at aside[i] and renamed to its path at the
+	 * commit; owned: we created or locked it (remove it on failure) */
+	char *aside[POOL_MAX_PARTS];
+	int aside_owned[POOL_MAX_PARTS];
+	int is_new[POOL_MAX_PARTS]; /* nothing at the path: never replace */
+	/* force over an existing file: it stays locked until the commit */
 	int old_fd[POOL_MAX_PARTS];
+	int committed; /* part 0 is in place: never undo */
 	uint64_t done, total; /* progress over all file parts */
 };
 
@@ -175,69 +183,122 @@ static int hdr_area_left_by_create(int fd)
 			  (off_t)POOL_DATA_OFF);
 }
 
-/* an existing file that force may overwrite: empty, a pmad part, or
- * what an interrupted create left */
-static int reuse_target_check(const struct pool_part *part)
+/* an existing file create may overwrite: empty, a pmad part, or what an
+ * interrupted create left */
+static int reuse_check(int fd, const char *path)
 {
 	char magic[POOL_MAGIC_LEN];
 	struct stat st;
 	ssize_t n;
 
-	if (fstat(part->fd, &st) < 0)
-		return util_errmsg_set(errno, "cannot stat '%s': %s",
-				       part->path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return util_errmsg_set(errno, "cannot stat '%s': %s", path,
+				       strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return util_errmsg_set(EINVAL,
 				       "'%s' is not a regular file; refusing "
 				       "to overwrite it",
-				       part->path);
+				       path);
 	if (st.st_size == 0)
 		return 0;
-	n = pread(part->fd, magic, sizeof(magic), POOL_PART_HDR_OFF);
+	n = pread(fd, magic, sizeof(magic), POOL_PART_HDR_OFF);
 	if ((n != (ssize_t)sizeof(magic) ||
 	     memcmp(magic, POOL_PART_MAGIC, POOL_MAGIC_LEN) != 0) &&
-	    !hdr_area_left_by_create(part->fd))
+	    !hdr_area_left_by_create(fd))
 		return util_errmsg_set(EEXIST,
 				       "'%s' exists and is not a pmad pool "
 				       "part; refusing to overwrite it (remove "
 				       "it first)",
-				       part->path);
+				       path);
 	return 0;
 }
 
-/* a new file next to part i's path, to be renamed over it */
-static int tmp_part_open(struct create_ctx *ctx, unsigned i)
+/*
+ * The aside file exists: left by a create that was killed (or one still
+ * running, which holds its lock). Reuse it, emptied. -EAGAIN if it went
+ * away meanwhile (try creating it again).
+ */
+static int aside_reuse(struct create_ctx *ctx, unsigned i)
 {
 	struct pool_part *part = &ctx->pool->parts[i];
-	const char *slash = strrchr(part->path, '/');
-	int dir_len = slash ? (int)(slash - part->path + 1) : 0;
+	const char *aside = ctx->aside[i];
+	struct stat fst, st;
+	int rc;
 
-	if (asprintf(&ctx->tmp_path[i], "%.*s.%s.pmad-XXXXXX", dir_len,
-		     part->path, part->path + dir_len) < 0) {
-		ctx->tmp_path[i] = NULL;
-		return util_errmsg_set(ENOMEM, "out of memory");
-	}
-	part->fd = mkostemp(ctx->tmp_path[i], O_CLOEXEC);
-	if (part->fd < 0) {
-		free(ctx->tmp_path[i]);
-		ctx->tmp_path[i] = NULL;
-		return util_errmsg_set(errno,
-				       "'%s': cannot create a file "
-				       "next to it: %s",
-				       part->path, strerror(errno));
-	}
-	if (fchmod(part->fd, ctx->params->mode) < 0)
-		return util_errmsg_set(errno, "'%s': chmod: %s", part->path,
+	part->fd = open(aside, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (part->fd < 0 && errno == ENOENT)
+		return -EAGAIN;
+	if (part->fd < 0)
+		return util_errmsg_set(errno, "cannot open '%s': %s", aside,
 				       strerror(errno));
-	return pool_part_lock(ctx->pool, i);
+	if (flock(part->fd, LOCK_EX | LOCK_NB) < 0)
+		return util_errmsg_set(errno == EWOULDBLOCK ? EBUSY : errno,
+				       "'%s' is in use: another create is "
+				       "building part %u there, or its pool "
+				       "is open",
+				       aside, i);
+	/* locked the file that is still there, not one renamed away */
+	if (fstat(part->fd, &fst) < 0 || stat(aside, &st) < 0 ||
+	    fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
+		close(part->fd);
+		part->fd = -1;
+		return -EAGAIN;
+	}
+	ctx->aside_owned[i] = 1;
+	rc = reuse_check(part->fd, aside);
+	if (rc < 0)
+		return rc;
+	if (ftruncate(part->fd, 0) < 0)
+		return util_errmsg_set(errno, "'%s': cannot truncate: %s",
+				       aside, strerror(errno));
+	return 0;
+}
+
+/* open part i's aside file (new or left by a killed create), locked */
+static int aside_open(struct create_ctx *ctx, unsigned i)
+{
+	struct pool_part *part = &ctx->pool->parts[i];
+	const struct pool_create_params *p = ctx->params;
+	unsigned tries;
+	int rc;
+
+	rc = pool_aside_path(part->path, &ctx->aside[i]);
+	for (tries = 0; rc == 0 && tries < 3; tries++) {
+		part->fd =
+			open(ctx->aside[i],
+			     O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			     p->mode);
+		if (part->fd >= 0) {
+			ctx->aside_owned[i] = 1;
+			rc = pool_part_lock(ctx->pool, i);
+			break;
+		}
+		if (errno != EEXIST)
+			return util_errmsg_set(errno, "cannot create '%s': %s",
+					       ctx->aside[i], strerror(errno));
+		rc = aside_reuse(ctx, i);
+		if (rc != -EAGAIN)
+			break;
+		rc = 0;
+	}
+	if (rc < 0)
+		return rc;
+	if (part->fd < 0)
+		return util_errmsg_set(EAGAIN, "'%s' keeps changing",
+				       ctx->aside[i]);
+	/* the requested mode exactly, not filtered by the umask */
+	if (fchmod(part->fd, p->mode) < 0)
+		return util_errmsg_set(errno, "'%s': chmod: %s", ctx->aside[i],
+				       strerror(errno));
+	return 0;
 }
 
 /*
  * An existing file with POOL_CREATE_FORCE: never through a symlink, only
  * a file that is empty or a pool part, and only when no open pool holds
- * its lock; then it gets the requested mode and is emptied.
+ * its lock. It stays as it is, locked, until the commit replaces it.
  */
-static int file_reuse(struct create_ctx *ctx, unsigned i)
+static int old_file_lock(struct create_ctx *ctx, unsigned i)
 {
 	struct pool_part *part = &ctx->pool->parts[i];
 	int rc;
@@ -251,61 +312,47 @@ static int file_reuse(struct create_ctx *ctx, unsigned i)
 	if (part->fd < 0)
 		return util_errmsg_set(errno, "cannot open '%s': %s",
 				       part->path, strerror(errno));
-	rc = pool_part_same_file(ctx->pool, i);
-	if (rc < 0)
-		return rc;
 	rc = pool_part_lock(ctx->pool, i);
 	if (rc < 0)
 		return rc;
-	rc = reuse_target_check(part);
+	rc = reuse_check(part->fd, part->path);
 	if (rc < 0)
 		return rc;
-	/* the old part stays intact (and locked) until the new pool is */
 	ctx->old_fd[i] = part->fd;
 	part->fd = -1;
-	return tmp_part_open(ctx, i);
+	return 0;
 }
 
-/* part i exists: maybe as an earlier part under another spelling */
-static int exists_error(struct create_ctx *ctx, unsigned i)
+/* what is at part i's path: nothing (is_new), or a file force replaces */
+static int file_target_check(struct create_ctx *ctx, unsigned i)
 {
-	struct pool_part *part = &ctx->pool->parts[i];
-	int rc;
+	const char *path = ctx->pool->parts[i].path;
+	struct stat st;
 
-	part->fd = open(part->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	rc = part->fd >= 0 ? pool_part_same_file(ctx->pool, i) : 0;
-	if (rc < 0)
-		return rc;
-	return util_errmsg_set(EEXIST,
-			       "'%s' already exists (force overwrites it)",
-			       part->path);
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return util_errmsg_set(errno, "cannot create '%s': %s",
+					       path, strerror(errno));
+		ctx->is_new[i] = 1;
+		return 0;
+	}
+	if (!(ctx->params->flags & POOL_CREATE_FORCE))
+		return util_errmsg_set(EEXIST,
+				       "'%s' already exists (force overwrites "
+				       "it)",
+				       path);
+	return old_file_lock(ctx, i);
 }
 
 static int file_part_create(struct create_ctx *ctx, unsigned i)
 {
-	const struct pool_create_params *p = ctx->params;
-	struct pool_part *part = &ctx->pool->parts[i];
 	int rc;
 
-	part->size = p->part_size;
-	part->fd = open(part->path,
-			O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-			p->mode);
-	if (part->fd < 0 && errno == EEXIST && (p->flags & POOL_CREATE_FORCE)) {
-		rc = file_reuse(ctx, i);
-	} else if (part->fd < 0 && errno == EEXIST) {
-		return exists_error(ctx, i);
-	} else if (part->fd < 0) {
-		return util_errmsg_set(errno, "cannot create '%s': %s",
-				       part->path, strerror(errno));
-	} else {
-		ctx->created[i] = 1;
-		/* the requested mode exactly, not filtered by the umask */
-		if (fchmod(part->fd, p->mode) < 0)
-			return util_errmsg_set(errno, "'%s': chmod: %s",
-					       part->path, strerror(errno));
-		rc = pool_part_lock(ctx->pool, i);
-	}
+	ctx->pool->parts[i].size = ctx->params->part_size;
+	rc = file_target_check(ctx, i);
+	if (rc < 0)
+		return rc;
+	rc = aside_open(ctx, i);
 	if (rc < 0)
 		return rc;
 	return file_prealloc(ctx, i);
@@ -367,39 +414,102 @@ static int devdax_part_create(struct create_ctx *ctx, unsigned i)
 	return devdax_in_use_check(ctx, i);
 }
 
-/* the part table entry of part i (needs the file to exist) */
-static int part_entry_fill(struct create_ctx *ctx, unsigned i)
+/*
+ * The absolute path of part i as the part table names it: the directory
+ * resolved, the name as given (the file itself may not exist yet). A
+ * devdax device is resolved whole.
+ */
+static int part_hint(const char *path, char **ret_hint)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *dir, *real, *hint;
+	int rc;
+
+	if (ns_path_is_devdax(path) == 1) {
+		dir = strdup(path);
+		base = NULL;
+	} else {
+		dir = slash ? strndup(path, (size_t)(slash - path + 1)) :
+			      strdup(".");
+	}
+	if (!dir)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (base && (!*base || !strcmp(base, ".") || !strcmp(base, ".."))) {
+		free(dir);
+		return util_errmsg_set(EISDIR, "'%s' is a directory", path);
+	}
+	real = realpath(dir, NULL);
+	free(dir);
+	if (!real)
+		return util_errmsg_set(errno, "'%s': cannot resolve path: %s",
+				       path, strerror(errno));
+	if (!base)
+		hint = real;
+	else if (asprintf(&hint, "%s%s%s", real,
+			  real[strlen(real) - 1] == '/' ? "" : "/", base) < 0)
+		hint = NULL;
+	if (base)
+		free(real);
+	if (!hint)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	rc = strlen(hint) < POOL_PATH_HINT_LEN ?
+		     0 :
+		     util_errmsg_set(
+			     ENAMETOOLONG,
+			     "'%s': absolute path is %zu bytes, at most "
+			     "%d fit in the part table",
+			     hint, strlen(hint), POOL_PATH_HINT_LEN - 1);
+	if (rc < 0)
+		free(hint);
+	else
+		*ret_hint = hint;
+	return rc;
+}
+
+/* every part's hint; two spellings of one path are one file */
+static int hints_fill(struct create_ctx *ctx)
+{
+	const struct pool_create_params *p = ctx->params;
+	unsigned i, j;
+	int rc;
+
+	for (i = 0; i < p->nparts; i++) {
+		rc = part_hint(p->paths[i], &ctx->hint[i]);
+		if (rc < 0)
+			return rc;
+		for (j = 0; j < i; j++)
+			if (!strcmp(ctx->hint[i], ctx->hint[j]))
+				return util_errmsg_set(EINVAL,
+						       "'%s' is the same file "
+						       "as part %u ('%s')",
+						       p->paths[i], j,
+						       p->paths[j]);
+	}
+	return 0;
+}
+
+/* the part table entry of part i */
+static void part_entry_fill(struct create_ctx *ctx, unsigned i)
 {
 	const struct pool_create_params *p = ctx->params;
 	struct pool_part *part = &ctx->pool->parts[i];
 	struct pool_part_entry *e = &ctx->pool->hdr.parts[i];
-	char *real;
 	int node;
 
-	real = realpath(part->path, NULL);
-	if (!real)
-		return util_errmsg_set(errno, "'%s': cannot resolve path: %s",
-				       part->path, strerror(errno));
-	if (strlen(real) >= sizeof(e->path_hint)) {
-		util_errmsg_set(ENAMETOOLONG,
-				"'%s': absolute path is %zu bytes, at most %zu "
-				"fit in the part table",
-				real, strlen(real), sizeof(e->path_hint) - 1);
-		free(real);
-		return -ENAMETOOLONG;
-	}
-	memcpy(e->path_hint, real, strlen(real) + 1); /* fits: checked */
-	free(real);
+	/* fits: checked by part_hint() */
+	memcpy(e->path_hint, ctx->hint[i], strlen(ctx->hint[i]) + 1);
 	node = p->nodes && p->nodes[i] >= 0 ? p->nodes[i] : -1;
+	/* the aside file is in the same file system as the part will be */
 	if (node < 0)
-		node = ns_path_node(part->path);
+		node = ns_path_node(ctx->aside[i] ? ctx->aside[i] : part->path);
+	/* node ids may have gaps: the ith online node */
 	if (node < 0)
-		node = (int)(i % ns_node_count());
+		node = ns_node_nth_online(i);
 	e->node = node;
 	e->size = part->size;
 	e->flags = part->is_devdax ? POOL_PART_DEVDAX : 0;
 	uuid_generate(e->uuid);
-	return 0;
 }
 
 static int parts_create(struct create_ctx *ctx)
@@ -419,9 +529,9 @@ static int parts_create(struct create_ctx *ctx)
 			rc = file_part_create(ctx, i);
 		if (rc < 0)
 			return rc;
-		rc = part_entry_fill(ctx, i);
-		if (rc < 0)
-			return rc;
+		part_entry_fill(ctx, i);
+		/* test hook: a kill -9 after each part is built aside */
+		util_crash_point("create");
 	}
 	return 0;
 }
@@ -494,54 +604,83 @@ static void create_release(struct create_ctx *ctx)
 	unsigned i;
 
 	for (i = 0; i < POOL_MAX_PARTS; i++) {
-		free(ctx->tmp_path[i]);
-		ctx->tmp_path[i] = NULL;
+		free(ctx->hint[i]);
+		ctx->hint[i] = NULL;
+		free(ctx->aside[i]);
+		ctx->aside[i] = NULL;
 		if (ctx->old_fd[i] >= 0)
 			close(ctx->old_fd[i]);
 		ctx->old_fd[i] = -1;
 	}
 }
 
-/* make the rename of path durable: fsync its directory */
-static int dir_sync(const char *path)
+/*
+ * Before the commit, everything the new pool needs must be durable: each
+ * aside file's data (persisted through lib/pmem) and size, and its name.
+ */
+static int asides_sync(struct create_ctx *ctx)
 {
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int fd, rc = 0;
-
-	dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup(".");
-	if (!dir)
-		return util_errmsg_set(ENOMEM, "out of memory");
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) < 0)
-		rc = util_errmsg_set(errno, "'%s': cannot sync directory: %s",
-				     dir, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	free(dir);
-	return rc;
-}
-
-/* the new pool is durable: put the parts built aside in place */
-static int tmp_parts_commit(struct create_ctx *ctx)
-{
+	struct pool_part *part;
 	unsigned i;
 	int rc;
 
 	for (i = 0; i < ctx->params->nparts; i++) {
-		if (!ctx->tmp_path[i])
+		part = &ctx->pool->parts[i];
+		if (!ctx->aside[i])
 			continue;
-		if (rename(ctx->tmp_path[i], ctx->pool->parts[i].path) < 0)
-			return util_errmsg_set(errno,
-					       "cannot rename '%s' to '%s': %s",
-					       ctx->tmp_path[i],
-					       ctx->pool->parts[i].path,
-					       strerror(errno));
-		free(ctx->tmp_path[i]);
-		ctx->tmp_path[i] = NULL;
-		rc = dir_sync(ctx->pool->parts[i].path);
+		if (fsync(part->fd) < 0)
+			return util_errmsg_set(errno, "'%s': cannot sync: %s",
+					       ctx->aside[i], strerror(errno));
+		rc = pool_dir_sync(ctx->aside[i]);
 		if (rc < 0)
 			return rc;
+	}
+	return 0;
+}
+
+/* put part i, complete and durable aside, in place */
+static int aside_commit(struct create_ctx *ctx, unsigned i)
+{
+	int rc;
+
+	rc = pool_aside_commit(ctx->aside[i], ctx->pool->parts[i].path,
+			       ctx->is_new[i]);
+	if (rc < 0)
+		return rc;
+	free(ctx->aside[i]);
+	ctx->aside[i] = NULL;
+	util_crash_point("create");
+	return 0;
+}
+
+/*
+ * The commit: part 0's rename (for a devdax part 0, its header copy B was
+ * the commit). From here on the new pool is the one at these paths; a
+ * rename of another part that fails or is cut short by a crash is
+ * finished by the next open of the pool (open.c).
+ */
+static int asides_commit(struct create_ctx *ctx)
+{
+	unsigned i;
+	int rc;
+
+	if (ctx->aside[0]) {
+		rc = aside_commit(ctx, 0);
+		if (rc < 0)
+			return rc;
+	}
+	ctx->committed = 1;
+	for (i = 1; i < ctx->params->nparts; i++) {
+		if (!ctx->aside[i])
+			continue;
+		rc = aside_commit(ctx, i);
+		if (rc < 0) {
+			util_errmsg_prefix("pool is created, but part %u is "
+					   "still aside (an open of the pool "
+					   "puts it in place)",
+					   i);
+			return rc;
+		}
 	}
 	return 0;
 }
@@ -550,14 +689,33 @@ static void create_undo(struct create_ctx *ctx)
 {
 	unsigned i;
 
-	for (i = 0; i < ctx->params->nparts; i++) {
-		if (ctx->created[i])
-			unlink(ctx->pool->parts[i].path);
-		if (ctx->tmp_path[i])
-			unlink(ctx->tmp_path[i]);
-	}
+	for (i = 0; i < ctx->params->nparts && !ctx->committed; i++)
+		if (ctx->aside[i] && ctx->aside_owned[i])
+			unlink(ctx->aside[i]);
 	create_release(ctx);
 	pool_close(&ctx->pool);
+}
+
+static int create_steps(struct create_ctx *ctx)
+{
+	int rc;
+
+	rc = hints_fill(ctx);
+	if (rc < 0)
+		return rc;
+	rc = parts_create(ctx);
+	if (rc < 0)
+		return rc;
+	rc = pool_parts_map(ctx->pool);
+	if (rc < 0)
+		return rc;
+	headers_write(ctx->pool);
+	util_crash_point("create");
+	rc = asides_sync(ctx);
+	if (rc < 0)
+		return rc;
+	util_crash_point("create");
+	return asides_commit(ctx);
 }
 
 int pool_create(const struct pool_create_params *params, struct pool **ret_pool)
@@ -579,21 +737,12 @@ int pool_create(const struct pool_create_params *params, struct pool **ret_pool)
 	for (i = 0; i < params->nparts; i++)
 		if (ns_path_is_devdax(params->paths[i]) != 1)
 			ctx.total += params->part_size;
-	rc = parts_create(&ctx);
-	if (rc < 0)
-		goto out_undo;
-	rc = pool_parts_map(ctx.pool);
-	if (rc < 0)
-		goto out_undo;
-	headers_write(ctx.pool);
-	rc = tmp_parts_commit(&ctx);
-	if (rc < 0)
-		goto out_undo;
+	rc = create_steps(&ctx);
+	if (rc < 0) {
+		create_undo(&ctx);
+		return rc;
+	}
 	create_release(&ctx);
 	*ret_pool = ctx.pool;
 	return 0;
-
-out_undo:
-	create_undo(&ctx);
-	return rc;
 }

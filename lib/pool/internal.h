@@ -37,6 +37,8 @@ struct pool {
 	int other_differs; /* the other copy is not a byte copy of hdr */
 	int hdr_damaged; /* read-only: shown on a copy that may be older */
 	char damage_msg[2 * UTIL_ERRMSG_MAX]; /* what hdr_damaged means */
+	/* a copy failed its check, the other holds the same state: used */
+	char note_msg[2 * UTIL_ERRMSG_MAX]; /* "" if none */
 };
 
 /* order of the two parts of a header copy write (layout.h) */
@@ -79,6 +81,17 @@ int pool_lock(struct pool *pool);
 int pool_part_same_file(const struct pool *pool, unsigned i);
 /* pm_map_new every part not mapped yet */
 int pool_parts_map(struct pool *pool);
+
+/*
+ * Crash-safe create (commit.c): a file part is built at its aside path
+ * (".NAME.pmad-new" next to path, malloc'd into *ret_aside) and put in
+ * place by pool_aside_commit(): rename over path (is_new: fail with
+ * -EEXIST if path appeared meanwhile), then fsync of the directory.
+ * pool_dir_sync() makes path's directory entry durable.
+ */
+int pool_aside_path(const char *path, char **ret_aside);
+int pool_aside_commit(const char *aside, const char *path, int is_new);
+int pool_dir_sync(const char *path);
 
 /* 0 if the two UUIDs are equal */
 int pool_uuid_cmp(const uint8_t a[16], const uint8_t b[16]);

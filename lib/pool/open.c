@@ -308,8 +308,18 @@ static int hdr_damage_check(struct pool *pool, const struct pool_hdr *copies,
 		return util_errmsg_set(EPROTONOSUPPORT,
 				       "'%s': pool header copy %c: %s", path,
 				       dname, msg);
-	if (hdr_same_state(d, v))
+	if (hdr_same_state(d, v)) {
+		/* usable, but never silently: every open reports it */
+		snprintf(pool->note_msg, sizeof(pool->note_msg),
+			 "pool header copy %c is invalid (%.400s: damaged, or "
+			 "an update was interrupted); copy %c holds the same "
+			 "state and is used%s",
+			 dname, msg, vname,
+			 (pool->flags & POOL_OPEN_RDONLY) ?
+				 "; a writable open rewrites it" :
+				 ", and rewrites it");
 		return 0;
+	}
 	if ((pool->flags & POOL_OPEN_RDONLY) &&
 	    (pool->flags & POOL_OPEN_SHOW_OLDER)) {
 		snprintf(
@@ -396,17 +406,16 @@ static int part0_check(struct pool *pool, const struct pool_part_hdr *phdr)
 	return 0;
 }
 
-/* open part i from its path hint and check it is this pool's part i */
-static int part_verify(struct pool *pool, unsigned i)
+/* open part i at path (its hint or aside path) and check it is this
+ * pool's part i */
+static int part_verify_at(struct pool *pool, unsigned i, const char *path)
 {
 	const struct pool_part_entry *e = &pool->hdr.parts[i];
 	char label[POOL_PATH_HINT_LEN + 32];
 	struct pool_part_hdr phdr;
 	int rc;
 
-	if (!e->path_hint[0])
-		return util_errmsg_set(ENOENT, "part %u has no path", i);
-	rc = part_open(pool, i, e->path_hint);
+	rc = part_open(pool, i, path);
 	if (rc < 0)
 		return rc;
 	rc = pool_part_same_file(pool, i);
@@ -419,7 +428,7 @@ static int part_verify(struct pool *pool, unsigned i)
 	rc = part_hdr_read(pool, i, &phdr);
 	if (rc < 0)
 		return rc;
-	part_label(i, e->path_hint, label, sizeof(label));
+	part_label(i, path, label, sizeof(label));
 	if (pool_uuid_cmp(phdr.pool_uuid, pool->hdr.uuid))
 		return util_errmsg_set(EXDEV, "%s belongs to another pool",
 				       label);
@@ -438,6 +447,103 @@ static int part_verify(struct pool *pool, unsigned i)
 				       label, (unsigned long long)phdr.size,
 				       (unsigned long long)e->size);
 	return 0;
+}
+
+/* forget what part_verify_at() opened of part i */
+static void part_reset(struct pool *pool, unsigned i)
+{
+	struct pool_part *part = &pool->parts[i];
+
+	pm_map_delete(&part->map);
+	if (part->fd >= 0)
+		close(part->fd);
+	free(part->path);
+	memset(part, 0, sizeof(*part));
+	part->fd = -1;
+}
+
+/*
+ * Part i, verified at aside, goes to its hint: the rename a crash kept
+ * create from doing (commit.c). What is at the hint now (a part of the
+ * pool this one replaced) must not be in use.
+ */
+static int part_put_in_place(struct pool *pool, unsigned i, const char *aside,
+			     int is_new)
+{
+	const char *hint = pool->hdr.parts[i].path_hint;
+	char *path;
+	int fd = -1, rc;
+
+	if (!is_new) {
+		fd = open(hint, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			close(fd);
+			return util_errmsg_set(EBUSY,
+					       "part %u ('%s') is still aside "
+					       "as '%s', and the file in its "
+					       "place is in use",
+					       i, hint, aside);
+		}
+	}
+	path = strdup(hint);
+	rc = path ? pool_aside_commit(aside, hint, is_new) :
+		    util_errmsg_set(ENOMEM, "out of memory");
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0) {
+		free(path);
+		return rc;
+	}
+	util_warn("'%s': part %u was left aside by an interrupted create; "
+		  "moved it in place",
+		  hint, i);
+	free(pool->parts[i].path);
+	pool->parts[i].path = path;
+	return 0;
+}
+
+/*
+ * Part i is missing or another pool's: if create was killed after its
+ * commit, the part is still at its aside path. A writable open moves it in
+ * place; a read-only one uses it where it is. Otherwise the error stands.
+ */
+static int part_roll_forward(struct pool *pool, unsigned i, int rc)
+{
+	const char *hint = pool->hdr.parts[i].path_hint;
+	char msg[UTIL_ERRMSG_MAX];
+	char *aside = NULL;
+	int rc2;
+
+	if ((rc != -ENOENT && rc != -EXDEV) ||
+	    pool_aside_path(hint, &aside) < 0 || access(aside, F_OK) < 0) {
+		free(aside);
+		return rc;
+	}
+	snprintf(msg, sizeof(msg), "%s", util_errmsg());
+	part_reset(pool, i);
+	rc2 = part_verify_at(pool, i, aside);
+	if (rc2 < 0) {
+		/* not this pool's part either: report the part at its hint */
+		free(aside);
+		return util_errmsg_set(-rc, "%s", msg);
+	}
+	if (!(pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK)))
+		rc = part_put_in_place(pool, i, aside, rc == -ENOENT);
+	else
+		rc = 0;
+	free(aside);
+	return rc;
+}
+
+/* open part i from its path hint, or where an interrupted create left it */
+static int part_verify(struct pool *pool, unsigned i)
+{
+	int rc;
+
+	if (!pool->hdr.parts[i].path_hint[0])
+		return util_errmsg_set(ENOENT, "part %u has no path", i);
+	rc = part_verify_at(pool, i, pool->hdr.parts[i].path_hint);
+	return rc < 0 ? part_roll_forward(pool, i, rc) : 0;
 }
 
 /* map every part not mapped yet (devdax parts were mapped at open) */
@@ -548,6 +654,11 @@ int pool_header_other_valid(const struct pool *pool)
 const char *pool_header_damage(const struct pool *pool)
 {
 	return pool->hdr_damaged ? pool->damage_msg : NULL;
+}
+
+const char *pool_header_note(const struct pool *pool)
+{
+	return pool->note_msg[0] ? pool->note_msg : NULL;
 }
 
 unsigned pool_part_count(const struct pool *pool)

@@ -77,6 +77,10 @@ unsigned pool_header_copy(const struct pool *pool);
 int pool_header_other_valid(const struct pool *pool);
 /* NULL, or (POOL_OPEN_SHOW_OLDER) why the header shown may be older */
 const char *pool_header_damage(const struct pool *pool);
+/* NULL, or which header copy failed its check at open although the other
+ * one holds the same state, so the open went on with it (a writable open
+ * rewrites the bad copy); callers should report it */
+const char *pool_header_note(const struct pool *pool);
 
 unsigned pool_part_count(const struct pool *pool);
 struct pm_map *pool_part_map(const struct pool *pool, unsigned part);

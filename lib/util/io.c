@@ -6,9 +6,11 @@
  * with -EIO before transferring anything.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdio_ext.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -39,6 +41,25 @@ int util_fault_hit(enum util_fault_point point)
 			return v == 1;
 	}
 	return 0;
+}
+
+/* calls of util_crash_point() whose name matched PMAD_TEST_CRASH_AT */
+static atomic_uint crash_calls;
+
+void util_crash_point(const char *name)
+{
+	const char *spec = getenv("PMAD_TEST_CRASH_AT");
+	size_t len = strlen(name);
+	unsigned long n;
+	char *end;
+
+	if (!spec || strncmp(spec, name, len) != 0 || spec[len] != ':')
+		return;
+	n = strtoul(spec + len + 1, &end, 10);
+	if (*end || !n)
+		return;
+	if (atomic_fetch_add(&crash_calls, 1) + 1 == n)
+		raise(SIGKILL);
 }
 
 static int io_injected(const char *op)

@@ -30,4 +30,12 @@ enum util_fault_point {
 void util_fault_inject_at(enum util_fault_point point, unsigned n);
 int util_fault_hit(enum util_fault_point point);
 
+/*
+ * Crash points for tests of multi-step protocols (pool create): with
+ * PMAD_TEST_CRASH_AT="name:n" in the environment, the nth call of
+ * util_crash_point(name) (counting from 1) kills the process with SIGKILL,
+ * as `kill -9` would. Without the variable a call costs one getenv.
+ */
+void util_crash_point(const char *name);
+
 #endif

@@ -95,6 +95,47 @@ heap_pool() {
 	assert_output --partial "DAMAGED"
 }
 
+@test "read-only commands report a damaged copy of the same state" {
+	local cur cmd
+	heap_pool "$T/p"
+	run --separate-stderr pmactl inspect -j "$T/p"
+	cur=$(jq -r .header_copy <<<"$output")
+	if [ "$cur" = A ]; then cur=$POOL_HDR_A_OFF; else cur=$POOL_HDR_B_OFF; fi
+	flip_byte "$T/p" $((cur + 0x1000))
+	for cmd in inspect "inspect --heap" log "log -j" "inspect --heap -j"; do
+		# shellcheck disable=SC2086 # cmd holds options
+		run --separate-stderr pmactl $cmd "$T/p"
+		assert_success
+		[[ "$stderr" == "pmactl: warning: pool '$T/p': pool header copy "*" is invalid"*"same state"* ]] ||
+			fail "$cmd: $stderr"
+		[ "$(wc -l <<<"$stderr")" = 1 ] || fail "$cmd: $stderr"
+	done
+	# a writable open rewrites the copy; then nothing is reported
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 100
+	assert_success
+	run --separate-stderr pmactl log "$T/p"
+	assert_success
+	[ -z "$stderr" ] || fail "$stderr"
+}
+
+@test "read-only commands refuse a damaged copy over an older one" {
+	mkpool_size "$T/p" 8M
+	dd if="$T/p" of="$T/old-a" bs=8192 skip=1 count=1 status=none
+	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
+	assert_success
+	dd if="$T/old-a" of="$T/p" bs=8192 seek=1 count=1 conv=notrunc \
+		status=none
+	flip_byte "$T/p" $((POOL_HDR_B_OFF + 0x1000))
+	# as the writable open: the heap's state may be newer than copy A
+	run --separate-stderr pmactl log "$T/p"
+	assert_failure 1
+	[[ "$stderr" == *"may hold an older state"* ]] || fail "$stderr"
+	run --separate-stderr pmactl inspect --heap -j "$T/p"
+	assert_failure 1
+	[ "$(jq -r .header_damaged <<<"$output")" = true ]
+	[ "$(jq -r .heap <<<"$output")" = null ]
+}
+
 @test "an unknown incompat feature in one copy refuses the open" {
 	mkpool "$T/p"
 	put_le "$T/p" $((POOL_HDR_B_OFF + POOL_HDR_INCOMPAT_OFF)) 8 $((1 << 40))
@@ -263,4 +304,190 @@ no_fill() {
 	assert_failure 2
 	[[ "$stderr" == *"node 1000"* ]] || fail "$stderr"
 	[ ! -e "$T/p" ]
+}
+
+# ------------------------------------------------- create across parts
+
+# old_pool: a 3-part pool p, p1, p2 with a heap; saves its files and uuid
+old_pool() {
+	run --separate-stderr pmactl create "$T/p" --size 8M \
+		--parts "$T/p1,$T/p2"
+	assert_success
+	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
+	assert_success
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	OLD_UUID=$(jq -r .uuid <<<"$output")
+	mkdir "$T/saved"
+	cp "$T/p" "$T/p1" "$T/p2" "$T/saved/"
+}
+
+# restore the old pool's files, drop anything a create left
+old_restore() {
+	rm -f "$T"/.*pmad-new
+	cp "$T/saved/p" "$T/saved/p1" "$T/saved/p2" "$T/"
+}
+
+# after a killed create (label $1): the old pool, intact to the byte, or
+# the new one, complete; and a plain retry succeeds and leaves no aside file
+old_or_new() {
+	local uuid f
+	run --separate-stderr pmactl inspect -j "$T/p"
+	[ "$status" = 0 ] || fail "$1: neither pool opens: $stderr"
+	[ "$(jq -r '.parts | length' <<<"$output")" = 3 ] ||
+		fail "$1: $output"
+	uuid=$(jq -r .uuid <<<"$output")
+	if [ "$uuid" = "$OLD_UUID" ]; then
+		for f in p p1 p2; do
+			cmp -s "$T/$f" "$T/saved/$f" || fail "$1: $f changed"
+		done
+		run --separate-stderr pmactl inspect --heap "$T/p"
+		assert_success
+		OLD_SEEN=$((OLD_SEEN + 1))
+	else
+		[ "$(jq -r '.regions | length' <<<"$output")" = 0 ] ||
+			fail "$1: $output"
+		NEW_SEEN=$((NEW_SEEN + 1))
+	fi
+	run --separate-stderr pmactl create "$T/p" --size 1M --force \
+		--parts "$T/p1,$T/p2"
+	[ "$status" = 0 ] || fail "$1: the retry failed: $stderr"
+	[ -z "$(ls -A "$T" | grep pmad-new)" ] || fail "$1: left $(ls -A "$T")"
+}
+
+@test "create --force killed at a rename leaves the old or the new pool" {
+	command -v strace >/dev/null || skip "no strace"
+	local w
+	old_pool
+	OLD_SEEN=0 NEW_SEEN=0
+	for w in 1 2 3; do
+		old_restore
+		run strace -f -o /dev/null -e trace=rename,renameat,renameat2 \
+			-e inject=rename:signal=KILL:when=$w \
+			pmactl create "$T/p" --size 1M --force \
+			--parts "$T/p1,$T/p2"
+		[ "$status" = 137 ] || fail "rename $w: not killed: $output"
+		old_or_new "killed at rename $w"
+	done
+	[ "$OLD_SEEN" -ge 1 ] && [ "$NEW_SEEN" -ge 1 ]
+}
+
+@test "create --force killed at any step leaves the old or the new pool" {
+	local n
+	old_pool
+	OLD_SEEN=0 NEW_SEEN=0
+	for ((n = 1; n < 40; n++)); do
+		old_restore
+		run env PMAD_TEST_CRASH_AT=create:$n pmactl create "$T/p" \
+			--size 1M --force --parts "$T/p1,$T/p2"
+		[ "$status" = 0 ] && break
+		[ "$status" = 137 ] || fail "step $n: $output"
+		old_or_new "killed at step $n"
+	done
+	# 3 parts built aside, headers, sync, 3 renames
+	[ "$n" -ge 9 ] || fail "only $((n - 1)) crash points"
+	[ "$OLD_SEEN" -ge 5 ] && [ "$NEW_SEEN" -ge 3 ]
+}
+
+@test "a new create killed at any step leaves nothing or the pool" {
+	local n
+	for ((n = 1; n < 40; n++)); do
+		rm -f "$T/p" "$T/p1" "$T/p2"
+		run env PMAD_TEST_CRASH_AT=create:$n pmactl create "$T/p" \
+			--size 1M --parts "$T/p1,$T/p2"
+		[ "$status" = 0 ] && break
+		[ "$status" = 137 ] || fail "step $n: $output"
+		if [ -e "$T/p" ]; then
+			run --separate-stderr pmactl inspect -j "$T/p"
+			[ "$status" = 0 ] || fail "step $n: $stderr"
+		else
+			[ ! -e "$T/p1" ] && [ ! -e "$T/p2" ] ||
+				fail "step $n: parts without part 0"
+		fi
+		# the retry needs no --force when nothing is in place
+		[ -e "$T/p" ] && continue
+		run --separate-stderr pmactl create "$T/p" --size 1M \
+			--parts "$T/p1,$T/p2"
+		[ "$status" = 0 ] || fail "step $n: the retry failed: $stderr"
+		[ -z "$(ls -A "$T" | grep pmad-new)" ] ||
+			fail "step $n: left $(ls -A "$T")"
+	done
+	[ "$n" -ge 9 ] || fail "only $((n - 1)) crash points"
+}
+
+@test "an open finishes the renames of a create killed after its commit" {
+	local uuid
+	old_pool
+	# killed right after part 0's rename, the commit
+	run env PMAD_TEST_CRASH_AT=create:6 pmactl create "$T/p" --size 1M \
+		--force --parts "$T/p1,$T/p2"
+	assert_failure 137
+	[ -e "$T/.p1.pmad-new" ] && [ -e "$T/.p2.pmad-new" ] ||
+		fail "$(ls -A "$T")"
+	# read-only: uses the parts where they are, changes nothing
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	uuid=$(jq -r .uuid <<<"$output")
+	[ "$uuid" != "$OLD_UUID" ]
+	[ "$(jq -r '.parts[1].path' <<<"$output")" = "$T/.p1.pmad-new" ]
+	[ -e "$T/.p1.pmad-new" ]
+	# writable: moves them in place
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 100
+	assert_success
+	[ -z "$(ls -A "$T" | grep pmad-new)" ] || fail "left $(ls -A "$T")"
+	run --separate-stderr pmactl inspect -j "$T/p"
+	assert_success
+	[ "$(jq -r .uuid <<<"$output")" = "$uuid" ]
+	[ "$(jq -r '.parts[2].path' <<<"$output")" = "$T/p2" ]
+}
+
+# ------------------------------------------------- getopt messages
+
+# stderr of a usage error: exit 2, no raw control character, and exactly
+# two lines (the message, then "try ...")
+usage_escaped() {
+	assert_failure 2
+	[[ "$stderr" != *$'\e'* ]] || fail "raw escape in: $stderr"
+	[ "$(wc -l <<<"$stderr")" = 2 ] || fail "$stderr"
+	[[ "$stderr" == *"$1"* ]] || fail "want '$1' in: $stderr"
+}
+
+@test "bad options are escaped in usage errors" {
+	run --separate-stderr pmactl create $'--si\nze\e[31m' 1M "$T/p"
+	usage_escaped "pmactl create: unrecognized option '--si\\nze\\x1b[31m'"
+	run --separate-stderr pmactl inspect $'-\e'
+	usage_escaped "pmactl inspect: invalid option -- '\\x1b'"
+	run --separate-stderr pmactl $'--x\ny' inspect "$T/p"
+	usage_escaped "pmactl: unrecognized option '--x\\ny'"
+	run --separate-stderr pmactl $'-\n' inspect "$T/p"
+	usage_escaped "pmactl: invalid option -- '\\n'"
+	run --separate-stderr pmactl create --force=$'\e[2J' "$T/p"
+	usage_escaped "pmactl create: option '--force' doesn't allow an argument"
+	run --separate-stderr pmactl log -jx$'\t' "$T/p"
+	usage_escaped "pmactl log: invalid option -- 'x'"
+	run --separate-stderr pmactl create "$T/p" -s
+	usage_escaped "pmactl create: option requires an argument -- 's'"
+	run --separate-stderr pmactl create "$T/p" --h
+	usage_escaped "pmactl create: option '--h' is ambiguous"
+	[ ! -e "$T/p" ]
+}
+
+# ------------------------------------------------- --node with gaps
+
+@test "--node accepts online nodes only, whose ids may have gaps" {
+	export PMAD_FAKE_NUMA=@0,2
+	run --separate-stderr pmactl create "$T/p" --size 1M --parts "$T/p1" \
+		--node 0,1
+	assert_failure 2
+	[[ "$stderr" == *"node 1 "*"online: 0,2"* ]] || fail "$stderr"
+	[ ! -e "$T/p" ]
+	run --separate-stderr pmactl create "$T/p" --size 1M --parts "$T/p1" \
+		--node 2,0 -j
+	assert_success
+	[ "$(jq -c '[.parts[].numa_node]' <<<"$output")" = "[2,0]" ]
+	# without --node, plain files go round the online nodes
+	run --separate-stderr pmactl create "$T/q" --size 1M \
+		--parts "$T/q1,$T/q2" -j
+	assert_success
+	[ "$(jq -c '[.parts[].numa_node]' <<<"$output")" = "[0,2,0]" ]
 }

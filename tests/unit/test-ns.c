@@ -180,7 +180,8 @@ static void test_fake_parse_map(void **state)
 	int *map = NULL;
 
 	(void)state;
-	assert_int_equal(ns_fake_parse("3:4=0,1=2", &nodes, &map, &ncpus), 0);
+	assert_int_equal(ns_fake_parse("3:4=0,1=2", &nodes, &map, &ncpus, NULL),
+			 0);
 	assert_int_equal(nodes, 3);
 	assert_int_equal(ncpus, 5);
 	assert_int_equal(map[0], 0);
@@ -190,10 +191,36 @@ static void test_fake_parse_map(void **state)
 	assert_int_equal(map[4], 0);
 	free(map);
 	map = (int *)&nodes;
-	assert_int_equal(ns_fake_parse("1", &nodes, &map, &ncpus), 0);
+	assert_int_equal(ns_fake_parse("1", &nodes, &map, &ncpus, NULL), 0);
 	assert_int_equal(nodes, 1);
 	assert_int_equal(ncpus, 0);
 	assert_null(map);
+}
+
+/* "@0,2": online nodes with a gap; unlisted CPUs go round them */
+static void test_fake_env_gaps(void **state)
+{
+	(void)state;
+	setenv("PMAD_FAKE_NUMA", "@0,2:1=2", 1);
+	assert_int_equal(ns_topology_init(), 0);
+	assert_int_equal(ns_node_count(), 3);
+	assert_true(ns_node_is_online(0));
+	assert_false(ns_node_is_online(1));
+	assert_true(ns_node_is_online(2));
+	assert_false(ns_node_is_online(3));
+	assert_false(ns_node_is_online(-1));
+	assert_int_equal(ns_node_nth_online(0), 0);
+	assert_int_equal(ns_node_nth_online(1), 2);
+	assert_int_equal(ns_node_nth_online(2), 0);
+	assert_int_equal(ns_cpu_node(1), 2);
+	assert_int_equal(ns_cpu_node(4), 0); /* past the map: c % 2 */
+	assert_int_equal(ns_cpu_node(5), 2);
+	setenv("PMAD_FAKE_NUMA", "@0,2:1=1", 1);
+	assert_int_equal(ns_topology_init(), -EINVAL);
+	setenv("PMAD_FAKE_NUMA", "@2,2", 1);
+	assert_int_equal(ns_topology_init(), -EINVAL);
+	setenv("PMAD_FAKE_NUMA", "@", 1);
+	assert_int_equal(ns_topology_init(), -EINVAL);
 }
 
 static const struct {
@@ -392,6 +419,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_path_not_devdax, reset),
 		cmocka_unit_test_teardown(test_fake_env_plain, reset),
 		cmocka_unit_test_teardown(test_fake_env_map, reset),
+		cmocka_unit_test_teardown(test_fake_env_gaps, reset),
 		cmocka_unit_test_teardown(test_fake_parse_map, reset),
 		cmocka_unit_test_teardown(test_fake_invalid, reset),
 		cmocka_unit_test_teardown(test_set_fake, reset),

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmactl fsck: check a pool offline: the pool format (lib/pool/fsck.c),
+ * then its PMAlloc heap (lib/pmalloc/fsck.c). Every finding has a stable
+ * code and a severity (pmactl-fsck(1) lists them); the exit status follows
+ * pmempool check: 0 consistent or repaired, 1 inconsistent (not repaired),
+ * 2 usage, 3 cannot repair, 4 the check could not run. --repair does only
+ * what the library's own crash-safe writable open repairs, and only when
+ * every error found is of that kind; it checks again afterwards.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "pmalloc/fsck.h"
+#include "pool/fsck.h"
+#include "pool/pool.h"
+#include "util/io.h"
+#include "util/json.h"
+
+enum fsck_exit {
+	FSCK_EXIT_CONSISTENT = 0,
+	FSCK_EXIT_INCONSISTENT = 1,
+	FSCK_EXIT_USAGE = 2,
+	FSCK_EXIT_CANNOT_REPAIR = 3,
+	FSCK_EXIT_INTERNAL = 4,
+};
+
+static const char fsck_usage[] =
+	"usage: pmactl fsck [--json] [--human] [--verbose] [--repair [--yes]\n"
+	"                   [--dry-run] [--backup FILE]] POOL\n"
+	"\n"
+	"Check the pool's format and its PMAlloc heap (headers, region table,\n"
+	"bookkeeping logs, page map, slabs, extents, root word). Each finding\n"
+	"has a stable code (pmactl-fsck(1)). Without --repair nothing is\n"
+	"written. Exit status: 0 consistent or repaired, 1 inconsistent, 2\n"
+	"usage error, 3 cannot repair, 4 the check could not run.\n"
+	"\n"
+	"options:\n"
+	"  -v, --verbose       also print informational findings\n"
+	"  -r, --repair        repair what the library's recovery repairs (a\n"
+	"                      damaged header copy of the same state, the logs,\n"
+	"                      summary words), if every error is of that kind\n"
+	"  -y, --yes           repair without asking\n"
+	"  -n, --dry-run       write nothing; with --repair: say what would\n"
+	"                      be repaired\n"
+	"  -b, --backup FILE   with --repair: copy part 0 to FILE (part N to\n"
+	"                      FILE.N) before writing anything\n" CMD_BASE_OPTIONS_HELP;
+
+static const struct option fsck_options[] = {
+	CMD_BASE_OPTIONS,
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "repair", no_argument, NULL, 'r' },
+	{ "yes", no_argument, NULL, 'y' },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "backup", required_argument, NULL, 'b' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct fsck_opts {
+	int verbose, repair, yes, dry_run;
+	const char *backup;
+};
+
+struct fsck_run {
+	const struct cmd_ctx *ctx;
+	const struct fsck_opts *opts;
+	const char *path;
+	struct json_object *arr; /* --json: the first check's findings */
+	int quiet; /* the check after a repair: count only */
+	unsigned long unrepairable; /* errors --repair does not repair */
+	char first_unrepairable[64];
+};
+
+static int finding_json(struct fsck_run *r, const struct pool_fsck_finding *f)
+{
+	struct json_object *o = json_object_new_object();
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	err = util_json_add_str(o, "code", f->code);
+	err |= util_json_add_str(o, "severity",
+				 pool_fsck_severity_name(f->severity));
+	err |= util_json_add_u64(o, "part", f->part);
+	err |= util_json_add_hex(o, "offset", f->off);
+	err |= util_json_add_str(o, "message", f->message);
+	if (err || json_object_array_add(r->arr, o) < 0) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int finding(const struct pool_fsck_finding *f, void *arg)
+{
+	struct fsck_run *r = arg;
+
+	if (f->severity == POOL_FSCK_ERROR && !pma_fsck_repairable(f->code) &&
+	    !r->unrepairable++)
+		snprintf(r->first_unrepairable, sizeof(r->first_unrepairable),
+			 "%s", f->code);
+	if (r->quiet)
+		return 0;
+	if (r->arr)
+		return finding_json(r, f);
+	if (f->severity == POOL_FSCK_INFO && !r->opts->verbose)
+		return 0;
+	printf("%s: %s: ", pool_fsck_severity_name(f->severity), f->code);
+	cmd_print_escaped(stdout, f->message);
+	putchar('\n');
+	return 0;
+}
+
+/* pool then heap into sink; 0, or FSCK_EXIT_INTERNAL after the message */
+static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
+{
+	int rc;
+
+	sink->fn = finding;
+	sink->arg = r;
+	rc = pool_fsck(r->path, sink);
+	/* the heap is checked even after pool findings: it opens on any
+	 * header copy the pool can open on, else says it was not checked */
+	if (rc == 0)
+		rc = pma_fsck(r->path, sink);
+	if (rc == 0)
+		return 0;
+	cmd_error(r->ctx, "cannot check '%s': %s", r->path,
+		  sink->rc < 0 ? strerror(-sink->rc) : pool_errormsg());
+	return FSCK_EXIT_INTERNAL;
+}
+
+/* ------------------------------------------------------------ repair */
+
+/* copy the file at from to a new file to (never overwritten), durably */
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in, out, rc = 0;
+	ssize_t n;
+
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (out < 0) {
+		rc = -errno;
+		close(in);
+		return rc;
+	}
+	while (rc == 0 && (n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0)
+			rc = errno == EINTR ? 0 : -errno;
+		else
+			rc = util_write_all(out, buf, (size_t)n);
+	}
+	if (rc == 0 && fsync(out) < 0)
+		rc = -errno;
+	if (close(out) < 0 && rc == 0)
+		rc = -errno;
+	close(in);
+	return rc;
+}
+
+/* every part of the pool to opts->backup (part N > 0: backup.N) */
+static int fsck_backup(struct fsck_run *r)
+{
+	char dst[4096];
+	struct pool *pool;
+	unsigned i;
+	int rc;
+
+	rc = pool_open(r->path, POOL_OPEN_RDONLY, &pool);
+	if (rc < 0) {
+		cmd_error(r->ctx, "cannot back up '%s': %s", r->path,
+			  pool_errormsg());
+		return FSCK_EXIT_INTERNAL;
+	}
+	for (i = 0; rc == 0 && i < pool_part_count(pool); i++) {
+		if (i)
+			snprintf(dst, sizeof(dst), "%s.%u", r->opts->backup, i);
+		else
+			snprintf(dst, sizeof(dst), "%s", r->opts->backup);
+		rc = copy_file(pool_part_path(pool, i), dst);
+		if (rc < 0)
+			cmd_error(r->ctx, "cannot back up part %u to '%s': %s",
+				  i, dst, strerror(-rc));
+	}
+	pool_close(&pool);
+	return rc < 0 ? FSCK_EXIT_INTERNAL : 0;
+}
+
+/* ask on stderr, answer on stdin; 1 for yes */
+static int fsck_confirm(const struct fsck_run *r, unsigned long errors)
+{
+	char line[32];
+
+	fprintf(stderr, "pmactl: repair '%s' (%lu error%s)? [y/N] ", r->path,
+		errors, errors == 1 ? "" : "s");
+	if (!fgets(line, sizeof(line), stdin))
+		return 0;
+	return line[0] == 'y' || line[0] == 'Y';
+}
+
+/*
+ * --repair after a check that found errors: what it did in *ret_action,
+ * and the exit status (ret_after: errors left when it repaired).
+ */
+static int fsck_repair(struct fsck_run *r, unsigned long errors,
+		       const char **ret_action, unsigned long *ret_after)
+{
+	struct pool_fsck_sink sink = { 0 };
+	int rc;
+
+	*ret_action = "cannot_repair";
+	if (r->unrepairable) {
+		fprintf(stderr,
+			"pmactl: cannot repair '%s': %lu error%s need a repair "
+			"fsck does not do (the first: %s)\n",
+			r->path, r->unrepairable,
+			r->unrepairable == 1 ? "" : "s", r->first_unrepairable);
+		return FSCK_EXIT_CANNOT_REPAIR;
+	}
+	*ret_action = "would_repair";
+	if (r->opts->dry_run)
+		return FSCK_EXIT_INCONSISTENT;
+	*ret_action = "declined";
+	if (!r->opts->yes && !fsck_confirm(r, errors))
+		return FSCK_EXIT_INCONSISTENT;
+	*ret_action = "cannot_repair";
+	if (r->opts->backup && (rc = fsck_backup(r)) != 0)
+		return rc;
+	if (pma_fsck_repair(r->path) < 0) {
+		cmd_error(r->ctx, "cannot repair '%s': %s", r->path,
+			  pool_errormsg());
+		return FSCK_EXIT_CANNOT_REPAIR;
+	}
+	r->quiet = 1;
+	rc = fsck_check(r, &sink);
+	if (rc)
+		return rc;
+	*ret_after = sink.counts[POOL_FSCK_ERROR];
+	if (*ret_after)
+		return FSCK_EXIT_CANNOT_REPAIR;
+	*ret_action = "repaired";
+	return FSCK_EXIT_CONSISTENT;
+}
+
+/* ------------------------------------------------------------ output */
+
+static int fsck_text(const struct fsck_run *r, const struct pool_fsck_sink *s,
+		     const char *action, unsigned long after)
+{
+	unsigned long errors = s->counts[POOL_FSCK_ERROR];
+	unsigned long warnings = s->counts[POOL_FSCK_WARNING];
+
+	if (!strcmp(action, "repaired"))
+		printf("repaired: %s (%lu error%s found, none left)\n", r->path,
+		       errors, errors == 1 ? "" : "s");
+	else if (!strcmp(action, "would_repair"))
+		printf("would repair: %s (%lu error%s; run without "
+		       "--dry-run)\n",
+		       r->path, errors, errors == 1 ? "" : "s");
+	else
+		printf("%s: %s (%lu error%s, %lu warning%s%s)\n",
+		       errors ? "inconsistent" : "consistent", r->path, errors,
+		       errors == 1 ? "" : "s", warnings,
+		       warnings == 1 ? "" : "s",
+		       after ? "; errors left after the repair" : "");
+	return 0;
+}
+
+static int fsck_json(struct fsck_run *r, const struct pool_fsck_sink *s,
+		     const char *action, unsigned long after)
+{
+	unsigned long errors = s->counts[POOL_FSCK_ERROR];
+	struct json_object *root = json_object_new_object();
+	int err;
+
+	if (!root) {
+		json_object_put(r->arr);
+		return -ENOMEM;
+	}
+	err = util_json_add_str(root, "pool", r->path);
+	err |= util_json_add_bool(root, "consistent", !errors);
+	err |= util_json_add_u64(root, "errors", errors);
+	err |= util_json_add_u64(root, "warnings",
+				 s->counts[POOL_FSCK_WARNING]);
+	err |= util_json_add_obj(root, "findings", r->arr);
+	if (r->opts->repair) {
+		err |= util_json_add_str(root, "repair", action);
+		err |= util_json_add_u64(root, "errors_after_repair", after);
+	}
+	if (err) {
+		json_object_put(root);
+		return -ENOMEM;
+	}
+	return cmd_json_print(r->ctx, root) == CMD_EXIT_OK ? 0 : -EIO;
+}
+
+static int fsck_run(struct cmd_ctx *ctx, const char *path,
+		    const struct fsck_opts *opts)
+{
+	struct fsck_run r = { .ctx = ctx, .opts = opts, .path = path };
+	struct pool_fsck_sink sink = { 0 };
+	unsigned long errors, after = 0;
+	const char *action = "none";
+	int rc, out;
+
+	if (ctx->json && !(r.arr = json_object_new_array())) {
+		cmd_error(ctx, "cannot build JSON output: out of memory");
+		return FSCK_EXIT_INTERNAL;
+	}
+	rc = fsck_check(&r, &sink);
+	if (rc) {
+		json_object_put(r.arr);
+		return rc;
+	}
+	errors = sink.counts[POOL_FSCK_ERROR];
+	rc = errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
+	if (errors && opts->repair)
+		rc = fsck_repair(&r, errors, &action, &after);
+	out = r.arr ? fsck_json(&r, &sink, action, after) :
+		      fsck_text(&r, &sink, action, after);
+	if (out == -ENOMEM)
+		cmd_error(ctx, "cannot build JSON output: out of memory");
+	return out < 0 ? FSCK_EXIT_INTERNAL : rc;
+}
+
+static int fsck_option(int c, struct fsck_opts *o)
+{
+	switch (c) {
+	case 'v':
+		o->verbose = 1;
+		return 1;
+	case 'r':
+		o->repair = 1;
+		return 1;
+	case 'y':
+		o->yes = 1;
+		return 1;
+	case 'n':
+		o->dry_run = 1;
+		return 1;
+	case 'b':
+		o->backup = optarg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	struct fsck_opts opts = { 0 };
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, CMD_BASE_OPTSTRING "vryb:n",
+				fsck_options, NULL)) != -1) {
+		if (fsck_option(c, &opts))
+			continue;
+		rc = cmd_base_option(c, ctx, "fsck", fsck_usage);
+		if (rc != CMD_CONTINUE)
+			return rc;
+	}
+	if (optind >= argc)
+		return cmd_usage_error(ctx, "fsck", "missing POOL argument");
+	if (optind + 1 < argc)
+		return cmd_usage_error(ctx, "fsck", "unexpected argument '%s'",
+				       argv[optind + 1]);
+	/* --dry-run alone is fine: a check writes nothing anyway */
+	if (!opts.repair && (opts.yes || opts.backup))
+		return cmd_usage_error(ctx, "fsck",
+				       "--yes and --backup need --repair");
+	return fsck_run(ctx, argv[optind], &opts);
+}

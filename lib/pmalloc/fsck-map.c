@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc fsck, part 2 (fsck.h): the page map summary and entries as they
+ * are on media (before the logs' windows, as open checks them), then the
+ * state after the windows: spans, slabs (header against their page map
+ * entry, bitmap banks against their check before or after the window),
+ * the root word, and the library's own read-only open compared with the
+ * walk (its free-extent index against the page map).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "pmalloc/fsck.h"
+#include "util/errmsg.h"
+
+/* ------------------------------------------------------------ page map */
+
+/* summary words: valid, and their bits (invalid: all set, as open does) */
+static int sum_fsck(struct pma_fsck *f)
+{
+	const uint64_t *words =
+		(const uint64_t *)(const void *)(f->base + f->region_off +
+						 f->g.sum_off);
+	uint64_t w, v, off;
+	int rc = 0;
+
+	for (w = 0; rc == 0 && w < f->g.sum_words; w++) {
+		v = words[w];
+		f->sum[w] = v & PMA_SUM_BITS_MASK;
+		if (v == pma_sum_encode(v, w))
+			continue;
+		f->sum[w] = PMA_SUM_BITS_MASK;
+		off = f->region_off + f->g.sum_off + w * 8;
+		rc = pma_fsck_report(
+			f, "pmap-summary-check", POOL_FSCK_ERROR, off,
+			"page map summary word %llu at 0x%llx (0x%llx) fails "
+			"its check: open reads all its groups; a writable "
+			"open rewrites it",
+			(unsigned long long)w, (unsigned long long)off,
+			(unsigned long long)v);
+	}
+	return rc;
+}
+
+/* what is wrong with entry e of page (before the window), NULL if
+ * nothing; *code the finding's code */
+static const char *entry_bad(const struct pma_fsck *f, uint64_t page,
+			     uint64_t e, const char **code)
+{
+	uint64_t n = pma_pmap_npages(e);
+
+	*code = "pmap-entry-check";
+	if (f->checked ? pma_check_pmap(e, page) != e :
+			 (e & PMA_PMAP_CHECK_MASK) != 0)
+		return "fails its check";
+	*code = "pmap-entry-kind";
+	if (pma_pmap_kind(e) == PMA_PMAP_SLAB) {
+		*code = "pmap-slab-entry";
+		if (n != PMA_CHUNK_PAGES || page % PMA_CHUNK_PAGES ||
+		    page + n > f->g.npages)
+			return "is a slab entry off a chunk boundary";
+		if (pma_pmap_cls(e) >= PMA_NCLASSES)
+			return "names no size class";
+		if (pma_pmap_owner(e) >= f->g.narenas)
+			return "names no arena";
+		return NULL;
+	}
+	if (pma_pmap_kind(e) != PMA_PMAP_EXTENT || pma_pmap_cls(e) ||
+	    pma_pmap_owner(e))
+		return "is of no valid kind";
+	*code = "pmap-extent-range";
+	if (!n || page + n > f->g.npages)
+		return "is an extent that does not fit the data area";
+	return NULL;
+}
+
+int pma_fsck_pmap(struct pma_fsck *f)
+{
+	const char *why, *code;
+	uint64_t page, e, off;
+	int rc = f->sum ? sum_fsck(f) : 0;
+
+	for (page = 0; rc == 0 && page < f->g.npages; page++) {
+		e = f->pmap_pm[page];
+		if (!e || !pma_fsck_sum_has(f, page))
+			continue; /* unmarked: pma_fsck_spans */
+		why = entry_bad(f, page, e, &code);
+		if (!why) {
+			f->pmap[page] = e; /* the window starts from it */
+			continue;
+		}
+		off = f->region_off + f->g.pmap_off + page * 8;
+		rc = pma_fsck_report(f, code, POOL_FSCK_ERROR, off,
+				     "page map entry %llu at 0x%llx (0x%llx) "
+				     "%s",
+				     (unsigned long long)page,
+				     (unsigned long long)off,
+				     (unsigned long long)e, why);
+	}
+	return rc;
+}
+
+/* entries in groups the summary does not mark, which no window op
+ * writes again: open ignores them (and clears them when it marks the
+ * group), so they are left over from damage or an old crash */
+static int unmarked_fsck(struct pma_fsck *f)
+{
+	uint64_t page, e, off, n = 0, first = 0;
+
+	for (page = 0; f->sum && page < f->g.npages; page++) {
+		e = f->pmap_pm[page];
+		if (!e || pma_fsck_sum_has(f, page) ||
+		    (f->written[page / 64] >> (page % 64) & 1))
+			continue;
+		if (!n++)
+			first = page;
+	}
+	if (!n)
+		return 0;
+	off = f->region_off + f->g.pmap_off + first * 8;
+	return pma_fsck_report(f, "pmap-entry-unmarked", POOL_FSCK_WARNING, off,
+			       "%llu page map entries (the first: page %llu "
+			       "at 0x%llx) are in groups the summary does not "
+			       "mark: open ignores them",
+			       (unsigned long long)n, (unsigned long long)first,
+			       (unsigned long long)off);
+}
+
+int pma_fsck_spans(struct pma_fsck *f)
+{
+	uint64_t page, e, n, end = 0, owner = 0;
+	int rc = unmarked_fsck(f);
+
+	for (page = 0; rc == 0 && page < f->g.npages; page++) {
+		e = f->pmap[page];
+		if (!e)
+			continue;
+		n = pma_pmap_npages(e);
+		if (page < end) {
+			rc = pma_fsck_report(
+				f, "pmap-overlap", POOL_FSCK_ERROR,
+				pma_fsck_page_off(f, page),
+				"the %s at 0x%llx (page %llu) lies inside the "
+				"%s at page %llu",
+				pma_pmap_kind(e) == PMA_PMAP_SLAB ? "slab" :
+								    "extent",
+				(unsigned long long)pma_fsck_page_off(f, page),
+				(unsigned long long)page,
+				pma_pmap_kind(f->pmap[owner]) == PMA_PMAP_SLAB ?
+					"slab" :
+					"extent",
+				(unsigned long long)owner);
+			continue;
+		}
+		f->used_pages += n;
+		end = page + n;
+		owner = page;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ slabs */
+
+/* the banks the window changed: on media either before or after it */
+static int touched_fsck(struct pma_fsck *f, uint64_t chunk,
+			struct pma_fsck_slab *s)
+{
+	uint64_t off = pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES);
+	uint64_t pre[PMA_SLAB_BANK_WORDS], any;
+	unsigned l, w;
+
+	for (l = 0; f->checked && !s->fresh && l < PMA_NBANKS; l++) {
+		for (w = 0, any = 0; w < PMA_SLAB_BANK_WORDS; w++) {
+			any |= s->touched[l][w];
+			pre[w] = (s->pm[l][w] & ~s->touched[l][w]) |
+				 s->pre[l][w];
+		}
+		if (!any ||
+		    s->pm_check[l] == pma_check_bank(s->cur[l], off, l) ||
+		    s->pm_check[l] == pma_check_bank(pre, off, l))
+			continue;
+		return pma_fsck_report(
+			f, "slab-bitmap-bank-check", POOL_FSCK_ERROR,
+			off + PMA_SLAB_BITMAP_OFF + l * PMA_LINE,
+			"slab at 0x%llx: allocation bitmap bank %u at 0x%llx "
+			"matches neither the state before the logs' records "
+			"nor after them",
+			(unsigned long long)off, l,
+			(unsigned long long)(off + PMA_SLAB_BITMAP_OFF +
+					     l * PMA_LINE));
+	}
+	return 0;
+}
+
+/* the slab header against its page map entry e; a code if bad */
+static const char *slab_hdr_bad(const struct pma_fsck *f,
+				const struct pma_slab_hdr *h, uint64_t e,
+				const char **code)
+{
+	*code = "slab-magic";
+	if (h->magic != PMA_SLAB_MAGIC)
+		return "has no slab magic";
+	*code = "slab-class";
+	if (h->cls >= PMA_NCLASSES || h->cls != pma_pmap_cls(e))
+		return "names a class its page map entry does not";
+	*code = "slab-owner";
+	if (h->owner >= f->g.narenas || h->owner != pma_pmap_owner(e))
+		return "names an arena its page map entry does not";
+	*code = "slab-geometry";
+	if (h->block_size != pma_class_size(h->cls) ||
+	    h->nblocks != pma_class_nblocks(h->cls))
+		return "has a block size or count not of its class";
+	return NULL;
+}
+
+/* bank l of slab s: untouched banks against their check, and no bit
+ * past the last block */
+static int bank_fsck(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
+		     unsigned l)
+{
+	uint64_t boff = off + PMA_SLAB_BITMAP_OFF + l * PMA_LINE, valid;
+	unsigned w, b, nbits;
+
+	if (f->checked && !s->fresh &&
+	    !(s->touched[l][0] | s->touched[l][1] | s->touched[l][2]) &&
+	    s->pm_check[l] != pma_check_bank(s->pm[l], off, l))
+		return pma_fsck_report(f, "slab-bitmap-bank-check",
+				       POOL_FSCK_ERROR, boff,
+				       "slab at 0x%llx: allocation bitmap bank "
+				       "%u at 0x%llx fails its check",
+				       (unsigned long long)off, l,
+				       (unsigned long long)boff);
+	/* bank l holds blocks l, l + NBANKS, ...: nbits of them */
+	nbits = s->hdr.nblocks > l ?
+			(s->hdr.nblocks - l + PMA_NBANKS - 1) / PMA_NBANKS :
+			0;
+	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++) {
+		b = w * 64;
+		valid = nbits <= b	? 0 :
+			nbits - b >= 64 ? ~0ULL :
+					  (1ULL << (nbits - b)) - 1;
+		if (s->cur[l][w] & ~valid)
+			return pma_fsck_report(
+				f, "slab-bitmap-stray", POOL_FSCK_ERROR, boff,
+				"slab at 0x%llx: allocation bitmap bank %u at "
+				"0x%llx has bits set past its %u blocks",
+				(unsigned long long)off, l,
+				(unsigned long long)boff, s->hdr.nblocks);
+	}
+	return 0;
+}
+
+static int slab_fsck(struct pma_fsck *f, uint64_t page, uint64_t e)
+{
+	uint64_t chunk = page / PMA_CHUNK_PAGES,
+		 off = pma_fsck_page_off(f, page);
+	struct pma_fsck_slab *s = pma_fsck_slab_get(f, chunk);
+	const char *why, *code;
+	unsigned l;
+	int rc = 0;
+
+	if (!s)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (!s->fresh && (why = slab_hdr_bad(f, &s->hdr, e, &code)) != NULL)
+		return pma_fsck_report(f, code, POOL_FSCK_ERROR, off,
+				       "slab header at 0x%llx (class %u, arena "
+				       "%u in its header; %u, %u in its page "
+				       "map entry) %s",
+				       (unsigned long long)off, s->hdr.cls,
+				       s->hdr.owner, pma_pmap_cls(e),
+				       pma_pmap_owner(e), why);
+	for (l = 0; rc == 0 && l < PMA_NBANKS; l++)
+		rc = bank_fsck(f, off, s, l);
+	return rc;
+}
+
+int pma_fsck_slabs(struct pma_fsck *f)
+{
+	uint64_t c, page, nchunks = f->g.npages / PMA_CHUNK_PAGES + 1;
+	int rc = 0;
+
+	for (c = 0; rc == 0 && c < nchunks; c++)
+		if (f->slabs[c])
+			rc = touched_fsck(f, c, f->slabs[c]);
+	for (page = 0; rc == 0 && page < f->g.npages; page++)
+		if (pma_pmap_kind(f->pmap[page]) == PMA_PMAP_SLAB)
+			rc = slab_fsck(f, page, f->pmap[page]);
+	return rc;
+}
+
+/* ------------------------------------------------------------ root */
+
+/* does pool offset off name a live block or extent after the window? */
+static int live_after(struct pma_fsck *f, uint64_t off)
+{
+	uint64_t b = pool_off_byte(off), page, chunk;
+	struct pma_fsck_slab *s;
+	int idx;
+
+	if (pool_off_part(off) != 0 || b < f->data_base ||
+	    (page = (b - f->data_base) >> PMA_PAGE_SHIFT) >= f->g.npages)
+		return 0;
+	if (b % PMA_PAGE == 0 &&
+	    pma_pmap_kind(f->pmap[page]) == PMA_PMAP_EXTENT)
+		return 1;
+	chunk = page / PMA_CHUNK_PAGES;
+	if (pma_pmap_kind(f->pmap[chunk * PMA_CHUNK_PAGES]) != PMA_PMAP_SLAB)
+		return 0;
+	s = pma_fsck_slab_get(f, chunk);
+	if (!s)
+		return -ENOMEM;
+	idx = pma_fsck_block_of(f, s, chunk, b);
+	return idx >= 0 && (s->cur[idx % PMA_NBANKS][idx / PMA_NBANKS / 64] >>
+				    (idx / PMA_NBANKS % 64) &
+			    1);
+}
+
+int pma_fsck_root(struct pma_fsck *f)
+{
+	uint64_t root = f->hdr->root_off, check = f->hdr->root_check;
+	uint64_t off = f->region_off + PMA_ROOT_WORD_OFF;
+	int live;
+
+	if (f->checked && root && check && check != pma_check_root(root))
+		return pma_fsck_report(f, "root-check", POOL_FSCK_ERROR, off,
+				       "root word at 0x%llx (0x%llx) fails "
+				       "its check",
+				       (unsigned long long)off,
+				       (unsigned long long)root);
+	if (f->checked && !root && check && !f->root_logged)
+		return pma_fsck_report(f, "root-check", POOL_FSCK_ERROR, off,
+				       "root word at 0x%llx is 0 but its "
+				       "check is set, and no log record "
+				       "allocates to it",
+				       (unsigned long long)off);
+	if (f->checked && root && !check &&
+	    pma_fsck_report(f, "root-unsealed", POOL_FSCK_WARNING, off,
+			    "root word at 0x%llx has no check yet (a crash "
+			    "between its two stores): a writable open "
+			    "completes it",
+			    (unsigned long long)off) < 0)
+		return f->sink->rc;
+	if (!root)
+		return 0;
+	live = live_after(f, root);
+	if (live < 0)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (!live)
+		return pma_fsck_report(f, "root-not-live", POOL_FSCK_ERROR, off,
+				       "root word at 0x%llx names 0x%llx, not "
+				       "a live block or extent",
+				       (unsigned long long)off,
+				       (unsigned long long)root);
+	return 0;
+}
+
+/* ------------------------------------------------------------ library */
+
+/* the read-only open's page map and free-extent index against the walk */
+static int library_compare(struct pma_fsck *f, struct pma_heap *heap)
+{
+	uint64_t page, free_pages = f->g.npages - f->used_pages;
+
+	if (pma_ext_check(&heap->ext) < 0)
+		return pma_fsck_report(f, "extent-index-invalid",
+				       POOL_FSCK_ERROR, f->data_base,
+				       "the free-extent index built at open "
+				       "is inconsistent: %s",
+				       pma_errormsg());
+	if (pma_ext_free_pages(&heap->ext) != free_pages)
+		return pma_fsck_report(
+			f, "extent-index-mismatch", POOL_FSCK_ERROR,
+			f->data_base,
+			"the free-extent index built at open holds %llu free "
+			"pages, the page map leaves %llu",
+			(unsigned long long)pma_ext_free_pages(&heap->ext),
+			(unsigned long long)free_pages);
+	for (page = 0; page < f->g.npages; page++)
+		if (heap->pmap_pm[page] != f->pmap[page])
+			return pma_fsck_report(
+				f, "heap-replay-mismatch", POOL_FSCK_ERROR,
+				f->region_off + f->g.pmap_off + page * 8,
+				"page map entry %llu after recovery is 0x%llx, "
+				"fsck expected 0x%llx",
+				(unsigned long long)page,
+				(unsigned long long)heap->pmap_pm[page],
+				(unsigned long long)f->pmap[page]);
+	return 0;
+}
+
+int pma_fsck_library(struct pma_fsck *f, const char *path)
+{
+	struct pma_heap_stats st;
+	struct pma_heap *heap;
+	int rc;
+
+	if (pma_heap_open(path, PMA_HEAP_RDONLY, &heap) < 0)
+		return pma_fsck_report(f, "heap-open-refused", POOL_FSCK_ERROR,
+				       f->region_off,
+				       "the heap's read-only open refuses it: "
+				       "%s",
+				       pma_errormsg());
+	/* reads every slab, with the checks of its first use */
+	rc = pma_heap_stats(heap, &st);
+	if (rc < 0)
+		rc = pma_fsck_report(f, "heap-slab-refused", POOL_FSCK_ERROR,
+				     f->data_base,
+				     "reading every slab fails: %s",
+				     pma_errormsg());
+	else
+		rc = library_compare(f, heap);
+	pma_heap_close(heap);
+	return rc;
+}

@@ -1,0 +1,657 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc fsck, part 1 (fsck.h): the driver, the heap header, the arena
+ * heads, the bookkeeping logs, and the walk's replay of their windows
+ * (the records from each head to its tail) into its own model: the page
+ * map entries the structural ops write, and per slab the bitmap bits the
+ * block ops set and clear. Phase 1 applies each log's own ops in log
+ * order, phase 2 the frees of other arenas' blocks and extents, as
+ * recovery does (doc/pmalloc.md, "Protocol"). Nothing here writes PM.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmalloc/fsck.h"
+#include "util/errmsg.h"
+
+int pma_fsck_report(struct pma_fsck *f, const char *code,
+		    enum pool_fsck_severity severity, uint64_t off,
+		    const char *fmt, ...)
+{
+	char msg[2 * UTIL_ERRMSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	/* va_start is right above (an analyzer false positive) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (severity == POOL_FSCK_ERROR)
+		f->heap_errors++;
+	return pool_fsck_report(f->sink, code, severity, 0, off, "%s", msg);
+}
+
+int pma_fsck_sum_has(const struct pma_fsck *f, uint64_t page)
+{
+	uint64_t g;
+
+	if (!f->sum)
+		return 1;
+	g = page >> f->g.sum_shift;
+	return ((f->sum[g / PMA_SUM_BITS] >> (g % PMA_SUM_BITS)) & 1) != 0;
+}
+
+struct pma_fsck_slab *pma_fsck_slab_get(struct pma_fsck *f, uint64_t chunk)
+{
+	struct pma_fsck_slab *s = f->slabs[chunk];
+	const uint64_t *line;
+	const char *pm;
+	unsigned l;
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	pm = f->base + pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES);
+	memcpy(&s->hdr, pm, sizeof(s->hdr));
+	for (l = 0; l < PMA_NBANKS; l++) {
+		line = (const uint64_t *)(const void *)(pm +
+							PMA_SLAB_BITMAP_OFF +
+							l * PMA_LINE);
+		memcpy(s->pm[l], line, sizeof(s->pm[l]));
+		memcpy(s->cur[l], line, sizeof(s->cur[l]));
+		s->pm_check[l] = line[PMA_SLAB_BANK_CHECK];
+	}
+	f->slabs[chunk] = s;
+	return s;
+}
+
+/* ------------------------------------------------------------ header */
+
+/* magic, checksum, version, geometry; 1 if the heap cannot be walked */
+static int header_fsck(struct pma_fsck *f)
+{
+	static const char zero[PMA_HEAP_MAGIC_LEN];
+	const struct pma_heap_hdr *h = f->hdr;
+	const char *code = NULL;
+
+	if (!memcmp(h->magic, zero, sizeof(zero))) {
+		pma_fsck_report(f, "heap-unformatted", POOL_FSCK_INFO,
+				f->region_off,
+				"heap region at 0x%llx is not formatted (no "
+				"magic): nothing to check",
+				(unsigned long long)f->region_off);
+		return 1;
+	}
+	if (memcmp(h->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN) != 0)
+		code = "heap-hdr-magic";
+	else if (h->checksum != util_crc32c(0, h, PMA_HDR_CSUM_LEN))
+		code = "heap-hdr-checksum";
+	else if (h->version < PMA_HEAP_VERSION_MIN ||
+		 h->version > PMA_HEAP_VERSION)
+		code = "heap-hdr-version";
+	else if (pma_heap_hdr_check(h, f->region_size, &f->g) < 0)
+		code = "heap-hdr-geometry";
+	if (code) {
+		pma_heap_hdr_check(h, f->region_size, &f->g);
+		pma_fsck_report(f, code, POOL_FSCK_ERROR, f->region_off,
+				"heap header at 0x%llx: %s; the heap's other "
+				"structures are not checked",
+				(unsigned long long)f->region_off,
+				util_errmsg());
+		return 1;
+	}
+	f->checked = h->version >= PMA_HEAP_VERSION_CHECKED;
+	f->data_base = f->region_off + f->g.data_off;
+	f->logs =
+		(const struct pma_rec *)(const void *)(f->base + f->region_off +
+						       f->g.log_off);
+	f->pmap_pm = (const uint64_t *)(const void *)(f->base + f->region_off +
+						      f->g.pmap_off);
+	f->gen_ok = 1;
+	f->gen = h->head_gen;
+	if (f->checked && pma_check_gen_decode(h->head_gen, &f->gen)) {
+		f->gen_ok = 0;
+		pma_fsck_report(
+			f, "heap-head-gen-check", POOL_FSCK_ERROR,
+			f->region_off + PMA_HEAD_GEN_OFF,
+			"heap head generation word at 0x%llx "
+			"(0x%llx) fails its check: the current heads, "
+			"so the logs, are unknown and not checked",
+			(unsigned long long)(f->region_off + PMA_HEAD_GEN_OFF),
+			(unsigned long long)h->head_gen);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ logs */
+
+static const struct pma_rec *log_of(const struct pma_fsck *f, unsigned a)
+{
+	return f->logs + (uint64_t)a * f->g.log_cap;
+}
+
+/* byte offset in part 0 of record k's slot of arena a */
+static uint64_t rec_off(const struct pma_fsck *f, unsigned a, uint64_t k)
+{
+	const struct pma_rec *slot = pma_booklog_slot(
+		(struct pma_rec *)log_of(f, a), f->g.log_cap, k);
+
+	return (uint64_t)((const char *)slot - f->base);
+}
+
+static int rec_valid(const struct pma_fsck *f, unsigned a, uint64_t k)
+{
+	uint64_t payload, value;
+	unsigned type;
+
+	return pma_booklog_decode(log_of(f, a), f->g.log_cap, k, &type,
+				  &payload, &value) == 0;
+}
+
+/* the arena's current head: its check, and that it follows a record */
+static int head_fsck(struct pma_fsck *f, unsigned a)
+{
+	const struct pma_arena_desc *d =
+		(const struct pma_arena_desc *)(const void *)(f->base +
+							      f->region_off +
+							      f->g.arena_off) +
+		a;
+	struct pma_fsck_arena *ar = &f->arenas[a];
+	uint64_t slot = f->gen & 1, h = d->head[slot];
+	uint64_t off = (uint64_t)((const char *)d - f->base);
+
+	if (f->checked && d->check[slot] != pma_check_head(h, a, f->gen))
+		return pma_fsck_report(
+			f, "arena-head-check", POOL_FSCK_ERROR, off,
+			"arena %u descriptor at 0x%llx: head %llu fails its "
+			"check (generation %llu): its log is not checked",
+			a, (unsigned long long)off, (unsigned long long)h,
+			(unsigned long long)f->gen);
+	/* see head_check in recovery.c */
+	if (h && !rec_valid(f, a, h - 1) &&
+	    !rec_valid(f, a, h - 1 + f->g.log_cap))
+		return pma_fsck_report(
+			f, "arena-head-orphan", POOL_FSCK_ERROR, off,
+			"arena %u descriptor at 0x%llx: head %llu does not "
+			"follow a record of its log: its log is not checked",
+			a, (unsigned long long)off, (unsigned long long)h);
+	ar->head = h;
+	ar->usable = 1;
+	return 0;
+}
+
+/* exactly one word of slot k is of record k's lap: a torn append */
+static int slot_torn(const struct pma_fsck *f, unsigned a, uint64_t k)
+{
+	const struct pma_rec *s = pma_booklog_slot(
+		(struct pma_rec *)log_of(f, a), f->g.log_cap, k);
+	uint64_t lap = k / f->g.log_cap;
+	int e = (s->word0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT) ==
+		pma_booklog_lap_epoch(lap);
+	int t = (s->word1 & PMA_REC_TAG_MASK) == pma_booklog_lap_tag(lap);
+
+	return e != t;
+}
+
+/* where the log ends: damage (see tail_check and log_end_check in
+ * recovery.c), or a torn last append, which recovery drops */
+static int tail_fsck(struct pma_fsck *f, unsigned a)
+{
+	struct pma_fsck_arena *ar = &f->arenas[a];
+	uint32_t cap = f->g.log_cap;
+	uint64_t k = ar->tail;
+	int rc;
+
+	if (k - ar->head < cap && rec_valid(f, a, k))
+		k++; /* the first half of an extent op without its length */
+	if (f->checked && k - ar->head < cap &&
+	    pma_booklog_slot_damaged(log_of(f, a), cap, k))
+		return pma_fsck_report(
+			f, "log-record-damaged", POOL_FSCK_ERROR,
+			rec_off(f, a, k),
+			"arena %u log record %llu at 0x%llx is damaged "
+			"(written whole, fails its checksum): the log ends "
+			"there and the ops after it are lost",
+			a, (unsigned long long)k,
+			(unsigned long long)rec_off(f, a, k));
+	for (k = ar->tail + 2; k - ar->head < cap; k++)
+		if (rec_valid(f, a, k))
+			return pma_fsck_report(
+				f, "log-record-after-end", POOL_FSCK_ERROR,
+				rec_off(f, a, ar->tail),
+				"arena %u log: record %llu at 0x%llx is "
+				"invalid but record %llu after it is valid "
+				"(corrupt log)",
+				a, (unsigned long long)ar->tail,
+				(unsigned long long)rec_off(f, a, ar->tail),
+				(unsigned long long)k);
+	rc = 0;
+	if (ar->tail - ar->head < cap && slot_torn(f, a, ar->tail))
+		rc = pma_fsck_report(
+			f, "log-torn-tail", POOL_FSCK_INFO,
+			rec_off(f, a, ar->tail),
+			"arena %u log record %llu at 0x%llx is torn (an "
+			"append a crash interrupted): recovery drops it",
+			a, (unsigned long long)ar->tail,
+			(unsigned long long)rec_off(f, a, ar->tail));
+	return rc;
+}
+
+static int arenas_fsck(struct pma_fsck *f)
+{
+	unsigned a;
+	int rc = 0;
+
+	for (a = 0; rc == 0 && a < f->g.narenas; a++) {
+		rc = head_fsck(f, a);
+		if (rc < 0 || !f->arenas[a].usable)
+			continue;
+		f->arenas[a].tail = pma_booklog_find_tail(
+			log_of(f, a), f->g.log_cap, f->arenas[a].head);
+		rc = tail_fsck(f, a);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ window */
+
+struct op_list {
+	struct pma_op *ops;
+	unsigned *arena;
+	size_t count, alloc;
+};
+
+static int op_list_push(struct op_list *l, const struct pma_op *op, unsigned a)
+{
+	struct pma_op *ops;
+	unsigned *ar;
+	size_t n;
+
+	if (l->count == l->alloc) {
+		n = l->alloc ? 2 * l->alloc : 64;
+		ops = realloc(l->ops, n * sizeof(*ops));
+		if (ops)
+			l->ops = ops;
+		ar = ops ? realloc(l->arena, n * sizeof(*ar)) : NULL;
+		if (!ar)
+			return util_errmsg_set(ENOMEM, "out of memory");
+		l->arena = ar;
+		l->alloc = n;
+	}
+	l->ops[l->count] = *op;
+	l->arena[l->count++] = a;
+	return 0;
+}
+
+/* "arena A record K at 0x...: " into buf */
+static const char *op_where(const struct pma_fsck *f, unsigned a,
+			    const struct pma_op *op, char *buf, size_t len)
+{
+	snprintf(buf, len, "arena %u log record %llu (%s) at 0x%llx", a,
+		 (unsigned long long)op->index, pma_booklog_type_name(op->type),
+		 (unsigned long long)rec_off(f, a, op->index));
+	return buf;
+}
+
+static void pmap_set(struct pma_fsck *f, uint64_t page, uint64_t e)
+{
+	f->pmap[page] = f->checked ? pma_check_pmap(e, page) : e;
+	f->written[page / 64] |= 1ULL << (page % 64);
+}
+
+/* the page of a byte offset in the data area, or -1 */
+static int64_t page_of(const struct pma_fsck *f, uint64_t off)
+{
+	if (off < f->data_base ||
+	    (off - f->data_base) >> PMA_PAGE_SHIFT >= f->g.npages)
+		return -1;
+	return (int64_t)((off - f->data_base) >> PMA_PAGE_SHIFT);
+}
+
+/* the block index of byte offset off in slab s, or -1 (a header that
+ * does not match its class names no block) */
+static int64_t block_of(const struct pma_fsck *f, const struct pma_fsck_slab *s,
+			uint64_t chunk, uint64_t off)
+{
+	const struct pma_slab_hdr *h = &s->hdr;
+	uint64_t rel = off - pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES);
+
+	if (h->magic != PMA_SLAB_MAGIC || h->cls >= PMA_NCLASSES ||
+	    h->block_size != pma_class_size(h->cls) ||
+	    h->nblocks != pma_class_nblocks(h->cls) ||
+	    rel < PMA_SLAB_HDR_SIZE ||
+	    (rel - PMA_SLAB_HDR_SIZE) % h->block_size ||
+	    (rel - PMA_SLAB_HDR_SIZE) / h->block_size >= h->nblocks)
+		return -1;
+	return (int64_t)((rel - PMA_SLAB_HDR_SIZE) / h->block_size);
+}
+
+int pma_fsck_block_of(const struct pma_fsck *f, const struct pma_fsck_slab *s,
+		      uint64_t chunk, uint64_t off)
+{
+	return (int)block_of(f, s, chunk, off);
+}
+
+static int op_block(struct pma_fsck *f, unsigned a, const struct pma_op *op,
+		    int on)
+{
+	int64_t page = page_of(f, op->off), idx;
+	struct pma_fsck_slab *s;
+	uint64_t mask, chunk;
+	unsigned l, w;
+	char where[160];
+
+	op_where(f, a, op, where, sizeof(where));
+	if (page < 0)
+		return pma_fsck_report(f, "log-op-range", POOL_FSCK_ERROR,
+				       rec_off(f, a, op->index),
+				       "%s names 0x%llx, outside the data area",
+				       where, (unsigned long long)op->off);
+	chunk = (uint64_t)page / PMA_CHUNK_PAGES;
+	s = pma_fsck_slab_get(f, chunk);
+	if (!s)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	idx = block_of(f, s, chunk, op->off);
+	if (idx < 0)
+		return pma_fsck_report(f, "log-op-target", POOL_FSCK_ERROR,
+				       rec_off(f, a, op->index),
+				       "%s names 0x%llx, not a block of a "
+				       "valid slab",
+				       where, (unsigned long long)op->off);
+	l = (unsigned)(idx % PMA_NBANKS);
+	w = (unsigned)(idx / PMA_NBANKS / 64);
+	mask = 1ULL << (idx / PMA_NBANKS % 64);
+	if (!(s->touched[l][w] & mask)) { /* its first op in the window */
+		s->touched[l][w] |= mask;
+		if (!on)
+			s->pre[l][w] |= mask;
+	} else if (!!(s->cur[l][w] & mask) == on) {
+		return pma_fsck_report(f, "log-block-conflict", POOL_FSCK_ERROR,
+				       rec_off(f, a, op->index),
+				       "%s: block 0x%llx is already %s there",
+				       where, (unsigned long long)op->off,
+				       on ? "allocated" : "free");
+	}
+	if (on)
+		s->cur[l][w] |= mask;
+	else
+		s->cur[l][w] &= ~mask;
+	return 0;
+}
+
+/* SLAB_NEW / SLAB_FREE: a chunk of the data area, a class and owner */
+static int op_slab(struct pma_fsck *f, unsigned a, const struct pma_op *op)
+{
+	int64_t page = page_of(f, op->off);
+	struct pma_fsck_slab *s;
+	char where[160];
+	unsigned l;
+
+	op_where(f, a, op, where, sizeof(where));
+	if (page < 0 || op->off != pma_fsck_page_off(f, (uint64_t)page) ||
+	    page % PMA_CHUNK_PAGES ||
+	    (uint64_t)page + PMA_CHUNK_PAGES > f->g.npages ||
+	    op->cls >= PMA_NCLASSES || op->owner >= f->g.narenas)
+		return pma_fsck_report(f, "log-op-invalid", POOL_FSCK_ERROR,
+				       rec_off(f, a, op->index),
+				       "%s: slab 0x%llx, class %u, arena %u is "
+				       "not a slab this heap can have",
+				       where, (unsigned long long)op->off,
+				       op->cls, op->owner);
+	s = pma_fsck_slab_get(f, (uint64_t)page / PMA_CHUNK_PAGES);
+	if (!s)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (op->type == PMA_REC_SLAB_FREE) {
+		if (s->hdr.magic != PMA_SLAB_MAGIC || s->hdr.cls != op->cls ||
+		    s->hdr.owner != op->owner)
+			return pma_fsck_report(
+				f, "log-op-invalid", POOL_FSCK_ERROR,
+				rec_off(f, a, op->index),
+				"%s names no slab of class %u, arena %u at "
+				"0x%llx",
+				where, op->cls, op->owner,
+				(unsigned long long)op->off);
+		pmap_set(f, (uint64_t)page, 0);
+		return 0;
+	}
+	memset(s, 0, sizeof(*s));
+	s->hdr.magic = PMA_SLAB_MAGIC;
+	s->hdr.cls = (uint16_t)op->cls;
+	s->hdr.owner = (uint16_t)op->owner;
+	s->hdr.block_size = pma_class_size(op->cls);
+	s->hdr.nblocks = pma_class_nblocks(op->cls);
+	s->fresh = 1;
+	for (l = 0; l < PMA_NBANKS; l++) /* every bit starts clear */
+		memset(s->touched[l], 0xff, sizeof(s->touched[l]));
+	pmap_set(f, (uint64_t)page, pma_pmap_make_slab(op->cls, op->owner));
+	return 0;
+}
+
+static int op_extent(struct pma_fsck *f, unsigned a, const struct pma_op *op)
+{
+	int64_t page = page_of(f, op->off);
+	char where[160];
+
+	if (page < 0 || op->off % PMA_PAGE || !op->npages ||
+	    op->npages > f->g.npages - (uint64_t)page)
+		return pma_fsck_report(
+			f, "log-op-range", POOL_FSCK_ERROR,
+			rec_off(f, a, op->index),
+			"%s: extent 0x%llx of %llu pages is not in the data "
+			"area",
+			op_where(f, a, op, where, sizeof(where)),
+			(unsigned long long)op->off,
+			(unsigned long long)op->npages);
+	pmap_set(f, (uint64_t)page,
+		 op->type == PMA_REC_EXT_ALLOC ?
+			 pma_pmap_make(PMA_PMAP_EXTENT, op->npages) :
+			 0);
+	return 0;
+}
+
+/* a record type the heap's version cannot hold (a reader of that version
+ * would take it for the end of the log) */
+static int op_version_bad(const struct pma_fsck *f, const struct pma_op *op)
+{
+	uint32_t v = f->hdr->version;
+
+	if (op->type == PMA_REC_SLAB_FREE)
+		return v < PMA_HEAP_VERSION_SLAB_FREE;
+	return pma_rec_is_ext(op->type) && op->nrecs == 1 &&
+	       v < PMA_HEAP_VERSION_EXT1;
+}
+
+static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
+{
+	char where[160];
+
+	if (op_version_bad(f, op))
+		return pma_fsck_report(
+			f, "log-op-version", POOL_FSCK_ERROR,
+			rec_off(f, a, op->index),
+			"%s: a heap of layout version %u has no such record",
+			op_where(f, a, op, where, sizeof(where)),
+			f->hdr->version);
+	if ((op->type == PMA_REC_ALLOC || op->type == PMA_REC_EXT_ALLOC) &&
+	    op->dest == pool_off_make(0, f->region_off + PMA_ROOT_WORD_OFF))
+		f->root_logged = 1;
+	switch (op->type) {
+	case PMA_REC_ALLOC:
+		return op_block(f, a, op, 1);
+	case PMA_REC_FREE:
+	case PMA_REC_RFREE:
+		return op_block(f, a, op, 0);
+	case PMA_REC_SLAB_NEW:
+	case PMA_REC_SLAB_FREE:
+		return op_slab(f, a, op);
+	default:
+		return op_extent(f, a, op);
+	}
+}
+
+/* phase 1: each log's own ops in log order (phase 2 ops kept in later) */
+static int window_arena(struct pma_fsck *f, unsigned a, struct op_list *later)
+{
+	struct pma_fsck_arena *ar = &f->arenas[a];
+	struct pma_op op;
+	uint64_t k;
+	int rc = 0;
+
+	for (k = ar->head; rc == 0 && k < ar->tail; k += op.nrecs) {
+		if (pma_booklog_read_op(log_of(f, a), f->g.log_cap, k, &op))
+			break; /* cannot happen below the tail */
+		rc = pma_op_is_phase2(&op) ? op_list_push(later, &op, a) :
+					     op_apply(f, a, &op);
+	}
+	return rc;
+}
+
+static int window_fsck(struct pma_fsck *f)
+{
+	struct op_list later = { 0 };
+	unsigned a;
+	size_t i;
+	int rc = 0;
+
+	for (a = 0; rc == 0 && a < f->g.narenas; a++)
+		if (f->arenas[a].usable)
+			rc = window_arena(f, a, &later);
+	for (i = 0; rc == 0 && i < later.count; i++)
+		rc = op_apply(f, later.arena[i], &later.ops[i]);
+	free(later.ops);
+	free(later.arena);
+	return rc;
+}
+
+/* ------------------------------------------------------------ driver */
+
+static int walk_alloc(struct pma_fsck *f)
+{
+	uint64_t nchunks = f->g.npages / PMA_CHUNK_PAGES + 1;
+
+	f->pmap = pma_zmap(f->g.npages * sizeof(uint64_t));
+	f->written = calloc(f->g.npages / 64 + 1, sizeof(uint64_t));
+	f->slabs = calloc(nchunks, sizeof(struct pma_fsck_slab *));
+	f->arenas = calloc(f->g.narenas, sizeof(*f->arenas));
+	f->sum = f->g.sum_words ? calloc(f->g.sum_words, sizeof(uint64_t)) :
+				  NULL;
+	if (!f->pmap || !f->written || !f->slabs || !f->arenas ||
+	    (f->g.sum_words && !f->sum))
+		return util_errmsg_set(ENOMEM, "out of memory");
+	return 0;
+}
+
+static void walk_free(struct pma_fsck *f)
+{
+	uint64_t c, nchunks = f->g.npages / PMA_CHUNK_PAGES + 1;
+
+	for (c = 0; f->slabs && c < nchunks; c++)
+		free(f->slabs[c]);
+	free(f->slabs);
+	pma_zunmap(f->pmap, f->g.npages * sizeof(uint64_t));
+	free(f->written);
+	free(f->arenas);
+	free(f->sum);
+}
+
+/* the walk over the mapped region, in the order of fsck.h */
+static int walk(struct pma_fsck *f)
+{
+	int rc;
+
+	if (header_fsck(f))
+		return f->sink->rc;
+	rc = walk_alloc(f);
+	if (rc == 0)
+		rc = pma_fsck_pmap(f);
+	if (rc == 0 && f->gen_ok)
+		rc = arenas_fsck(f);
+	if (rc == 0)
+		rc = window_fsck(f);
+	if (rc == 0)
+		rc = pma_fsck_spans(f);
+	if (rc == 0)
+		rc = pma_fsck_slabs(f);
+	if (rc == 0)
+		rc = pma_fsck_root(f);
+	return rc;
+}
+
+int pma_fsck(const char *path, struct pool_fsck_sink *sink)
+{
+	struct pma_fsck f = { .sink = sink };
+	const struct pool_region *region;
+	struct pm_map *map;
+	struct pool *pool;
+	int rc;
+
+	if (pool_open(path, POOL_OPEN_RDONLY | POOL_OPEN_SHOW_OLDER, &pool))
+		return pool_fsck_report(sink, "heap-not-checked",
+					POOL_FSCK_INFO, 0, 0,
+					"the heap is not checked: the pool "
+					"cannot be opened (%s)",
+					pool_errormsg());
+	region = pool_region_find(pool, POOL_REGION_PMALLOC, 0);
+	if (!region) {
+		pool_close(&pool);
+		return pool_fsck_report(sink, "heap-none", POOL_FSCK_INFO, 0, 0,
+					"the pool has no PMAlloc heap region");
+	}
+	map = pool_part_map(pool, 0);
+	f.base = pm_map_addr(map);
+	f.region_off = region->off;
+	f.region_size = region->size;
+	f.hdr = (const struct pma_heap_hdr *)(const void *)(f.base +
+							    region->off);
+	rc = walk(&f);
+	pool_close(&pool); /* the library's open takes its own */
+	if (rc == 0 && !f.heap_errors && f.pmap)
+		rc = pma_fsck_library(&f, path);
+	walk_free(&f);
+	return rc;
+}
+
+/* ------------------------------------------------------------ repair */
+
+int pma_fsck_repairable(const char *code)
+{
+	static const char *const codes[] = {
+		"pool-hdr-checksum",   "pool-hdr-magic",
+		"pool-hdr-invalid",    "pool-hdr-unwritten",
+		"pool-hdr-stale-copy", "pmap-summary-check",
+		"root-unsealed",       "log-torn-tail",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (!strcmp(code, codes[i]))
+			return 1;
+	return 0;
+}
+
+int pma_fsck_repair(const char *path)
+{
+	struct pma_heap *heap;
+	struct pool *pool;
+	int has_heap, rc;
+
+	/* rewrites a damaged or older header copy of the same state */
+	rc = pool_open(path, 0, &pool);
+	if (rc < 0)
+		return rc;
+	has_heap = pool_region_find(pool, POOL_REGION_PMALLOC, 0) != NULL;
+	pool_close(&pool);
+	if (!has_heap)
+		return 0;
+	/* recovery, summary words, root check; close checkpoints */
+	rc = pma_heap_open(path, 0, &heap);
+	if (rc < 0)
+		return rc;
+	pma_heap_close(heap);
+	return 0;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMAlloc fsck (internal): the heap checker behind `pmactl fsck`. It
+ * reads the heap region of a read-only mapped pool, never writes it, and
+ * reports each finding through a pool_fsck_sink (pool/fsck.h) with a
+ * stable code. The walk has its own model of the state a recovery would
+ * make (the page map with the logs' windows applied, and per slab its
+ * bitmap banks before and after the window), so it can say which
+ * structure is damaged where an open only refuses. Kept apart from the
+ * allocator (fsck.c: header, arenas, logs, window; fsck-map.c: page map,
+ * summary, slabs, root, the library's own read-only open) so that a
+ * layout change updates these two files.
+ */
+#ifndef PMAD_PMALLOC_FSCK_H
+#define PMAD_PMALLOC_FSCK_H
+
+#include <stdint.h>
+
+#include "pmalloc/internal.h"
+#include "pool/fsck.h"
+
+/*
+ * Check the PMAlloc heap of the pool at path: heap header (magic,
+ * version, checksum, geometry), head generation, every arena's head and
+ * log (record checksums, sequence, the end of the log), the records'
+ * targets against the slabs they name, the page map (entry checks, kinds,
+ * overlaps after the window is applied) and its summary, every slab
+ * (header, class, owner, bitmap banks against the replayed log), the
+ * root word, and last the library's read-only open and its free-extent
+ * index against the page map. Findings go to sink. Returns 0 when the
+ * check ran (a pool that cannot be opened, or has no heap, is a finding),
+ * -ENOMEM, or the callback's error.
+ */
+int pma_fsck(const char *path, struct pool_fsck_sink *sink);
+
+/*
+ * Repair, first safe subset: what the library's own writable open repairs
+ * with its crash-safe protocols (a damaged or older pool header copy that
+ * holds the same state as the other, rewritten; the logs replayed and a
+ * torn tail dropped; invalid page map summary words rewritten; the root
+ * word's check completed). pma_fsck_repairable says whether a finding's
+ * code is one of those; pma_fsck_repair opens the pool (and its heap, if
+ * it has one) writable and closes it. An open that refuses writes
+ * nothing. 0, or -errno with a message.
+ */
+int pma_fsck_repairable(const char *code);
+int pma_fsck_repair(const char *path);
+
+/* heap.c: the header's magic, checksum, version and geometry against a
+ * region of region_size bytes; 0 with the geometry, or -errno + message */
+int pma_heap_hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
+		       struct pma_geom *ret_geom);
+
+/* ------------------------------------------------------------ walk state */
+
+/* a slab as the walk sees it: its header (from PM, or from the SLAB_NEW
+ * that made it in the window), its banks on media, and the state the
+ * window's block ops leave */
+struct pma_fsck_slab {
+	struct pma_slab_hdr hdr;
+	uint64_t pm[PMA_NBANKS][PMA_SLAB_BANK_WORDS]; /* on media */
+	uint64_t pm_check[PMA_NBANKS]; /* each bank's check word */
+	uint64_t cur[PMA_NBANKS][PMA_SLAB_BANK_WORDS]; /* after the ops */
+	/* bits the window's ops touched, and which of those were set before
+	 * the window (a free found it set, an allocation clear) */
+	uint64_t touched[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
+	uint64_t pre[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
+	int fresh; /* made by a SLAB_NEW in the window */
+	int hdr_bad; /* its PM header failed (reported once) */
+};
+
+struct pma_fsck_arena {
+	uint64_t head, tail;
+	int usable; /* its head passed: the window holds its records */
+};
+
+struct pma_fsck {
+	struct pool_fsck_sink *sink;
+	const char *base; /* part 0's mapping */
+	uint64_t region_off; /* byte offset of the heap region in part 0 */
+	uint64_t region_size;
+	const struct pma_heap_hdr *hdr;
+	struct pma_geom g;
+	uint64_t data_base; /* byte offset of the data area in part 0 */
+	int checked; /* version 7: checked words */
+	uint64_t gen; /* the head generation (if gen_ok) */
+	int gen_ok;
+	const struct pma_rec *logs; /* narenas logs of log_cap slots */
+	const uint64_t *pmap_pm; /* on media */
+	/* the page map after the windows (entries with their checks), as
+	 * the read-only open makes it: marked groups' entries, then every
+	 * op of the windows applied */
+	uint64_t *pmap;
+	uint64_t *written; /* bit per page: a window op wrote its entry */
+	uint64_t *sum; /* the summary's bits (invalid words: all set) */
+	struct pma_fsck_arena *arenas;
+	struct pma_fsck_slab **slabs; /* per chunk, made when needed */
+	uint64_t used_pages; /* pages of slabs and extents after the window */
+	int root_logged; /* a window op allocates to the root word */
+	int heap_errors; /* errors this walk reported */
+};
+
+static inline uint64_t pma_fsck_page_off(const struct pma_fsck *f,
+					 uint64_t page)
+{
+	return f->data_base + (page << PMA_PAGE_SHIFT);
+}
+
+/* report through f->sink (part 0); errors count in f->heap_errors */
+int pma_fsck_report(struct pma_fsck *f, const char *code,
+		    enum pool_fsck_severity severity, uint64_t off,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* the walk's slab of chunk, read from PM when first needed (NULL: out
+ * of memory) */
+struct pma_fsck_slab *pma_fsck_slab_get(struct pma_fsck *f, uint64_t chunk);
+/* the index of the block at byte offset off of slab s of chunk, -1 if
+ * its header does not match its class or off is not one of its blocks */
+int pma_fsck_block_of(const struct pma_fsck *f, const struct pma_fsck_slab *s,
+		      uint64_t chunk, uint64_t off);
+/* is page's summary group marked (or is there no summary)? */
+int pma_fsck_sum_has(const struct pma_fsck *f, uint64_t page);
+
+/* fsck-map.c: the passes after the window */
+/* summary words, then every page map entry on media (before the window) */
+int pma_fsck_pmap(struct pma_fsck *f);
+/* the marked groups' entries copied into f->pmap (the window's start) */
+void pma_fsck_pmap_load(struct pma_fsck *f);
+/* no slab or extent inside another, after the window */
+int pma_fsck_spans(struct pma_fsck *f);
+/* every slab after the window: header, banks the window did not touch,
+ * stray bits; the banks it touched: before or after their window */
+int pma_fsck_slabs(struct pma_fsck *f);
+/* the root word and its check, and that it names a live block */
+int pma_fsck_root(struct pma_fsck *f);
+/* the library's read-only open of the heap, its free-extent index and
+ * page map against the walk's */
+int pma_fsck_library(struct pma_fsck *f, const char *path);
+
+#endif

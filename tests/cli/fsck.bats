@@ -1,0 +1,352 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# pmactl fsck (issue 20): clean and crashed pools check consistent (exit
+# 0), every damage of the corruption suite gives its exact finding code
+# and exit 1, garbage never crashes it, fsck never writes the pool, and
+# the exit codes 2 (usage) and 4 (cannot check).
+
+load helpers
+
+setup() {
+	pmalloc_setup
+	DAMAGE="$PMAD_BUILDDIR/tests/corrupt/fsck-damage"
+	[ -x "$DAMAGE" ] || fail "no $DAMAGE: build it with make check"
+}
+
+teardown() {
+	if [ -n "${STRESS_PID:-}" ]; then
+		kill -9 "$STRESS_PID" 2>/dev/null || true
+		wait "$STRESS_PID" 2>/dev/null || true
+	fi
+}
+
+# fsck_json POOL: run pmactl fsck --json (output and status in $output,
+# $status); the JSON must parse and its counts must match its findings
+fsck_json() {
+	run --separate-stderr pmactl --json fsck "$1"
+	jq -e '.errors == ([.findings[] | select(.severity == "error")] |
+		length) and .consistent == (.errors == 0)' <<<"$output" \
+		>/dev/null || fail "bad JSON ($status): $output $stderr"
+}
+
+# assert_code CODE: the last fsck_json reported CODE as an error
+assert_code() {
+	jq -e --arg c "$1" 'any(.findings[]; .code == $c and
+		.severity == "error")' <<<"$output" >/dev/null ||
+		fail "no error $1 in: $output"
+}
+
+# damaged KIND CODE: a fresh base pool, damaged by KIND, reports CODE
+# and exits 1; the pool is not written by fsck
+damaged() {
+	"$DAMAGE" make "$T/p" || fail "fsck-damage make failed"
+	"$DAMAGE" "$1" "$T/p" || fail "fsck-damage $1 failed"
+	local before
+	before=$(md5sum <"$T/p")
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	assert_code "$2"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "fsck wrote the pool"
+	# the human output names the same code, and exits the same way
+	run --separate-stderr pmactl fsck "$T/p"
+	assert_equal "$status" 1
+	assert_line --partial "error: $2: "
+	assert_line --partial "inconsistent: $T/p"
+}
+
+@test "a clean pool with a heap is consistent (exit 0, no findings)" {
+	mkpool_size "$T/p" 8M
+	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	run --separate-stderr pmactl fsck "$T/p"
+	assert_success
+	assert_output "consistent: $T/p (0 errors, 0 warnings)"
+}
+
+@test "a pool without a heap is consistent; -v shows heap-none" {
+	mkpool "$T/p"
+	run --separate-stderr pmactl fsck -v "$T/p"
+	assert_success
+	assert_line --partial "info: heap-none: "
+}
+
+@test "un-checkpointed records (a crashed child) check consistent" {
+	"$DAMAGE" make "$T/p"
+	run --separate-stderr pmactl --json log "$T/p"
+	assert_success
+	[ "$(jq .count <<<"$output")" -gt 10 ] || fail "no records: $output"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+}
+
+@test "kill -9 during --stress, 5 rounds: consistent before and after recovery" {
+	local round
+	mkpool_size "$T/p" 32M
+	for round in 1 2 3 4 5; do
+		"$WORKLOAD" --stress "$T/p" >"$T/stress.out" 2>&1 3>&- &
+		STRESS_PID=$!
+		sleep "0.$((RANDOM % 300 + 100))"
+		kill -9 "$STRESS_PID"
+		wait "$STRESS_PID" || true
+		STRESS_PID=
+		fsck_json "$T/p"
+		[ "$status" = 0 ] || fail "round $round, crashed: $output"
+		run --separate-stderr "$WORKLOAD" --verify "$T/p"
+		assert_success
+		fsck_json "$T/p"
+		[ "$status" = 0 ] || fail "round $round, recovered: $output"
+		# recovered: not even a warning or a torn tail left
+		assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	done
+}
+
+@test "damage: a checksum bit of pool header copy A -> pool-hdr-checksum" {
+	damaged hdr-a pool-hdr-checksum
+}
+
+@test "damage: a checksum bit of pool header copy B -> pool-hdr-checksum" {
+	damaged hdr-b pool-hdr-checksum
+}
+
+@test "damage: a bit of part 0's header -> part-hdr-checksum" {
+	damaged part-hdr part-hdr-checksum
+}
+
+@test "damage: part 0 truncated by 64 KiB -> part-truncated" {
+	damaged truncate part-truncated
+}
+
+@test "damage: region past its part, resealed -> region-range" {
+	damaged region region-range
+}
+
+@test "damage: a bit of the heap header -> heap-hdr-checksum" {
+	damaged heap-hdr heap-hdr-checksum
+}
+
+@test "damage: a bit of head_gen -> heap-head-gen-check" {
+	damaged head-gen heap-head-gen-check
+}
+
+@test "damage: a bit of an arena's current head -> arena-head-check" {
+	damaged arena-head arena-head-check
+}
+
+@test "damage: a bit of a log record in the window -> log-record-damaged" {
+	damaged log-record log-record-damaged
+}
+
+@test "damage: a slab header's class id 63 -> slab-class" {
+	damaged slab-class slab-class
+}
+
+@test "damage: a bit of a slab bitmap bank -> slab-bitmap-bank-check" {
+	damaged bitmap-bank slab-bitmap-bank-check
+}
+
+@test "damage: a bit of a slab's page map entry -> pmap-entry-check" {
+	damaged pmap-entry pmap-entry-check
+}
+
+@test "damage: a checked extent entry inside an extent -> pmap-overlap" {
+	damaged pmap-overlap pmap-overlap
+}
+
+@test "damage: a bit of a page map summary word -> pmap-summary-check" {
+	damaged summary pmap-summary-check
+}
+
+@test "damage: a bit of the root word -> root-check" {
+	damaged root-word root-check
+}
+
+@test "random garbage of several sizes: exit 1 with findings, never a crash" {
+	local size
+	for size in 0 100 5000 70000 300000 2000000; do
+		head -c "$size" /dev/urandom >"$T/g"
+		fsck_json "$T/g"
+		assert_equal "$status" 1
+		[ "$(jq .errors <<<"$output")" -gt 0 ] || fail "$output"
+	done
+}
+
+@test "random bytes over the heap metadata: never a crash, exit 0 or 1" {
+	local i off n
+	"$DAMAGE" make "$T/base"
+	for i in $(seq 1 40); do
+		cp "$T/base" "$T/p"
+		# 1..4 random bytes in [64 KiB, 256 KiB): heap header, arena
+		# descriptors, logs, page map (the base pool's metadata)
+		for n in $(seq 1 $((RANDOM % 4 + 1))); do
+			off=$((65536 + (RANDOM * 32768 + RANDOM) % 196608))
+			put_le "$T/p" "$off" 1 $((RANDOM % 256))
+		done
+		run --separate-stderr pmactl fsck "$T/p"
+		[ "$status" = 0 ] || [ "$status" = 1 ] ||
+			fail "trial $i: exit $status: $stderr"
+		[ -z "$stderr" ] || fail "trial $i: stderr: $stderr"
+		if [ "$status" = 0 ]; then
+			# consistent means the library accepts it too
+			run --separate-stderr pmactl inspect --heap "$T/p"
+			assert_success
+		fi
+	done
+}
+
+@test "usage errors exit 2; --help exits 0" {
+	run --separate-stderr pmactl fsck
+	assert_equal "$status" 2
+	assert_equal "$stderr" "pmactl: missing POOL argument
+try 'pmactl fsck --help'"
+	run --separate-stderr pmactl fsck a b
+	assert_equal "$status" 2
+	run --separate-stderr pmactl fsck --frobnicate a
+	assert_equal "$status" 2
+	run --separate-stderr pmactl fsck --help
+	assert_success
+	assert_line --partial "usage: pmactl fsck"
+	run --separate-stderr pmactl help fsck
+	assert_success
+}
+
+@test "a pool that cannot be read exits 4 with a message" {
+	run --separate-stderr pmactl fsck "$T/nonexistent"
+	assert_equal "$status" 4
+	assert_equal "$stderr" "pmactl: cannot check '$T/nonexistent': No such file or directory"
+	mkdir "$T/dir"
+	run --separate-stderr pmactl fsck "$T/dir"
+	assert_equal "$status" 4
+}
+
+@test "--dry-run changes nothing and reports the same" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" slab-class "$T/p"
+	run --separate-stderr pmactl fsck --dry-run "$T/p"
+	assert_equal "$status" 1
+	assert_line --partial "error: slab-class: "
+}
+
+@test "pmactl-fsck(1) lists every finding code the checkers report" {
+	local src=$BATS_TEST_DIRNAME/../.. code
+	local man=$src/man/pmactl-fsck.1.adoc
+	for code in $(grep -ohE '"(part|pool|region|heap|arena|log|pmap|slab|root|extent)-[a-z-]+"' \
+		"$src/lib/pool/fsck.c" "$src/lib/pmalloc/fsck.c" \
+		"$src/lib/pmalloc/fsck-map.c" | tr -d '"' | sort -u); do
+		grep -q "\*$code\*" "$man" || fail "$code is not in $man"
+	done
+}
+
+@test "--repair: a damaged header copy and summary word are repaired (exit 0)" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" hdr-b "$T/p"
+	"$DAMAGE" summary "$T/p"
+	cp "$T/p" "$T/damaged"
+	run --separate-stderr pmactl --json fsck --repair --yes \
+		--backup "$T/bk" "$T/p"
+	assert_success
+	assert_equal "$(jq -r .repair <<<"$output")" repaired
+	assert_equal "$(jq .errors <<<"$output")" 2
+	assert_equal "$(jq .errors_after_repair <<<"$output")" 0
+	# the backup is the pool as it was before the repair
+	cmp "$T/bk" "$T/damaged" || fail "backup differs from the damaged pool"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# and the library opens it and reads every slab
+	run --separate-stderr pmactl inspect --heap "$T/p"
+	assert_success
+}
+
+@test "--repair --dry-run and a declined --repair write nothing (exit 1)" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" summary "$T/p"
+	local before
+	before=$(md5sum <"$T/p")
+	run --separate-stderr pmactl fsck --repair --dry-run "$T/p"
+	assert_equal "$status" 1
+	assert_line "would repair: $T/p (1 error; run without --dry-run)"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "--dry-run wrote the pool"
+	run --separate-stderr pmactl fsck --repair "$T/p" <<<"n"
+	assert_equal "$status" 1
+	[[ "$stderr" == *"[y/N]"* ]] || fail "no question: $stderr"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "declined, but written"
+	run --separate-stderr pmactl fsck --repair "$T/p" <<<"y"
+	assert_success
+	assert_line "repaired: $T/p (1 error found, none left)"
+}
+
+@test "--repair of damage it cannot repair: exit 3, nothing written" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" slab-class "$T/p"
+	local before
+	before=$(md5sum <"$T/p")
+	run --separate-stderr pmactl fsck --repair --yes --backup "$T/bk" "$T/p"
+	assert_equal "$status" 3
+	[[ "$stderr" == *"cannot repair '$T/p': "*"(the first: slab-class)"* ]] ||
+		fail "stderr: $stderr"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "the pool was written"
+	[ ! -e "$T/bk" ] || fail "a backup was made for nothing"
+	run --separate-stderr pmactl --json fsck --repair --yes "$T/p"
+	assert_equal "$status" 3
+	assert_equal "$(jq -r .repair <<<"$output")" cannot_repair
+}
+
+@test "--repair of a consistent pool does nothing (exit 0)" {
+	"$DAMAGE" make "$T/p"
+	local before
+	before=$(md5sum <"$T/p")
+	run --separate-stderr pmactl --json fsck --repair --yes "$T/p"
+	assert_success
+	assert_equal "$(jq -r .repair <<<"$output")" none
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "the pool was written"
+}
+
+@test "--yes or --backup without --repair is a usage error (exit 2)" {
+	"$DAMAGE" make "$T/p"
+	run --separate-stderr pmactl fsck --yes "$T/p"
+	assert_equal "$status" 2
+	assert_equal "$stderr" "pmactl: --yes and --backup need --repair
+try 'pmactl fsck --help'"
+	run --separate-stderr pmactl fsck --backup "$T/bk" "$T/p"
+	assert_equal "$status" 2
+}
+
+@test "parts: a missing part -> part-missing, a foreign part -> part-uuid-mismatch" {
+	mkpool "$T/a" --parts "$T/a1"
+	mkpool "$T/b" --parts "$T/b1"
+	fsck_json "$T/a"
+	assert_equal "$status" 0
+	cp "$T/a1" "$T/a1.orig"
+	cp "$T/b1" "$T/a1"
+	fsck_json "$T/a"
+	assert_equal "$status" 1
+	assert_code part-uuid-mismatch
+	rm "$T/a1"
+	fsck_json "$T/a"
+	assert_equal "$status" 1
+	assert_code part-missing
+	# the heap is then not checked, and says so
+	jq -e 'any(.findings[]; .code == "heap-not-checked")' <<<"$output" \
+		>/dev/null || fail "$output"
+	cp "$T/a1.orig" "$T/a1"
+	fsck_json "$T/a"
+	assert_equal "$status" 0
+}
+
+@test "a pool a writer holds cannot be checked (exit 4, in use)" {
+	mkpool_size "$T/p" 8M
+	"$WORKLOAD" --stress "$T/p" 60s >"$T/hold.out" 2>"$T/hold.err" 3>&- &
+	STRESS_PID=$!
+	local i
+	for ((i = 0; i < 500; i++)); do
+		grep -q running "$T/hold.out" 2>/dev/null && break
+		sleep 0.01
+	done
+	grep -q running "$T/hold.out" || fail "the writer did not start"
+	run --separate-stderr pmactl fsck "$T/p"
+	assert_equal "$status" 4
+	assert_equal "$stderr" "pmactl: cannot check '$T/p': pool is in use by another process"
+}

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fsck-damage -- make a pool with a PMAlloc heap and damage one structure
+ * of it in one specific way, for tests/cli/fsck.bats (the fsck corruption
+ * suite: each damage must give its exact finding code and exit status).
+ *
+ *   fsck-damage make POOL     a pool whose heap has live blocks of several
+ *                             classes and extents in both arenas, then
+ *                             records of every kind in the logs of a
+ *                             child that "crashes" (exits without close)
+ *   fsck-damage KIND POOL     damage POOL (KIND: see damages[] below)
+ *
+ * Structures are found through a read-only open, as
+ * tests/corrupt/corrupt-heap.c does; the damage is written with pwrite.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pmalloc.h"
+#include "pmalloc/internal.h"
+#include "pool/internal.h"
+
+#define POOL_SIZE (POOL_DATA_OFF + 6 * 1024 * 1024)
+#define NSLOTS 64
+
+static const size_t sizes[] = { 64, 100, 256, 700, 3000, 9000, 20000, 70000 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+static void die(const char *what)
+{
+	fprintf(stderr, "fsck-damage: %s: %s\n", what, pma_errormsg());
+	exit(99);
+}
+
+static uint64_t *slots_of(struct pma_heap *heap)
+{
+	uint64_t root;
+
+	if (pma_root(heap, NSLOTS * sizeof(uint64_t), &root) < 0)
+		return NULL;
+	return pma_direct(heap, root);
+}
+
+/* checkpointed blocks in both arenas, then a child's logged ops + crash */
+static void make(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t *slots;
+	unsigned i;
+	int status;
+	pid_t pid;
+
+	if (pma_heap_create(path, POOL_SIZE, PMA_HEAP_FORCE, &heap) < 0 ||
+	    !(slots = slots_of(heap)))
+		die("create");
+	for (i = 0; i < NSLOTS / 2; i++) {
+		pma_arena_bind(heap, i % 2);
+		if (pma_malloc_to(heap, sizes[i % NSIZES], &slots[i]) < 0)
+			die("malloc_to");
+	}
+	for (i = 0; i < NSLOTS / 2; i += 5)
+		if (pma_free_from(heap, &slots[i]) < 0)
+			die("free_from");
+	pma_heap_close(heap);
+	pid = fork();
+	if (pid == 0) {
+		if (pma_heap_open(path, 0, &heap) < 0 ||
+		    !(slots = slots_of(heap)))
+			_exit(2);
+		for (i = NSLOTS / 2; i < NSLOTS; i++) {
+			pma_arena_bind(heap, i % 2);
+			if (pma_malloc_to(heap, sizes[(i * 3) % NSIZES],
+					  &slots[i]) < 0)
+				_exit(3);
+		}
+		for (i = 1; i < NSLOTS; i += 7) {
+			pma_arena_bind(heap, (i / 7) % 2);
+			if (slots[i] && pma_free_from(heap, &slots[i]) < 0)
+				_exit(4);
+		}
+		_exit(0); /* a crash: no close, no checkpoint */
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+		die("child");
+}
+
+/* ------------------------------------------------------------ damage */
+
+struct where {
+	struct pma_heap *heap; /* read-only */
+	int fd;
+};
+
+static void put(struct where *w, uint64_t off, const void *buf, size_t len)
+{
+	if (pwrite(w->fd, buf, len, (off_t)off) != (ssize_t)len) {
+		perror("fsck-damage: pwrite");
+		exit(99);
+	}
+}
+
+static void get(struct where *w, uint64_t off, void *buf, size_t len)
+{
+	if (pread(w->fd, buf, len, (off_t)off) != (ssize_t)len) {
+		perror("fsck-damage: pread");
+		exit(99);
+	}
+}
+
+static void flip(struct where *w, uint64_t off, uint8_t mask)
+{
+	uint8_t b;
+
+	get(w, off, &b, 1);
+	b ^= mask;
+	put(w, off, &b, 1);
+}
+
+static uint64_t pmap_off(struct where *w, uint64_t page)
+{
+	return w->heap->region_off + w->heap->geom.pmap_off + page * 8;
+}
+
+/* page of the first entry of kind on media (checkpointed: its slab
+ * header is on media too), an extent of at least min pages */
+static uint64_t find_page(struct where *w, uint64_t kind, uint64_t min)
+{
+	struct pma_heap *h = w->heap;
+	uint64_t p, e;
+
+	for (p = 0; p < h->geom.npages; p++) {
+		get(w, pmap_off(w, p), &e, sizeof(e));
+		if (pma_pmap_kind(e) == kind && pma_pmap_npages(e) >= min)
+			return p;
+	}
+	fprintf(stderr, "fsck-damage: no page map entry of kind %llu\n",
+		(unsigned long long)kind);
+	exit(99);
+}
+
+/* a pool header copy changed and resealed (so only the change is bad) */
+static void hdr_patch(struct where *w, unsigned copy, uint64_t size)
+{
+	struct pool_hdr *h = malloc(sizeof(*h));
+
+	if (!h)
+		exit(98);
+	get(w, pool_hdr_copy_off(copy), h, sizeof(*h));
+	h->regions[0].size = size;
+	h->checksum = pool_hdr_checksum(h);
+	put(w, pool_hdr_copy_off(copy), h, sizeof(*h));
+	free(h);
+}
+
+static void d_hdr_a(struct where *w)
+{
+	flip(w, POOL_HDR_A_OFF + 0x1000, 0x01);
+}
+static void d_hdr_b(struct where *w)
+{
+	flip(w, POOL_HDR_B_OFF + 0x1000, 0x01);
+}
+static void d_part_hdr(struct where *w)
+{
+	flip(w, POOL_PART_HDR_OFF + 100, 0x01);
+}
+static void d_truncate(struct where *w)
+{
+	if (ftruncate(w->fd, POOL_SIZE - POOL_ALIGN) < 0)
+		exit(99);
+}
+static void d_region(struct where *w)
+{
+	hdr_patch(w, 0, POOL_SIZE);
+	hdr_patch(w, 1, POOL_SIZE);
+}
+static void d_heap_hdr(struct where *w)
+{
+	flip(w, w->heap->region_off + 72, 0x01); /* create_time */
+}
+static void d_head_gen(struct where *w)
+{
+	flip(w, w->heap->region_off + PMA_HEAD_GEN_OFF, 0x02);
+}
+static void d_arena_head(struct where *w)
+{
+	uint64_t off = w->heap->region_off + w->heap->geom.arena_off;
+
+	flip(w, off + 8 * (w->heap->head_gen & 1), 0x04);
+}
+/* a record in the middle of a window: written whole, then damaged */
+static void d_log_record(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	struct pma_arena *a;
+	unsigned i;
+
+	for (i = 0; i < h->geom.narenas; i++) {
+		a = &h->arenas[i];
+		if (a->tail - a->head < 4)
+			continue;
+		/* word0's payload: the checksum no longer matches */
+		flip(w,
+		     (uint64_t)((char *)pma_booklog_slot(
+					a->log, h->geom.log_cap, a->head + 1) -
+				h->part_base) +
+			     5,
+		     0x10);
+		return;
+	}
+	fprintf(stderr, "fsck-damage: no log with records\n");
+	exit(99);
+}
+static void d_slab_class(struct where *w)
+{
+	uint64_t page = find_page(w, PMA_PMAP_SLAB, 1);
+	uint16_t cls = 63;
+
+	put(w, pma_page_off(w->heap, page) + offsetof(struct pma_slab_hdr, cls),
+	    &cls, sizeof(cls));
+}
+/* a bit past the last block of bank 0: no record touches it */
+static void d_bitmap_bank(struct where *w)
+{
+	uint64_t page = find_page(w, PMA_PMAP_SLAB, 1);
+
+	flip(w, pma_page_off(w->heap, page) + PMA_SLAB_BITMAP_OFF + 23, 0x80);
+}
+static void d_pmap_entry(struct where *w)
+{
+	flip(w, pmap_off(w, find_page(w, PMA_PMAP_SLAB, 1)) + 2, 0x01);
+}
+/* a second, correctly checked extent entry inside an extent */
+static void d_pmap_overlap(struct where *w)
+{
+	uint64_t page = find_page(w, PMA_PMAP_EXTENT, 2) + 1;
+	uint64_t e = pma_check_pmap(pma_pmap_make(PMA_PMAP_EXTENT, 1), page);
+
+	put(w, pmap_off(w, page), &e, sizeof(e));
+}
+static void d_summary(struct where *w)
+{
+	flip(w, w->heap->region_off + w->heap->geom.sum_off, 0x01);
+}
+static void d_root_word(struct where *w)
+{
+	flip(w, w->heap->region_off + PMA_ROOT_WORD_OFF + 1, 0x01);
+}
+
+static const struct damage {
+	const char *name;
+	void (*fn)(struct where *w);
+} damages[] = {
+	{ "hdr-a", d_hdr_a },
+	{ "hdr-b", d_hdr_b },
+	{ "part-hdr", d_part_hdr },
+	{ "truncate", d_truncate },
+	{ "region", d_region },
+	{ "heap-hdr", d_heap_hdr },
+	{ "head-gen", d_head_gen },
+	{ "arena-head", d_arena_head },
+	{ "log-record", d_log_record },
+	{ "slab-class", d_slab_class },
+	{ "bitmap-bank", d_bitmap_bank },
+	{ "pmap-entry", d_pmap_entry },
+	{ "pmap-overlap", d_pmap_overlap },
+	{ "summary", d_summary },
+	{ "root-word", d_root_word },
+};
+#define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
+
+static void damage(const struct damage *d, const char *path)
+{
+	struct where w;
+
+	if (pma_heap_open(path, PMA_HEAP_RDONLY, &w.heap) < 0)
+		die("open read-only");
+	w.fd = open(path, O_RDWR);
+	if (w.fd < 0) {
+		perror("fsck-damage: open");
+		exit(99);
+	}
+	d->fn(&w);
+	pma_heap_close(w.heap);
+	if (fsync(w.fd) < 0 || close(w.fd) < 0)
+		exit(99);
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc != 3) {
+		fputs("usage: fsck-damage make|KIND POOL\n", stderr);
+		return 2;
+	}
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
+	if (!strcmp(argv[1], "make")) {
+		make(argv[2]);
+		return 0;
+	}
+	for (i = 0; i < NDAMAGES; i++)
+		if (!strcmp(argv[1], damages[i].name)) {
+			damage(&damages[i], argv[2]);
+			return 0;
+		}
+	fprintf(stderr, "fsck-damage: unknown damage '%s'\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test-fsck-crash: every crash image of a short PMAlloc workload checks
+ * consistent with fsck (issue 20): before recovery (no error: a crash
+ * leaves only states recovery accepts; a torn log tail is information)
+ * and after a writable open has recovered it (no error and no warning).
+ * The workload (one thread, both arenas, small blocks, extents in both
+ * log forms, every free remote, checkpoints that release empty slabs) runs
+ * under the crash-sweep driver (tests/lib/crash-sweep.c), which images
+ * every fence: durable lines only, and with random dirty words too.
+ *
+ * The repair test: a pool whose heap has un-checkpointed records, with a
+ * damaged pool header copy and a damaged page map summary word (both of
+ * the kind --repair repairs), is repaired (pma_fsck_repair, in a re-exec
+ * of this test with PM_CRASH_AT=N) and crashed at every fence N of the
+ * repair in turn: each crash image may only show findings --repair
+ * repairs, and repairing it again leaves no finding at all.
+ *
+ * The garbage test (in process, so the sanitizer build covers it): fsck
+ * of random files and of heaps with random bytes never crashes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "pmalloc.h"
+#include "pmalloc/fsck.h"
+#include "pmalloc/internal.h"
+#include "pmem/crash.h"
+#include "pool/fsck.h"
+#include "crash-sweep.h"
+
+#define HEAP_SIZE (4ULL << 20)
+#define NSLOTS 32
+#define NOPS 160
+
+static size_t slot_size(unsigned s)
+{
+	uint32_t h = s * 2654435761u;
+
+	if (s % 5 == 2)
+		return 16384 + (h >> 16) % (100 * 1024);
+	return 1 + (h >> 8) % 3000;
+}
+
+static void workload(const char *path, uint64_t rnd)
+{
+	struct pma_heap *heap;
+	uint64_t root, *slots;
+	unsigned i, s;
+
+	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
+	pma_slab_keep = 0;
+	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap) ||
+	    pma_root(heap, NSLOTS * 8, &root))
+		_exit(7);
+	slots = pma_direct(heap, root);
+	heap->ext1_pages = 8; /* both extent record forms */
+	rnd = rnd * 0x9e3779b97f4a7c15ULL + 1; /* never 0: xorshift */
+	crash_sweep_arm(heap->map);
+	for (i = 0; i < NOPS; i++) {
+		rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+		s = (unsigned)(rnd % NSLOTS);
+		/* a slot allocates in arena s % 2 and frees through the
+		 * other: every free is remote (RFREE, EXT_FREE) */
+		pma_arena_bind(heap, (s + (slots[s] != 0)) % 2);
+		if (slots[s] ? pma_free_from(heap, &slots[s]) :
+			       pma_malloc_to(heap, slot_size(s), &slots[s]))
+			_exit(4);
+		if (i % 50 == 49 && pma_heap_checkpoint(heap))
+			_exit(5);
+	}
+	crash_sweep_finish(0);
+}
+
+struct tally {
+	unsigned long count[3];
+	char first[256]; /* the first error or warning */
+};
+
+static int on_finding(const struct pool_fsck_finding *f, void *arg)
+{
+	struct tally *t = arg;
+
+	t->count[f->severity]++;
+	if (f->severity != POOL_FSCK_INFO && !t->first[0])
+		snprintf(t->first, sizeof(t->first), "%s: %s", f->code,
+			 f->message);
+	return 0;
+}
+
+/* fsck the file; -1 with why if it found an error (or, strict, a
+ * warning) or could not run */
+static int fsck_file(const char *file, int strict, const char *when, char *why,
+		     size_t why_len)
+{
+	struct tally t = { { 0 }, "" };
+	struct pool_fsck_sink sink = { .fn = on_finding, .arg = &t };
+	int rc;
+
+	rc = pool_fsck(file, &sink);
+	if (rc == 0)
+		rc = pma_fsck(file, &sink);
+	if (rc < 0) {
+		snprintf(why, why_len, "fsck %s: cannot run: %s", when,
+			 pma_errormsg());
+		return -1;
+	}
+	if (t.count[POOL_FSCK_ERROR] ||
+	    (strict && t.count[POOL_FSCK_WARNING])) {
+		snprintf(why, why_len, "fsck %s: %s", when, t.first);
+		return -1;
+	}
+	return 0;
+}
+
+static int check(const char *file, unsigned *ret_stat, char *why,
+		 size_t why_len)
+{
+	struct pma_heap *heap;
+
+	*ret_stat = 0;
+	if (fsck_file(file, 0, "before recovery", why, why_len) < 0)
+		return -1;
+	if (pma_heap_open(file, 0, &heap) < 0) {
+		snprintf(why, why_len, "open: %s", pma_errormsg());
+		return -1;
+	}
+	pma_heap_close(heap);
+	return fsck_file(file, 1, "after recovery", why, why_len);
+}
+
+/* the re-crashed recovery of the sweeps, and the repair under test */
+static int recover(const char *file)
+{
+	return pma_fsck_repair(file) ? 1 : 0;
+}
+
+static const struct crash_sweep_ops fsck_ops = {
+	.name = "fsck",
+	.workload = workload,
+	.check = check,
+	.recover = recover,
+	.stat_name = "-",
+	.extra_name = "-",
+};
+
+static void test_sweep(void **state)
+{
+	struct crash_sweep sw = *(const struct crash_sweep *)*state;
+
+	if (crash_sweep_run(&fsck_ops, &sw) < 0)
+		fail_msg("%s failed", sw.name);
+	/* the workload ran: at least a fence per op, each one imaged */
+	assert_true(sw.fences >= (uint64_t)NOPS * sw.runs);
+	assert_int_equal(sw.images, sw.fences);
+}
+
+/* ------------------------------------------------------------ repair */
+
+static char repair_dir[64];
+static const char *self_path;
+
+/* a heap with live blocks in both arenas and a crashed child's records */
+static void repair_base(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t root, *slots;
+	unsigned i;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(
+		pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap), 0);
+	assert_int_equal(pma_root(heap, NSLOTS * 8, &root), 0);
+	slots = pma_direct(heap, root);
+	for (i = 0; i < NSLOTS / 2; i++) {
+		pma_arena_bind(heap, i % 2);
+		assert_int_equal(pma_malloc_to(heap, slot_size(i), &slots[i]),
+				 0);
+	}
+	pma_heap_close(heap);
+	pid = fork();
+	if (pid == 0) {
+		if (pma_heap_open(path, 0, &heap) ||
+		    pma_root(heap, NSLOTS * 8, &root))
+			_exit(2);
+		slots = pma_direct(heap, root);
+		for (i = 0; i < NSLOTS; i++) {
+			pma_arena_bind(heap, (i + 1) % 2);
+			if (slots[i] ? pma_free_from(heap, &slots[i]) :
+				       pma_malloc_to(heap, slot_size(i),
+						     &slots[i]))
+				_exit(3);
+		}
+		_exit(0);
+	}
+	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid && status == 0);
+}
+
+/* flip a byte of path at off */
+static void flip_at(const char *path, uint64_t off)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t b = 0;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, (off_t)off), 1);
+	b ^= 0x01;
+	assert_int_equal(pwrite(fd, &b, 1, (off_t)off), 1);
+	assert_int_equal(close(fd), 0);
+}
+
+/* damage copy B's body and the first summary word (a writable open
+ * repairs both) */
+static void repair_damage(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t sum;
+
+	assert_int_equal(pma_heap_open(path, PMA_HEAP_RDONLY, &heap), 0);
+	sum = heap->region_off + heap->geom.sum_off;
+	pma_heap_close(heap);
+	flip_at(path, POOL_HDR_B_OFF + 0x1000);
+	flip_at(path, sum);
+}
+
+/* the repair in a re-exec crashing at fence n (torn with seed != 0):
+ * 1 if it crashed, 0 if it ran to the end */
+static int repair_crashed(const char *file, unsigned n, unsigned seed)
+{
+	char at[16], sd[16];
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		snprintf(at, sizeof(at), "%u", n);
+		snprintf(sd, sizeof(sd), "%u", seed);
+		setenv("PM_CRASH_AT", at, 1);
+		setenv("PM_CRASH_SEED", sd, 1);
+		execl(self_path, self_path, "recover", file, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == PM_CRASH_EXIT_CODE)
+		return 1;
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return 0;
+}
+
+static int only_repairable(const struct pool_fsck_finding *f, void *arg)
+{
+	(void)arg;
+	if (f->severity == POOL_FSCK_ERROR && !pma_fsck_repairable(f->code))
+		print_message("# unrepairable after a crashed repair: %s: %s\n",
+			      f->code, f->message);
+	return f->severity == POOL_FSCK_ERROR && !pma_fsck_repairable(f->code) ?
+		       -EIO :
+		       0;
+}
+
+static void test_repair_crash(void **state)
+{
+	char base[128], work[128], why[512];
+	struct pool_fsck_sink sink = { .fn = only_repairable };
+	unsigned n, crashes = 0, seed;
+
+	(void)state;
+	snprintf(base, sizeof(base), "%s/base", repair_dir);
+	snprintf(work, sizeof(work), "%s/work", repair_dir);
+	repair_base(base);
+	repair_damage(base);
+	/* the damage is there, and repairable */
+	assert_int_equal(pool_fsck(base, &sink), 0);
+	assert_int_equal(pma_fsck(base, &sink), 0);
+	assert_true(sink.counts[POOL_FSCK_ERROR] >= 2);
+	for (n = 1;; n++) {
+		for (seed = 0; seed < 2; seed++) {
+			assert_int_equal(crash_sweep_copy_file(base, work), 0);
+			if (!repair_crashed(work, n, seed ? n : 0))
+				goto out;
+			crashes++;
+			memset(&sink, 0, sizeof(sink));
+			sink.fn = only_repairable;
+			if (pool_fsck(work, &sink) || pma_fsck(work, &sink))
+				fail_msg("fence %u seed %u: new damage", n,
+					 seed);
+			assert_int_equal(pma_fsck_repair(work), 0);
+			if (fsck_file(work, 1, "after a second repair", why,
+				      sizeof(why)))
+				fail_msg("fence %u seed %u: %s", n, seed, why);
+		}
+	}
+out:
+	print_message("# repair crashed at each of its %u fences (%u images), "
+		      "each repaired again\n",
+		      n - 1, crashes);
+	/* the uncrashed repair left nothing */
+	assert_int_equal(
+		fsck_file(work, 1, "after the repair", why, sizeof(why)), 0);
+	assert_true(n > 3);
+	unlink(base);
+	unlink(work);
+}
+
+/* ------------------------------------------------------------ garbage */
+
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* fsck in process (for the sanitizer runs): 0 or the rc; errors found */
+static int fsck_count(const char *file, unsigned long *ret_errors)
+{
+	struct pool_fsck_sink sink = { 0 };
+	int rc = pool_fsck(file, &sink);
+
+	if (rc == 0)
+		rc = pma_fsck(file, &sink);
+	*ret_errors = sink.counts[POOL_FSCK_ERROR];
+	return rc;
+}
+
+/* random garbage of several sizes: checked, never a crash, errors found;
+ * random bytes over a heap's metadata: checked, never a crash */
+static void test_fsck_garbage(void **state)
+{
+	static const size_t sizes[] = { 0, 100, 5000, 70000, 300000 };
+	char base[128], work[128];
+	unsigned long errors, damaged = 0;
+	uint64_t x = 0x6a09e667f3bcc909ULL, meta, span;
+	struct pma_heap *heap;
+	unsigned i, j;
+	uint8_t buf[4096];
+	size_t k, n;
+	FILE *f;
+
+	(void)state;
+	snprintf(work, sizeof(work), "%s/garbage", repair_dir);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		f = fopen(work, "w");
+		assert_non_null(f);
+		for (k = 0; k < sizes[i]; k += n) {
+			n = sizes[i] - k < sizeof(buf) ? sizes[i] - k :
+							 sizeof(buf);
+			for (j = 0; j < n; j++)
+				buf[j] = (uint8_t)xorshift(&x);
+			assert_int_equal(fwrite(buf, 1, n, f), n);
+		}
+		assert_int_equal(fclose(f), 0);
+		assert_int_equal(fsck_count(work, &errors), 0);
+		assert_true(errors > 0);
+	}
+	snprintf(base, sizeof(base), "%s/gbase", repair_dir);
+	repair_base(base);
+	assert_int_equal(pma_heap_open(base, PMA_HEAP_RDONLY, &heap), 0);
+	meta = heap->region_off;
+	span = heap->data_base + 2 * PMA_CHUNK - meta;
+	pma_heap_close(heap);
+	for (i = 0; i < 200; i++) {
+		assert_int_equal(crash_sweep_copy_file(base, work), 0);
+		for (j = 0; j < 1 + xorshift(&x) % 3; j++)
+			flip_at(work, meta + xorshift(&x) % span);
+		assert_int_equal(fsck_count(work, &errors), 0);
+		damaged += errors != 0;
+	}
+	print_message("# 200 damaged heaps checked, %lu with errors\n",
+		      damaged);
+	assert_true(damaged > 0);
+	unlink(base);
+	unlink(work);
+}
+
+static struct crash_sweep sweeps[] = {
+	{ .name = "durable", .runs = 3 },
+	{ .name = "torn", .seed_base = 0xf5c40000, .runs = 3 },
+};
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		{ "test_fsck_sweep_durable", test_sweep, NULL, NULL,
+		  &sweeps[0] },
+		{ "test_fsck_sweep_torn", test_sweep, NULL, NULL, &sweeps[1] },
+		cmocka_unit_test(test_repair_crash),
+		cmocka_unit_test(test_fsck_garbage),
+	};
+	int rc;
+
+	rc = crash_sweep_main(&fsck_ops, argc, argv);
+	if (rc >= 0)
+		return rc;
+	self_path = argv[0];
+	snprintf(repair_dir, sizeof(repair_dir), "/tmp/fsck-repair-%d",
+		 (int)getpid());
+	if (mkdir(repair_dir, 0700) < 0) {
+		perror("mkdir");
+		return 1;
+	}
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rmdir(repair_dir);
+	crash_sweep_cleanup();
+	return rc;
+}
