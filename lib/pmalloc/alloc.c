@@ -148,6 +148,14 @@ static void sync_word(struct pma_arena *arena, struct pma_slab *slab,
 	log_cursor_sync(arena);
 	for (; b; b &= b - 1) {
 		idx = w * 64 + (uint32_t)__builtin_ctzll(b);
+		if (pma_retq_push(&arena->synced, pma_slab_block_off(slab, idx),
+				  arena->tail, PMA_NO_DEP, 0) < 0) {
+			/* no memory: the rest waits for the next sync */
+			atomic_fetch_or(&slab->rdone[w], b);
+			pma_rlist_push(arena, slab);
+			bits &= ~b;
+			break;
+		}
 		log_append_block(arena, PMA_REC_SYNC_FREE, slab,
 				 pma_slab_block_off(slab, idx), 0);
 		if (++n % 2 == 0)

@@ -286,7 +286,7 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	else
 		*word &= ~mask;
 	if (heap->banks) /* checked and resealed at the replay's end */
-		rc = pma_banks_touch(heap, sh, slab_off, word, mask, on);
+		rc = pma_banks_touch(heap, sh, slab_off, word, mask, !on);
 	else if (heap->checked)
 		pma_check_bank_seal_word(sh, slab_off, word);
 	if (rc < 0)

@@ -65,6 +65,7 @@ void pma_arena_release(struct pma_arena *arena)
 	free(arena->rfreed.e);
 	free(arena->ext_freed.e);
 	free(arena->slab_freed.e);
+	free(arena->synced.e);
 	free(arena->local.runs);
 	pma_zunmap(arena->ops, arena->heap->geom.log_cap * sizeof(*arena->ops));
 	pthread_mutex_destroy(&arena->lock);

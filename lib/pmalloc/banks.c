@@ -8,7 +8,9 @@
  * blindly would also bless a bit flipped by damage. So the replay records,
  * per bank, which bits it touched and what each was before the window
  * (the first op of a block in replay order tells: an allocation found it
- * clear, a free found it set), and at the end accepts the bank only if
+ * clear, a free found it set; layout 8 keeps this true for remote frees:
+ * an owner retires its SYNC_FREE of a block only after the RFREE is
+ * retired, recovery.c), and at the end accepts the bank only if
  * its check matches the bank after the window (the checkpoint completed
  * it), before it (the checkpoint never reached it), or (version 8) after
  * one of its ops in replay order (a local checkpoint wrote it as of its
@@ -116,7 +118,7 @@ int pma_banks_fresh(struct pma_heap *heap, void *slab_meta, uint64_t slab_off)
 }
 
 int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
-		    const uint64_t *word, uint64_t mask, int on)
+		    const uint64_t *word, uint64_t mask, int pre)
 {
 	unsigned rel = (unsigned)((const char *)word - (char *)slab_meta -
 				  PMA_SLAB_BITMAP_OFF);
@@ -132,7 +134,7 @@ int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
 		if (!e->touched[0] && !e->touched[1] && !e->touched[2])
 			e->check = e->line[PMA_SLAB_BANK_CHECK];
 		e->touched[w] |= mask;
-		if (!on)
+		if (pre)
 			e->pre[w] |= mask;
 	}
 	/* version 8: a checkpoint of one arena writes the bank as it was

@@ -347,8 +347,10 @@ int pma_check_banks(const void *slab_meta, uint64_t slab_off);
 struct pma_banks;
 int pma_banks_begin(struct pma_heap *heap);
 int pma_banks_fresh(struct pma_heap *heap, void *slab_meta, uint64_t slab_off);
+/* pre: the bit's value before the window if this is its first op (the
+ * caller knows: see banks.c) */
 int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
-		    const uint64_t *word, uint64_t mask, int on);
+		    const uint64_t *word, uint64_t mask, int pre);
 int pma_banks_end(struct pma_heap *heap, int ok);
 /* the lap-dependent fields of records of lap lap (see layout.h): the
  * epoch, in place in word0, and the tag */
@@ -521,6 +523,11 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	/* chunks (first pages) of the slabs a running or failed checkpoint
 	 * released: it gives them to the heap once the heads moved */
 	struct pma_retq slab_freed;
+	/* version 8: blocks of this arena whose remote frees it applied
+	 * (SYNC_FREE at k): the record stays in the window until the block
+	 * came back (its RFREE is retired), so that a replay never meets an
+	 * RFREE of a block whose free the owner's media already show */
+	struct pma_retq synced;
 	/* DRAM copies of this arena's generation (G = head_gen + lgen,
 	 * layout.h) and of its lgen (version 8; 0 before) */
 	uint64_t gen, lgen;

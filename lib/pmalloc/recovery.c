@@ -535,6 +535,7 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena,
 	}
 	pma_retq_trim(&arena->slab_freed, cut);
 	pma_retq_trim(&arena->ext_freed, cut);
+	pma_retq_trim(&arena->synced, cut);
 	atomic_fetch_sub(&heap->pending_pages, arena->pend_pub);
 	arena->pend_pages -= freed;
 	if (arena->pend_pages)
@@ -928,6 +929,23 @@ static uint64_t local_cut(struct pma_heap *heap, struct pma_arena *arena)
 							&mask),
 					 memory_order_acquire) &
 		    mask) {
+			cut = r->k;
+			break;
+		}
+	}
+	/* a SYNC_FREE stays until its block came back: given back to
+	 * avail (or taken again since: live), or in rret */
+	for (i = 0; i < arena->synced.count; i++) {
+		r = &arena->synced.e[i];
+		if (r->k >= cut)
+			break;
+		slab = pma_heap_slab_at(heap, r->off);
+		if (!slab || pma_slab_index(slab, r->off, &idx) < 0)
+			continue;
+		if (!(slab->avail[idx / 64] & 1ULL << (idx % 64)) &&
+		    !(atomic_load(&slab->rret[idx / 64]) &
+		      1ULL << (idx % 64)) &&
+		    !pma_slab_is_live(slab, idx)) {
 			cut = r->k;
 			break;
 		}

@@ -1463,8 +1463,8 @@ static void test_threads_remote_free(void **state)
  * slab of 64-byte blocks; thread B frees every other block (RFREE in B's
  * log) and frees A's large extent. B's checkpoint can retire nothing yet
  * (A has not applied the frees, and A's extent allocation is not retired).
- * A's checkpoint applies them (SYNC_FREE) and retires its own log; then
- * B's retires everything. A's next allocations get the freed blocks back,
+ * A's checkpoint applies them (SYNC_FREE) and retires its log up to them;
+ * then B's retires everything, and A's next one the SYNC_FREEs. A's next allocations get the freed blocks back,
  * no global checkpoint ever runs, and a reopen shows the same heap.
  */
 #define LC_N 1016 /* blocks of one slab of class 0 */
@@ -1537,11 +1537,12 @@ static void test_local_checkpoint(void **state)
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.checkpoints, st0.checkpoints);
 	assert_int_equal(st.remote_frees_synced, 0);
-	/* A applies the remote frees (SYNC_FREE) and retires its log */
+	/* A applies the remote frees (SYNC_FREE) and retires its log up to
+	 * them: they stay until B retired its RFREEs */
 	assert_int_equal(pma_heap_checkpoint_arena(f->heap), 0);
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.remote_frees_synced, LC_N / 2);
-	assert_int_equal(a->tail, a->head);
+	assert_int_equal(a->tail - a->head, LC_N / 2);
 	pthread_barrier_wait(&c.bar); /* 3 */
 	pthread_barrier_wait(&c.bar); /* 4: B checkpointed again */
 	assert_int_equal(pthread_join(tid, NULL), 0);
@@ -1562,6 +1563,9 @@ static void test_local_checkpoint(void **state)
 	}
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.slab_bytes, st0.slab_bytes);
+	/* the blocks came back: A's whole window can go now */
+	assert_int_equal(pma_heap_checkpoint_arena(f->heap), 0);
+	assert_int_equal(a->tail, a->head);
 	fx_reopen(f);
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8 + LC_N * 64ULL);
