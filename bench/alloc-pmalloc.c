@@ -19,8 +19,8 @@ struct bench_pma {
 	char path[PATH_MAX];
 };
 
-static int bpma_open(const char *dir, uint64_t pool_size, size_t nslots,
-		     void **ret_ctx)
+static int bpma_open_flags(const char *dir, uint64_t pool_size, size_t nslots,
+			   unsigned flags, void **ret_ctx)
 {
 	struct bench_pma *b;
 	uint64_t root;
@@ -31,7 +31,8 @@ static int bpma_open(const char *dir, uint64_t pool_size, size_t nslots,
 		return -ENOMEM;
 	snprintf(b->path, sizeof(b->path), "%s/pmabench-%d-pmalloc.pool", dir,
 		 (int)getpid());
-	rc = pma_heap_create(b->path, pool_size, PMA_HEAP_FORCE, &b->heap);
+	rc = pma_heap_create(b->path, pool_size, PMA_HEAP_FORCE | flags,
+			     &b->heap);
 	if (rc < 0)
 		goto out_free;
 	rc = pma_root(b->heap, nslots * sizeof(uint64_t), &root);
@@ -47,6 +48,19 @@ out_close:
 out_free:
 	free(b);
 	return rc;
+}
+
+static int bpma_open(const char *dir, uint64_t pool_size, size_t nslots,
+		     void **ret_ctx)
+{
+	return bpma_open_flags(dir, pool_size, nslots, 0, ret_ctx);
+}
+
+static int bpma_open_global(const char *dir, uint64_t pool_size, size_t nslots,
+			    void **ret_ctx)
+{
+	return bpma_open_flags(dir, pool_size, nslots,
+			       PMA_HEAP_GLOBAL_CHECKPOINTS, ret_ctx);
 }
 
 static void bpma_close(void *ctx)
@@ -88,13 +102,26 @@ static int64_t bpma_checkpoints(void *ctx)
 
 	if (pma_heap_stats(b->heap, &st) < 0)
 		return -1;
-	return (int64_t)st.checkpoints;
+	/* both kinds: a local one is the same work for one arena */
+	return (int64_t)(st.checkpoints + st.local_checkpoints);
 }
 
 const struct bench_alloc bench_alloc_pmalloc = {
 	.name = "pmalloc",
 	.has_counters = 1,
 	.open = bpma_open,
+	.close = bpma_close,
+	.alloc = bpma_alloc,
+	.free = bpma_free,
+	.is_live = bpma_is_live,
+	.errormsg = pma_errormsg,
+	.checkpoints = bpma_checkpoints,
+};
+
+const struct bench_alloc bench_alloc_pmalloc_global = {
+	.name = "pmalloc-global",
+	.has_counters = 1,
+	.open = bpma_open_global,
 	.close = bpma_close,
 	.alloc = bpma_alloc,
 	.free = bpma_free,

@@ -45,6 +45,8 @@ static const struct bench_alloc *const all_allocs[BENCH_NALLOCS] = {
 	&bench_alloc_pmalloc,
 	&bench_alloc_pmemobj,
 	&bench_alloc_jemalloc,
+	/* pmalloc with global checkpoints only (layout 8's baseline) */
+	&bench_alloc_pmalloc_global,
 };
 
 static const char *const mode_names[] = { "CACHE_LINE", "BYTE" };
@@ -199,7 +201,7 @@ static unsigned bench_group(const struct bench_opts *o,
 			    const char *mode)
 {
 	struct bench_result res[BENCH_NALLOCS];
-	const struct bench_result *grp[BENCH_NALLOCS] = { NULL, NULL, NULL };
+	const struct bench_result *grp[BENCH_NALLOCS] = { NULL };
 	unsigned i, a, failed = 0;
 
 	bench_run_group(&o->cfg, wl, thr, o->allocs, o->nallocs, res);
@@ -401,7 +403,8 @@ static void usage(void)
 	       "  -b, --bench LIST        threadtest,prod-con,shbench,larson,\n"
 	       "                          larson-q,large,recovery\n"
 	       "                          or all (default)\n"
-	       "  -a, --alloc LIST        pmalloc,pmemobj,jemalloc (default all)\n"
+	       "  -a, --alloc LIST        pmalloc,pmemobj,jemalloc,pmalloc-global\n"
+	       "                          (default the first three)\n"
 	       "  -t, --threads LIST      thread counts (default 1,2)\n"
 	       "  -m, --mode MODE         cache_line, byte or both (default)\n"
 	       "  -n, --ops N             timed ops per row (default 500000)\n"

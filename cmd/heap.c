@@ -144,6 +144,7 @@ int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
 	err |= util_json_add_u64(h, "log_capacity", st.log_cap);
 	err |= util_json_add_u64(h, "log_records", st.log_records);
 	err |= util_json_add_u64(h, "checkpoints", st.checkpoints);
+	err |= util_json_add_u64(h, "local_checkpoints", st.local_checkpoints);
 	err |= cmd_json_add_size(ctx, h, "size", st.heap_size);
 	err |= cmd_json_add_size(ctx, h, "used", st.used_bytes);
 	err |= cmd_json_add_size(ctx, h, "free", st.free_bytes);

@@ -42,6 +42,13 @@ enum pma_heap_flags {
 	 * PMA_HEAP_FORMAT (-EINVAL).
 	 */
 	PMA_HEAP_RDONLY = 1 << 2,
+	/*
+	 * pma_heap_open / pma_heap_create: checkpoint only globally (every
+	 * arena at once, as heaps before layout version 8 do), never one
+	 * arena alone. For comparisons (pmabench's pmalloc-global) and
+	 * tests; it changes nothing on media.
+	 */
+	PMA_HEAP_GLOBAL_CHECKPOINTS = 1 << 3,
 };
 
 /*
@@ -179,6 +186,11 @@ struct pma_heap_stats {
 	uint64_t map_groups_marked;
 	uint64_t map_group_bytes;
 	uint64_t map_summary_invalid;
+	/* layout version 8: checkpoints of one arena alone since open
+	 * (checkpoints counts the global ones), and remote frees the
+	 * blocks' owners have applied (SYNC_FREE records) */
+	uint64_t local_checkpoints;
+	uint64_t remote_frees_synced;
 };
 
 /* a consistent snapshot (briefly locks every arena) */
@@ -207,6 +219,17 @@ PMA_API PMA_WUR int pma_heap_arena_stats(struct pma_heap *heap,
 
 /* apply every log to the page map and bitmaps and truncate the logs */
 PMA_API PMA_WUR int pma_heap_checkpoint(struct pma_heap *heap);
+
+/*
+ * Checkpoint the calling thread's arena alone, under its own lock: other
+ * threads keep allocating and freeing meanwhile (layout version 8; an
+ * older heap gets a global checkpoint). Retires the arena's log as far as
+ * it can without other arenas: records of frees of other arenas' blocks
+ * that their owners have not applied yet stay for a later checkpoint.
+ * Arenas do this themselves when their log fills; this call is for
+ * tests and for callers that want the log short now.
+ */
+PMA_API PMA_WUR int pma_heap_checkpoint_arena(struct pma_heap *heap);
 
 /* one decoded bookkeeping-log record (pma_log_foreach) */
 struct pma_log_entry {

@@ -95,8 +95,143 @@ __attribute__((always_inline)) static inline void
 log_append_block(struct pma_arena *arena, unsigned type, struct pma_slab *slab,
 		 uint64_t off, uint64_t dest_off)
 {
-	pma_slab_mark_dirty(arena, slab);
+	/* a remote free changes nothing the owner writes to PM (live |
+	 * rpend stays set, see struct pma_slab): only the owner's log
+	 * marks its slabs */
+	if (type != PMA_REC_RFREE)
+		pma_slab_mark_dirty(arena, slab);
 	log_put(arena, type, off >> 6, dest_off);
+}
+
+/*
+ * Two-phase frees (version 8 protocol; older heaps run the same DRAM
+ * steps and leave the rest to the global checkpoint). Phase 1, by the
+ * freeing arena: rpend set, live cleared, RFREE committed, then rdone set
+ * (remote_committed). Phase 2, by the owner (pma_arena_sync): a SYNC_FREE
+ * in its own log, fenced, then rpend cleared; the freeing arena may
+ * retire its RFREE once rpend is clear, and then hands the block back
+ * through rret (recovery.c). See doc/pmalloc.md, "Per-arena checkpoints".
+ */
+
+/* the first step of a remote free of slab's block idx: 0, or -EINVAL (a
+ * double free, nothing changed) */
+static inline int remote_unlive(struct pma_slab *slab, uint32_t idx)
+{
+	if (pma_slab_rpend_set(slab, idx) < 0)
+		return -EINVAL;
+	if (pma_slab_unlive(slab, idx) < 0) {
+		pma_slab_rpend_clear(slab, idx);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* the RFREE of slab's block idx is durable: for the owner to apply */
+static inline void remote_committed(struct pma_heap *heap,
+				    struct pma_slab *slab, uint32_t idx)
+{
+	atomic_fetch_or(&slab->rdone[idx / 64], 1ULL << (idx % 64));
+	pma_rlist_push(&heap->arenas[slab->owner], slab);
+}
+
+/* SYNC_FREE records of the committed remote frees in bits (word w of
+ * slab->rdone), at most two per fence (recovery allows one torn op of
+ * two records at a log's end); then their rpend bits go */
+static void sync_word(struct pma_arena *arena, struct pma_slab *slab,
+		      unsigned w, uint64_t bits)
+{
+	struct pma_heap *heap = arena->heap;
+	uint64_t b = bits;
+	uint32_t idx;
+	unsigned n = 0;
+
+	log_cursor_sync(arena);
+	for (; b; b &= b - 1) {
+		idx = w * 64 + (uint32_t)__builtin_ctzll(b);
+		if (pma_retq_push(&arena->synced, pma_slab_block_off(slab, idx),
+				  arena->tail, PMA_NO_DEP, 0) < 0) {
+			/* no memory: the rest waits for the next sync */
+			atomic_fetch_or(&slab->rdone[w], b);
+			pma_rlist_push(arena, slab);
+			bits &= ~b;
+			break;
+		}
+		log_append_block(arena, PMA_REC_SYNC_FREE, slab,
+				 pma_slab_block_off(slab, idx), 0);
+		if (++n % 2 == 0)
+			pm_drain(heap->map);
+	}
+	if (n % 2)
+		pm_drain(heap->map);
+	atomic_fetch_add_explicit(&heap->rfrees_synced, n,
+				  memory_order_relaxed);
+	for (b = bits; b; b &= b - 1)
+		pma_slab_rpend_clear(slab,
+				     w * 64 + (uint32_t)__builtin_ctzll(b));
+}
+
+/* the blocks of slab whose remote frees are retired go back to avail */
+static void take_back(struct pma_arena *arena, struct pma_slab *slab)
+{
+	uint64_t bits;
+	unsigned w;
+	int gave = 0;
+
+	for (w = 0; w < PMA_LIVE_WORDS; w++) {
+		if (!atomic_load_explicit(&slab->rret[w], memory_order_relaxed))
+			continue;
+		bits = atomic_exchange(&slab->rret[w], 0);
+		for (; bits; bits &= bits - 1)
+			pma_slab_give(slab,
+				      w * 64 + (uint32_t)__builtin_ctzll(bits));
+		gave = 1;
+	}
+	if (gave) {
+		pma_partial_push(arena, slab);
+		pma_slab_empty_check(arena, slab);
+	}
+}
+
+uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room)
+{
+	struct pma_slab *slab, *next;
+	uint64_t n = 0, bits, keep;
+	unsigned w;
+	int deferred;
+
+	slab = atomic_exchange_explicit(&arena->rlist, NULL,
+					memory_order_acquire);
+	for (; slab; slab = next) {
+		/* read before in_rlist clears: a freeing arena may push the
+		 * slab again at once, which rewrites rnext */
+		next = slab->rnext;
+		atomic_store(&slab->in_rlist, 0);
+		take_back(arena, slab);
+		deferred = 0;
+		for (w = 0; w < PMA_LIVE_WORDS; w++) {
+			if (!atomic_load_explicit(&slab->rdone[w],
+						  memory_order_relaxed))
+				continue;
+			if (n >= room) {
+				deferred = 1;
+				continue;
+			}
+			bits = atomic_exchange(&slab->rdone[w], 0);
+			/* the lowest room - n of them now, the rest back */
+			for (keep = bits;
+			     n + (uint64_t)__builtin_popcountll(keep) > room;)
+				keep &= ~(1ULL << (63 - __builtin_clzll(keep)));
+			if (keep != bits) {
+				atomic_fetch_or(&slab->rdone[w], bits & ~keep);
+				deferred = 1;
+			}
+			sync_word(arena, slab, w, keep);
+			n += (uint64_t)__builtin_popcountll(keep);
+		}
+		if (deferred)
+			pma_rlist_push(arena, slab);
+	}
+	return n;
 }
 
 /* log_append_ext's two-record form: an extent too large (or too far) for
@@ -293,6 +428,16 @@ static int arena_lock_room(struct pma_arena *arena)
 	return 0;
 }
 
+/* the records pma_arena_sync may append in an op (lock held, with room
+ * for the op itself) */
+static inline uint64_t sync_room(const struct pma_arena *arena)
+{
+	uint64_t used = arena->tail - arena->head + PMA_OP_RECS;
+	uint32_t cap = arena->heap->geom.log_cap;
+
+	return used < cap ? cap - used : 0;
+}
+
 /* do the published pending pages (freed extents that only a checkpoint
  * gives to every arena) say a checkpoint is due? */
 static inline int pending_over(const struct pma_heap *heap)
@@ -329,6 +474,13 @@ static inline int arena_checkpoint_due(struct pma_arena *arena)
 	struct pma_heap *heap = arena->heap;
 	uint64_t n = arena->tail - arena->est_mark;
 
+	/* version 8: each log over its share checkpoints itself (the
+	 * recovery bound is the shares' sum); pending extents still need a
+	 * global one */
+	if (heap->local)
+		return arena->tail - arena->head >= heap->ckpt_share ||
+		       pending_over(heap);
+
 	if (__builtin_expect(n >= PMA_CKPT_STEP, 0)) {
 		arena->est_mark = arena->tail;
 		if (atomic_fetch_add_explicit(&heap->log_records, n,
@@ -351,7 +503,9 @@ static inline int arena_checkpoint_due(struct pma_arena *arena)
  */
 static void arena_fast_refresh(struct pma_arena *arena, int due)
 {
-	uint64_t half = arena->head + arena->heap->geom.log_cap / 2;
+	uint64_t half = arena->head + (arena->heap->local ?
+					       arena->heap->ckpt_share :
+					       arena->heap->geom.log_cap / 2);
 	uint64_t step = arena->est_mark + PMA_CKPT_STEP;
 
 	log_cursor_sync(arena);
@@ -362,7 +516,18 @@ static void arena_fast_refresh(struct pma_arena *arena, int due)
  * retried at the next op) */
 static void arena_unlock_op(struct pma_arena *arena, int rc)
 {
+	struct pma_heap *heap = arena->heap;
 	int due = rc == 0 && arena_checkpoint_due(arena);
+
+	/* version 8: this arena alone, under the lock it holds; a global
+	 * checkpoint only for pending extents, or when the local one could
+	 * not retire enough (other arenas have not applied this one's
+	 * remote frees: the global one retires them with their owners) */
+	if (due && heap->local && !pending_over(heap)) {
+		(void)pma_checkpoint_local(arena);
+		due = arena->tail - arena->head >=
+		      heap->ckpt_share + heap->ckpt_share / 2;
+	}
 
 	arena_fast_refresh(arena, due);
 	pma_arena_unlock(arena);
@@ -461,6 +626,10 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	rc = arena_lock_room(arena);
 	if (rc < 0)
 		return rc;
+	/* phase 2 of remote frees of this arena's blocks (version 8) */
+	if (heap->local &&
+	    atomic_load_explicit(&arena->rlist, memory_order_relaxed))
+		(void)pma_arena_sync(arena, sync_room(arena));
 	if (!arena->partial[cls]) {
 		rc = pma_lazy_refill(arena, cls); /* old slabs first */
 		if (rc == 0 && !arena->partial[cls])
@@ -663,11 +832,12 @@ static int free_block(struct pma_arena *arena, uint64_t rel, uint64_t off,
 				     (unsigned long long)off);
 		goto out_unlock;
 	}
-	if (!own && pma_pending_push(&arena->rfreed, off) < 0) {
+	if (!own && pma_retq_push(&arena->rfreed, off, arena->tail, PMA_NO_DEP,
+				  0) < 0) {
 		rc = util_errmsg_set(ENOMEM, "out of memory");
 		goto out_unlock;
 	}
-	if (pma_slab_unlive(slab, idx) < 0) {
+	if ((own ? pma_slab_unlive(slab, idx) : remote_unlive(slab, idx)) < 0) {
 		arena->rfreed.count -= !own;
 		rc = util_errmsg_set(EINVAL, "double free of 0x%llx",
 				     (unsigned long long)off);
@@ -681,10 +851,36 @@ static int free_block(struct pma_arena *arena, uint64_t rel, uint64_t off,
 		pma_slab_give(slab, idx);
 		pma_partial_push(arena, slab);
 		pma_slab_empty_check(arena, slab);
+	} else {
+		remote_committed(arena->heap, slab, idx);
 	}
 out_unlock:
 	arena_unlock_op(arena, rc);
 	return rc;
+}
+
+/* an extent freed through arena, not the one whose log allocated it
+ * (mirror entry e): waits in ext_freed for arena's retirement, which
+ * must also wait until the allocating arena retired the allocation (its
+ * tail now is past it) */
+static int ext_freed_push(struct pma_arena *arena, uint64_t page, uint64_t e)
+{
+	struct pma_heap *heap = arena->heap;
+	uint32_t dep = PMA_NO_DEP;
+	uint64_t dep_k = 0;
+
+	if (pma_pmap_cls(e) == PMA_PMAP_EXT_OWNED &&
+	    pma_pmap_owner(e) < heap->geom.narenas) {
+		dep = pma_pmap_owner(e);
+		/* the allocation was committed (its record fenced) before
+		 * its offset reached this thread: its record is below the
+		 * tail the allocating arena has now; reading tail without
+		 * its lock gives an older or the current value, and an older
+		 * value is still past the allocation's record */
+		dep_k = __atomic_load_n(&heap->arenas[dep].tail,
+					__ATOMIC_ACQUIRE);
+	}
+	return pma_retq_push(&arena->ext_freed, page, arena->tail, dep, dep_k);
 }
 
 /*
@@ -720,7 +916,7 @@ static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,
 	local = pma_pmap_ext_owned_by(e, arena->id) &&
 		arena->local.count < PMA_LOCAL_RUNS;
 	rc = local ? pma_runs_put(&arena->local, page, npages) :
-		     pma_pending_push(&arena->ext_freed, page);
+		     ext_freed_push(arena, page, e);
 	if (rc < 0) {
 		pma_arena_unlock(arena);
 		goto out_restore;
@@ -768,19 +964,24 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 	    arena->tail >= arena->fast_end)
 		goto out_slow;
 	own = slab->owner == arena->id;
-	if ((!own && arena->rfreed.count == arena->rfreed.alloc) ||
-	    pma_slab_unlive(slab, idx) < 0)
-		goto out_slow;
 	if (own) {
+		if (pma_slab_unlive(slab, idx) < 0)
+			goto out_slow;
 		log_append_block(arena, PMA_REC_FREE, slab, off, dest_off);
 		pma_log_commit(arena, dest, dest_off, 0);
 		pma_slab_give(slab, idx);
 		pma_partial_push(arena, slab);
 		pma_slab_empty_check(arena, slab);
 	} else {
-		arena->rfreed.offs[arena->rfreed.count++] = off;
+		if (arena->rfreed.count == arena->rfreed.alloc ||
+		    remote_unlive(slab, idx) < 0)
+			goto out_slow;
+		arena->rfreed.e[arena->rfreed.count++] = (struct pma_ret){
+			.off = off, .k = arena->tail, .dep_arena = PMA_NO_DEP
+		};
 		log_append_block(arena, PMA_REC_RFREE, slab, off, dest_off);
 		pma_log_commit(arena, dest, dest_off, 0);
+		remote_committed(arena->heap, slab, idx);
 	}
 	arena_unlock_fast(arena);
 	return 0;

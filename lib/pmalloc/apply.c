@@ -286,7 +286,7 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	else
 		*word &= ~mask;
 	if (heap->banks) /* checked and resealed at the replay's end */
-		rc = pma_banks_touch(heap, sh, slab_off, word, mask, on);
+		rc = pma_banks_touch(heap, sh, slab_off, word, mask, !on);
 	else if (heap->checked)
 		pma_check_bank_seal_word(sh, slab_off, word);
 	if (rc < 0)
@@ -368,6 +368,13 @@ int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		return apply_block(heap, op, 1, dirty);
 	case PMA_REC_FREE:
 	case PMA_REC_RFREE:
+		return apply_block(heap, op, 0, dirty);
+	case PMA_REC_SYNC_FREE:
+		if (heap->geom.version < PMA_HEAP_VERSION_LOCAL)
+			return util_errmsg_set(EIO,
+					       "sync_free record in a version "
+					       "%u heap",
+					       heap->geom.version);
 		return apply_block(heap, op, 0, dirty);
 	case PMA_REC_SLAB_NEW:
 		return apply_slab_new(heap, op, dirty);

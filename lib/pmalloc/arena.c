@@ -27,15 +27,28 @@ int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena)
 	arena->id = id;
 	arena->desc = &descs[id];
 	arena->log = logs + (size_t)id * heap->geom.log_cap;
-	arena->head = arena->desc->head[heap->head_gen & 1];
+	arena->gen = heap->head_gen;
+	if (heap->geom.version >= PMA_HEAP_VERSION_LOCAL) {
+		if (pma_check_lgen_decode(arena->desc->lgen, id, &arena->lgen))
+			return util_errmsg_set(
+				EIO,
+				"arena %u: descriptor "
+				"generation word 0x%llx is "
+				"damaged (check mismatch)",
+				id, (unsigned long long)arena->desc->lgen);
+		arena->gen = (heap->head_gen + arena->lgen) & PMA_GEN_MASK;
+	}
+	arena->head = arena->desc->head[arena->gen & 1];
 	if (heap->checked &&
-	    arena->desc->check[heap->head_gen & 1] !=
-		    pma_check_head(arena->head, id, heap->head_gen))
+	    arena->desc->check[arena->gen & 1] !=
+		    pma_check_head(arena->head, id, arena->gen))
 		return util_errmsg_set(EIO,
 				       "arena %u: descriptor head %llu is "
 				       "damaged (check mismatch)",
 				       id, (unsigned long long)arena->head);
 	arena->tail = arena->head;
+	atomic_store_explicit(&arena->head_pub, arena->head,
+			      memory_order_relaxed);
 	arena->est_mark = arena->head;
 	arena->cur_k = ~0ULL;
 	arena->ops = pma_zmap(heap->geom.log_cap * sizeof(*arena->ops));
@@ -49,9 +62,10 @@ int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena)
 
 void pma_arena_release(struct pma_arena *arena)
 {
-	free(arena->rfreed.offs);
-	free(arena->ext_freed.offs);
-	free(arena->slab_freed.offs);
+	free(arena->rfreed.e);
+	free(arena->ext_freed.e);
+	free(arena->slab_freed.e);
+	free(arena->synced.e);
 	free(arena->local.runs);
 	pma_zunmap(arena->ops, arena->heap->geom.log_cap * sizeof(*arena->ops));
 	pthread_mutex_destroy(&arena->lock);
@@ -65,6 +79,33 @@ void *pma_grow(void *v, size_t *alloc, size_t size, size_t first)
 	if (w)
 		*alloc = n;
 	return w;
+}
+
+int pma_retq_push(struct pma_retq *q, uint64_t off, uint64_t k,
+		  uint32_t dep_arena, uint64_t dep_k)
+{
+	struct pma_ret *v;
+
+	if (q->count == q->alloc) {
+		v = pma_grow(q->e, &q->alloc, sizeof(*v), 64);
+		if (!v)
+			return -ENOMEM;
+		q->e = v;
+	}
+	q->e[q->count++] = (struct pma_ret){
+		.off = off, .k = k, .dep_k = dep_k, .dep_arena = dep_arena
+	};
+	return 0;
+}
+
+void pma_retq_trim(struct pma_retq *q, uint64_t cut)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < q->count; i++)
+		if (q->e[i].k >= cut)
+			q->e[n++] = q->e[i];
+	q->count = n;
 }
 
 int pma_pending_push(struct pma_pending *p, uint64_t off)

@@ -8,9 +8,13 @@
  * blindly would also bless a bit flipped by damage. So the replay records,
  * per bank, which bits it touched and what each was before the window
  * (the first op of a block in replay order tells: an allocation found it
- * clear, a free found it set), and at the end accepts the bank only if
+ * clear, a free found it set; layout 8 keeps this true for remote frees:
+ * an owner retires its SYNC_FREE of a block only after the RFREE is
+ * retired, recovery.c), and at the end accepts the bank only if
  * its check matches the bank after the window (the checkpoint completed
- * it) or before it (the checkpoint never reached it), then reseals it.
+ * it), before it (the checkpoint never reached it), or (version 8) after
+ * one of its ops in replay order (a local checkpoint wrote it as of its
+ * arena's cut, see recovery.c), then reseals it.
  * Banks of a slab made in the window (SLAB_NEW) are all from the log.
  */
 #include <errno.h>
@@ -25,8 +29,10 @@ struct bank_ent {
 	uint64_t slab_off;
 	uint64_t touched[PMA_SLAB_BANK_WORDS];
 	uint64_t pre[PMA_SLAB_BANK_WORDS];
+	uint64_t check; /* the bank's check word before the replay */
 	unsigned bank;
 	int fresh; /* its slab was made in the window */
+	int mid; /* the check matched the bank after one of its ops */
 };
 
 struct pma_banks {
@@ -112,7 +118,7 @@ int pma_banks_fresh(struct pma_heap *heap, void *slab_meta, uint64_t slab_off)
 }
 
 int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
-		    const uint64_t *word, uint64_t mask, int on)
+		    const uint64_t *word, uint64_t mask, int pre)
 {
 	unsigned rel = (unsigned)((const char *)word - (char *)slab_meta -
 				  PMA_SLAB_BITMAP_OFF);
@@ -125,10 +131,18 @@ int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
 	if (!e)
 		return -ENOMEM;
 	if (!(e->touched[w] & mask)) { /* its first op in the window */
+		if (!e->touched[0] && !e->touched[1] && !e->touched[2])
+			e->check = e->line[PMA_SLAB_BANK_CHECK];
 		e->touched[w] |= mask;
-		if (!on)
+		if (pre)
 			e->pre[w] |= mask;
 	}
+	/* version 8: a checkpoint of one arena writes the bank as it was
+	 * after that arena's records up to its cut, which may be inside the
+	 * window (later records of the arena, and other logs' remote frees
+	 * of the bank's blocks, are replayed after it) */
+	if (!e->mid && e->check == pma_check_bank(e->line, slab_off, bank))
+		e->mid = 1;
 	return 0;
 }
 
@@ -149,7 +163,7 @@ int pma_banks_end(struct pma_heap *heap, int ok)
 		check = e->line[PMA_SLAB_BANK_CHECK];
 		for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
 			pre[w] = (e->line[w] & ~e->touched[w]) | e->pre[w];
-		if (!e->fresh &&
+		if (!e->fresh && !e->mid &&
 		    check != pma_check_bank(e->line, e->slab_off, e->bank) &&
 		    check != pma_check_bank(pre, e->slab_off, e->bank))
 			rc = util_errmsg_set(

@@ -101,6 +101,10 @@ int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
 	case PMA_REC_RFREE:
 		op.dest = value;
 		break;
+	case PMA_REC_SYNC_FREE:
+		if (value) /* no dest: written 0 */
+			return -EBADMSG;
+		break;
 	case PMA_REC_SLAB_NEW:
 	case PMA_REC_SLAB_FREE:
 		op.cls = (unsigned)((value >> 8) & 0xff);
@@ -195,6 +199,7 @@ const char *pma_booklog_type_name(unsigned type)
 		[PMA_REC_EXT_FREE1] = "ext_free1",
 		[PMA_REC_EXT_LFREE1] = "ext_lfree1",
 		[PMA_REC_SLAB_FREE] = "slab_free",
+		[PMA_REC_SYNC_FREE] = "sync_free",
 	};
 
 	return type < PMA_REC_NTYPES ? names[type] : "unknown";

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmalloc check: the version 7 checks of the words recovery trusts
- * (layout.h, "checks"): head_gen, the arena heads, the root word, page map
+ * (layout.h, "checks"): head_gen, the arena generations (version 8)
+ * and heads, the root word, page map
  * entries and slab bitmap banks. Each is a crc32c of the word and of
  * where it lives. Pure functions: the callers store and flush.
  */
@@ -20,6 +21,22 @@ uint64_t pma_check_gen(uint64_t gen)
 int pma_check_gen_decode(uint64_t word, uint64_t *ret_gen)
 {
 	if (pma_check_gen(word & PMA_GEN_MASK) != word)
+		return -1;
+	*ret_gen = word & PMA_GEN_MASK;
+	return 0;
+}
+
+uint64_t pma_check_lgen(uint64_t gen, unsigned arena)
+{
+	uint64_t c =
+		util_crc32c_3w(gen & PMA_GEN_MASK, arena, PMA_CHECK_SEED + 6);
+
+	return (gen & PMA_GEN_MASK) | (c | 0x8000) << PMA_GEN_BITS;
+}
+
+int pma_check_lgen_decode(uint64_t word, unsigned arena, uint64_t *ret_gen)
+{
+	if (pma_check_lgen(word & PMA_GEN_MASK, arena) != word)
 		return -1;
 	*ret_gen = word & PMA_GEN_MASK;
 	return 0;

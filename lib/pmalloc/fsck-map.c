@@ -175,7 +175,7 @@ static int touched_fsck(struct pma_fsck *f, uint64_t chunk,
 			pre[w] = (s->pm[l][w] & ~s->touched[l][w]) |
 				 s->pre[l][w];
 		}
-		if (!any ||
+		if (!any || s->mid[l] ||
 		    s->pm_check[l] == pma_check_bank(s->cur[l], off, l) ||
 		    s->pm_check[l] == pma_check_bank(pre, off, l))
 			continue;

@@ -162,16 +162,32 @@ static int head_fsck(struct pma_fsck *f, unsigned a)
 							      f->g.arena_off) +
 		a;
 	struct pma_fsck_arena *ar = &f->arenas[a];
-	uint64_t slot = f->gen & 1, h = d->head[slot];
+	uint64_t gen = f->gen, lgen, slot, h;
 	uint64_t off = (uint64_t)((const char *)d - f->base);
 
-	if (f->checked && d->check[slot] != pma_check_head(h, a, f->gen))
+	/* version 8: the arena's generation is head_gen + its lgen */
+	if (f->hdr->version >= PMA_HEAP_VERSION_LOCAL) {
+		if (pma_check_lgen_decode(d->lgen, a, &lgen))
+			return pma_fsck_report(
+				f, "arena-gen-check", POOL_FSCK_ERROR,
+				off + __builtin_offsetof(struct pma_arena_desc,
+							 lgen),
+				"arena %u descriptor at 0x%llx: generation "
+				"word 0x%llx fails its check: its head, so its "
+				"log, is unknown and not checked",
+				a, (unsigned long long)off,
+				(unsigned long long)d->lgen);
+		gen = (gen + lgen) & PMA_GEN_MASK;
+	}
+	slot = gen & 1;
+	h = d->head[slot];
+	if (f->checked && d->check[slot] != pma_check_head(h, a, gen))
 		return pma_fsck_report(
 			f, "arena-head-check", POOL_FSCK_ERROR, off,
 			"arena %u descriptor at 0x%llx: head %llu fails its "
 			"check (generation %llu): its log is not checked",
 			a, (unsigned long long)off, (unsigned long long)h,
-			(unsigned long long)f->gen);
+			(unsigned long long)gen);
 	/* see head_check in recovery.c */
 	if (h && !rec_valid(f, a, h - 1) &&
 	    !rec_valid(f, a, h - 1 + f->g.log_cap))
@@ -370,6 +386,11 @@ static int op_block(struct pma_fsck *f, unsigned a, const struct pma_op *op,
 		s->touched[l][w] |= mask;
 		if (!on)
 			s->pre[l][w] |= mask;
+	} else if (op->type == PMA_REC_RFREE && (s->synced[l][w] & mask) &&
+		   !(s->cur[l][w] & mask)) {
+		/* its owner applied it (phase 2) before this replay */
+		s->synced[l][w] &= ~mask;
+		return 0;
 	} else if (!!(s->cur[l][w] & mask) == on) {
 		return pma_fsck_report(f, "log-block-conflict", POOL_FSCK_ERROR,
 				       rec_off(f, a, op->index),
@@ -381,6 +402,16 @@ static int op_block(struct pma_fsck *f, unsigned a, const struct pma_op *op,
 		s->cur[l][w] |= mask;
 	else
 		s->cur[l][w] &= ~mask;
+	if (op->type == PMA_REC_SYNC_FREE)
+		s->synced[l][w] |= mask;
+	else if (on)
+		s->synced[l][w] &= ~mask;
+	if (f->checked && !s->mid[l] &&
+	    s->pm_check[l] ==
+		    pma_check_bank(
+			    s->cur[l],
+			    pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES), l))
+		s->mid[l] = 1;
 	return 0;
 }
 
@@ -462,6 +493,8 @@ static int op_version_bad(const struct pma_fsck *f, const struct pma_op *op)
 
 	if (op->type == PMA_REC_SLAB_FREE)
 		return v < PMA_HEAP_VERSION_SLAB_FREE;
+	if (op->type == PMA_REC_SYNC_FREE)
+		return v < PMA_HEAP_VERSION_LOCAL;
 	return pma_rec_is_ext(op->type) && op->nrecs == 1 &&
 	       v < PMA_HEAP_VERSION_EXT1;
 }
@@ -485,6 +518,7 @@ static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 		return op_block(f, a, op, 1);
 	case PMA_REC_FREE:
 	case PMA_REC_RFREE:
+	case PMA_REC_SYNC_FREE:
 		return op_block(f, a, op, 0);
 	case PMA_REC_SLAB_NEW:
 	case PMA_REC_SLAB_FREE:

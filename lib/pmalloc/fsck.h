@@ -65,6 +65,12 @@ struct pma_fsck_slab {
 	 * the window (a free found it set, an allocation clear) */
 	uint64_t touched[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
 	uint64_t pre[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
+	/* version 8: blocks whose owner applied a remote free (SYNC_FREE):
+	 * the RFREE in the freeing arena's window finds them free */
+	uint64_t synced[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
+	/* version 8: the bank's check matched it after one of its ops (a
+	 * local checkpoint sealed it as of a point inside the window) */
+	int mid[PMA_NBANKS];
 	int fresh; /* made by a SLAB_NEW in the window */
 	int hdr_bad; /* its PM header failed (reported once) */
 };

@@ -29,6 +29,7 @@ struct pma_format_opts pma_format_opts = {
 	.sum_shift = PMA_SUM_SHIFT_DEFAULT,
 };
 unsigned pma_slab_keep = 1;
+int pma_local_checkpoints = 1;
 
 static uint64_t align_up(uint64_t x, uint64_t a)
 {
@@ -126,8 +127,11 @@ static void format_checks(struct pma_heap *heap)
 
 	heap->hdr->head_gen = pma_check_gen(0);
 	pm_flush(heap->map, &heap->hdr->head_gen, sizeof(uint64_t));
-	for (i = 0; i < heap->geom.narenas; i++)
+	for (i = 0; i < heap->geom.narenas; i++) {
 		descs[i].check[0] = pma_check_head(0, i, 0);
+		if (heap->geom.version >= PMA_HEAP_VERSION_LOCAL)
+			descs[i].lgen = pma_check_lgen(0, i);
+	}
 	pm_flush(heap->map, descs, heap->geom.narenas * sizeof(*descs));
 }
 
@@ -288,11 +292,12 @@ static void heap_free(struct pma_heap *heap)
 	uint64_t c;
 	unsigned i;
 
-	for (i = 0; i < heap->arenas_ready; i++)
+	for (i = 0; i < heap->arenas_ready; i++) {
+		slab_list_free(heap->arenas[i].released);
 		pma_arena_release(&heap->arenas[i]);
+	}
 	for (c = 0; heap->slabs && c < heap->nchunks; c++)
 		free(atomic_load(&heap->slabs[c]));
-	slab_list_free(heap->released_slabs);
 	slab_list_free(heap->spare_slabs);
 	pma_lazy_release(heap);
 	pma_slab_meta_release(heap);
@@ -308,6 +313,7 @@ static void heap_free(struct pma_heap *heap)
 	pthread_mutex_destroy(&heap->ext_lock);
 	pthread_mutex_destroy(&heap->ckpt_lock);
 	pthread_mutex_destroy(&heap->root_lock);
+	pthread_mutex_destroy(&heap->sum_lock);
 	pool_close(&heap->pool);
 	free(heap);
 }
@@ -452,6 +458,12 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 				   PMA_REC_EXT1_NPAGES_MAX :
 				   0;
 	heap->slab_keep = pma_slab_keep;
+	heap->local = heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
+		      pma_local_checkpoints &&
+		      !(flags & PMA_HEAP_GLOBAL_CHECKPOINTS);
+	heap->ckpt_share = PMA_CKPT_RECORDS / heap->geom.narenas;
+	if (heap->ckpt_share > heap->geom.log_cap / 2)
+		heap->ckpt_share = heap->geom.log_cap / 2;
 	rc = pma_sum_load(heap);
 	if (rc < 0)
 		return rc;
@@ -474,6 +486,7 @@ static int heap_attach(struct pool *pool, unsigned flags,
 	pthread_mutex_init(&heap->ext_lock, NULL);
 	pthread_mutex_init(&heap->ckpt_lock, NULL);
 	pthread_mutex_init(&heap->root_lock, NULL);
+	pthread_mutex_init(&heap->sum_lock, NULL);
 	heap->id = atomic_fetch_add(&heap_ids, 1);
 	heap->rdonly = !!(flags & PMA_HEAP_RDONLY);
 	rc = heap_setup(heap, flags);
@@ -542,7 +555,10 @@ PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,
 	rc = pool_create(&params, &pool);
 	if (rc < 0)
 		return rc;
-	rc = heap_attach(pool, PMA_HEAP_FORMAT | HEAP_FORMAT_ALWAYS, ret_heap);
+	rc = heap_attach(pool,
+			 PMA_HEAP_FORMAT | HEAP_FORMAT_ALWAYS |
+				 (flags & PMA_HEAP_GLOBAL_CHECKPOINTS),
+			 ret_heap);
 	if (rc < 0)
 		util_errmsg_prefix("heap '%s'", path);
 	return rc;

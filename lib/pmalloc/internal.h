@@ -112,6 +112,27 @@ struct pma_slab {
 	 * pma_slab_live_word): a checkpoint copies it to PM as it is */
 	_Alignas(PMA_LINE) _Atomic uint64_t
 		live[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
+
+	/*
+	 * Two-phase frees of this slab's blocks by other arenas (version
+	 * 8, written by those arenas; see doc/pmalloc.md, "Per-arena
+	 * checkpoints"). rpend (interleaved, as live): set before the
+	 * remote free clears the live bit, cleared once the owner's
+	 * SYNC_FREE of the block is durable; a checkpoint of the owner
+	 * writes live | rpend to PM, so a remote free in flight or not yet
+	 * applied by the owner never reaches the owner's PM bitmap. rdone
+	 * (linear): the remote free is committed (its RFREE durable), for
+	 * the owner to apply. rret (linear): the remote free is retired
+	 * (its RFREE's log moved past it), the block is the owner's to
+	 * hand out again. A slab with rdone or rret bits is on its owner's
+	 * rlist (rnext; in_rlist says so).
+	 */
+	_Alignas(PMA_LINE) _Atomic uint64_t
+		rpend[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
+	_Atomic uint64_t rdone[PMA_LIVE_WORDS];
+	_Atomic uint64_t rret[PMA_LIVE_WORDS];
+	atomic_int in_rlist;
+	struct pma_slab *rnext;
 };
 
 /* a line-aligned struct pma_slab for pma_slab_init (free() releases it) */
@@ -200,6 +221,38 @@ static inline int pma_slab_unlive(struct pma_slab *slab, uint32_t idx)
 	return (old & mask) ? 0 : -EINVAL;
 }
 
+/* word and mask of block idx in an interleaved bitmap of slab (live,
+ * rpend) */
+static inline _Atomic uint64_t *
+pma_slab_iword(_Atomic uint64_t (*map)[PMA_SLAB_LINE_WORDS], uint32_t idx,
+	       uint64_t *ret_mask)
+{
+	uint32_t bit = idx / PMA_NBANKS;
+
+	*ret_mask = 1ULL << (bit % 64);
+	return &map[idx % PMA_NBANKS][bit / 64];
+}
+
+/* a remote free's first step (version 8): the block is pending in
+ * rpend before its live bit is cleared; -EINVAL if it was pending (a
+ * remote free of it running, or not yet applied by the owner: a double
+ * free) */
+static inline int pma_slab_rpend_set(struct pma_slab *slab, uint32_t idx)
+{
+	uint64_t mask;
+	_Atomic uint64_t *w = pma_slab_iword(slab->rpend, idx, &mask);
+
+	return (atomic_fetch_or(w, mask) & mask) ? -EINVAL : 0;
+}
+
+static inline void pma_slab_rpend_clear(struct pma_slab *slab, uint32_t idx)
+{
+	uint64_t mask;
+	_Atomic uint64_t *w = pma_slab_iword(slab->rpend, idx, &mask);
+
+	atomic_fetch_and(w, ~mask);
+}
+
 /* return idx to avail (owner lock held) */
 static inline void pma_slab_give(struct pma_slab *slab, uint32_t idx)
 {
@@ -271,6 +324,9 @@ int pma_root_dry_check(struct pma_heap *heap, const uint64_t *pmap_pm);
 /* check.c: the version 7 checks (layout.h) */
 uint64_t pma_check_gen(uint64_t gen); /* the head_gen word of gen */
 int pma_check_gen_decode(uint64_t word, uint64_t *ret_gen); /* 0 or -1 */
+/* version 8: an arena descriptor's lgen word of gen */
+uint64_t pma_check_lgen(uint64_t gen, unsigned arena);
+int pma_check_lgen_decode(uint64_t word, unsigned arena, uint64_t *ret_gen);
 uint64_t pma_check_head(uint64_t head, unsigned arena, uint64_t gen);
 uint64_t pma_check_root(uint64_t root_off);
 /* the PM form of page map entry e of page: e with its check (0 stays 0) */
@@ -291,8 +347,10 @@ int pma_check_banks(const void *slab_meta, uint64_t slab_off);
 struct pma_banks;
 int pma_banks_begin(struct pma_heap *heap);
 int pma_banks_fresh(struct pma_heap *heap, void *slab_meta, uint64_t slab_off);
+/* pre: the bit's value before the window if this is its first op (the
+ * caller knows: see banks.c) */
 int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
-		    const uint64_t *word, uint64_t mask, int on);
+		    const uint64_t *word, uint64_t mask, int pre);
 int pma_banks_end(struct pma_heap *heap, int ok);
 /* the lap-dependent fields of records of lap lap (see layout.h): the
  * epoch, in place in word0, and the tag */
@@ -384,6 +442,32 @@ struct pma_pending {
 	size_t alloc;
 };
 
+/* a record whose effect waits for its log to be retired (a remote free,
+ * a freed extent, a released slab's chunk): its byte or page offset, its
+ * record index k, and (an extent allocated through another arena's log
+ * since open) that arena and its tail when it was freed: the log may
+ * retire the record only once that arena's head passed dep_k (its
+ * allocation is retired); dep_arena PMA_NO_DEP if none */
+#define PMA_NO_DEP UINT32_MAX
+struct pma_ret {
+	uint64_t off;
+	uint64_t k;
+	uint64_t dep_k;
+	uint32_t dep_arena;
+};
+
+struct pma_retq {
+	struct pma_ret *e;
+	size_t count;
+	size_t alloc;
+};
+
+/* append to q; 0 or -ENOMEM */
+int pma_retq_push(struct pma_retq *q, uint64_t off, uint64_t k,
+		  uint32_t dep_arena, uint64_t dep_k);
+/* drop q's entries with k < cut (retired), keeping the order */
+void pma_retq_trim(struct pma_retq *q, uint64_t cut);
+
 struct pma_arena { /* line-aligned: one thread's, mostly */
 	/* locking (owner.c): the owner thread's biased fast path, or the
 	 * mutex plus revoking the owner's fast path */
@@ -423,8 +507,8 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	/* copies of the struct_ops ops in [head, tail) that are not block
 	 * ops, in log order (room for log_cap: each op is >= 1 record) */
 	struct pma_dram_op *ops;
-	struct pma_pending rfreed; /* blocks owned by other arenas */
-	struct pma_pending ext_freed; /* extents */
+	struct pma_retq rfreed; /* blocks owned by other arenas */
+	struct pma_retq ext_freed; /* extents (page offsets) */
 	struct pma_runs local; /* EXT_LFREE'd extents, reusable here */
 	/* pages in ext_freed and local, and the part of them published in
 	 * heap->pending_pages (arena lock held; reset by a checkpoint) */
@@ -438,8 +522,45 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	struct pma_slab *cands;
 	/* chunks (first pages) of the slabs a running or failed checkpoint
 	 * released: it gives them to the heap once the heads moved */
-	struct pma_pending slab_freed;
+	struct pma_retq slab_freed;
+	/* version 8: blocks of this arena whose remote frees it applied
+	 * (SYNC_FREE at k): the record stays in the window until the block
+	 * came back (its RFREE is retired), so that a replay never meets an
+	 * RFREE of a block whose free the owner's media already show */
+	struct pma_retq synced;
+	/* DRAM copies of this arena's generation (G = head_gen + lgen,
+	 * layout.h) and of its lgen (version 8; 0 before) */
+	uint64_t gen, lgen;
+	/* released slabs that may still be on this arena's dirty list
+	 * (recovery.c, released_to_spare) */
+	struct pma_slab *released;
+
+	/* written by other arenas (version 8, two-phase frees) */
+	/* slabs of this arena with rdone or rret bits (pma_rlist_push;
+	 * taken whole by the owner) */
+	_Alignas(PMA_LINE) _Atomic(struct pma_slab *) rlist;
+	/* head, for other arenas (a freed extent's dep_k) */
+	_Atomic uint64_t head_pub;
 };
+
+/* slab has rdone or rret bits for its owner to see: put it on the
+ * owner's rlist unless it is there. The bits are set first (seq_cst);
+ * the owner clears in_rlist before it reads them, so either this sees
+ * in_rlist clear and pushes, or the owner sees the bits. */
+static inline void pma_rlist_push(struct pma_arena *owner,
+				  struct pma_slab *slab)
+{
+	struct pma_slab *head;
+
+	if (atomic_load(&slab->in_rlist) || atomic_exchange(&slab->in_rlist, 1))
+		return;
+	head = atomic_load_explicit(&owner->rlist, memory_order_relaxed);
+	do
+		slab->rnext = head;
+	while (!atomic_compare_exchange_weak_explicit(
+		&owner->rlist, &head, slab, memory_order_release,
+		memory_order_relaxed));
+}
 
 /* put slab on the partial list of its class of arena, its owner, unless
  * it is there (owner lock held, or every arena lock) */
@@ -506,7 +627,7 @@ static inline void pma_slab_empty_check(struct pma_arena *arena,
 static inline int pma_rec_is_block(unsigned type)
 {
 	return type == PMA_REC_ALLOC || type == PMA_REC_FREE ||
-	       type == PMA_REC_RFREE;
+	       type == PMA_REC_RFREE || type == PMA_REC_SYNC_FREE;
 }
 
 /* is a record type an extent op (two records: the op, then EXT_LEN)? */
@@ -710,6 +831,9 @@ extern struct pma_format_opts pma_format_opts;
  * default) the one its arena allocates from next, more all (only the
  * -ENOMEM retry releases then) */
 extern unsigned pma_slab_keep;
+/* version 8 heaps checkpoint arena by arena (1, the default) or only
+ * globally (0: the benchmark's baseline and tests), read at open */
+extern int pma_local_checkpoints;
 
 struct pma_heap {
 	struct pool *pool;
@@ -770,13 +894,22 @@ struct pma_heap {
 	 * taken yet (owner lock); NULL if none */
 	struct pma_pending *unloaded;
 	atomic_ulong nunloaded; /* slabs whose heap->slabs entry is NULL */
-	/* released slabs (recovery.c): the DRAM slabs a checkpoint released,
-	 * until it has reset the dirty lists that may name them (every
-	 * arena lock), then spare: reused by new slabs (ext_lock). Never
-	 * freed while the heap is open, so that a lock-free reader holding
-	 * a stale pointer (pma_usable_size) reads memory still allocated */
-	struct pma_slab *released_slabs;
+	/* released slabs (recovery.c): the DRAM slabs a checkpoint released
+	 * wait on their owner arena's released list until its dirty list
+	 * that may name them is reset, then go to spare: reused by new slabs
+	 * (ext_lock). Never freed while the heap is open, so that a
+	 * lock-free reader holding a stale pointer (pma_usable_size) reads
+	 * memory still allocated */
 	struct pma_slab *spare_slabs;
+	/* version 8: an arena checkpoints alone (pma_checkpoint_local);
+	 * before, every checkpoint is global */
+	int local;
+	/* version 8: a log checkpoints itself when it holds this many
+	 * records (half the log, or its share of PMA_CKPT_RECORDS) */
+	uint64_t ckpt_share;
+	/* the page map summary's marking (pma_sum_mark_call): local
+	 * checkpoints of several arenas run at once */
+	pthread_mutex_t sum_lock;
 	/* which empty slabs a normal checkpoint keeps (the -ENOMEM retry
 	 * keeps none): pma_slab_keep at open */
 	unsigned slab_keep;
@@ -786,6 +919,9 @@ struct pma_heap {
 	 * are read at every op (the struct is allocated line-aligned) */
 	_Alignas(PMA_LINE) atomic_uint next_arena;
 	atomic_ulong checkpoints;
+	atomic_ulong local_checkpoints; /* version 8: one arena's */
+	atomic_ulong rfrees_synced; /* version 8: SYNC_FREE records */
+	atomic_ulong local_partial; /* local checkpoints cut in the window */
 	/* pages of freed extents other arenas cannot take before a
 	 * checkpoint (arenas' ext_freed and local runs), as the arenas
 	 * published them (pma_arena.pend_pub, within pend_slack of each
@@ -932,6 +1068,21 @@ int pma_checkpoint_trim(struct pma_heap *heap);
  * while the other checkpoint waits for it, then revoking every owner
  * again for nothing */
 int pma_checkpoint_due(struct pma_heap *heap);
+/*
+ * Version 8: retire arena's records under its own lock alone (held by the
+ * caller), as far as they can be retired without another arena (a remote
+ * free whose block's owner has not applied it yet, an extent whose
+ * allocation another arena has not retired, stop it). First applies the
+ * remote frees of arena's blocks that other arenas committed (SYNC_FREE
+ * records) and takes back the blocks whose remote frees are retired.
+ * 0, or -errno with nothing retired (the records stay for the next one)
+ */
+int pma_checkpoint_local(struct pma_arena *arena);
+/* arena's owner side of two-phase frees (its lock held): append a
+ * SYNC_FREE for each remote free of its blocks that is committed, one
+ * fence, and take back the blocks whose remote frees are retired; at most
+ * room records. Returns the records appended */
+uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room);
 /* run at open: replay logs, redo dests, persist heads, rebuild DRAM */
 int pma_recover(struct pma_heap *heap);
 
@@ -972,7 +1123,8 @@ static inline int pma_sum_has(const struct pma_heap *heap, uint64_t page)
 	if (!heap->sum)
 		return 1;
 	w = pma_sum_word(heap, page, &mask);
-	return (heap->sum[w] & mask) != 0;
+	/* bits are only set (under sum_lock): a stale 0 takes the lock */
+	return (__atomic_load_n(&heap->sum[w], __ATOMIC_RELAXED) & mask) != 0;
 }
 /* the end of page's group (the page map's end without a summary) */
 static inline uint64_t pma_sum_group_end(const struct pma_heap *heap,

@@ -40,16 +40,19 @@
  * 5: the page map summary (sum_off, sum_shift); 6: SLAB_FREE records
  * (empty slabs are released); 7: every word recovery trusts is checked
  * (head_gen, the arena heads, the root word, page map entries, slab
- * bitmap banks: PMA_CHECK_* below; issue 15).
- * Version 3 to 6 heaps are still opened (their logs hold no records
+ * bitmap banks: PMA_CHECK_* below; issue 15); 8: per-arena
+ * checkpoints: each arena descriptor has its own generation (lgen) and
+ * SYNC_FREE records (an owner applies another arena's remote free).
+ * Version 3 to 7 heaps are still opened (their logs hold no records
  * their version does not know, and none are written to them; without a
  * summary, open reads their whole page map) */
-#define PMA_HEAP_VERSION 7
+#define PMA_HEAP_VERSION 8
 #define PMA_HEAP_VERSION_MIN 3
 #define PMA_HEAP_VERSION_EXT1 4 /* the first with EXT_ALLOC1 ... */
 #define PMA_HEAP_VERSION_SUM 5 /* the first with a page map summary */
 #define PMA_HEAP_VERSION_SLAB_FREE 6 /* the first with SLAB_FREE */
 #define PMA_HEAP_VERSION_CHECKED 7 /* the first with checked words */
+#define PMA_HEAP_VERSION_LOCAL 8 /* the first with per-arena generations */
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -117,16 +120,23 @@ _Static_assert(__builtin_offsetof(struct pma_heap_hdr, head_gen) ==
 _Static_assert(sizeof(struct pma_heap_hdr) == PMA_HDR_SIZE, "heap hdr size");
 #define PMA_HDR_CSUM_LEN 252
 
-/* One per arena, one cache line: head[hdr.head_gen & 1] is the global
- * index of the first record not yet applied by a checkpoint; the other
- * slot is the staging area of the next checkpoint (see head_gen).
- * Version 7: check[s] = pma_check_head(head[s], arena, generation) for
- * the generation that makes slot s current, staged with its head (both
- * durable before head_gen moves). */
+/* One per arena, one cache line: head[G & 1] is the global index of the
+ * first record not yet applied by a checkpoint; the other slot is the
+ * staging area of the next checkpoint. G, the arena's generation, is
+ * hdr.head_gen before version 8; from version 8 it is hdr.head_gen +
+ * lgen (low PMA_GEN_BITS bits of each): a global checkpoint (every
+ * arena at once) increments head_gen, a local checkpoint (one arena,
+ * under its own lock alone) increments only its lgen.
+ * Version 7: check[s] = pma_check_head(head[s], arena, G') for the
+ * generation G' that makes slot s current, staged with its head (both
+ * durable before the generation moves).
+ * Version 8: lgen = pma_check_lgen(generation, arena) (check in the top
+ * 16 bits, like head_gen's). */
 struct pma_arena_desc {
 	uint64_t head[2];
 	uint64_t check[2];
-	uint8_t reserved[32];
+	uint64_t lgen;
+	uint8_t reserved[24];
 };
 _Static_assert(sizeof(struct pma_arena_desc) == 64, "arena desc is a line");
 
@@ -172,6 +182,12 @@ enum pma_rec_type {
 	 * arena's log, written by a checkpoint): payload slab>>6; value
 	 * class<<8|owner<<16, as its SLAB_NEW */
 	PMA_REC_SLAB_FREE = 12,
+	/* version 8: the block's owner arena applies a remote free (an
+	 * RFREE in another arena's log, phase 1 of a two-phase free) to its
+	 * own state, in its own log: payload block>>6; value 0. The RFREE
+	 * is retired only after this record is durable, and the block is
+	 * reused only after the RFREE is retired (doc/pmalloc.md) */
+	PMA_REC_SYNC_FREE = 13,
 	PMA_REC_NTYPES,
 };
 #define PMA_REC_EXT1_OFF_BITS 29 /* extent offset >> 12: below 2 TiB */

@@ -94,7 +94,7 @@ static int apply_one(struct pma_heap *heap, const struct pma_arena *arena,
  * order) still ends in that state.
  */
 static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
-			    int phase2, struct pma_dirty *dirty)
+			    int phase2, uint64_t cut, struct pma_dirty *dirty)
 {
 	const struct pma_dram_op *d;
 	struct pma_op op;
@@ -108,6 +108,8 @@ static int apply_arena_dram(struct pma_heap *heap, struct pma_arena *arena,
 	for (i = 0; i < arena->struct_ops; i++) {
 		d = &arena->ops[i];
 		pma_assert(d->k >= arena->head && d->k < arena->tail);
+		if (d->k >= cut) /* a local checkpoint's cut: later */
+			break;
 		/* NONE: an EXT_ALLOC cancelled by its EXT_LFREE (alloc.c) */
 		if (d->type == PMA_REC_NONE || dram_is_phase2(d) != phase2)
 			continue;
@@ -171,7 +173,7 @@ static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
 		for (i = 0; i < heap->geom.narenas; i++) {
 			arena = &heap->arenas[i];
 			rc = ckpt ? apply_arena_dram(heap, arena, phase2,
-						     dirty) :
+						     arena->tail, dirty) :
 				    apply_arena_log(heap, arena, phase2, dirty,
 						    redo ? &redo[i] : NULL);
 			if (rc < 0)
@@ -181,22 +183,149 @@ static int apply_all(struct pma_heap *heap, struct pma_dirty *dirty,
 	return 0;
 }
 
+/*
+ * A local checkpoint that retires its window only up to a cut writes its
+ * slabs' bitmaps as they were at the cut (the state a replay from the cut
+ * starts from, which the bank checks rely on, banks.c): the bits the
+ * arena's block ops after the cut touched get the value they had before
+ * the first of those ops (an allocation found its block free, a free
+ * found it live); a slab made after the cut is not written at all.
+ */
+struct revert_ent {
+	struct pma_slab *slab; /* NULL: empty */
+	uint64_t touched[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
+	uint64_t set[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
+	int skip; /* made after the cut */
+};
+
+struct revert {
+	struct revert_ent *ent;
+	size_t mask, count;
+};
+
+static struct revert_ent *revert_slot(struct revert_ent *ent, size_t mask,
+				      const struct pma_slab *slab)
+{
+	size_t i = ((uintptr_t)slab >> 6) * 0x9e3779b97f4a7c15ULL >> 24;
+
+	for (i &= mask; ent[i].slab && ent[i].slab != slab; i = (i + 1) & mask)
+		;
+	return &ent[i];
+}
+
+/* slab's entry, made if new; NULL if out of memory */
+static struct revert_ent *revert_get(struct revert *r, struct pma_slab *slab)
+{
+	struct revert_ent *e, *n;
+	size_t i;
+
+	if (2 * (r->count + 1) > r->mask + 1) {
+		n = calloc(2 * (r->mask + 1), sizeof(*n));
+		if (!n)
+			return NULL;
+		for (i = 0; i <= r->mask; i++)
+			if (r->ent[i].slab)
+				*revert_slot(n, 2 * r->mask + 1,
+					     r->ent[i].slab) = r->ent[i];
+		free(r->ent);
+		r->ent = n;
+		r->mask = 2 * r->mask + 1;
+	}
+	e = revert_slot(r->ent, r->mask, slab);
+	if (!e->slab) {
+		e->slab = slab;
+		r->count++;
+	}
+	return e;
+}
+
+/* the reverts of arena's records [cut, tail), decoded from its log */
+static int revert_build(struct pma_heap *heap, struct pma_arena *arena,
+			uint64_t cut, struct revert *r)
+{
+	uint32_t cap = heap->geom.log_cap, idx;
+	struct revert_ent *e;
+	struct pma_slab *slab;
+	_Atomic uint64_t *w;
+	struct pma_op op;
+	uint64_t k, mask;
+	size_t bank, word;
+
+	r->mask = 63;
+	r->count = 0;
+	r->ent = calloc(r->mask + 1, sizeof(*r->ent));
+	if (!r->ent)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	for (k = cut; k < arena->tail; k += op.nrecs) {
+		if (pma_booklog_read_op(arena->log, cap, k, &op) < 0)
+			return util_errmsg_set(EIO,
+					       "arena %u: record %llu "
+					       "unreadable",
+					       arena->id,
+					       (unsigned long long)k);
+		if (op.type != PMA_REC_SLAB_NEW && !pma_rec_is_block(op.type))
+			continue;
+		if (op.type == PMA_REC_RFREE)
+			continue; /* another arena's block */
+		slab = pma_heap_slab_at(heap, op.off);
+		if (!slab)
+			continue;
+		e = revert_get(r, slab);
+		if (!e)
+			return util_errmsg_set(ENOMEM, "out of memory");
+		if (op.type == PMA_REC_SLAB_NEW) {
+			e->skip = 1;
+			continue;
+		}
+		if (pma_slab_index(slab, op.off, &idx) < 0)
+			continue;
+		w = pma_slab_iword(slab->live, idx, &mask);
+		bank = (size_t)(w - &slab->live[0][0]) / PMA_SLAB_LINE_WORDS;
+		word = (size_t)(w - &slab->live[0][0]) % PMA_SLAB_LINE_WORDS;
+		if (e->touched[bank][word] & mask)
+			continue;
+		e->touched[bank][word] |= mask;
+		if (op.type != PMA_REC_ALLOC)
+			e->set[bank][word] |= mask;
+	}
+	return 0;
+}
+
 /* one slab's live bitmap into its PM bitmap (the same interleaved
- * layout): compare and store word by word, mark the banks that changed */
+ * layout): compare and store word by word, mark the banks that changed;
+ * r: reverts of a local checkpoint's cut (NULL: none) */
 static int sync_slab(struct pma_heap *heap, struct pma_slab *slab,
-		     struct pma_dirty *dirty)
+		     struct revert *r, struct pma_dirty *dirty)
 {
 	uint64_t *line = (uint64_t *)((char *)pma_addr(heap, slab->off) +
 				      PMA_SLAB_BITMAP_OFF);
+	const struct revert_ent *e = NULL;
 	unsigned l, k;
 	int changed;
 	uint64_t v;
 
+	if (r && r->count) {
+		e = revert_slot(r->ent, r->mask, slab);
+		if (!e->slab)
+			e = NULL;
+		else if (e->skip)
+			return 0;
+	}
+
 	for (l = 0; l < PMA_NBANKS; l++, line += PMA_LINE / 8) {
 		changed = 0;
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
+			/* a remote free sets rpend before it clears live:
+			 * read live first (acquire), and a cleared bit
+			 * shows in rpend until the owner's SYNC_FREE is
+			 * durable; live | rpend never holds a free that the
+			 * logs do not commit */
 			v = atomic_load_explicit(&slab->live[l][k],
-						 memory_order_relaxed);
+						 memory_order_acquire);
+			v |= atomic_load_explicit(&slab->rpend[l][k],
+						  memory_order_acquire);
+			if (e)
+				v = (v & ~e->touched[l][k]) | e->set[l][k];
 			if (line[k] == v)
 				continue;
 			__atomic_store_n(&line[k], v, __ATOMIC_RELAXED);
@@ -213,60 +342,91 @@ static int sync_slab(struct pma_heap *heap, struct pma_slab *slab,
 	return 0;
 }
 
-/* checkpoint: write each dirty slab's live bitmap to its PM bitmap */
-static int sync_bitmaps(struct pma_heap *heap, struct pma_dirty *dirty)
+/* write the live bitmaps (live | rpend) of arena's dirty slabs to PM */
+static int sync_arena_bitmaps(struct pma_heap *heap, struct pma_arena *arena,
+			      struct revert *r, struct pma_dirty *dirty)
 {
 	struct pma_slab *slab;
-	unsigned i;
 	int rc;
 
-	for (i = 0; i < heap->geom.narenas; i++)
-		for (slab = heap->arenas[i].dirty_slabs; slab;
-		     slab = slab->dirty_next) {
-			rc = sync_slab(heap, slab, dirty);
-			if (rc < 0)
-				return rc;
-		}
+	for (slab = arena->dirty_slabs; slab; slab = slab->dirty_next) {
+		rc = sync_slab(heap, slab, r, dirty);
+		if (rc < 0)
+			return rc;
+	}
 	return 0;
 }
 
-/* after the heads moved: the arenas start a new window (on a failed
- * checkpoint the lists stay, so the next one writes those slabs again) */
-static void reset_dirty(struct pma_heap *heap)
+/* checkpoint: write each dirty slab's live bitmap to its PM bitmap */
+static int sync_bitmaps(struct pma_heap *heap, struct pma_dirty *dirty)
 {
-	struct pma_arena *arena;
-	struct pma_slab *slab;
 	unsigned i;
+	int rc;
 
 	for (i = 0; i < heap->geom.narenas; i++) {
-		arena = &heap->arenas[i];
-		for (slab = arena->dirty_slabs; slab; slab = slab->dirty_next)
-			atomic_store_explicit(&slab->dirty, 0,
-					      memory_order_relaxed);
-		arena->dirty_slabs = NULL;
-		arena->struct_ops = 0;
+		rc = sync_arena_bitmaps(heap, &heap->arenas[i], NULL, dirty);
+		if (rc < 0)
+			return rc;
 	}
+	return 0;
 }
 
-/* write every arena's tail into its staging head slot (flushed, not
- * fenced; it means nothing until head_gen flips) */
-static void stage_heads(struct pma_heap *heap)
+/* arena's ops before cut are retired: its dirty list starts again (its
+ * slabs' bitmaps on media hold every op up to tail; a replay of the
+ * records after cut sets and clears the same bits again), and its DRAM
+ * op copies before cut go (on a failed checkpoint nothing is reset, so
+ * the next one writes those slabs again) */
+static void reset_arena(struct pma_arena *arena, uint64_t cut)
 {
-	unsigned next = (unsigned)(heap->head_gen + 1) & 1;
-	struct pma_arena *arena;
+	struct pma_slab *slab;
+	uint64_t i, n = 0;
+
+	/* a cut inside the window wrote the slabs as of the cut: the next
+	 * checkpoint writes them again */
+	for (slab = arena->dirty_slabs; slab && cut == arena->tail;
+	     slab = slab->dirty_next)
+		atomic_store_explicit(&slab->dirty, 0, memory_order_relaxed);
+	if (cut == arena->tail)
+		arena->dirty_slabs = NULL;
+	for (i = 0; i < arena->struct_ops && cut != arena->tail; i++)
+		if (arena->ops[i].k >= cut)
+			arena->ops[n++] = arena->ops[i];
+	arena->struct_ops = n;
+}
+
+/* after the heads moved: the arenas start a new window */
+static void reset_dirty(struct pma_heap *heap)
+{
 	unsigned i;
 
-	for (i = 0; i < heap->geom.narenas; i++) {
-		arena = &heap->arenas[i];
-		__atomic_store_n(&arena->desc->head[next], arena->tail,
+	for (i = 0; i < heap->geom.narenas; i++)
+		reset_arena(&heap->arenas[i], heap->arenas[i].tail);
+}
+
+/* write head into arena's staging slot, the one its next generation
+ * selects (flushed, not fenced: it means nothing until the generation
+ * moves) */
+static void stage_head(struct pma_heap *heap, struct pma_arena *arena,
+		       uint64_t head)
+{
+	uint64_t gen = arena->gen + 1;
+	unsigned next = (unsigned)gen & 1;
+
+	__atomic_store_n(&arena->desc->head[next], head, __ATOMIC_RELAXED);
+	if (heap->checked)
+		__atomic_store_n(&arena->desc->check[next],
+				 pma_check_head(head, arena->id, gen),
 				 __ATOMIC_RELAXED);
-		if (heap->checked)
-			__atomic_store_n(&arena->desc->check[next],
-					 pma_check_head(arena->tail, i,
-							heap->head_gen + 1),
-					 __ATOMIC_RELAXED);
-		pm_flush(heap->map, arena->desc, sizeof(*arena->desc));
-	}
+	pm_flush(heap->map, arena->desc, sizeof(*arena->desc));
+}
+
+/* every arena's tail into its staging head slot */
+static void stage_heads(struct pma_heap *heap)
+{
+	unsigned i;
+
+	for (i = 0; i < heap->geom.narenas; i++)
+		stage_head(heap, &heap->arenas[i], heap->arenas[i].tail);
 }
 
 /* after the fence that made the applied state and the staged heads
@@ -283,69 +443,134 @@ static void flip_heads(struct pma_heap *heap)
 	pm_flush(heap->map, &heap->hdr->head_gen, sizeof(uint64_t));
 	pm_drain(heap->map);
 	for (i = 0; i < heap->geom.narenas; i++) {
+		heap->arenas[i].gen = (heap->arenas[i].gen + 1) & PMA_GEN_MASK;
 		heap->arenas[i].head = heap->arenas[i].tail;
 		heap->arenas[i].est_mark = heap->arenas[i].tail;
+		atomic_store_explicit(&heap->arenas[i].head_pub,
+				      heap->arenas[i].tail,
+				      memory_order_release);
 	}
 	atomic_store_explicit(&heap->log_records, 0, memory_order_relaxed);
 }
 
-/* after the heads are durable: frees become reusable */
-static void release_pending(struct pma_heap *heap, struct pma_arena *arena)
+/* a local checkpoint, after the fence that made its applied state and
+ * its staged head durable: move arena's head alone (its lgen), fence */
+static void flip_local(struct pma_heap *heap, struct pma_arena *arena,
+		       uint64_t cut)
+{
+	arena->lgen = (arena->lgen + 1) & PMA_GEN_MASK;
+	__atomic_store_n(&arena->desc->lgen,
+			 pma_check_lgen(arena->lgen, arena->id),
+			 __ATOMIC_RELAXED);
+	pm_flush(heap->map, &arena->desc->lgen, sizeof(uint64_t));
+	pm_drain(heap->map);
+	arena->gen = (arena->gen + 1) & PMA_GEN_MASK;
+	arena->head = cut;
+	atomic_store_explicit(&arena->head_pub, cut, memory_order_release);
+}
+
+/*
+ * After arena's head moved to cut (cut == tail for a global checkpoint,
+ * which holds every arena lock): its frees before cut become reusable.
+ * A remote-freed block goes back to its owner: at once under a global
+ * checkpoint, else through the owner's rret bits (the owner takes it at
+ * its next sync). Freed extents and released slabs go to the free-extent
+ * index; the arena's local runs too, once nothing of its window is left.
+ */
+static void release_pending(struct pma_heap *heap, struct pma_arena *arena,
+			    uint64_t cut, int global)
 {
 	struct pma_slab *slab;
-	uint64_t page, e;
+	uint64_t page, e, freed = 0;
+	struct pma_ret *r;
 	uint32_t idx;
 	size_t i;
 
 	for (i = 0; i < arena->rfreed.count; i++) {
-		slab = pma_heap_slab_at(heap, arena->rfreed.offs[i]);
-		if (!slab || pma_slab_index(slab, arena->rfreed.offs[i], &idx))
+		r = &arena->rfreed.e[i];
+		if (r->k >= cut)
+			break;
+		slab = pma_heap_slab_at(heap, r->off);
+		if (!slab || pma_slab_index(slab, r->off, &idx))
 			continue;
-		pma_slab_give(slab, idx);
-		pma_partial_push(&heap->arenas[slab->owner], slab);
-		pma_slab_empty_check(&heap->arenas[slab->owner], slab);
+		if (global) {
+			pma_slab_give(slab, idx);
+			pma_partial_push(&heap->arenas[slab->owner], slab);
+			pma_slab_empty_check(&heap->arenas[slab->owner], slab);
+		} else {
+			atomic_fetch_or(&slab->rret[idx / 64],
+					1ULL << (idx % 64));
+			pma_rlist_push(&heap->arenas[slab->owner], slab);
+		}
 	}
-	arena->rfreed.count = 0;
+	pma_retq_trim(&arena->rfreed, cut);
 	pthread_mutex_lock(&heap->ext_lock);
 	/* the slabs this checkpoint released: reserve_ext_nodes made room */
 	for (i = 0; i < arena->slab_freed.count; i++)
-		pma_expect_ok(pma_ext_put(&heap->ext, arena->slab_freed.offs[i],
-					  PMA_CHUNK_PAGES));
-	arena->slab_freed.count = 0;
+		if (arena->slab_freed.e[i].k < cut)
+			pma_expect_ok(pma_ext_put(&heap->ext,
+						  arena->slab_freed.e[i].off,
+						  PMA_CHUNK_PAGES));
 	for (i = 0; i < arena->ext_freed.count; i++) {
-		page = arena->ext_freed.offs[i];
+		if (arena->ext_freed.e[i].k >= cut)
+			continue;
+		page = arena->ext_freed.e[i].off;
 		e = atomic_exchange(&heap->pmap[page], 0);
 		/* cannot fail: reserve_ext_nodes made room */
 		pma_expect_ok(
 			pma_ext_put(&heap->ext, page, pma_pmap_npages(e)));
+		freed += pma_pmap_npages(e);
 	}
-	/* the arena's locally freed extents go to everyone */
-	for (i = 0; i < arena->local.count; i++) {
+	/* the arena's locally freed extents go to everyone once no record
+	 * of them is left in the window */
+	for (i = 0; cut == arena->tail && i < arena->local.count; i++) {
 		pma_expect_ok(pma_ext_put(&heap->ext, arena->local.runs[i].page,
 					  arena->local.runs[i].npages));
 	}
 	pthread_mutex_unlock(&heap->ext_lock);
+	if (cut == arena->tail) {
+		freed += arena->local.pages;
+		arena->local.count = 0;
+		arena->local.pages = 0;
+	}
+	pma_retq_trim(&arena->slab_freed, cut);
+	pma_retq_trim(&arena->ext_freed, cut);
+	pma_retq_trim(&arena->synced, cut);
 	atomic_fetch_sub(&heap->pending_pages, arena->pend_pub);
-	arena->pend_pages = arena->pend_pub = 0;
-	arena->ext_freed.count = 0;
-	arena->local.count = 0;
-	arena->local.pages = 0;
+	arena->pend_pages -= freed;
+	if (arena->pend_pages)
+		atomic_fetch_add(&heap->pending_pages, arena->pend_pages);
+	arena->pend_pub = arena->pend_pages;
+}
+
+/* the index nodes arena's release_pending(cut) needs at most */
+static size_t ext_nodes_needed(const struct pma_arena *arena, uint64_t cut)
+{
+	size_t i, n = cut == arena->tail ? arena->local.count : 0;
+
+	for (i = 0; i < arena->ext_freed.count; i++)
+		n += arena->ext_freed.e[i].k < cut;
+	for (i = 0; i < arena->slab_freed.count; i++)
+		n += arena->slab_freed.e[i].k < cut;
+	return n;
 }
 
 /* before a checkpoint changes anything: index nodes for every extent
  * release_pending will give back (one each at most), so that it cannot
  * fail after the heads moved; -ENOMEM (nothing changed) if there is no
- * memory for them */
-static int reserve_ext_nodes(struct pma_heap *heap)
+ * memory for them. arena: only its own, up to cut (a local checkpoint),
+ * else every arena's */
+static int reserve_ext_nodes(struct pma_heap *heap, struct pma_arena *arena,
+			     uint64_t cut)
 {
 	size_t n = 0;
 	unsigned i;
 	int rc;
 
-	for (i = 0; i < heap->geom.narenas; i++)
-		n += heap->arenas[i].ext_freed.count +
-		     heap->arenas[i].local.count +
-		     heap->arenas[i].slab_freed.count;
+	if (arena)
+		n = ext_nodes_needed(arena, cut);
+	for (i = 0; !arena && i < heap->geom.narenas; i++)
+		n += ext_nodes_needed(&heap->arenas[i], heap->arenas[i].tail);
 	if (!n)
 		return 0;
 	pthread_mutex_lock(&heap->ext_lock);
@@ -375,6 +600,26 @@ PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
 	return pma_checkpoint(heap);
 }
 
+PMA_API int pma_heap_checkpoint_arena(struct pma_heap *heap)
+{
+	struct pma_arena *arena;
+	int rc;
+
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
+	if (pma_heap_writable(heap) < 0)
+		return -EROFS;
+	if (!heap->local)
+		return pma_checkpoint(heap);
+	arena = pma_arena_get(heap);
+	pma_arena_lock(arena);
+	rc = pma_checkpoint_local(arena);
+	/* the owner's fast paths look at fast_end: the head moved */
+	arena->fast_end = 0;
+	pma_arena_unlock(arena);
+	return rc;
+}
+
 /*
  * Releasing empty slabs (every arena lock held, before the apply): a
  * SLAB_FREE record in the owner's log (applied by this checkpoint with
@@ -400,7 +645,8 @@ static void slab_release(struct pma_heap *heap, struct pma_arena *arena,
 			     .owner = slab->owner };
 	uint64_t page = pma_page_of(heap, slab->off);
 
-	if (pma_pending_push(&arena->slab_freed, page) < 0)
+	if (pma_retq_push(&arena->slab_freed, page, arena->tail, PMA_NO_DEP,
+			  0) < 0)
 		return;
 	if (pma_log_append_struct(arena, &op) < 0) {
 		arena->slab_freed.count--;
@@ -415,8 +661,8 @@ static void slab_release(struct pma_heap *heap, struct pma_arena *arena,
 	atomic_store_explicit(&heap->pmap[page], 0, memory_order_release);
 	atomic_store_explicit(&heap->slabs[page / PMA_CHUNK_PAGES], NULL,
 			      memory_order_release);
-	slab->next = heap->released_slabs;
-	heap->released_slabs = slab;
+	slab->next = arena->released;
+	arena->released = slab;
 	atomic_fetch_add_explicit(&heap->slabs_released, 1,
 				  memory_order_relaxed);
 }
@@ -433,41 +679,47 @@ static void release_one(struct pma_heap *heap, struct pma_arena *arena,
 	slab_release(heap, arena, slab);
 }
 
-/* release empty slabs (see above): those that became empty since the
- * last checkpoint (O(1) each), or all (force: every partial list); their
- * records made durable */
-static void release_empty(struct pma_heap *heap, int force)
+/* release arena's empty slabs (see above): those that became empty since
+ * the last checkpoint (O(1) each), or all (force: every partial list);
+ * their records made durable */
+static void release_empty_arena(struct pma_heap *heap, struct pma_arena *arena,
+				int force)
 {
 	/* an older layout's log gets no SLAB_FREE */
 	int able = heap->geom.version >= PMA_HEAP_VERSION_SLAB_FREE;
-	struct pma_arena *arena;
 	struct pma_slab *slab, *next;
-	unsigned i, cls;
+	unsigned cls;
 
-	for (i = 0; i < heap->geom.narenas; i++) {
-		arena = &heap->arenas[i];
-		for (slab = arena->cands; slab; slab = next) {
-			next = slab->cand_next;
-			slab->empty_cand = 0;
-			slab->cand_next = NULL;
-			if (able && !force)
-				release_one(heap, arena, slab, heap->slab_keep);
-		}
-		arena->cands = NULL;
-		if (!able || !force)
-			continue;
-		for (cls = 0; cls < PMA_NCLASSES; cls++)
-			for (slab = arena->partial[cls]; slab; slab = next) {
-				next = slab->next;
-				release_one(heap, arena, slab, 0);
-			}
+	for (slab = arena->cands; slab; slab = next) {
+		next = slab->cand_next;
+		slab->empty_cand = 0;
+		slab->cand_next = NULL;
+		if (able && !force)
+			release_one(heap, arena, slab, heap->slab_keep);
 	}
+	arena->cands = NULL;
+	if (!able || !force)
+		return;
+	for (cls = 0; cls < PMA_NCLASSES; cls++)
+		for (slab = arena->partial[cls]; slab; slab = next) {
+			next = slab->next;
+			release_one(heap, arena, slab, 0);
+		}
 }
 
-/* after a checkpoint: the slabs it released are on no list any more */
-static void released_to_spare(struct pma_heap *heap)
+static void release_empty(struct pma_heap *heap, int force)
 {
-	struct pma_slab *slab = heap->released_slabs, *last;
+	unsigned i;
+
+	for (i = 0; i < heap->geom.narenas; i++)
+		release_empty_arena(heap, &heap->arenas[i], force);
+}
+
+/* after arena's dirty list was reset: the slabs it released are on no
+ * list any more */
+static void released_to_spare(struct pma_heap *heap, struct pma_arena *arena)
+{
+	struct pma_slab *slab = arena->released, *last;
 
 	if (!slab)
 		return;
@@ -477,21 +729,105 @@ static void released_to_spare(struct pma_heap *heap)
 	last->next = heap->spare_slabs;
 	heap->spare_slabs = slab;
 	pthread_mutex_unlock(&heap->ext_lock);
-	heap->released_slabs = NULL;
+	arena->released = NULL;
+}
+
+/* the blocks of slab whose bits are set in words bits[]: rpend set (on)
+ * or cleared */
+static void rpend_set_bits(struct pma_slab *slab, _Atomic uint64_t *bits,
+			   int on)
+{
+	uint64_t b, mask;
+	uint32_t idx;
+	unsigned w;
+
+	for (w = 0; w < PMA_LIVE_WORDS; w++)
+		for (b = atomic_load(&bits[w]); b; b &= b - 1) {
+			idx = w * 64 + (uint32_t)__builtin_ctzll(b);
+			if (on)
+				atomic_fetch_or(pma_slab_iword(slab->rpend, idx,
+							       &mask),
+						mask);
+			else
+				pma_slab_rpend_clear(slab, idx);
+		}
+}
+
+/*
+ * The global checkpoint's side of two-phase frees (every arena lock held,
+ * so no remote free runs). Every committed remote free (rdone) is retired
+ * by this checkpoint together with its owner's bitmap, so no SYNC_FREE is
+ * written: before the apply its rpend bit goes and the owner's slab is
+ * marked dirty (its image shows the block free); the slabs stay on a
+ * chain (in_rlist set). Once the heads moved (ok) their rdone bits go and
+ * the blocks whose remote frees a local checkpoint retired (rret) go back
+ * to the owner; if the checkpoint failed, the rpend bits come back and the
+ * chain goes back on the owner's rlist.
+ */
+static struct pma_slab *remote_begin(struct pma_arena *arena)
+{
+	struct pma_slab *chain = atomic_exchange(&arena->rlist, NULL), *slab;
+	unsigned w;
+
+	for (slab = chain; slab; slab = slab->rnext)
+		for (w = 0; w < PMA_LIVE_WORDS; w++)
+			if (atomic_load(&slab->rdone[w])) {
+				pma_slab_mark_dirty(arena, slab);
+				rpend_set_bits(slab, slab->rdone, 0);
+				break;
+			}
+	return chain;
+}
+
+static void remote_end(struct pma_arena *arena, struct pma_slab *chain, int ok)
+{
+	struct pma_slab *slab, *next;
+	uint64_t bits;
+	unsigned w;
+	int gave;
+
+	for (slab = chain; slab; slab = next) {
+		next = slab->rnext;
+		if (!ok) {
+			rpend_set_bits(slab, slab->rdone, 1);
+			slab->rnext = atomic_load(&arena->rlist);
+			atomic_store(&arena->rlist, slab);
+			continue;
+		}
+		atomic_store(&slab->in_rlist, 0);
+		gave = 0;
+		for (w = 0; w < PMA_LIVE_WORDS; w++) {
+			atomic_store(&slab->rdone[w], 0);
+			bits = atomic_exchange(&slab->rret[w], 0);
+			gave |= bits != 0;
+			for (; bits; bits &= bits - 1)
+				pma_slab_give(slab,
+					      w * 64 +
+						      (uint32_t)__builtin_ctzll(
+							      bits));
+		}
+		if (gave) {
+			pma_partial_push(arena, slab);
+			pma_slab_empty_check(arena, slab);
+		}
+	}
 }
 
 /* pma_checkpoint with ckpt_lock held; force: release every empty slab */
 static int checkpoint_locked(struct pma_heap *heap, int force)
 {
+	struct pma_slab *chains[PMA_MAX_ARENAS];
 	struct pma_dirty dirty = { 0 };
 	unsigned i;
 	int rc = 0;
 
 	pma_arenas_lock(heap);
+	for (i = 0; i < heap->geom.narenas; i++)
+		chains[i] = remote_begin(&heap->arenas[i]);
 	release_empty(heap, force);
 	if (!any_records(heap))
 		goto out_unlock;
-	rc = reserve_ext_nodes(heap);
+	rc = reserve_ext_nodes(heap, NULL, 0);
 	if (rc < 0)
 		goto out_unlock;
 	dirty.off = pm_flush_is_noop(heap->map);
@@ -508,11 +844,17 @@ static int checkpoint_locked(struct pma_heap *heap, int force)
 	pm_drain(heap->map);
 	flip_heads(heap);
 	reset_dirty(heap);
-	released_to_spare(heap);
-	for (i = 0; i < heap->geom.narenas; i++)
-		release_pending(heap, &heap->arenas[i]);
+	for (i = 0; i < heap->geom.narenas; i++) {
+		released_to_spare(heap, &heap->arenas[i]);
+		release_pending(heap, &heap->arenas[i], heap->arenas[i].tail,
+				1);
+	}
 	atomic_fetch_add(&heap->checkpoints, 1);
 out_unlock:
+	/* no records: no remote free is committed, the chains are empty
+	 * but for rret bits, which go back (ok) */
+	for (i = 0; i < heap->geom.narenas; i++)
+		remote_end(&heap->arenas[i], chains[i], rc == 0);
 	pma_arenas_unlock(heap);
 	pma_dirty_release(&dirty);
 	return rc;
@@ -546,6 +888,146 @@ int pma_checkpoint_trim(struct pma_heap *heap)
 int pma_checkpoint_due(struct pma_heap *heap)
 {
 	return checkpoint_take(heap, 0, 0);
+}
+
+/*
+ * Local (per-arena) checkpoints, version 8 (doc/pmalloc.md, "Per-arena
+ * checkpoints"). Only arena's lock is held: other arenas run their ops and
+ * their own checkpoints meanwhile. Arena's window [head, tail) is retired
+ * up to a cut: the first record that must wait for another arena.
+ *  - An RFREE of a block owned by arena O waits until O's SYNC_FREE of it
+ *    is durable (O cleared the block's rpend bit after that fence): then
+ *    O's log holds the free after O's own records of the block, and
+ *    recovery never needs this RFREE to undo one of them.
+ *  - An EXT_FREE of an extent that arena O allocated since open waits
+ *    until O's head passed O's tail at the time of the free (O's
+ *    EXT_ALLOC is retired: a replay of O's window cannot allocate the
+ *    extent again over a later reuse of its pages).
+ * Everything else in the window depends on this log alone: its own block
+ * ops (its slabs' bitmaps hold live | rpend, which never shows a free
+ * that is not committed), SLAB_NEW, EXT_ALLOC, EXT_LFREE, SLAB_FREE.
+ * Blocks and extents freed by records before the cut become reusable once
+ * the head moved: remote-freed blocks through their owner's rret bits.
+ */
+
+/* the first record of arena's window that another arena must act on
+ * before it can be retired (tail if none) */
+static uint64_t local_cut(struct pma_heap *heap, struct pma_arena *arena)
+{
+	uint64_t cut = arena->tail, mask;
+	const struct pma_ret *r;
+	struct pma_slab *slab;
+	uint32_t idx;
+	size_t i;
+
+	for (i = 0; i < arena->rfreed.count; i++) {
+		r = &arena->rfreed.e[i];
+		slab = pma_heap_slab_at(heap, r->off);
+		if (!slab || pma_slab_index(slab, r->off, &idx) < 0)
+			continue; /* cannot be: the block is not free yet */
+		if (atomic_load_explicit(pma_slab_iword(slab->rpend, idx,
+							&mask),
+					 memory_order_acquire) &
+		    mask) {
+			cut = r->k;
+			break;
+		}
+	}
+	/* a SYNC_FREE stays until its block came back: given back to
+	 * avail (or taken again since: live), or in rret */
+	for (i = 0; i < arena->synced.count; i++) {
+		r = &arena->synced.e[i];
+		if (r->k >= cut)
+			break;
+		slab = pma_heap_slab_at(heap, r->off);
+		if (!slab || pma_slab_index(slab, r->off, &idx) < 0)
+			continue;
+		if (!(slab->avail[idx / 64] & 1ULL << (idx % 64)) &&
+		    !(atomic_load(&slab->rret[idx / 64]) &
+		      1ULL << (idx % 64)) &&
+		    !pma_slab_is_live(slab, idx)) {
+			cut = r->k;
+			break;
+		}
+	}
+	for (i = 0; i < arena->ext_freed.count; i++) {
+		r = &arena->ext_freed.e[i];
+		if (r->k >= cut)
+			break;
+		if (r->dep_arena != PMA_NO_DEP &&
+		    atomic_load_explicit(&heap->arenas[r->dep_arena].head_pub,
+					 memory_order_acquire) < r->dep_k) {
+			cut = r->k;
+			break;
+		}
+	}
+	return cut;
+}
+
+/* the log room arena leaves for an op (arena_lock_room's PMA_OP_RECS)
+ * and a local checkpoint's SLAB_FREE records */
+#define PMA_LOCAL_SPARE 64
+
+int pma_checkpoint_local(struct pma_arena *arena)
+{
+	struct pma_heap *heap = arena->heap;
+	uint32_t cap = heap->geom.log_cap;
+	struct pma_dirty dirty = { 0 };
+	struct revert r = { 0 };
+	uint64_t used, cut;
+	int rc;
+
+	if (!heap->local)
+		return util_errmsg_set(ENOTSUP,
+				       "heap version %u has no "
+				       "per-arena checkpoints",
+				       heap->geom.version);
+	/* phase 2 of the remote frees of this arena's blocks first: their
+	 * SYNC_FREE records join this window */
+	used = arena->tail - arena->head;
+	if (used + PMA_LOCAL_SPARE < cap)
+		(void)pma_arena_sync(arena, cap - used - PMA_LOCAL_SPARE);
+	cut = local_cut(heap, arena);
+	if (cut == arena->tail) {
+		/* a cut inside the window keeps the slabs: their chunks
+		 * would wait for this log anyway */
+		release_empty_arena(heap, arena, 0);
+		cut = arena->tail;
+	}
+	if (cut == arena->head)
+		return 0;
+	rc = reserve_ext_nodes(heap, arena, cut);
+	if (rc < 0)
+		return rc;
+	dirty.off = pm_flush_is_noop(heap->map);
+	if (cut < arena->tail)
+		atomic_fetch_add_explicit(&heap->local_partial, 1,
+					  memory_order_relaxed);
+	rc = cut < arena->tail ? revert_build(heap, arena, cut, &r) : 0;
+	if (rc == 0)
+		rc = apply_arena_dram(heap, arena, 0, cut, &dirty);
+	if (rc == 0)
+		rc = apply_arena_dram(heap, arena, 1, cut, &dirty);
+	if (rc == 0)
+		rc = sync_arena_bitmaps(heap, arena, &r, &dirty);
+	free(r.ent);
+	if (rc < 0) {
+		pma_dirty_release(&dirty);
+		return rc;
+	}
+	pma_arena_flush_dest(arena);
+	pma_dirty_flush(heap, &dirty);
+	pma_dirty_release(&dirty);
+	stage_head(heap, arena, cut);
+	/* the applied state must be durable before the head moves */
+	pm_drain(heap->map);
+	flip_local(heap, arena, cut);
+	reset_arena(arena, cut);
+	released_to_spare(heap, arena);
+	release_pending(heap, arena, cut, 0);
+	atomic_fetch_add_explicit(&heap->local_checkpoints, 1,
+				  memory_order_relaxed);
+	return 0;
 }
 
 /*

@@ -107,6 +107,8 @@ static int stats_collect(struct pma_heap *heap, struct pma_heap_stats *ret_st,
 	st.log_cap = heap->geom.log_cap;
 	st.heap_size = heap->geom.npages * PMA_PAGE;
 	st.checkpoints = atomic_load(&heap->checkpoints);
+	st.local_checkpoints = atomic_load(&heap->local_checkpoints);
+	st.remote_frees_synced = atomic_load(&heap->rfrees_synced);
 	st.layout_version = heap->geom.version;
 	pma_sum_stats(heap, &st.map_groups, &st.map_groups_marked);
 	st.map_group_bytes = heap->sum ? PMA_PAGE << heap->geom.sum_shift : 0;

@@ -3,7 +3,7 @@
  * test-pmalloc-crash: crash-simulation sweep of PMAlloc (--enable-crash-sim).
  * A child process runs a mixed workload (2 threads, malloc_to/free_from of
  * per-slot sizes incl. large extents in both log forms, cross-thread
- * frees, checkpoints that release emptied slabs); at
+ * frees, global and per-arena checkpoints that release emptied slabs); at
  * EVERY fence of the workload its hook writes the crash image (durable
  * lines only, or plus a random subset of dirty lines in 8-byte words) to a
  * file and waits while the parent recovers a copy and checks it: every
@@ -107,6 +107,11 @@ static void *worker(void *arg)
 			_exit(4);
 		if (id == 0 && i % 40 == 39 && pma_heap_checkpoint(work.heap))
 			_exit(5);
+		/* per-arena checkpoints at other points of each thread (a
+		 * global one on a heap older than version 8) */
+		if (i % (id ? 17 : 23) == (id ? 16 : 11) &&
+		    pma_heap_checkpoint_arena(work.heap))
+			_exit(6);
 	}
 	return NULL;
 }
@@ -142,6 +147,14 @@ static void child_run(const char *path, uint64_t rnd)
 		pthread_create(&tid[i], NULL, worker, (void *)(uintptr_t)i);
 	for (i = 0; i < NTHREADS; i++)
 		pthread_join(tid[i], NULL);
+	/* what the run did that the sweep must cover */
+	fprintf(stderr,
+		"# run: %lu local checkpoints (%lu cut inside the window), "
+		"%lu remote frees synced, %lu global checkpoints\n",
+		atomic_load(&work.heap->local_checkpoints),
+		atomic_load(&work.heap->local_partial),
+		atomic_load(&work.heap->rfrees_synced),
+		atomic_load(&work.heap->checkpoints));
 	/* the end, then how many slabs the run released */
 	crash_sweep_finish(atomic_load(&work.heap->slabs_released));
 }

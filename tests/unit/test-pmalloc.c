@@ -573,7 +573,9 @@ static void test_log_room_slab_new(void **state)
 	struct pma_op op;
 	uint64_t b;
 
+	pma_local_checkpoints = 0; /* held off by ckpt_lock alone */
 	fx_create(f, HEAP_SIZE);
+	pma_local_checkpoints = 1;
 	arena = pma_arena_get(f->heap);
 	cap = f->heap->geom.log_cap;
 	assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[0]), 0);
@@ -1117,6 +1119,9 @@ static void test_checkpoint_due_skipped(void **state)
 	struct pma_arena *arena;
 	unsigned i, n;
 
+	/* the global checkpoint's trigger (a version 8 arena checkpoints
+	 * itself first: test_local_checkpoint) */
+	pma_local_checkpoints = 0;
 	fx_create(f, HEAP_SIZE);
 	assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[0]), 0);
 	assert_int_equal(pma_heap_stats(f->heap, &st0), 0);
@@ -1148,6 +1153,7 @@ static void test_checkpoint_due_skipped(void **state)
 	assert_true(pma_usable_size(f->heap, f->dests[1]) >= 64);
 	assert_int_equal(pma_free_from(f->heap, &f->dests[1]), 0);
 	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
+	pma_local_checkpoints = 1;
 }
 
 /* many ops: several checkpoints and log wraps, then reopen */
@@ -1171,7 +1177,7 @@ static void test_log_wrap(void **state)
 					 0);
 	}
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
-	assert_true(st.checkpoints > 5);
+	assert_true(st.checkpoints + st.local_checkpoints > 5);
 	fx_reopen(f);
 	for (j = 0; j < 512; j++) {
 		if (f->dests[j])
@@ -1450,6 +1456,121 @@ static void test_threads_remote_free(void **state)
 	fx_reopen(f);
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8);
+}
+
+/*
+ * Per-arena checkpoints (layout 8) and two-phase frees. Thread A fills one
+ * slab of 64-byte blocks; thread B frees every other block (RFREE in B's
+ * log) and frees A's large extent. B's checkpoint can retire nothing yet
+ * (A has not applied the frees, and A's extent allocation is not retired).
+ * A's checkpoint applies them (SYNC_FREE) and retires its log up to them;
+ * then B's retires everything, and A's next one the SYNC_FREEs. A's next allocations get the freed blocks back,
+ * no global checkpoint ever runs, and a reopen shows the same heap.
+ */
+#define LC_N 1016 /* blocks of one slab of class 0 */
+
+struct lc {
+	struct fx *f;
+	pthread_barrier_t bar;
+	uint64_t big; /* index of A's extent dest */
+	int rc;
+};
+
+static void *lc_thread_b(void *arg)
+{
+	struct lc *c = arg;
+	struct pma_heap *heap = c->f->heap;
+	unsigned i;
+
+	pthread_barrier_wait(&c->bar); /* 1: A allocated */
+	for (i = 0; i < LC_N; i += 2)
+		c->rc |= pma_free_from(heap, &c->f->dests[i]);
+	c->rc |= pma_free_from(heap, &c->f->dests[c->big]);
+	c->rc |= pma_heap_checkpoint_arena(heap);
+	pthread_barrier_wait(&c->bar); /* 2: main looks */
+	pthread_barrier_wait(&c->bar); /* 3: A checkpointed */
+	c->rc |= pma_heap_checkpoint_arena(heap);
+	pthread_barrier_wait(&c->bar); /* 4: main looks */
+	return NULL;
+}
+
+/* the records of the arena other than a's */
+static uint64_t lc_other_records(struct pma_heap *heap, unsigned a)
+{
+	struct pma_arena_stats as[PMA_MAX_ARENAS];
+	int n = pma_heap_arena_stats(heap, as, PMA_MAX_ARENAS), i;
+	uint64_t r = 0;
+
+	assert_true(n > 0);
+	for (i = 0; i < n; i++)
+		if ((unsigned)i != a)
+			r += as[i].log_records;
+	return r;
+}
+
+static void test_local_checkpoint(void **state)
+{
+	struct fx *f = *state;
+	struct lc c = { .f = f, .big = LC_N };
+	struct pma_heap_stats st0, st;
+	uint64_t freed[LC_N / 2];
+	struct pma_arena *a;
+	pthread_t tid;
+	unsigned i, j;
+
+	fx_create(f, HEAP_SIZE);
+	assert_int_equal(f->heap->geom.version, PMA_HEAP_VERSION_LOCAL);
+	a = pma_arena_get(f->heap);
+	for (i = 0; i < LC_N; i++)
+		assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[i]), 0);
+	assert_int_equal(pma_malloc_to(f->heap, MIB, &f->dests[c.big]), 0);
+	for (i = 0; i < LC_N / 2; i++)
+		freed[i] = f->dests[2 * i];
+	assert_int_equal(pma_heap_stats(f->heap, &st0), 0);
+	pthread_barrier_init(&c.bar, NULL, 2);
+	assert_int_equal(pthread_create(&tid, NULL, lc_thread_b, &c), 0);
+	pthread_barrier_wait(&c.bar); /* 1 */
+	pthread_barrier_wait(&c.bar); /* 2: B freed and checkpointed */
+	assert_int_equal(c.rc, 0);
+	/* nothing of B's log could go: A applied none of it */
+	assert_int_equal(lc_other_records(f->heap, a->id), LC_N / 2 + 1);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.checkpoints, st0.checkpoints);
+	assert_int_equal(st.remote_frees_synced, 0);
+	/* A applies the remote frees (SYNC_FREE) and retires its log up to
+	 * them: they stay until B retired its RFREEs */
+	assert_int_equal(pma_heap_checkpoint_arena(f->heap), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.remote_frees_synced, LC_N / 2);
+	assert_int_equal(a->tail - a->head, LC_N / 2);
+	pthread_barrier_wait(&c.bar); /* 3 */
+	pthread_barrier_wait(&c.bar); /* 4: B checkpointed again */
+	assert_int_equal(pthread_join(tid, NULL), 0);
+	pthread_barrier_destroy(&c.bar);
+	assert_int_equal(c.rc, 0);
+	assert_int_equal(lc_other_records(f->heap, a->id), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.checkpoints, st0.checkpoints); /* no global one */
+	assert_true(st.local_checkpoints >= st0.local_checkpoints + 2);
+	assert_int_equal(st.extents, st0.extents - 1);
+	/* the freed blocks come back to A: no new slab */
+	for (i = 0; i < LC_N / 2; i++) {
+		assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[2 * i]),
+				 0);
+		for (j = 0; j < LC_N / 2 && freed[j] != f->dests[2 * i]; j++)
+			;
+		assert_true(j < LC_N / 2);
+	}
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.slab_bytes, st0.slab_bytes);
+	/* the blocks came back: A's whole window can go now */
+	assert_int_equal(pma_heap_checkpoint_arena(f->heap), 0);
+	assert_int_equal(a->tail, a->head);
+	fx_reopen(f);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8 + LC_N * 64ULL);
+	for (i = 0; i < LC_N; i++)
+		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
 }
 
 /*
@@ -2195,6 +2316,7 @@ int main(void)
 		T(test_alloc_other_arena),
 		T(test_log_foreach_stats),
 		T(test_threads_remote_free),
+		T(test_local_checkpoint),
 		T(test_threads_ownership_stress),
 		T(test_double_free_race),
 		T(test_checkpoint_enomem),
