@@ -12,6 +12,7 @@
 #include "common.h"
 #include "pool/pool.h"
 #include "util/json.h"
+#include "util/escape.h"
 #include "util/size.h"
 
 int cmd_base_option(int c, struct cmd_ctx *ctx, const char *cmd,
@@ -34,45 +35,9 @@ int cmd_base_option(int c, struct cmd_ctx *ctx, const char *cmd,
 	}
 }
 
-/* the escape of byte c, or NULL if it prints as itself */
-static const char *cmd_escape_char(unsigned char c, char buf[5])
-{
-	switch (c) {
-	case '\n':
-		return "\\n";
-	case '\t':
-		return "\\t";
-	case '\r':
-		return "\\r";
-	case '\\':
-		return "\\\\";
-	default:
-		if (c >= 0x20 && c != 0x7f)
-			return NULL;
-		snprintf(buf, 5, "\\x%02x", c);
-		return buf;
-	}
-}
-
 char *cmd_escape(const char *s)
 {
-	char buf[5], *out, *p;
-	const char *esc;
-
-	/* every byte becomes at most 4 */
-	out = malloc(strlen(s) * 4 + 1);
-	if (!out)
-		return NULL;
-	for (p = out; *s; s++) {
-		esc = cmd_escape_char((unsigned char)*s, buf);
-		if (esc) {
-			p = stpcpy(p, esc);
-		} else {
-			*p++ = *s;
-		}
-	}
-	*p = '\0';
-	return out;
+	return util_escape(s);
 }
 
 void cmd_print_escaped(FILE *f, const char *s)
@@ -81,7 +46,7 @@ void cmd_print_escaped(FILE *f, const char *s)
 	const char *esc;
 
 	for (; *s; s++) {
-		esc = cmd_escape_char((unsigned char)*s, buf);
+		esc = util_escape_char((unsigned char)*s, buf);
 		if (esc)
 			fputs(esc, f);
 		else

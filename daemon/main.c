@@ -18,6 +18,7 @@
 #include "pmad.h"
 #include "proto/proto.h"
 #include "util/errmsg.h"
+#include "util/escape.h"
 #include "util/log.h"
 
 enum { OPT_CHECK_CONFIG = 256 };
@@ -54,13 +55,41 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* "pmad: WHAT 'ARG'" with ARG escaped, and the --help hint */
+static void usage_error(const char *what, const char *arg)
+{
+	char *esc = util_escape(arg);
+
+	fprintf(stderr, "pmad: %s '%s'\ntry 'pmad --help'\n", what,
+		esc ? esc : "?");
+	free(esc);
+}
+
+/* getopt_long's '?' or ':' (opterr 0, optstring with ':') */
+static void bad_option(int c, int argc, char **argv)
+{
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	char opt[3] = { '-', (char)optopt, 0 };
+
+	if (!strncmp(arg, "--", 2))
+		usage_error(c == ':' ? "option requires an argument:" :
+				       "unknown or ambiguous option",
+			    arg);
+	else
+		usage_error(c == ':' ? "option requires an argument:" :
+				       "invalid option",
+			    opt);
+}
+
 /* returns -1 to go on, or the exit status */
 static int parse_args(int argc, char **argv, struct pmad_opts *o,
 		      int *check_only)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:s:d:fVh", longopts, NULL)) !=
+	/* getopt's own messages would print the option raw */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:s:d:fVh", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'c':
@@ -85,15 +114,12 @@ static int parse_args(int argc, char **argv, struct pmad_opts *o,
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			fputs("try 'pmad --help'\n", stderr);
+			bad_option(c, argc, argv);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr,
-			"pmad: unexpected argument '%s'\n"
-			"try 'pmad --help'\n",
-			argv[optind]);
+		usage_error("unexpected argument", argv[optind]);
 		return 2;
 	}
 	return -1;

@@ -117,6 +117,22 @@ expect_errno() {
 	assert_failure 2
 }
 
+@test "pmad escapes bad options and arguments in its messages" {
+	run --separate-stderr pmad $'--bo\ngus\e[31m'
+	assert_failure 2
+	[[ "$stderr" == *"'--bo\\ngus\\x1b[31m'"* ]] || fail "$stderr"
+	[[ "$stderr" != *$'\e'* ]] || fail "raw escape: $stderr"
+	run --separate-stderr pmad -q
+	assert_failure 2
+	[[ "$stderr" == *"invalid option '-q'"* ]] || fail "$stderr"
+	run --separate-stderr pmad --config
+	assert_failure 2
+	[[ "$stderr" == *"requires an argument"* ]] || fail "$stderr"
+	run --separate-stderr pmad $'x\ny'
+	assert_failure 2
+	[[ "$stderr" == *"unexpected argument 'x\\ny'"* ]] || fail "$stderr"
+}
+
 @test "--check-config accepts a good file and names line and column of a bad one" {
 	run pmad --check-config --config "$CONF"
 	assert_success
