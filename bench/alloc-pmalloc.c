@@ -56,11 +56,11 @@ static int bpma_open(const char *dir, uint64_t pool_size, size_t nslots,
 	return bpma_open_flags(dir, pool_size, nslots, 0, ret_ctx);
 }
 
-static int bpma_open_global(const char *dir, uint64_t pool_size, size_t nslots,
-			    void **ret_ctx)
+static int bpma_open_local(const char *dir, uint64_t pool_size, size_t nslots,
+			   void **ret_ctx)
 {
 	return bpma_open_flags(dir, pool_size, nslots,
-			       PMA_HEAP_GLOBAL_CHECKPOINTS, ret_ctx);
+			       PMA_HEAP_LOCAL_CHECKPOINTS, ret_ctx);
 }
 
 static void bpma_close(void *ctx)
@@ -118,10 +118,10 @@ const struct bench_alloc bench_alloc_pmalloc = {
 	.checkpoints = bpma_checkpoints,
 };
 
-const struct bench_alloc bench_alloc_pmalloc_global = {
-	.name = "pmalloc-global",
+const struct bench_alloc bench_alloc_pmalloc_local = {
+	.name = "pmalloc-local",
 	.has_counters = 1,
-	.open = bpma_open_global,
+	.open = bpma_open_local,
 	.close = bpma_close,
 	.alloc = bpma_alloc,
 	.free = bpma_free,

@@ -41,7 +41,7 @@ struct bench_alloc {
 };
 
 extern const struct bench_alloc bench_alloc_pmalloc;
-extern const struct bench_alloc bench_alloc_pmalloc_global;
+extern const struct bench_alloc bench_alloc_pmalloc_local;
 extern const struct bench_alloc bench_alloc_pmemobj;
 extern const struct bench_alloc bench_alloc_jemalloc;
 
@@ -131,7 +131,7 @@ struct bench_result {
 	double wait_frac;
 };
 
-#define BENCH_NALLOCS 4 /* pmalloc, pmemobj, jemalloc, pmalloc-global */
+#define BENCH_NALLOCS 4 /* pmalloc, pmemobj, jemalloc, pmalloc-local */
 
 struct bench_cfg;
 /* measure each of allocs on (wl, threads) into ret[i]: cfg->repeat

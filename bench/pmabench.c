@@ -45,8 +45,8 @@ static const struct bench_alloc *const all_allocs[BENCH_NALLOCS] = {
 	&bench_alloc_pmalloc,
 	&bench_alloc_pmemobj,
 	&bench_alloc_jemalloc,
-	/* pmalloc with global checkpoints only (layout 8's baseline) */
-	&bench_alloc_pmalloc_global,
+	/* pmalloc with per-arena checkpoints (layout 8) */
+	&bench_alloc_pmalloc_local,
 };
 
 static const char *const mode_names[] = { "CACHE_LINE", "BYTE" };
@@ -403,7 +403,7 @@ static void usage(void)
 	       "  -b, --bench LIST        threadtest,prod-con,shbench,larson,\n"
 	       "                          larson-q,large,recovery\n"
 	       "                          or all (default)\n"
-	       "  -a, --alloc LIST        pmalloc,pmemobj,jemalloc,pmalloc-global\n"
+	       "  -a, --alloc LIST        pmalloc,pmemobj,jemalloc,pmalloc-local\n"
 	       "                          (default the first three)\n"
 	       "  -t, --threads LIST      thread counts (default 1,2)\n"
 	       "  -m, --mode MODE         cache_line, byte or both (default)\n"

@@ -43,12 +43,15 @@ enum pma_heap_flags {
 	 */
 	PMA_HEAP_RDONLY = 1 << 2,
 	/*
-	 * pma_heap_open / pma_heap_create: checkpoint only globally (every
-	 * arena at once, as heaps before layout version 8 do), never one
-	 * arena alone. For comparisons (pmabench's pmalloc-global) and
-	 * tests; it changes nothing on media.
+	 * pma_heap_open / pma_heap_create, layout version 8: each arena
+	 * checkpoints its own log when it fills, under its own lock alone,
+	 * instead of every arena at once (see pma_heap_checkpoint_arena).
+	 * Off by default for now: with two threads freeing each other's
+	 * blocks (larson) it is about half as fast as global checkpoints
+	 * (bench/RESULTS.md); pmad's shared heaps need it. Changes nothing
+	 * on media: a heap may be opened either way.
 	 */
-	PMA_HEAP_GLOBAL_CHECKPOINTS = 1 << 3,
+	PMA_HEAP_LOCAL_CHECKPOINTS = 1 << 3,
 };
 
 /*

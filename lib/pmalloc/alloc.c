@@ -469,17 +469,33 @@ static inline int pending_publish(struct pma_arena *arena)
  * thread could otherwise fill the heap with them between a failed
  * allocation's checkpoint and its retry. The caller runs it after
  * unlocking. */
+/* version 8: the tail at which arena checkpoints itself next: when its
+ * log holds its share (the recovery bound is the shares' sum), or, after
+ * a checkpoint that could not retire enough (other arenas have not
+ * applied its remote frees yet), a quarter share later: not at every op
+ * meanwhile */
+static inline uint64_t local_next(const struct pma_arena *arena)
+{
+	uint32_t cap = arena->heap->geom.log_cap;
+	uint64_t next = arena->head + arena->heap->ckpt_share;
+	/* the fast paths append up to fast_end without a room check: it
+	 * must stay well inside the log (a retry point past it let them
+	 * overwrite records of the window, found by crash.bats) */
+	uint64_t limit = arena->head + cap - cap / 8;
+
+	if (next < arena->ckpt_retry)
+		next = arena->ckpt_retry;
+	return next < limit ? next : limit;
+}
+
 static inline int arena_checkpoint_due(struct pma_arena *arena)
 {
 	struct pma_heap *heap = arena->heap;
 	uint64_t n = arena->tail - arena->est_mark;
 
-	/* version 8: each log over its share checkpoints itself (the
-	 * recovery bound is the shares' sum); pending extents still need a
-	 * global one */
+	/* version 8: pending extents still need a global checkpoint */
 	if (heap->local)
-		return arena->tail - arena->head >= heap->ckpt_share ||
-		       pending_over(heap);
+		return arena->tail >= local_next(arena) || pending_over(heap);
 
 	if (__builtin_expect(n >= PMA_CKPT_STEP, 0)) {
 		arena->est_mark = arena->tail;
@@ -503,12 +519,13 @@ static inline int arena_checkpoint_due(struct pma_arena *arena)
  */
 static void arena_fast_refresh(struct pma_arena *arena, int due)
 {
-	uint64_t half = arena->head + (arena->heap->local ?
-					       arena->heap->ckpt_share :
-					       arena->heap->geom.log_cap / 2);
+	uint64_t half = arena->head + arena->heap->geom.log_cap / 2;
 	uint64_t step = arena->est_mark + PMA_CKPT_STEP;
 
 	log_cursor_sync(arena);
+	/* version 8 keeps no global estimate: its own point only */
+	if (arena->heap->local)
+		half = step = local_next(arena);
 	arena->fast_end = due ? 0 : half < step ? half : step;
 }
 
@@ -525,6 +542,7 @@ static void arena_unlock_op(struct pma_arena *arena, int rc)
 	 * remote frees: the global one retires them with their owners) */
 	if (due && heap->local && !pending_over(heap)) {
 		(void)pma_checkpoint_local(arena);
+		arena->ckpt_retry = arena->tail + heap->ckpt_share / 4;
 		due = arena->tail - arena->head >=
 		      heap->ckpt_share + heap->ckpt_share / 2;
 	}

@@ -100,12 +100,13 @@ int pma_retq_push(struct pma_retq *q, uint64_t off, uint64_t k,
 
 void pma_retq_trim(struct pma_retq *q, uint64_t cut)
 {
-	size_t i, n = 0;
+	size_t n = 0;
 
-	for (i = 0; i < q->count; i++)
-		if (q->e[i].k >= cut)
-			q->e[n++] = q->e[i];
-	q->count = n;
+	while (n < q->count && q->e[n].k < cut) /* a prefix: log order */
+		n++;
+	memmove(q->e, q->e + n, (q->count - n) * sizeof(*q->e));
+	q->count -= n;
+	q->ok = q->ok > n ? q->ok - n : 0;
 }
 
 int pma_pending_push(struct pma_pending *p, uint64_t off)

@@ -29,7 +29,7 @@ struct pma_format_opts pma_format_opts = {
 	.sum_shift = PMA_SUM_SHIFT_DEFAULT,
 };
 unsigned pma_slab_keep = 1;
-int pma_local_checkpoints = 1;
+int pma_local_checkpoints = 0;
 
 static uint64_t align_up(uint64_t x, uint64_t a)
 {
@@ -458,9 +458,9 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 				   PMA_REC_EXT1_NPAGES_MAX :
 				   0;
 	heap->slab_keep = pma_slab_keep;
-	heap->local = heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
-		      pma_local_checkpoints &&
-		      !(flags & PMA_HEAP_GLOBAL_CHECKPOINTS);
+	heap->local =
+		heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
+		(pma_local_checkpoints || (flags & PMA_HEAP_LOCAL_CHECKPOINTS));
 	heap->ckpt_share = PMA_CKPT_RECORDS / heap->geom.narenas;
 	if (heap->ckpt_share > heap->geom.log_cap / 2)
 		heap->ckpt_share = heap->geom.log_cap / 2;
@@ -557,7 +557,7 @@ PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,
 		return rc;
 	rc = heap_attach(pool,
 			 PMA_HEAP_FORMAT | HEAP_FORMAT_ALWAYS |
-				 (flags & PMA_HEAP_GLOBAL_CHECKPOINTS),
+				 (flags & PMA_HEAP_LOCAL_CHECKPOINTS),
 			 ret_heap);
 	if (rc < 0)
 		util_errmsg_prefix("heap '%s'", path);

@@ -457,9 +457,12 @@ struct pma_ret {
 };
 
 struct pma_retq {
-	struct pma_ret *e;
+	struct pma_ret *e; /* in log order */
 	size_t count;
 	size_t alloc;
+	/* local checkpoints: the first ok entries no longer wait for
+	 * another arena (once clear, they stay clear) */
+	size_t ok;
 };
 
 /* append to q; 0 or -ENOMEM */
@@ -484,6 +487,9 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	uint64_t head; /* == desc->head[heap->head_gen & 1] */
 	uint64_t tail; /* next record index */
 	uint64_t est_mark; /* tail when last added to heap->log_records */
+	/* version 8: no local checkpoint before this tail (alloc.c,
+	 * local_next) */
+	uint64_t ckpt_retry;
 	/* the owner's fast paths run while tail < fast_end: room in the log,
 	 * the append cursor in sync, no checkpoint due before; 0: the
 	 * general path must run (it recomputes this, arena_fast_refresh) */
@@ -831,8 +837,8 @@ extern struct pma_format_opts pma_format_opts;
  * default) the one its arena allocates from next, more all (only the
  * -ENOMEM retry releases then) */
 extern unsigned pma_slab_keep;
-/* version 8 heaps checkpoint arena by arena (1, the default) or only
- * globally (0: the benchmark's baseline and tests), read at open */
+/* version 8 heaps opened next checkpoint arena by arena (1, tests), or
+ * only if opened with PMA_HEAP_LOCAL_CHECKPOINTS (0, the default) */
 extern int pma_local_checkpoints;
 
 struct pma_heap {

@@ -248,7 +248,7 @@ static int revert_build(struct pma_heap *heap, struct pma_arena *arena,
 	struct pma_slab *slab;
 	_Atomic uint64_t *w;
 	struct pma_op op;
-	uint64_t k, mask;
+	uint64_t k, mask, w0;
 	size_t bank, word;
 
 	r->mask = 63;
@@ -256,13 +256,15 @@ static int revert_build(struct pma_heap *heap, struct pma_arena *arena,
 	r->ent = calloc(r->mask + 1, sizeof(*r->ent));
 	if (!r->ent)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	for (k = cut; k < arena->tail; k += op.nrecs) {
-		if (pma_booklog_read_op(arena->log, cap, k, &op) < 0)
-			return util_errmsg_set(EIO,
-					       "arena %u: record %llu "
-					       "unreadable",
-					       arena->id,
-					       (unsigned long long)k);
+	/* this arena's own records, written under the lock it holds:
+	 * read their type and payload without checking them again (every
+	 * record alone; an EXT_LEN is skipped as any other non-block op) */
+	for (k = cut; k < arena->tail; k++) {
+		w0 = __atomic_load_n(
+			&pma_booklog_slot(arena->log, cap, k)->word0,
+			__ATOMIC_RELAXED);
+		op.type = (unsigned)(w0 & ((1u << PMA_REC_TYPE_BITS) - 1));
+		op.off = (w0 >> PMA_REC_PAYLOAD_SHIFT) << 6;
 		if (op.type != PMA_REC_SLAB_NEW && !pma_rec_is_block(op.type))
 			continue;
 		if (op.type == PMA_REC_RFREE)
@@ -920,29 +922,28 @@ static uint64_t local_cut(struct pma_heap *heap, struct pma_arena *arena)
 	uint32_t idx;
 	size_t i;
 
-	for (i = 0; i < arena->rfreed.count; i++) {
+	for (i = arena->rfreed.ok; i < arena->rfreed.count; i++) {
 		r = &arena->rfreed.e[i];
 		slab = pma_heap_slab_at(heap, r->off);
-		if (!slab || pma_slab_index(slab, r->off, &idx) < 0)
-			continue; /* cannot be: the block is not free yet */
-		if (atomic_load_explicit(pma_slab_iword(slab->rpend, idx,
+		if (slab && pma_slab_index(slab, r->off, &idx) == 0 &&
+		    atomic_load_explicit(pma_slab_iword(slab->rpend, idx,
 							&mask),
 					 memory_order_acquire) &
-		    mask) {
+			    mask) {
 			cut = r->k;
 			break;
 		}
 	}
+	arena->rfreed.ok = i;
 	/* a SYNC_FREE stays until its block came back: given back to
 	 * avail (or taken again since: live), or in rret */
-	for (i = 0; i < arena->synced.count; i++) {
+	for (i = arena->synced.ok; i < arena->synced.count; i++) {
 		r = &arena->synced.e[i];
 		if (r->k >= cut)
 			break;
 		slab = pma_heap_slab_at(heap, r->off);
-		if (!slab || pma_slab_index(slab, r->off, &idx) < 0)
-			continue;
-		if (!(slab->avail[idx / 64] & 1ULL << (idx % 64)) &&
+		if (slab && pma_slab_index(slab, r->off, &idx) == 0 &&
+		    !(slab->avail[idx / 64] & 1ULL << (idx % 64)) &&
 		    !(atomic_load(&slab->rret[idx / 64]) &
 		      1ULL << (idx % 64)) &&
 		    !pma_slab_is_live(slab, idx)) {
@@ -950,6 +951,7 @@ static uint64_t local_cut(struct pma_heap *heap, struct pma_arena *arena)
 			break;
 		}
 	}
+	arena->synced.ok = i;
 	for (i = 0; i < arena->ext_freed.count; i++) {
 		r = &arena->ext_freed.e[i];
 		if (r->k >= cut)

@@ -128,6 +128,8 @@ static void child_run(const char *path, uint64_t rnd)
 	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
 	/* every checkpoint releases the slabs that became empty */
 	pma_slab_keep = 0;
+	/* arenas checkpoint alone too (pma_heap_checkpoint_arena below) */
+	pma_local_checkpoints = 1;
 	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &work.heap) ||
 	    pma_root(work.heap, NSLOTS * 8, &root))
 		_exit(7);

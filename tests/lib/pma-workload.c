@@ -329,7 +329,9 @@ static int wl_stress(int argc, char **argv)
 	if (argc < 3 || argc > 4 || (argc == 4 && wl_parse_limit(argv[3], &st)))
 		return usage(stderr, 2);
 	st.seed = wl_seed();
-	if (pma_heap_open(argv[2], PMA_HEAP_FORMAT, &st.heap) < 0)
+	/* arenas checkpoint alone: kill -9 may hit one doing so */
+	if (pma_heap_open(argv[2], PMA_HEAP_FORMAT | PMA_HEAP_LOCAL_CHECKPOINTS,
+			  &st.heap) < 0)
 		return fail("open");
 	rc = 1;
 	if (wl_root_get(st.heap, &st.root) < 0)

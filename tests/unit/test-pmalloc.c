@@ -573,9 +573,7 @@ static void test_log_room_slab_new(void **state)
 	struct pma_op op;
 	uint64_t b;
 
-	pma_local_checkpoints = 0; /* held off by ckpt_lock alone */
-	fx_create(f, HEAP_SIZE);
-	pma_local_checkpoints = 1;
+	fx_create(f, HEAP_SIZE); /* global checkpoints: ckpt_lock */
 	arena = pma_arena_get(f->heap);
 	cap = f->heap->geom.log_cap;
 	assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[0]), 0);
@@ -1119,9 +1117,8 @@ static void test_checkpoint_due_skipped(void **state)
 	struct pma_arena *arena;
 	unsigned i, n;
 
-	/* the global checkpoint's trigger (a version 8 arena checkpoints
-	 * itself first: test_local_checkpoint) */
-	pma_local_checkpoints = 0;
+	/* the global checkpoint's trigger (an arena of a heap with local
+	 * checkpoints checkpoints itself first: test_local_checkpoint) */
 	fx_create(f, HEAP_SIZE);
 	assert_int_equal(pma_malloc_to(f->heap, 64, &f->dests[0]), 0);
 	assert_int_equal(pma_heap_stats(f->heap, &st0), 0);
@@ -1153,7 +1150,6 @@ static void test_checkpoint_due_skipped(void **state)
 	assert_true(pma_usable_size(f->heap, f->dests[1]) >= 64);
 	assert_int_equal(pma_free_from(f->heap, &f->dests[1]), 0);
 	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), 0);
-	pma_local_checkpoints = 1;
 }
 
 /* many ops: several checkpoints and log wraps, then reopen */
@@ -1518,6 +1514,7 @@ static void test_local_checkpoint(void **state)
 	pthread_t tid;
 	unsigned i, j;
 
+	pma_local_checkpoints = 1; /* until the end */
 	fx_create(f, HEAP_SIZE);
 	assert_int_equal(f->heap->geom.version, PMA_HEAP_VERSION_LOCAL);
 	a = pma_arena_get(f->heap);
@@ -1567,6 +1564,7 @@ static void test_local_checkpoint(void **state)
 	assert_int_equal(pma_heap_checkpoint_arena(f->heap), 0);
 	assert_int_equal(a->tail, a->head);
 	fx_reopen(f);
+	pma_local_checkpoints = 0;
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8 + LC_N * 64ULL);
 	for (i = 0; i < LC_N; i++)
