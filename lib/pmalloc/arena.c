@@ -104,6 +104,8 @@ void pma_retq_trim(struct pma_retq *q, uint64_t cut)
 
 	while (n < q->count && q->e[n].k < cut) /* a prefix: log order */
 		n++;
+	if (!n)
+		return; /* q->e may be NULL */
 	memmove(q->e, q->e + n, (q->count - n) * sizeof(*q->e));
 	q->count -= n;
 	q->ok = q->ok > n ? q->ok - n : 0;
