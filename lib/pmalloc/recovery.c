@@ -820,11 +820,11 @@ static int checkpoint_locked(struct pma_heap *heap, int force)
 {
 	struct pma_slab *chains[PMA_MAX_ARENAS];
 	struct pma_dirty dirty = { 0 };
-	unsigned i;
+	unsigned n = heap->geom.narenas, i;
 	int rc = 0;
 
 	pma_arenas_lock(heap);
-	for (i = 0; i < heap->geom.narenas; i++)
+	for (i = 0; i < n; i++)
 		chains[i] = remote_begin(&heap->arenas[i]);
 	release_empty(heap, force);
 	if (!any_records(heap))
@@ -855,7 +855,7 @@ static int checkpoint_locked(struct pma_heap *heap, int force)
 out_unlock:
 	/* no records: no remote free is committed, the chains are empty
 	 * but for rret bits, which go back (ok) */
-	for (i = 0; i < heap->geom.narenas; i++)
+	for (i = 0; i < n; i++)
 		remote_end(&heap->arenas[i], chains[i], rc == 0);
 	pma_arenas_unlock(heap);
 	pma_dirty_release(&dirty);
