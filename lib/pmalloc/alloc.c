@@ -1071,24 +1071,12 @@ static int free_off(struct pma_heap *heap, uint64_t *dest, uint64_t off,
 {
 	struct pma_arena *arena;
 	struct pma_slab *slab;
-	struct pma_heap *sib;
 	uint64_t rel, b;
 
 	/* in this part's pages, 64-byte aligned (one test; which of the two
 	 * failed is only told apart on the error path) */
 	rel = off - heap->fast_dest_off;
 	if (__builtin_expect(rel >= heap->data_len || rel % 64, 0)) {
-		/* another part's block: that part's heap frees it */
-		sib = pool_off_part(off) < POOL_MAX_PARTS ?
-			      heap->top->sib[pool_off_part(off)] :
-			      NULL;
-		if (sib && sib != heap) {
-			if (sib != pma_place_local(heap->top))
-				atomic_fetch_add_explicit(
-					&heap->top->remote_part_frees, 1,
-					memory_order_relaxed);
-			return free_off(sib, dest, off, dest_off);
-		}
 		if (rel < heap->data_len)
 			return util_errmsg_set(EINVAL,
 					       "0x%llx is not a block (not "
@@ -1129,6 +1117,16 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	off = __atomic_load_n(dest, __ATOMIC_ACQUIRE);
 	if (!off)
 		return 0;
+	if (__builtin_expect(pool_off_part(off) != heap->part, 0) &&
+	    pool_off_part(off) < POOL_MAX_PARTS &&
+	    heap->top->sib[pool_off_part(off)]) {
+		/* another part's block: that part's heap frees it */
+		if (heap->top->sib[pool_off_part(off)] !=
+		    pma_place_local(heap->top))
+			atomic_fetch_add_explicit(&heap->top->remote_part_frees,
+						  1, memory_order_relaxed);
+		heap = heap->top->sib[pool_off_part(off)];
+	}
 	return free_off(heap, dest, off, dest_off);
 }
 

@@ -533,8 +533,7 @@ static int heap_add_siblings(struct pma_heap *top, unsigned flags)
 	unsigned p;
 	int rc;
 
-	for (p = 1; p < pool_part_count(top->pool) && p < POOL_MAX_PARTS;
-	     p++) {
+	for (p = 1; p < pool_part_count(top->pool) && p < POOL_MAX_PARTS; p++) {
 		region = pool_region_find(top->pool, POOL_REGION_PMALLOC, p);
 		if (!region)
 			continue;
@@ -578,8 +577,7 @@ static int heap_attach(struct pool *pool, unsigned flags,
 	else if (!region)
 		rc = heap_region_add(pool);
 	if (rc == 0 && !region)
-		region = pool_region_find(pool, POOL_REGION_PMALLOC,
-					  HEAP_PART);
+		region = pool_region_find(pool, POOL_REGION_PMALLOC, HEAP_PART);
 	if (rc == 0)
 		rc = heap_setup(heap, region, flags);
 	if (rc == 0)

@@ -81,9 +81,10 @@ int pma_place_init(struct pma_heap *top)
 		for (q = 0; q < POOL_MAX_PARTS; q++) {
 			if (!top->sib[q] || q == p)
 				continue;
-			for (k = n++; k > 1 && part_distance(top, p,
-							     pl->order[p][k - 1]) >
-						       part_distance(top, p, q);
+			for (k = n++;
+			     k > 1 &&
+			     part_distance(top, p, pl->order[p][k - 1]) >
+				     part_distance(top, p, q);
 			     k--)
 				pl->order[p][k] = pl->order[p][k - 1];
 			pl->order[p][k] = (uint8_t)q;
@@ -116,9 +117,8 @@ struct pma_heap *pma_place_local(struct pma_heap *top)
 		place_tls.left = PMA_PLACE_RECHECK;
 	}
 	place_tls.left--;
-	return top->sib[place_tls.cpu < pl->ncpus ?
-				pl->cpu_part[place_tls.cpu] :
-				0];
+	return top->sib[place_tls.cpu < pl->ncpus ? pl->cpu_part[place_tls.cpu] :
+						    0];
 }
 
 const uint8_t *pma_place_order(struct pma_heap *top, unsigned part,

@@ -1403,8 +1403,8 @@ static int recover_multi(struct pma_heap *top)
 {
 	struct part_recovery pr[POOL_MAX_PARTS];
 	struct pma_heap *h;
-	unsigned p, i, step;
-	int rc = 0;
+	unsigned p, i;
+	int rc = 0, step;
 
 	memset(pr, 0, sizeof(pr));
 	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)

@@ -226,13 +226,12 @@ PMA_API int pma_heap_arena_stats(struct pma_heap *heap,
 	for (p = 0; p < POOL_MAX_PARTS; p++) {
 		if (!(h = heap->sib[p]))
 			continue;
-		nas = total >= n ? 0 :
+		nas = total >= n		  ? 0 :
 		      n - total < h->geom.narenas ? n - total :
 						    h->geom.narenas;
 		if (nas)
 			memset(ret_stats + total, 0, nas * sizeof(*ret_stats));
-		rc = stats_collect(h, &st, nas ? ret_stats + total : NULL,
-				   nas);
+		rc = stats_collect(h, &st, nas ? ret_stats + total : NULL, nas);
 		if (rc < 0)
 			return rc;
 		total += h->geom.narenas;

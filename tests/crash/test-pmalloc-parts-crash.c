@@ -270,9 +270,8 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	CHECK(live == named_in[0] + 1ULL, "part 0: %llu live, %u named + root",
 	      (unsigned long long)live, named_in[0]);
 	live = part_live(heap->sib[1]);
-	CHECK(live == named_in[1] + 1ULL,
-	      "part 1: %llu live, %u named + table", (unsigned long long)live,
-	      named_in[1]);
+	CHECK(live == named_in[1] + 1ULL, "part 1: %llu live, %u named + table",
+	      (unsigned long long)live, named_in[1]);
 	*ret_live = n;
 	for (s = 1; s < 2 * NSLOTS; s++)
 		CHECK(pma_free_from(heap, &tab[s / NSLOTS][s % NSLOTS]) == 0,
@@ -320,7 +319,9 @@ static unsigned env_runs(unsigned dflt)
 
 static struct crash_sweep sweeps[] = {
 	{ .name = "parts durable", .runs = 2, .nparts = 2 },
-	{ .name = "parts torn", .seed_base = 0x9a470000, .runs = 2,
+	{ .name = "parts torn",
+	  .seed_base = 0x9a470000,
+	  .runs = 2,
 	  .nparts = 2 },
 	{ .name = "parts recrash",
 	  .seed_base = 0x9a47abcd0000,

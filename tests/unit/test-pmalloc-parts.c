@@ -47,9 +47,8 @@ static int setup(void **state)
 	unsigned i;
 
 	assert_non_null(f);
-	assert_int_equal(sched_getaffinity(0, sizeof(f->affinity),
-					   &f->affinity),
-			 0);
+	assert_int_equal(
+		sched_getaffinity(0, sizeof(f->affinity), &f->affinity), 0);
 	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-pmalloc-parts.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	for (i = 0; i < 2; i++) {
@@ -316,10 +315,10 @@ static void test_kill_recover(void **state)
 				if (*w) {
 					if (pma_free_from(heap, w) < 0)
 						_exit(2);
-				} else if (pma_malloc_to(
-						   heap,
-						   16 + rand_r(&seed) % 9000,
-						   w) < 0) {
+				} else if (pma_malloc_to(heap,
+							 16 + rand_r(&seed) %
+									 9000,
+							 w) < 0) {
 					_exit(3);
 				}
 				if (k == 2000 + round * 700)
