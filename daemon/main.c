@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -270,6 +271,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pmad_log_setup(&d);
+	/* "pmad" in /proc/PID/comm, whatever the binary is called (lt-pmad,
+	 * valgrind): pmactl names the holder of a locked pool by it */
+	(void)prctl(PR_SET_NAME, "pmad", 0, 0, 0);
 	clock_gettime(CLOCK_MONOTONIC, &d.started);
 	d.buf = malloc(PROTO_MSG_MAX);
 	rc = d.buf ? serve(&d) : 1;

@@ -287,11 +287,23 @@ expect_errno() {
 	stop_pmad
 }
 
-@test "pmad holds the pool: offline tools see it locked" {
+@test "pmad holds the pool: offline tools name it and do not wait" {
 	start_pmad
 	run --separate-stderr pmactl inspect --heap "$SD/cfg.pool"
 	assert_failure 1
 	[[ "$stderr" == *"cfg.pool"* ]] || fail "$stderr"
+	# the holder is named (from /proc/locks), and the way around it
+	[[ "$stderr" == *"pool is held by pmad (pid $PMAD_PID); use --socket" ]] ||
+		fail "$stderr"
+	# every offline command that opens the pool says the same
+	run --separate-stderr pmactl log "$SD/cfg.pool"
+	assert_failure
+	[[ "$stderr" == *"held by pmad (pid $PMAD_PID); use --socket"* ]] ||
+		fail "$stderr"
+	run --separate-stderr pmactl fsck "$SD/cfg.pool"
+	assert_failure
+	[[ "$stderr" == *"held by pmad (pid $PMAD_PID); use --socket"* ]] ||
+		fail "$stderr"
 	stop_pmad
 	run pmactl inspect "$SD/cfg.pool"
 	assert_success
