@@ -30,6 +30,13 @@ struct pmad_pool {
 	char *errmsg; /* its message, NULL when open */
 	unsigned clients; /* client sessions that opened it */
 	int from_config; /* defined in the configuration */
+	uint64_t size; /* all parts, bytes; 0 until opened */
+	unsigned nparts;
+	struct {
+		uint64_t checkpoints; /* by services and compact requests */
+		uint64_t checkpoint_failures;
+		time_t last_checkpoint; /* wall clock; 0: never */
+	} svc;
 };
 
 /* a connected client, identified by SO_PEERCRED at accept */
@@ -96,11 +103,15 @@ int pmad_pool_access(const struct pmad_pool *p, const struct pmad_client *cl,
 		     int want);
 /* the pool as JSON: name, path, size, owner, group, mode, state, ... */
 int pmad_pool_json(const struct pmad_pool *p, struct json_object **ret_obj);
-/* heap statistics of an open pool, added as "heap" to obj */
+/* lib/view's documents of an open pool (flags: enum view_flags): its
+ * heap as "heap", its header, parts and regions as top-level keys */
 int pmad_pool_heap_json(const struct pmad_pool *p, struct json_object *obj,
-			int detail);
-/* header, parts and regions, added as "header" to obj */
-int pmad_pool_header_json(const struct pmad_pool *p, struct json_object *obj);
+			unsigned flags);
+int pmad_pool_view_json(const struct pmad_pool *p, struct json_object *obj,
+			unsigned flags);
+/* one pool of the stat request: state, size, usage, clients, services */
+int pmad_pool_stat_json(const struct pmad_pool *p, unsigned flags,
+			struct json_object **ret_obj);
 
 /* handlers.c: one request packet in, one reply packet out */
 void pmad_handle(struct pmad *d, struct pmad_client *cl, const char *buf,
@@ -120,6 +131,8 @@ int pmad_reload(struct pmad *d);
 int pmad_services_setup(struct pmad *d);
 int pmad_services_arm(struct pmad *d);
 void pmad_services_run(struct pmad *d);
+/* checkpoint an open pool now, counted in its services' figures */
+int pmad_pool_checkpoint(struct pmad_pool *p);
 
 /* logsink.c: journal when stderr is the journal, else stderr */
 void pmad_log_setup(const struct pmad *d);

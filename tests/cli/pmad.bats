@@ -187,9 +187,9 @@ expect_errno() {
 	[ "$(jq -r '.heap.size > 0' <<<"$output")" = true ]
 	run pmactl --socket "$S" --json pool inspect db
 	assert_success
-	[[ "$(jq -r .header.uuid <<<"$output")" =~ ^[0-9a-f-]{36}$ ]]
-	[ "$(jq -r '.header.regions[0].type' <<<"$output")" = pmalloc ]
-	[ "$(jq -r '.header.parts[0].path' <<<"$output")" = "$SD/db.pool" ]
+	[[ "$(jq -r .uuid <<<"$output")" =~ ^[0-9a-f-]{36}$ ]]
+	[ "$(jq -r '.regions[0].type' <<<"$output")" = pmalloc ]
+	[ "$(jq -r '.parts[0].path' <<<"$output")" = "$SD/db.pool" ]
 	[ "$(jq -r '.heap.classes | type' <<<"$output")" = array ]
 	run pmactl --socket "$S" pool inspect db
 	assert_success
