@@ -329,6 +329,7 @@ static int daemon_json(struct request *r, struct json_object *obj)
 	err |= util_json_add_u64(obj, "clients", d->nclients);
 	err |= util_json_add_u64(obj, "pools", d->npools);
 	err |= util_json_add_u64(obj, "pools_open", open);
+	err |= pmad_ns_json(d, obj);
 	r->result = obj;
 	err |= add_counters(r);
 	r->result = saved;
@@ -343,7 +344,8 @@ static int h_stats(struct request *r)
 }
 
 /* one pool (args.name) or every pool the client may read; pools it may
- * not read are only counted ("pools_hidden") */
+ * not read are only counted ("pools_hidden"), as pool_stat would deny
+ * them */
 static int stat_pools(struct request *r, struct json_object *arr)
 {
 	struct json_object *o;
@@ -353,8 +355,9 @@ static int stat_pools(struct request *r, struct json_object *arr)
 	for (i = 0; i < r->d->npools; i++) {
 		if (r->pool && r->d->pools[i] != r->pool)
 			continue;
-		if (!r->pool &&
-		    pmad_pool_access(r->d->pools[i], r->cl, ACCESS_R) < 0) {
+		/* a pool without a file (not placed) has nothing to hide */
+		if (!r->pool && pmad_pool_access(r->d->pools[i], r->cl,
+						 ACCESS_R) == -EACCES) {
 			hidden++;
 			continue;
 		}

@@ -16,6 +16,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "ns/ns.h"
 #include "pmad.h"
 #include "proto/proto.h"
 #include "util/errmsg.h"
@@ -231,6 +232,9 @@ static int serve(struct pmad *d)
 	int rc;
 
 	rc = pmad_paths_resolve(d);
+	/* PMAD_FAKE_NUMA: a fake topology for tests, as pmactl takes it */
+	if (rc == 0)
+		rc = ns_topology_init();
 	if (rc == 0)
 		rc = pmad_socket_setup(d);
 	if (rc == 0)

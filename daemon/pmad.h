@@ -49,6 +49,13 @@ struct pmad_client {
 	unsigned nopen;
 };
 
+/* a namespace pool parts are placed on (ns.c) */
+struct pmad_ns {
+	int node;
+	char *path; /* a directory: an fsdax mount, or a configured path */
+	int is_auto; /* discovered through lib/ns */
+};
+
 struct pmad_opts {
 	const char *config; /* --config, or NULL */
 	const char *socket; /* --socket, or NULL */
@@ -82,6 +89,8 @@ struct pmad {
 	unsigned nclients;
 	struct pmad_pool **pools;
 	unsigned npools;
+	struct pmad_ns *ns; /* namespaces of this configuration */
+	unsigned nns;
 	struct pmad_counters count;
 	struct timespec started;
 	int stopping; /* a shutdown request or SIGTERM was seen */
@@ -91,10 +100,29 @@ struct pmad {
 /* config.c's result applied: effective socket and state dir */
 int pmad_paths_resolve(struct pmad *d);
 
+/* ns.c: the namespaces, from the configuration or discovered */
+int pmad_ns_load(struct pmad *d);
+void pmad_ns_release(struct pmad *d);
+/* the directory of node's first namespace, or NULL */
+const char *pmad_ns_path(const struct pmad *d, int node);
+/* the nodes that have a namespace, ascending, at most max */
+unsigned pmad_ns_nodes(const struct pmad *d, int *nodes, unsigned max);
+/* "namespaces": [{node, path, source}] into obj; 0 or -1 (ENOMEM) */
+int pmad_ns_json(const struct pmad *d, struct json_object *obj);
+
 /* pools.c: the pool table */
 int pmad_pools_load(struct pmad *d); /* config pools + state dir scan */
 void pmad_pools_release(struct pmad *d);
 struct pmad_pool *pmad_pool_find(const struct pmad *d, const char *name);
+/* a new entry of the table, not open yet */
+int pmad_pool_add(struct pmad *d, const char *name, const char *path,
+		  struct pmad_pool **ret_pool);
+/* open the heap (recovery runs); a failure is kept in p and logged */
+int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags);
+/* the util errmsg becomes p's error (positive err), logged */
+void pmad_pool_fail(struct pmad_pool *p, int err);
+/* parts.c: a configured pool with parts on the namespaces */
+int pmad_pool_from_parts(struct pmad *d, const struct pmad_pool_conf *pc);
 /* create a pool of size bytes owned by uid/gid with mode */
 int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
 		     gid_t gid, mode_t mode, struct pmad_pool **ret_pool);

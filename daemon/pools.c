@@ -50,6 +50,7 @@ void pmad_pools_release(struct pmad *d)
 {
 	unsigned i;
 
+	pmad_ns_release(d);
 	for (i = 0; i < d->npools; i++)
 		pool_free(d->pools[i]);
 	free(d->pools);
@@ -57,8 +58,8 @@ void pmad_pools_release(struct pmad *d)
 	d->npools = 0;
 }
 
-static int pool_add(struct pmad *d, const char *name, const char *path,
-		    struct pmad_pool **ret_pool)
+int pmad_pool_add(struct pmad *d, const char *name, const char *path,
+		  struct pmad_pool **ret_pool)
 {
 	struct pmad_pool **pools, *p;
 
@@ -112,8 +113,16 @@ static void pool_read_size(struct pmad_pool *p)
 	pool_close(&pool);
 }
 
+void pmad_pool_fail(struct pmad_pool *p, int err)
+{
+	util_err("%s", util_errmsg());
+	p->err = err;
+	free(p->errmsg);
+	p->errmsg = strdup(util_errmsg());
+}
+
 /* open the heap (recovery runs here); a failure is kept, not fatal */
-static int pool_open_heap(struct pmad_pool *p, unsigned flags)
+int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags)
 {
 	int rc = pma_heap_open(p->path, flags, &p->heap);
 
@@ -164,29 +173,28 @@ static int pool_make_file(const struct pmad_pool *p, uint64_t size)
 static int pool_from_conf(struct pmad *d, const struct pmad_pool_conf *pc)
 {
 	struct pmad_pool *p = pmad_pool_find(d, pc->name);
-	char *path = pc->path ? strdup(pc->path) :
-				pool_default_path(d, pc->name);
+	char *path;
 	int rc = 0;
 
+	if (pc->nparts || pc->parts_all_nodes)
+		return pmad_pool_from_parts(d, pc);
+	path = pc->path ? strdup(pc->path) : pool_default_path(d, pc->name);
 	if (!path)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	if (!p)
-		rc = pool_add(d, pc->name, path, &p);
+		rc = pmad_pool_add(d, pc->name, path, &p);
 	free(path);
 	if (rc < 0 || !p)
 		return rc;
 	p->from_config = 1;
 	if (!p->heap && access(p->path, F_OK) < 0 && errno == ENOENT &&
 	    pool_make_file(p, pc->size) < 0) {
-		util_err("%s", util_errmsg());
-		p->err = EIO;
-		free(p->errmsg);
-		p->errmsg = strdup(util_errmsg());
+		pmad_pool_fail(p, EIO);
 		return 0;
 	}
 	pool_apply_perms(p, pc);
 	if (!p->heap)
-		(void)pool_open_heap(p, PMA_HEAP_FORMAT);
+		(void)pmad_pool_open_heap(p, PMA_HEAP_FORMAT);
 	return 0;
 }
 
@@ -215,11 +223,11 @@ static int pools_scan(struct pmad *d)
 		if (rc == 0 && pmad_pool_name_valid(name) &&
 		    !pmad_pool_find(d, name)) {
 			path = pool_default_path(d, name);
-			rc = path ? pool_add(d, name, path, &p) :
+			rc = path ? pmad_pool_add(d, name, path, &p) :
 				    util_errmsg_set(ENOMEM, "out of memory");
 			free(path);
 			if (rc == 0 && p)
-				(void)pool_open_heap(p, 0);
+				(void)pmad_pool_open_heap(p, 0);
 		}
 		free(names[i]);
 	}
@@ -232,6 +240,9 @@ int pmad_pools_load(struct pmad *d)
 	unsigned i;
 	int rc;
 
+	rc = pmad_ns_load(d);
+	if (rc < 0)
+		return rc;
 	for (i = 0; i < d->conf->npools; i++) {
 		rc = pool_from_conf(d, &d->conf->pools[i]);
 		if (rc < 0)
@@ -261,7 +272,7 @@ int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
 				       " exists but is not a pool pmad serves",
 				       d->state_dir, name);
 	}
-	rc = pool_add(d, name, path, &p);
+	rc = pmad_pool_add(d, name, path, &p);
 	free(path);
 	if (rc < 0 || !p)
 		return rc;
@@ -272,7 +283,7 @@ int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
 		return rc;
 	}
 	pool_apply_perms(p, &pc);
-	if (pool_open_heap(p, 0) < 0)
+	if (pmad_pool_open_heap(p, 0) < 0)
 		return util_errmsg_set(p->err,
 				       "pool '%s' was created but "
 				       "cannot be opened: %s",
