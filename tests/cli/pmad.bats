@@ -414,12 +414,33 @@ expect_errno() {
 	if ldd "$(command -v pmad)" | grep -q libasan; then
 		skip "pmad is built with ASan, which valgrind cannot run"
 	fi
-	start_pmad valgrind --quiet --error-exitcode=1 --leak-check=full \
-		--log-file="$D/valgrind.log"
+	# namespaces and a pool with parts on them (pools.c, ns.c, parts.c)
+	mkdir "$D/ns0" "$D/ns1"
+	cat >>"$CONF" <<-EOF
+	  - {name: wide, size: 4M, parts: all-nodes}
+	  - {name: lost, size: 4M, parts: [7]}
+	namespaces:
+	  - {node: 0, path: $D/ns0}
+	  - {node: 1, path: $D/ns1}
+	EOF
+	PMAD_FAKE_NUMA=2 start_pmad valgrind --quiet --error-exitcode=1 \
+		--leak-check=full --log-file="$D/valgrind.log"
 	run pmactl --socket "$S" pool create v --size 2M
 	assert_success
 	send "$(req pool_list)" "$(req pool_inspect '{"name":"v"}')" \
-		"$(req pool_open '{"name":"v"}')" 'garbage' "$(req lease)"
+		"$(req pool_open '{"name":"v"}')" 'garbage' "$(req lease)" \
+		"$(req stat)" "$(req stat '{"name":"wide","human":true}')" \
+		"$(req stat '{"name":"nope"}')" "$(req pool_compact '{"name":"v"}')" \
+		"$(req pool_inspect '{"name":"wide","human":true}')"
+	[ "$(jq -r .result.pools[0].nparts <<<"${lines[6]}")" = 2 ] ||
+		fail "${lines[6]}"
+	# the pmactl side of the seam, with pmad under valgrind
+	run pmactl --socket "$S" create v2 --size 2M
+	assert_success
+	run pmactl --socket "$S" stat --prometheus
+	assert_success
+	run pmactl --socket "$S" inspect --heap wide
+	assert_success
 	run "$SEND" "$S" - < <(head -c 70000 /dev/zero)
 	kill -HUP "$PMAD_PID"
 	wait_for grep -q "configuration reloaded" "$LOG"
