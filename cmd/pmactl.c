@@ -148,6 +148,7 @@ static const struct option global_options[] = {
 /* returns CMD_CONTINUE when a command is to run at argv[optind] */
 static int parse_global(int argc, char **argv, struct cmd_ctx *ctx)
 {
+	const char *env;
 	int c;
 
 	while ((c = cmd_getopt(ctx, NULL, argc, argv,
@@ -174,8 +175,9 @@ static int parse_global(int argc, char **argv, struct cmd_ctx *ctx)
 			return CMD_EXIT_USAGE;
 		}
 	}
-	if (!ctx->socket && getenv("PMAD_SOCKET") && *getenv("PMAD_SOCKET"))
-		ctx->socket = getenv("PMAD_SOCKET");
+	env = getenv("PMAD_SOCKET");
+	if (!ctx->socket && env && *env)
+		ctx->socket = env;
 	if (optind >= argc) {
 		fputs("pmactl: no command given\n", stderr);
 		usage(stderr);

@@ -69,8 +69,8 @@ static int local_create(struct cmd_ctx *ctx, const struct cmd_create_args *a,
 	return pool_doc(ctx, a->paths[0], ret_doc);
 }
 
-static int local_inspect(struct cmd_ctx *ctx, const char *path,
-			 unsigned views, struct json_object **ret_doc)
+static int local_inspect(struct cmd_ctx *ctx, const char *path, unsigned views,
+			 struct json_object **ret_doc)
 {
 	int rc;
 

@@ -42,8 +42,7 @@ int cmd_pmad_call(const struct cmd_ctx *ctx, const char *op,
 }
 
 /* args for a request about pool name (NULL: none), with the human flag */
-static struct json_object *args_new(const struct cmd_ctx *ctx,
-				    const char *name)
+static struct json_object *args_new(const struct cmd_ctx *ctx, const char *name)
 {
 	struct json_object *args = json_object_new_object();
 	int err = !args;
@@ -102,23 +101,23 @@ static int pmad_create(struct cmd_ctx *ctx, const struct cmd_create_args *a,
 	int rc;
 
 	if (a->nparts > 1 || a->nnodes || a->flags)
-		return cmd_usage_error(ctx, ctx->cmd_name ? ctx->cmd_name :
-							    "create",
+		return cmd_usage_error(ctx,
+				       ctx->cmd_name ? ctx->cmd_name : "create",
 				       "--parts, --node and --force are not "
 				       "available through pmad (its "
 				       "configuration places pools)");
 	if (!a->size)
-		return cmd_usage_error(ctx, ctx->cmd_name ? ctx->cmd_name :
-							    "create",
+		return cmd_usage_error(ctx,
+				       ctx->cmd_name ? ctx->cmd_name : "create",
 				       "missing --size");
 	rc = check_name(ctx, a->paths[0]);
 	if (rc != CMD_CONTINUE)
 		return rc;
 	args = args_new(ctx, a->paths[0]);
 	snprintf(mode, sizeof(mode), "%04o", (unsigned)a->mode);
-	if (args && (util_json_add_u64(args, "size", a->size) < 0 ||
-		     (a->mode_given &&
-		      util_json_add_str(args, "mode", mode) < 0))) {
+	if (args &&
+	    (util_json_add_u64(args, "size", a->size) < 0 ||
+	     (a->mode_given && util_json_add_str(args, "mode", mode) < 0))) {
 		json_object_put(args);
 		args = NULL;
 	}
@@ -131,10 +130,10 @@ static int pmad_inspect(struct cmd_ctx *ctx, const char *name, unsigned views,
 	int rc;
 
 	if (views & CMD_VIEW_FILES)
-		return cmd_usage_error(ctx, ctx->cmd_name ? ctx->cmd_name :
-							    "inspect",
-				       "--files is not available through pmad "
-				       "yet");
+		return cmd_usage_error(
+			ctx, ctx->cmd_name ? ctx->cmd_name : "inspect",
+			"--files is not available through pmad "
+			"yet");
 	rc = check_name(ctx, name);
 	if (rc != CMD_CONTINUE)
 		return rc;

@@ -153,10 +153,10 @@ static void stat_row(struct json_object *p, char bufs[][40], const char **row)
 
 int cmd_show_stat(struct json_object *doc)
 {
-	static const char *const head[] = { "NAME", "STATE", "SIZE",
-					    "USED", "FREE",  "LOG",
-					    "CLIENTS", "CHECKPOINTS",
-					    "LAST CHECKPOINT" };
+	static const char *const head[] = {
+		"NAME", "STATE",   "SIZE",	  "USED",	    "FREE",
+		"LOG",	"CLIENTS", "CHECKPOINTS", "LAST CHECKPOINT"
+	};
 	struct json_object *pools = jobj(doc, "pools"), *p;
 	char bufs[7][40];
 	const char *row[9];
@@ -190,51 +190,53 @@ enum metric_type { GAUGE, COUNTER };
 
 struct metric {
 	const char *name; /* after "pmad_" */
-	enum metric_type type;
 	const char *key; /* in the pool (or daemon) object */
-	int in_services; /* key is in the pool's "services" object */
 	const char *help;
+	enum metric_type type;
+	int in_services; /* key is in the pool's "services" object */
 };
 
 static const struct metric pool_metrics[] = {
-	{ "pool_size_bytes", GAUGE, "size", 0, "Size of the pool (all parts)." },
-	{ "pool_heap_size_bytes", GAUGE, "heap_size", 0,
-	  "Size of the pool's PMAlloc heap." },
-	{ "pool_used_bytes", GAUGE, "used", 0,
-	  "Bytes in live allocations of the heap." },
-	{ "pool_free_bytes", GAUGE, "free", 0,
-	  "Bytes free in the heap (pages and slab blocks)." },
-	{ "pool_largest_free_extent_bytes", GAUGE, "largest_free_extent", 0,
-	  "Largest free extent of the heap." },
-	{ "pool_log_records", GAUGE, "log_records", 0,
-	  "Bookkeeping log records not yet checkpointed." },
-	{ "pool_log_capacity_records", GAUGE, "log_capacity", 0,
-	  "Bookkeeping log records all arenas can hold." },
-	{ "pool_clients", GAUGE, "clients", 0,
-	  "Client sessions holding the pool open." },
-	{ "pool_checkpoints_total", COUNTER, "checkpoints", 0,
-	  "Heap checkpoints since pmad opened the pool." },
-	{ "pool_service_checkpoints_total", COUNTER, "checkpoints", 1,
-	  "Checkpoints pmad's services and compact requests made." },
-	{ "pool_service_checkpoint_failures_total", COUNTER,
-	  "checkpoint_failures", 1, "Checkpoints pmad tried that failed." },
-	{ "pool_last_checkpoint_timestamp_seconds", GAUGE, "last_checkpoint",
-	  1, "Unix time of pmad's last checkpoint of the pool." },
+	{ "pool_size_bytes", "size", "Size of the pool (all parts).", GAUGE,
+	  0 },
+	{ "pool_heap_size_bytes", "heap_size",
+	  "Size of the pool's PMAlloc heap.", GAUGE, 0 },
+	{ "pool_used_bytes", "used", "Bytes in live allocations of the heap.",
+	  GAUGE, 0 },
+	{ "pool_free_bytes", "free",
+	  "Bytes free in the heap (pages and slab blocks).", GAUGE, 0 },
+	{ "pool_largest_free_extent_bytes", "largest_free_extent",
+	  "Largest free extent of the heap.", GAUGE, 0 },
+	{ "pool_log_records", "log_records",
+	  "Bookkeeping log records not yet checkpointed.", GAUGE, 0 },
+	{ "pool_log_capacity_records", "log_capacity",
+	  "Bookkeeping log records all arenas can hold.", GAUGE, 0 },
+	{ "pool_clients", "clients", "Client sessions holding the pool open.",
+	  GAUGE, 0 },
+	{ "pool_checkpoints_total", "checkpoints",
+	  "Heap checkpoints since pmad opened the pool.", COUNTER, 0 },
+	{ "pool_service_checkpoints_total", "checkpoints",
+	  "Checkpoints pmad's services and compact requests made.", COUNTER,
+	  1 },
+	{ "pool_service_checkpoint_failures_total", "checkpoint_failures",
+	  "Checkpoints pmad tried that failed.", COUNTER, 1 },
+	{ "pool_last_checkpoint_timestamp_seconds", "last_checkpoint",
+	  "Unix time of pmad's last checkpoint of the pool.", GAUGE, 1 },
 };
 
 static const struct metric daemon_metrics[] = {
-	{ "uptime_seconds", GAUGE, "uptime", 0, "Seconds since pmad started." },
-	{ "clients", GAUGE, "clients", 0, "Connected clients." },
-	{ "pools", GAUGE, "pools", 0, "Pools pmad serves." },
-	{ "requests_total", COUNTER, "requests", 0, "Requests received." },
-	{ "errors_total", COUNTER, "errors", 0, "Error replies sent." },
-	{ "denied_total", COUNTER, "denied", 0,
-	  "Requests denied (EACCES, EPERM)." },
-	{ "connections_total", COUNTER, "connections", 0,
-	  "Connections accepted." },
-	{ "reloads_total", COUNTER, "reloads", 0, "Configuration reloads." },
-	{ "service_runs_total", COUNTER, "service_runs", 0,
-	  "Rounds of the background services." },
+	{ "uptime_seconds", "uptime", "Seconds since pmad started.", GAUGE, 0 },
+	{ "clients", "clients", "Connected clients.", GAUGE, 0 },
+	{ "pools", "pools", "Pools pmad serves.", GAUGE, 0 },
+	{ "requests_total", "requests", "Requests received.", COUNTER, 0 },
+	{ "errors_total", "errors", "Error replies sent.", COUNTER, 0 },
+	{ "denied_total", "denied", "Requests denied (EACCES, EPERM).", COUNTER,
+	  0 },
+	{ "connections_total", "connections", "Connections accepted.", COUNTER,
+	  0 },
+	{ "reloads_total", "reloads", "Configuration reloads.", COUNTER, 0 },
+	{ "service_runs_total", "service_runs",
+	  "Rounds of the background services.", COUNTER, 0 },
 };
 
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))

@@ -98,8 +98,8 @@ static void show_granularity(const char *gran)
 static void show_header(struct json_object *doc)
 {
 	struct json_object *feat = jobj(doc, "features");
-	struct json_object *part0 = json_object_array_get_idx(
-		jobj(doc, "parts"), 0);
+	struct json_object *part0 =
+		json_object_array_get_idx(jobj(doc, "parts"), 0);
 	time_t t = (time_t)cmd_ju64(doc, "create_time");
 	char when[64], size[UTIL_SIZE_BUF];
 	uint64_t nparts = cmd_ju64(doc, "nparts");

@@ -38,8 +38,8 @@ int cmd_stat(int argc, char **argv, struct cmd_ctx *ctx)
 	const char *name = NULL;
 	int c, rc, prometheus = 0;
 
-	while ((c = cmd_getopt(ctx, "stat", argc, argv,
-			       CMD_BASE_OPTSTRING "p", stat_options)) != -1) {
+	while ((c = cmd_getopt(ctx, "stat", argc, argv, CMD_BASE_OPTSTRING "p",
+			       stat_options)) != -1) {
 		if (c == 'p') {
 			prometheus = 1;
 			continue;

@@ -134,9 +134,8 @@ int pmad_ns_json(const struct pmad *d, struct json_object *obj)
 		err |= !o;
 		err |= util_json_add_u64(o, "node", (uint64_t)d->ns[i].node);
 		err |= util_json_add_str(o, "path", d->ns[i].path);
-		err |= util_json_add_str(o, "source", d->ns[i].is_auto ?
-							      "auto" :
-							      "config");
+		err |= util_json_add_str(o, "source",
+					 d->ns[i].is_auto ? "auto" : "config");
 		if (err || json_object_array_add(arr, o) < 0) {
 			json_object_put(o);
 			err = 1;

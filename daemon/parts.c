@@ -69,8 +69,7 @@ static int parts_place(const struct pmad *d, const struct pmad_pool_conf *pc,
 	return 0;
 }
 
-static int parts_create(const struct pmad_pool_conf *pc,
-			const struct parts *pt)
+static int parts_create(const struct pmad_pool_conf *pc, const struct parts *pt)
 {
 	struct pool_create_params params = {
 		.nparts = pt->n,
@@ -94,8 +93,7 @@ static int parts_create(const struct pmad_pool_conf *pc,
 }
 
 /* owner, group and mode of the configuration on every part */
-static void parts_perms(const struct pmad_pool_conf *pc,
-			const struct parts *pt)
+static void parts_perms(const struct pmad_pool_conf *pc, const struct parts *pt)
 {
 	unsigned i;
 
@@ -112,9 +110,8 @@ static void parts_perms(const struct pmad_pool_conf *pc,
 }
 
 /* the table entry of pc (added with path if new); NULL on ENOMEM */
-static struct pmad_pool *parts_entry(struct pmad *d,
-				     const struct pmad_pool_conf *pc,
-				     const char *path)
+static struct pmad_pool *
+parts_entry(struct pmad *d, const struct pmad_pool_conf *pc, const char *path)
 {
 	struct pmad_pool *p = pmad_pool_find(d, pc->name);
 
@@ -136,7 +133,7 @@ int pmad_pool_from_parts(struct pmad *d, const struct pmad_pool_conf *pc)
 		parts_release(&pt);
 		return -ENOMEM;
 	}
-	if (rc < 0) { /* listed with why, as a pool that fails to open */
+	if (rc < 0 || !pt.n) { /* listed with why, as one failing to open */
 		if (!p->heap)
 			pmad_pool_fail(p, -rc);
 		parts_release(&pt);

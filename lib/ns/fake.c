@@ -16,8 +16,8 @@
 #include "util/errmsg.h"
 
 /* one "NODE=DIR" entry of len bytes into e (the kth entry) */
-static int fake_entry(const char *spec, const char *tok, size_t len,
-		      unsigned k, struct ns_namespace *e)
+static int fake_entry(const char *spec, const char *tok, size_t len, unsigned k,
+		      struct ns_namespace *e)
 {
 	const char *eq = memchr(tok, '=', len);
 	struct statvfs sv;
@@ -36,16 +36,15 @@ static int fake_entry(const char *spec, const char *tok, size_t len,
 		return util_errmsg_set(EINVAL,
 				       "PMAD_FAKE_NS '%s': '%.*s' is not an "
 				       "absolute path",
-				       spec, (int)(tok + len - eq - 1),
-				       eq + 1);
+				       spec, (int)(tok + len - eq - 1), eq + 1);
 	memset(e, 0, sizeof(*e));
 	snprintf(e->bus, sizeof(e->bus), "fake");
 	snprintf(e->region, sizeof(e->region), "region%u", k);
 	snprintf(e->name, sizeof(e->name), "namespace%u.0", k);
 	snprintf(e->mode, sizeof(e->mode), "fsdax");
 	snprintf(e->device, sizeof(e->device), "pmem%u", k);
-	snprintf(e->mount, sizeof(e->mount), "%.*s",
-		 (int)(tok + len - eq - 1), eq + 1);
+	snprintf(e->mount, sizeof(e->mount), "%.*s", (int)(tok + len - eq - 1),
+		 eq + 1);
 	snprintf(e->mount_opts, sizeof(e->mount_opts), "fake");
 	e->node = (int)node;
 	if (statvfs(e->mount, &sv) == 0)

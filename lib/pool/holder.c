@@ -24,8 +24,7 @@
 
 /* one /proc/locks line: "1: FLOCK  ADVISORY  WRITE 1234 00:2d:5678 0 EOF";
  * waiters ("1: -> FLOCK ...") hold nothing and do not match */
-static int holder_line(const char *line, const struct stat *st,
-		       pid_t *ret_pid)
+static int holder_line(const char *line, const struct stat *st, pid_t *ret_pid)
 {
 	unsigned maj, mnr;
 	unsigned long long ino;
@@ -81,7 +80,7 @@ int pool_pid_is_pmad(pid_t pid)
 int pool_lock_busy(int fd, const char *label)
 {
 	const char *sep = label && *label ? ": " : "";
-	pid_t pid;
+	pid_t pid = 0;
 
 	if (!label)
 		label = "";

@@ -23,9 +23,8 @@ int view_add_size(struct json_object *obj, const char *key, uint64_t size,
 	char buf[UTIL_SIZE_BUF];
 
 	if (flags & VIEW_HUMAN)
-		return util_json_add_str(obj, key,
-					 util_size_format(size, buf,
-							  sizeof(buf)));
+		return util_json_add_str(
+			obj, key, util_size_format(size, buf, sizeof(buf)));
 	return util_json_add_u64(obj, key, size);
 }
 
