@@ -13,6 +13,8 @@
 #include "common.h"
 #include "ns/ns.h"
 #include "pool/pool.h"
+#include "seam.h"
+#include "show.h"
 #include "util/size.h"
 
 #define CREATE_MAX_NODE 1023 /* the kernel's largest MAX_NUMNODES - 1 */
@@ -20,9 +22,11 @@
 static const char create_usage[] =
 	"usage: pmactl create POOL --size SIZE [--parts PATH[,PATH...]]\n"
 	"                     [--node N[,N...]] [--mode MODE] [--force]\n"
+	"       pmactl --socket PATH create NAME --size SIZE [--mode MODE]\n"
 	"\n"
 	"Create a pool. POOL is part 0 (a file or a devdax device); --parts\n"
-	"adds more parts, one per NUMA node.\n"
+	"adds more parts, one per NUMA node. With --socket (or $PMAD_SOCKET)\n"
+	"pmad creates the pool NAME, owned by you, in its state directory.\n"
 	"\n"
 	"options:\n"
 	"  -s, --size SIZE     size of each part, a multiple of 64 KiB\n"
@@ -30,7 +34,8 @@ static const char create_usage[] =
 	"                      optional for devdax parts (default: the device)\n"
 	"  -p, --parts LIST    comma-separated paths of parts 1, 2, ...\n"
 	"  -n, --node LIST     NUMA node of each part (default: detected)\n"
-	"  -m, --mode MODE     octal file mode of new files (default 0660)\n"
+	"  -m, --mode MODE     octal file mode of new files (default 0660;\n"
+	"                      through pmad 0600)\n"
 	"  -f, --force         overwrite an existing file or pool\n" CMD_BASE_OPTIONS_HELP;
 
 struct create_opts {
@@ -40,6 +45,7 @@ struct create_opts {
 	unsigned nnodes;
 	uint64_t size; /* 0: not given */
 	mode_t mode;
+	int mode_given;
 	unsigned flags; /* enum pool_create_flags */
 };
 
@@ -160,6 +166,7 @@ static int parse_option(int c, struct cmd_ctx *ctx, struct create_opts *o)
 	case 'n':
 		return parse_nodes(ctx, optarg, o);
 	case 'm':
+		o->mode_given = 1;
 		return parse_mode(ctx, optarg, &o->mode);
 	case 'f':
 		o->flags |= POOL_CREATE_FORCE;
@@ -248,35 +255,11 @@ static int check_args(const struct cmd_ctx *ctx, const struct create_opts *o)
 	return CMD_CONTINUE;
 }
 
-static int create_pool(struct cmd_ctx *ctx, const struct create_opts *o)
-{
-	struct pool_create_params params = {
-		.nparts = o->nparts,
-		.paths = o->paths,
-		.nodes = o->nnodes ? o->nodes : NULL,
-		.part_size = o->size,
-		.mode = o->mode,
-		.flags = o->flags,
-	};
-	struct cmd_progress progress;
-	int rc;
-
-	cmd_progress_init(&progress, "creating");
-	if (ctx->is_tty) {
-		params.progress = cmd_progress_update;
-		params.progress_arg = &progress;
-	}
-	rc = pool_create(&params, &ctx->pool);
-	cmd_progress_done(&progress);
-	if (rc < 0)
-		return cmd_error(ctx, "cannot create pool '%s': %s",
-				 o->paths[0], pool_errormsg());
-	return CMD_EXIT_OK;
-}
-
 int cmd_create(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct create_opts opts = { 0 };
+	struct json_object *doc = NULL;
+	struct cmd_create_args args;
 	int rc;
 
 	rc = parse_args(argc, argv, ctx, &opts);
@@ -285,8 +268,16 @@ int cmd_create(int argc, char **argv, struct cmd_ctx *ctx)
 	rc = check_args(ctx, &opts);
 	if (rc != CMD_CONTINUE)
 		return rc;
-	rc = create_pool(ctx, &opts);
-	if (rc != CMD_EXIT_OK)
-		return rc;
-	return cmd_pool_print(ctx, ctx->pool);
+	args = (struct cmd_create_args){
+		.paths = opts.paths,
+		.nparts = opts.nparts,
+		.nodes = opts.nodes,
+		.nnodes = opts.nnodes,
+		.size = opts.size,
+		.mode = opts.mode,
+		.mode_given = opts.mode_given,
+		.flags = opts.flags,
+	};
+	rc = ctx->seam->create(ctx, &args, &doc);
+	return cmd_doc_print(ctx, rc, doc, cmd_show_pool);
 }

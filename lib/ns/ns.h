@@ -4,6 +4,8 @@
  *
  * ns_list() enumerates PM namespaces through libndctl/libdaxctl. A machine
  * without PM (or without the nd bus) yields an empty list, not an error.
+ * For tests, PMAD_FAKE_NS="NODE=DIR[,NODE=DIR...]" replaces the list with
+ * one mounted fsdax namespace per entry, DIR being its mount point.
  *
  * Topology: the real one comes from libnuma. A fake topology lets tests run
  * multi-node logic on one node: PMAD_FAKE_NUMA="N" (N nodes, cpu c on node

@@ -204,9 +204,7 @@ int pool_part_lock(struct pool *pool, unsigned i)
 		if (errno == EINTR)
 			continue;
 		if (errno == EWOULDBLOCK)
-			return util_errmsg_set(
-				EBUSY, "%s: pool is in use by another process",
-				label);
+			return pool_lock_busy(pool->parts[i].fd, label);
 		return util_errmsg_set(errno, "%s: cannot lock: %s", label,
 				       strerror(errno));
 	}

@@ -16,7 +16,8 @@
  *   -EIO              file smaller than its header claims
  *   -EROFS            read-only file opened for writing
  *   -ENOSPC           device or file system too small (create)
- *   -EBUSY            locked by another process
+ *   -EBUSY            locked by another process ("pool is held by pmad
+ *                     (pid N); use --socket" when that process is pmad)
  *   -EEXIST           create: target exists (use POOL_CREATE_FORCE)
  * Not thread-safe for concurrent open/close of the same struct pool; the
  * accessors are read-only and safe from any thread.
@@ -127,6 +128,14 @@ const struct pool_region *pool_region_find(const struct pool *pool,
 int pool_hdr_check(const void *buf, size_t len);
 /* same for a part header (POOL_PART_HDR_OFF of any part) */
 int pool_part_hdr_check(const void *buf, size_t len);
+
+/*
+ * Who holds the flock of the open file fd (a part): its pid from
+ * /proc/locks. 0, -ESRCH (no holder listed) or -errno. pool_pid_is_pmad()
+ * is 1 when pid is a pmad (its /proc/PID/comm is "pmad").
+ */
+int pool_lock_holder(int fd, pid_t *ret_pid);
+int pool_pid_is_pmad(pid_t pid);
 
 /* format a UUID as 36 chars + NUL */
 void pool_uuid_format(const uint8_t uuid[16], char out[37]);
