@@ -33,5 +33,6 @@ int cmd_log(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_pool(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_gc(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_compact(int argc, char **argv, struct cmd_ctx *ctx);
 
 #endif

@@ -39,6 +39,7 @@ static const struct cmd_struct commands[] = {
 	{ "fsck", cmd_fsck, 0, "check a pool and its heap for damage" },
 	{ "pool", cmd_pool, 0, "list, create and show the pools pmad serves" },
 	{ "gc", cmd_gc, 0, "merge the HDPM page logs of a pool now" },
+	{ "compact", cmd_compact, 0, "compact a pool's heap, give space back" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
