@@ -356,8 +356,7 @@ static void fb_print_json(const struct fb_run *r, const struct fb_opts *o,
 		    ",");
 	fb_json_num("end_footprint_bytes", r->err ? -1 : (double)res->end_fp,
 		    ",");
-	fb_json_num("end_live_bytes", r->err ? -1 : (double)res->end_live,
-		    ",");
+	fb_json_num("end_live_bytes", r->err ? -1 : (double)res->end_live, ",");
 	fb_json_num("ops", (double)res->ops, ",");
 	fb_json_num("seconds", r->err ? -1 : res->secs, ",");
 	fb_json_num("flushes_per_op", fb_per_op(r, res->pm.lines_flushed, res),
@@ -365,8 +364,8 @@ static void fb_print_json(const struct fb_run *r, const struct fb_opts *o,
 	fb_json_num("fences_per_op", fb_per_op(r, res->pm.fences, res), ",");
 	printf("\"enomem\":%s,", r->enomem ? "true" : "false");
 	fb_json_num("enomem_phase", r->enomem ? r->enomem : -1, ",");
-	fb_json_num("enomem_live_bytes", r->enomem ? (double)r->enomem_live : -1,
-		    ",");
+	fb_json_num("enomem_live_bytes",
+		    r->enomem ? (double)r->enomem_live : -1, ",");
 	fb_json_num("enomem_allocated_bytes",
 		    r->enomem ? (double)r->enomem_allocated : -1, ",");
 	if (r->err)
@@ -615,7 +614,8 @@ int main(int argc, char **argv)
 		return 1;
 	o.mode = fb_probe_mode(o.dir);
 	if (!o.mode) {
-		fprintf(stderr, "fragbench: cannot map a file in '%s'\n", o.dir);
+		fprintf(stderr, "fragbench: cannot map a file in '%s'\n",
+			o.dir);
 		return 1;
 	}
 	bench_pobj_stats = 1;

@@ -42,9 +42,8 @@ static void compact_print_text(const struct cmd_ctx *ctx,
 	char a[UTIL_SIZE_BUF], b[UTIL_SIZE_BUF];
 
 	(void)ctx;
-	printf("%s%" PRIu64 " empty slab%s released\n",
-	       dry ? "would be: " : "", r->slabs_released,
-	       r->slabs_released == 1 ? "" : "s");
+	printf("%s%" PRIu64 " empty slab%s released\n", dry ? "would be: " : "",
+	       r->slabs_released, r->slabs_released == 1 ? "" : "s");
 	printf("log records     %" PRIu64 " -> %" PRIu64 "\n",
 	       r->log_records_before, dry ? 0 : r->log_records_after);
 	printf("free runs       %" PRIu64 " -> %" PRIu64 "\n",
@@ -119,8 +118,7 @@ static int compact_run(struct cmd_ctx *ctx, const char *path, int dry)
 		return cmd_error(ctx, "cannot open the heap of '%s': %s", path,
 				 pma_errormsg());
 	cmd_header_note(path, pma_heap_damage(heap));
-	rc = dry ? pma_heap_compact_plan(heap, &r) :
-		   pma_heap_compact(heap, &r);
+	rc = dry ? pma_heap_compact_plan(heap, &r) : pma_heap_compact(heap, &r);
 	if (rc < 0) {
 		rc = cmd_error(ctx, "compaction of '%s' failed: %s", path,
 			       pma_errormsg());

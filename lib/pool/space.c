@@ -31,8 +31,7 @@ int pool_part_is_devdax(const struct pool *pool, unsigned part)
 	return part < pool->nparts && pool->parts[part].is_devdax;
 }
 
-int pool_part_alloc_bytes(struct pool *pool, unsigned part,
-			  uint64_t *ret_bytes)
+int pool_part_alloc_bytes(struct pool *pool, unsigned part, uint64_t *ret_bytes)
 {
 	struct pool_part *p = part_get(pool, part);
 	struct stat st;

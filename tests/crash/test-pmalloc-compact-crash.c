@@ -211,8 +211,8 @@ static int check_slot(struct pma_heap *heap, const struct root *r, unsigned s,
 	size_t j, n = slot_size(s);
 
 	if (pma_usable_size(heap, r->slot[s]) < n) {
-		snprintf(why, why_len, "slot %u: 0x%llx is not a live block",
-			 s, (unsigned long long)r->slot[s]);
+		snprintf(why, why_len, "slot %u: 0x%llx is not a live block", s,
+			 (unsigned long long)r->slot[s]);
 		return -1;
 	}
 	for (j = 0; r->gen[s] && j < n; j++)
@@ -262,8 +262,7 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	      (unsigned long long)live, n);
 	*ret_live = n;
 	/* compaction of the recovered heap works and keeps every block */
-	CHECK(pma_heap_compact(heap, &rep) == 0, "compact: %s",
-	      pma_errormsg());
+	CHECK(pma_heap_compact(heap, &rep) == 0, "compact: %s", pma_errormsg());
 	for (s = 0; s < NSLOTS; s++)
 		if (r->slot[s] && check_slot(heap, r, s, why, why_len) < 0)
 			goto out_close;

@@ -234,8 +234,10 @@ static int wl_frag_check(const char *path)
 		kept++;
 		p = pma_direct(heap, r[2 + i]);
 		if (!p || pma_usable_size(heap, r[2 + i]) < r[0]) {
-			fprintf(stderr, "pma-workload: slot %" PRIu64
-					" names no live block\n", i);
+			fprintf(stderr,
+				"pma-workload: slot %" PRIu64
+				" names no live block\n",
+				i);
 			goto out_close;
 		}
 		for (j = 0; j < r[0]; j++)
