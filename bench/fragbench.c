@@ -207,7 +207,7 @@ static int fb_slots_init(struct fb_run *r, const struct fb_opts *o)
 {
 	size_t min = r->wl->min1 < r->wl->min2 ? r->wl->min1 : r->wl->min2, i;
 
-	r->nslots = (size_t)(FB_LIVE_CAP * o->scale) / min + 2 * FB_FREES;
+	r->nslots = (size_t)(FB_LIVE_CAP * o->scale) / min + 2ULL * FB_FREES;
 	r->live = calloc(r->nslots, sizeof(*r->live));
 	r->free_slots = calloc(r->nslots, sizeof(*r->free_slots));
 	r->size = calloc(r->nslots, sizeof(*r->size));
@@ -327,7 +327,9 @@ out_slots:
 static double fb_per_op(const struct fb_run *r, uint64_t n,
 			const struct fb_result *res)
 {
-	return r->alloc->has_counters && res->ops ? (double)n / res->ops : -1;
+	return r->alloc->has_counters && res->ops ?
+		       (double)n / (double)res->ops :
+		       -1;
 }
 
 static void fb_json_num(const char *key, double v, const char *sep)
@@ -398,12 +400,14 @@ static void fb_print_row(const struct fb_run *r, const struct fb_opts *o,
 	util_size_format(res->end_fp, c, sizeof(c));
 	printf("%-4s %-8s %-10s %10s %10s %6.3f %10s ", r->wl->name,
 	       r->alloc->name, o->mode, a, b,
-	       res->peak_live ? (double)res->peak_fp / res->peak_live : 0.0, c);
+	       res->peak_live ? (double)res->peak_fp / (double)res->peak_live :
+				0.0,
+	       c);
 	if (fl < 0)
 		printf("%8s %8s ", "-", "-");
 	else
 		printf("%8.3f %8.3f ", fl, fe);
-	printf("%9.0f ", res->secs > 0 ? res->ops / res->secs : 0.0);
+	printf("%9.0f ", res->secs > 0 ? (double)res->ops / res->secs : 0.0);
 	if (r->enomem) {
 		util_size_format(r->enomem_live, a, sizeof(a));
 		printf("phase %d at %s live\n", r->enomem, a);
@@ -512,8 +516,8 @@ static int fb_parse(int argc, char **argv, struct fb_opts *o)
 			}
 			break;
 		case 'm':
-			if (strcasecmp(optarg, "cacheline") &&
-			    strcasecmp(optarg, "byte")) {
+			if (strcasecmp(optarg, "cacheline") != 0 &&
+			    strcasecmp(optarg, "byte") != 0) {
 				fprintf(stderr, "fragbench: bad mode '%s'\n",
 					optarg);
 				return 2;
@@ -641,7 +645,7 @@ int main(int argc, char **argv)
 				fb_print_json(&r, &o, &res);
 			else
 				fb_print_row(&r, &o, &res);
-			fflush(stdout);
+			(void)fflush(stdout);
 		}
 	}
 	return failed ? 1 : 0;

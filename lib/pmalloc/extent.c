@@ -402,6 +402,7 @@ uint64_t pma_ext_free_low(const struct pma_ext_index *idx)
 		       idx->free_pages;
 }
 
+/* NOLINTNEXTLINE(misc-no-recursion): depth <= the AVL height */
 static int ext_walk_fn(const struct pma_ext_node *n, pma_ext_fn fn, void *arg)
 {
 	int rc;
