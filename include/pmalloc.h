@@ -194,6 +194,15 @@ struct pma_heap_stats {
 	 * blocks' owners have applied (SYNC_FREE records) */
 	uint64_t local_checkpoints;
 	uint64_t remote_frees_synced;
+	/* a heap over several parts (one per NUMA node): parts with a
+	 * heap; the part's node (pma_heap_part_stats; -1 for the whole
+	 * heap); allocations a full local part sent to another part, and
+	 * frees of a block of another part than the thread's (since open;
+	 * 0 in a part's stats) */
+	uint32_t parts;
+	int32_t node;
+	uint64_t fallbacks;
+	uint64_t remote_part_frees;
 	/*
 	 * The PM the heap holds (fragbench, pmactl compact). meta_bytes:
 	 * the heap region before the data area (header, arena descriptors,
@@ -202,7 +211,8 @@ struct pma_heap_stats {
 	 * allocation now: slabs (full, partial or empty), live extents, and
 	 * freed extents that wait for a checkpoint. peak_footprint_bytes:
 	 * the most footprint_bytes has been since open (exact: updated at
-	 * every take of free pages).
+	 * every take of free pages; over several parts, the sum of each
+	 * part's peak, which bounds the peak of the sum from above).
 	 */
 	uint64_t meta_bytes;
 	uint64_t footprint_bytes;
@@ -212,6 +222,13 @@ struct pma_heap_stats {
 /* a consistent snapshot (briefly locks every arena) */
 PMA_API PMA_WUR int pma_heap_stats(struct pma_heap *heap,
 				   struct pma_heap_stats *ret_stats);
+
+/*
+ * The same for the heap of one part of the pool (index 0 .. parts - 1 of
+ * the pool's parts): -ENOENT if that part holds no heap.
+ */
+PMA_API PMA_WUR int pma_heap_part_stats(struct pma_heap *heap, unsigned part,
+					struct pma_heap_stats *ret_stats);
 
 /* one arena's share of the heap (pma_heap_arena_stats) */
 struct pma_arena_stats {
@@ -225,15 +242,19 @@ struct pma_arena_stats {
 	/* extents freed through this arena, reusable by it before the next
 	 * checkpoint (counted as free in pma_heap_stats) */
 	uint64_t local_free_bytes;
+	unsigned part; /* the pool part of the arena */
+	unsigned arena; /* its index in that part */
 };
 
 /* per arena, a consistent snapshot like pma_heap_stats: fills
- * ret_stats[0 .. min(n, narenas) - 1] and returns narenas */
+ * ret_stats[0 .. min(n, narenas) - 1] and returns narenas (of every
+ * part, part by part) */
 PMA_API PMA_WUR int pma_heap_arena_stats(struct pma_heap *heap,
 					 struct pma_arena_stats *ret_stats,
 					 unsigned n);
 
-/* apply every log to the page map and bitmaps and truncate the logs */
+/* apply every log to the page map and bitmaps and truncate the logs
+ * (of every part) */
 PMA_API PMA_WUR int pma_heap_checkpoint(struct pma_heap *heap);
 
 /*
@@ -243,7 +264,8 @@ PMA_API PMA_WUR int pma_heap_checkpoint(struct pma_heap *heap);
  * it can without other arenas: records of frees of other arenas' blocks
  * that their owners have not applied yet stay for a later checkpoint.
  * Arenas do this themselves when their log fills; this call is for
- * tests and for callers that want the log short now.
+ * tests and for callers that want the log short now. In a heap over
+ * several parts: the thread's arena of each part it has used.
  */
 PMA_API PMA_WUR int pma_heap_checkpoint_arena(struct pma_heap *heap);
 
@@ -308,7 +330,7 @@ PMA_API PMA_WUR int pma_heap_compact_plan(struct pma_heap *heap,
 
 /* one decoded bookkeeping-log record (pma_log_foreach) */
 struct pma_log_entry {
-	unsigned arena;
+	unsigned arena; /* index in its part */
 	uint64_t index; /* global record index in the arena's log */
 	const char *type; /* "alloc", "free", "rfree", "slab_new",
 			      "slab_free", "ext_alloc", "ext_free",
@@ -317,11 +339,12 @@ struct pma_log_entry {
 	uint64_t dest; /* dest pool offset, 0 if outside the pool */
 	uint64_t size; /* extent bytes, or block size (0 if unknown) */
 	unsigned cls; /* slab_new, slab_free: size class; otherwise 0 */
+	unsigned part; /* the pool part of the arena */
 };
 typedef int (*pma_log_fn)(const struct pma_log_entry *entry, void *arg);
 
-/* call fn for every record not yet checkpointed, arena by arena, in log
- * order; stops and returns fn's value if it is non-zero */
+/* call fn for every record not yet checkpointed, part by part, arena by
+ * arena, in log order; stops and returns fn's value if it is non-zero */
 PMA_API PMA_WUR int pma_log_foreach(struct pma_heap *heap, pma_log_fn fn,
 				    void *arg);
 

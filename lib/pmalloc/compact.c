@@ -138,17 +138,45 @@ static int punch_free(struct pma_heap *heap, struct pma_compact_report *r)
 	return rc < 0 ? rc : src;
 }
 
-PMA_API int pma_heap_compact(struct pma_heap *heap,
-			     struct pma_compact_report *ret)
+/* add part's report b to the whole heap's a (a zeroed for the first);
+ * notes are kept with their part's index */
+static void report_add(struct pma_compact_report *a,
+		       const struct pma_compact_report *b, unsigned part,
+		       unsigned nparts)
+{
+	size_t len = strlen(a->note);
+
+	a->log_records_before += b->log_records_before;
+	a->log_records_after += b->log_records_after;
+	a->slabs_released += b->slabs_released;
+	a->free_runs_before += b->free_runs_before;
+	a->free_runs_after += b->free_runs_after;
+	if (b->largest_free_before > a->largest_free_before)
+		a->largest_free_before = b->largest_free_before;
+	if (b->largest_free_after > a->largest_free_after)
+		a->largest_free_after = b->largest_free_after;
+	a->free_bytes_after += b->free_bytes_after;
+	a->punched_bytes += b->punched_bytes;
+	a->file_bytes_before += b->file_bytes_before;
+	a->file_bytes_after += b->file_bytes_after;
+	a->reclaimed_bytes += b->reclaimed_bytes;
+	a->punched |= b->punched;
+	if (!b->note[0] || len + 2 >= sizeof(a->note))
+		return;
+	if (nparts == 1)
+		snprintf(a->note, sizeof(a->note), "%s", b->note);
+	else
+		snprintf(a->note + len, sizeof(a->note) - len,
+			 "%spart %u: %.60s", len ? "; " : "", part, b->note);
+}
+
+/* compact the heap of one part (see the top of this file) */
+static int compact_part(struct pma_heap *heap, struct pma_compact_report *ret)
 {
 	struct pma_compact_report r;
 	uint64_t released, dummy;
 	int rc;
 
-	if (!heap)
-		return util_errmsg_set(EINVAL, "no heap");
-	if (pma_heap_writable(heap) < 0)
-		return -EROFS;
 	memset(&r, 0, sizeof(r));
 	snapshot(heap, &r.log_records_before, &r.free_runs_before,
 		 &r.largest_free_before);
@@ -179,8 +207,33 @@ PMA_API int pma_heap_compact(struct pma_heap *heap,
 		return rc;
 	if (r.file_bytes_before > r.file_bytes_after)
 		r.reclaimed_bytes = r.file_bytes_before - r.file_bytes_after;
+	*ret = r;
+	return 0;
+}
+
+PMA_API int pma_heap_compact(struct pma_heap *heap,
+			     struct pma_compact_report *ret)
+{
+	struct pma_compact_report all, part;
+	unsigned p;
+	int rc;
+
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
+	if (pma_heap_writable(heap) < 0)
+		return -EROFS;
+	heap = heap->top;
+	memset(&all, 0, sizeof(all));
+	for (p = 0; p < POOL_MAX_PARTS; p++) {
+		if (!heap->sib[p])
+			continue;
+		rc = compact_part(heap->sib[p], &part);
+		if (rc < 0)
+			return rc;
+		report_add(&all, &part, p, heap->nsib);
+	}
 	if (ret)
-		*ret = r;
+		*ret = all;
 	return 0;
 }
 
@@ -265,15 +318,13 @@ static int plan_scan(struct pma_heap *heap, struct plan *p)
 	return 0;
 }
 
-PMA_API int pma_heap_compact_plan(struct pma_heap *heap,
-				  struct pma_compact_report *ret)
+/* the plan of one part's heap */
+static int plan_part(struct pma_heap *heap, struct pma_compact_report *ret)
 {
 	struct pma_compact_report r;
 	struct plan p;
 	int rc;
 
-	if (!heap || !ret)
-		return util_errmsg_set(EINVAL, "no heap or ret");
 	memset(&r, 0, sizeof(r));
 	memset(&p, 0, sizeof(p));
 	p.heap = heap;
@@ -305,9 +356,32 @@ PMA_API int pma_heap_compact_plan(struct pma_heap *heap,
 				    r.punched_bytes :
 				    r.file_bytes_before;
 	r.file_bytes_after = r.file_bytes_before - r.reclaimed_bytes;
-	if (!r.note[0])
-		snprintf(r.note, sizeof(r.note),
-			 "dry run: nothing changed; reclaimed is at most");
 	*ret = r;
+	return 0;
+}
+
+PMA_API int pma_heap_compact_plan(struct pma_heap *heap,
+				  struct pma_compact_report *ret)
+{
+	struct pma_compact_report all, part;
+	unsigned p;
+	int rc;
+
+	if (!heap || !ret)
+		return util_errmsg_set(EINVAL, "no heap or ret");
+	heap = heap->top;
+	memset(&all, 0, sizeof(all));
+	for (p = 0; p < POOL_MAX_PARTS; p++) {
+		if (!heap->sib[p])
+			continue;
+		rc = plan_part(heap->sib[p], &part);
+		if (rc < 0)
+			return rc;
+		report_add(&all, &part, p, heap->nsib);
+	}
+	if (!all.note[0])
+		snprintf(all.note, sizeof(all.note),
+			 "dry run: nothing changed; reclaimed is at most");
+	*ret = all;
 	return 0;
 }

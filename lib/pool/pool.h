@@ -66,6 +66,13 @@ enum pool_open_flags {
 };
 /* open part 0 at path and every part its table names; verify everything */
 int pool_open(const char *path, unsigned flags, struct pool **ret_pool);
+/*
+ * The same with the path of every part given (paths[0] is part 0's;
+ * npaths 1: the others at their path hints): a copy of a pool's files
+ * elsewhere (crash images, backups). Each part is verified as at open.
+ */
+int pool_open_parts(const char *const *paths, unsigned npaths, unsigned flags,
+		    struct pool **ret_pool);
 /* unmap, unlock, close; *pool becomes NULL; accepts NULL */
 void pool_close(struct pool **pool);
 
@@ -116,6 +123,13 @@ uint64_t pool_offset(const struct pool *pool, const void *addr);
  */
 int pool_region_add(struct pool *pool, uint32_t type, unsigned part,
 		    uint64_t size, const char *name, unsigned *ret_index);
+/*
+ * The same for n regions (sizes[i] bytes in parts[i]) in one header
+ * update: after a crash the pool has all of them or none.
+ */
+int pool_regions_add(struct pool *pool, uint32_t type, unsigned n,
+		     const unsigned *parts, const uint64_t *sizes,
+		     const char *name);
 /* first region of type in part, or NULL */
 const struct pool_region *pool_region_find(const struct pool *pool,
 					   uint32_t type, unsigned part);
