@@ -68,6 +68,24 @@ allocated() {
 	assert_output "10 blocks intact"
 }
 
+@test "compact of a pool of two parts punches both files" {
+	run --separate-stderr pmactl create "$T/p" --size 64M --parts "$T/p1"
+	assert_success
+	run --separate-stderr "$WORKLOAD" --frag "$T/p" 30000 100 1000
+	assert_success
+	local before0 before1
+	before0=$(allocated "$T/p")
+	before1=$(allocated "$T/p1")
+	run --separate-stderr pmactl compact --json "$T/p"
+	assert_success
+	jq -e ".file_bytes_before == $((before0 + before1))" <<<"$output"
+	[ "$(allocated "$T/p")" -lt $((before0 / 4)) ] || fail "part 0 not punched"
+	[ "$(allocated "$T/p1")" -lt $((before1 / 4)) ] || fail "part 1 not punched"
+	run --separate-stderr "$WORKLOAD" --frag-check "$T/p"
+	assert_success
+	assert_output "30 blocks intact"
+}
+
 @test "compact --dry-run reports the compaction and changes nothing" {
 	frag_pool "$T/p"
 	cp "$T/p" "$T/copy"
