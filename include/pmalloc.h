@@ -203,6 +203,20 @@ struct pma_heap_stats {
 	int32_t node;
 	uint64_t fallbacks;
 	uint64_t remote_part_frees;
+	/*
+	 * The PM the heap holds (fragbench, pmactl compact). meta_bytes:
+	 * the heap region before the data area (header, arena descriptors,
+	 * logs, page map, summary; fixed by the heap's size).
+	 * footprint_bytes: meta_bytes plus every data page not free for any
+	 * allocation now: slabs (full, partial or empty), live extents, and
+	 * freed extents that wait for a checkpoint. peak_footprint_bytes:
+	 * the most footprint_bytes has been since open (exact: updated at
+	 * every take of free pages; over several parts, the sum of each
+	 * part's peak, which bounds the peak of the sum from above).
+	 */
+	uint64_t meta_bytes;
+	uint64_t footprint_bytes;
+	uint64_t peak_footprint_bytes;
 };
 
 /* a consistent snapshot (briefly locks every arena) */
@@ -254,6 +268,65 @@ PMA_API PMA_WUR int pma_heap_checkpoint(struct pma_heap *heap);
  * several parts: the thread's arena of each part it has used.
  */
 PMA_API PMA_WUR int pma_heap_checkpoint_arena(struct pma_heap *heap);
+
+/* what pma_heap_compact did (or pma_heap_compact_plan would do) */
+struct pma_compact_report {
+	/* records not yet checkpointed, before and after (after: 0) */
+	uint64_t log_records_before;
+	uint64_t log_records_after;
+	/* empty slabs given back to the free pages (plan: that would be) */
+	uint64_t slabs_released;
+	/* free page runs (coalesced) and the largest one in bytes, before
+	 * and after; plan: after is what they would be */
+	uint64_t free_runs_before;
+	uint64_t free_runs_after;
+	uint64_t largest_free_before;
+	uint64_t largest_free_after;
+	uint64_t free_bytes_after; /* bytes in the free runs after */
+	/* bytes of free runs holes were punched in (0 if punching was
+	 * skipped); plan: the bytes of free runs a compaction would punch */
+	uint64_t punched_bytes;
+	/* bytes the file system allocated for the heap's part (st_blocks *
+	 * 512), before and after; reclaimed: their difference (0 if the
+	 * file grew meanwhile: other threads allocate concurrently). Plan:
+	 * reclaimed is an upper bound (punched_bytes, at most the file's
+	 * allocated bytes), after is before less it */
+	uint64_t file_bytes_before;
+	uint64_t file_bytes_after;
+	uint64_t reclaimed_bytes;
+	/* 1 if holes were punched; 0 with a reason in note (a devdax
+	 * part, a file system without hole punching, a plan) */
+	int punched;
+	char note[128];
+};
+
+/*
+ * Compact the heap, online (other threads may allocate and free
+ * meanwhile) or offline: load every slab, checkpoint (the logs are
+ * truncated: every arena's head moves to its tail) releasing every empty
+ * slab to the free pages (layout version 6 and later), where free runs
+ * coalesce; then punch holes (fallocate PUNCH_HOLE) in every free run of a
+ * file-backed part and fdatasync it, so the file system gets the space
+ * back (a devdax part: skipped, said in ret->note). Objects are never
+ * moved. Crash-safe: the checkpoint is an ordinary one, and only pages
+ * that are free on media and named by no log record are punched, while
+ * no allocation can take them (concurrent allocations needing new
+ * pages wait until the punch is durable). A punched page reads as
+ * zeros. Fills ret (may be NULL). -EROFS on a read-only heap, -ENOMEM,
+ * -EIO from a checkpoint or the file system.
+ */
+PMA_API PMA_WUR int pma_heap_compact(struct pma_heap *heap,
+				     struct pma_compact_report *ret);
+
+/*
+ * What pma_heap_compact would do now, changing nothing (also on a
+ * PMA_HEAP_RDONLY heap): the empty slabs it would release (slabs without
+ * a live block), the free runs and largest free run after, the bytes it
+ * would punch, and an upper bound of the bytes reclaimed. Loads no slab:
+ * unloaded slabs are read from PM. -ENOMEM, -EIO.
+ */
+PMA_API PMA_WUR int pma_heap_compact_plan(struct pma_heap *heap,
+					  struct pma_compact_report *ret);
 
 /* one decoded bookkeeping-log record (pma_log_foreach) */
 struct pma_log_entry {

@@ -794,6 +794,10 @@ struct pma_ext_index {
 	size_t nfresh; /* never used nodes at the end of the newest block */
 	size_t count; /* free runs */
 	uint64_t free_pages; /* their total length */
+	/* the least free_pages after a take since open (low_set: there was
+	 * one): the peak of the pages in use (pma_heap_stats) */
+	uint64_t free_low;
+	int low_set;
 };
 
 void pma_ext_index_release(struct pma_ext_index *idx);
@@ -811,6 +815,12 @@ int pma_ext_reserve(struct pma_ext_index *idx, size_t n);
 
 uint64_t pma_ext_largest(const struct pma_ext_index *idx);
 uint64_t pma_ext_free_pages(const struct pma_ext_index *idx);
+/* the fewest free pages there were since open (after any take) */
+uint64_t pma_ext_free_low(const struct pma_ext_index *idx);
+/* call fn(start, npages, arg) for every free run, in page order, until it
+ * returns non-zero (returned); the index must not change meanwhile */
+typedef int (*pma_ext_fn)(uint64_t start, uint64_t npages, void *arg);
+int pma_ext_foreach(const struct pma_ext_index *idx, pma_ext_fn fn, void *arg);
 /* tests: 0 if the tree is sorted, coalesced, balanced and its counters and
  * subtree maxima are right, else -EINVAL with a message */
 int pma_ext_check(const struct pma_ext_index *idx);

@@ -129,6 +129,13 @@ static int stats_collect(struct pma_heap *heap, struct pma_heap_stats *ret_st,
 	rc = stats_scan(heap, &st, as, nas);
 	st.free_bytes += pma_ext_free_pages(&heap->ext) * PMA_PAGE;
 	st.largest_free = pma_ext_largest(&heap->ext) * PMA_PAGE;
+	st.meta_bytes = heap->geom.data_off;
+	st.footprint_bytes =
+		st.meta_bytes +
+		(heap->geom.npages - pma_ext_free_pages(&heap->ext)) * PMA_PAGE;
+	st.peak_footprint_bytes =
+		st.meta_bytes +
+		(heap->geom.npages - pma_ext_free_low(&heap->ext)) * PMA_PAGE;
 	/* extents freed locally, not yet given back to the heap */
 	for (i = 0; i < heap->geom.narenas; i++)
 		stats_local(&heap->arenas[i].local, &st);
@@ -171,6 +178,9 @@ static void stats_add(struct pma_heap_stats *a, const struct pma_heap_stats *b)
 	a->map_summary_invalid += b->map_summary_invalid;
 	a->local_checkpoints += b->local_checkpoints;
 	a->remote_frees_synced += b->remote_frees_synced;
+	a->meta_bytes += b->meta_bytes;
+	a->footprint_bytes += b->footprint_bytes;
+	a->peak_footprint_bytes += b->peak_footprint_bytes;
 	a->parts++;
 }
 

@@ -94,6 +94,22 @@ unsigned pool_part_count(const struct pool *pool);
 struct pm_map *pool_part_map(const struct pool *pool, unsigned part);
 const char *pool_part_path(const struct pool *pool, unsigned part);
 int pool_part_node(const struct pool *pool, unsigned part);
+/* space.c (compaction): 1 if part is a devdax device (no hole punching) */
+int pool_part_is_devdax(const struct pool *pool, unsigned part);
+/* bytes the file system has allocated for part (st_blocks * 512) */
+int pool_part_alloc_bytes(struct pool *pool, unsigned part,
+			  uint64_t *ret_bytes);
+/*
+ * Deallocate [off, off + len) of part (fallocate PUNCH_HOLE | KEEP_SIZE):
+ * it reads as zeros from now on. The caller guarantees nothing in the
+ * range is in use and none of it is used again before pool_part_sync
+ * returned (which makes the punch durable). -EOPNOTSUPP on a devdax part
+ * or a file system without hole punching, -EROFS, -EINVAL out of range.
+ */
+int pool_part_punch(struct pool *pool, unsigned part, uint64_t off,
+		    uint64_t len);
+/* fdatasync the part's file (nothing for devdax); 0 or -errno */
+int pool_part_sync(struct pool *pool, unsigned part);
 /* granularity of the pool (the coarsest over its parts) */
 enum pm_granularity pool_granularity(const struct pool *pool);
 
