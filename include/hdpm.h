@@ -89,6 +89,15 @@ HDPM_API HDPM_WUR int hdpm_mount(struct pma_heap *heap, unsigned flags,
 HDPM_API HDPM_WUR int hdpm_mount_config(struct pma_heap *heap, unsigned flags,
 					const struct hdpm_gc_config *cfg,
 					struct hdpm_fs **ret_fs);
+/*
+ * Start the background GC thread of a mount made without it
+ * (HDPM_NO_GC_THREAD), for a program that forks after mounting (a
+ * daemon): threads do not survive fork. 0 if it runs (or already ran),
+ * -EROFS (read-only mount), -EAGAIN. hdpm_gc_thread_stop stops it
+ * (a no-op without one); hdpm_unmount does too.
+ */
+HDPM_API HDPM_WUR int hdpm_gc_thread_start(struct hdpm_fs *fs);
+HDPM_API void hdpm_gc_thread_stop(struct hdpm_fs *fs);
 /* stop the GC thread, free the DRAM state; accepts NULL. Every file must
  * be closed. */
 HDPM_API void hdpm_unmount(struct hdpm_fs *fs);

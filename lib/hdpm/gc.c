@@ -511,20 +511,40 @@ int hdpm_gc_start(struct hdpm_fs *fs)
 	return 0;
 }
 
+int hdpm_gc_thread_start(struct hdpm_fs *fs)
+{
+	if (!fs)
+		return util_errmsg_set(EINVAL, "no file system");
+	if (fs->rdonly)
+		return util_errmsg_set(EROFS, "read-only mount");
+	if (fs->gc.running)
+		return 0;
+	fs->gc.stop = 0;
+	return hdpm_gc_start(fs);
+}
+
+void hdpm_gc_thread_stop(struct hdpm_fs *fs)
+{
+	struct hdpm_gc_state *g;
+
+	if (!fs || !fs->gc.running)
+		return;
+	g = &fs->gc;
+	pthread_mutex_lock(&g->mu);
+	g->stop = 1;
+	pthread_cond_signal(&g->cond);
+	pthread_mutex_unlock(&g->mu);
+	pthread_join(g->thread, NULL);
+	g->running = 0;
+}
+
 void hdpm_gc_stop(struct hdpm_fs *fs)
 {
 	struct hdpm_gc_state *g = &fs->gc;
 
 	if (!g->inited)
 		return;
-	if (g->running) {
-		pthread_mutex_lock(&g->mu);
-		g->stop = 1;
-		pthread_cond_signal(&g->cond);
-		pthread_mutex_unlock(&g->mu);
-		pthread_join(g->thread, NULL);
-		g->running = 0;
-	}
+	hdpm_gc_thread_stop(fs);
 	pthread_cond_destroy(&g->cond);
 	pthread_mutex_destroy(&g->mu);
 	pthread_mutex_destroy(&g->step_lock);
