@@ -52,6 +52,14 @@ enum pma_heap_flags {
 	 * on media: a heap may be opened either way.
 	 */
 	PMA_HEAP_LOCAL_CHECKPOINTS = 1 << 3,
+	/*
+	 * pma_heap_open, a heap over several parts: threads take the parts
+	 * in turn (the first thread part 0, the next part 1, ...) whatever
+	 * node they run on, instead of their own node's part first. For
+	 * comparisons (bench/pmabench --interleave) and for data that every
+	 * node uses alike.
+	 */
+	PMA_HEAP_INTERLEAVE = 1 << 5,
 };
 
 /*

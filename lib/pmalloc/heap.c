@@ -587,7 +587,7 @@ static int heap_attach(struct pool *pool, unsigned flags,
 	if (rc == 0)
 		rc = pma_root_verify(heap, 0);
 	if (rc == 0)
-		rc = pma_place_init(heap);
+		rc = pma_place_init(heap, flags);
 	if (rc == 0)
 		rc = pma_recover_parts(heap);
 	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)

@@ -562,6 +562,9 @@ int pool_parts_map(struct pool *pool)
 			return rc;
 		}
 	}
+	/* flushes into another node's part count as remote (pm_stats) */
+	for (i = 0; i < pool->nparts; i++)
+		pm_map_set_node(pool->parts[i].map, pool->hdr.parts[i].node);
 	return 0;
 }
 
