@@ -46,6 +46,9 @@ struct bench_alloc {
 
 extern const struct bench_alloc bench_alloc_pmalloc;
 extern const struct bench_alloc bench_alloc_pmalloc_local;
+/* a heap over one part per NUMA node: local-first, and parts in turn */
+extern const struct bench_alloc bench_alloc_pmalloc_numa;
+extern const struct bench_alloc bench_alloc_pmalloc_spread;
 extern const struct bench_alloc bench_alloc_pmemobj;
 extern const struct bench_alloc bench_alloc_jemalloc;
 /* alloc-pmemobj.c: pools opened next enable libpmemobj's persistent
@@ -138,7 +141,8 @@ struct bench_result {
 	double wait_frac;
 };
 
-#define BENCH_NALLOCS 4 /* pmalloc, pmemobj, jemalloc, pmalloc-local */
+/* pmalloc, pmemobj, jemalloc, pmalloc-local, pmalloc-numa, -spread */
+#define BENCH_NALLOCS 6
 
 struct bench_cfg;
 /* measure each of allocs on (wl, threads) into ret[i]: cfg->repeat
