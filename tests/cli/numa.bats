@@ -86,3 +86,36 @@ numa_pool() {
 	assert_failure
 	[[ "$stderr" == *"has no pmalloc heap"* ]]
 }
+
+# two directories stand for fsdax namespaces on nodes 0 and 1
+fake_ns() {
+	mkdir -p "$T/ns0" "$T/ns1"
+	export PMAD_FAKE_NS="0=$T/ns0,1=$T/ns1"
+}
+
+@test "create --all-nodes: POOL is part 0, a part on every other node's namespace" {
+	fake_ns
+	run --separate-stderr pmactl create "$T/ns1/pool" --size 16M \
+		--all-nodes --json
+	assert_success
+	echo "$output" | jq -e '[.parts[] | .numa_node] == [1, 0]'
+	echo "$output" | jq -e --arg p "$T/ns0/pool.part1" \
+		'.parts[1].path == $p'
+	run --separate-stderr "$WORKLOAD" --numa "$T/ns1/pool"
+	assert_success
+	run --separate-stderr pmactl inspect --numa --json "$T/ns1/pool"
+	assert_success
+	echo "$output" | jq -e '[.numa.parts[].node] == [1, 0]'
+}
+
+@test "create --all-nodes: bad combinations and a POOL off the namespaces" {
+	fake_ns
+	run --separate-stderr pmactl create "$T/pool" --size 16M --all-nodes
+	assert_failure 2
+	[[ "$stderr" == *"is not on a mounted fsdax namespace"* ]]
+	run --separate-stderr pmactl create "$T/ns0/p" --size 16M \
+		--all-nodes --parts "$T/ns1/q"
+	assert_failure 2
+	[[ "$stderr" == *"not with --parts or --node"* ]]
+	[ ! -e "$T/ns0/p" ] && [ ! -e "$T/ns1/q" ]
+}
