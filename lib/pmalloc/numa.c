@@ -3,7 +3,8 @@
  * PMAlloc placement over the parts of a pool (one per NUMA node): a thread
  * allocates from the part of the node its CPU belongs to, and when that
  * part is full from the others, nearest node first. The tables are built
- * at open from lib/ns's topology (PMAD_FAKE_NUMA fakes one) and each
+ * at open from lib/ns's topology (PMAD_FAKE_NUMA fakes one, read here if
+ * the program did not set one) and each
  * part's node (its part header). The CPU is read with sched_getcpu (a
  * vDSO call) every PMA_PLACE_RECHECK allocations of the thread, so a
  * thread that migrates follows within that many.
@@ -59,6 +60,11 @@ int pma_place_init(struct pma_heap *top, unsigned flags)
 
 	if (top->nsib == 1)
 		return 0;
+	/* PMAD_FAKE_NUMA (tests) for any client, unless the program set a
+	 * fake topology itself; a bad spec leaves the real one (pmactl and
+	 * pmad report it) */
+	if (!ns_topology_is_fake())
+		(void)ns_topology_init();
 	ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	if (ncpus < 1)
 		ncpus = 1;

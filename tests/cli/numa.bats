@@ -119,3 +119,29 @@ fake_ns() {
 	[[ "$stderr" == *"not with --parts or --node"* ]]
 	[ ! -e "$T/ns0/p" ] && [ ! -e "$T/ns1/q" ]
 }
+
+@test "log over 2 parts: records name their part, --arena P.N picks one" {
+	run --separate-stderr pmactl create "$T/p" --size 64M --parts "$T/p.1" \
+		--node 0,1
+	assert_success
+	# a client on CPU 1 (node 1) that exits without closing the heap
+	run --separate-stderr taskset -c 1 "$WORKLOAD" "$T/p" 300 100 crash
+	assert_success
+	run --separate-stderr pmactl log --json "$T/p"
+	assert_success
+	# the blocks in part 1 (the root object is in part 0)
+	echo "$output" | jq -e '([.records[] | select(.part == 1)] | length) >= 300'
+	echo "$output" | jq -e '([.records[].part] | unique) == [0, 1]'
+	run --separate-stderr pmactl log --arena 1.0 --json "$T/p"
+	assert_success
+	echo "$output" | jq -e '.count > 0 and all(.records[]; .part == 1 and .arena == 0)'
+	run --separate-stderr pmactl log "$T/p"
+	assert_success
+	assert_output --regexp "
+ +1\.0 +[0-9]+ +(slab_new|alloc)"
+	run --separate-stderr pmactl log --arena 3.0 "$T/p"
+	assert_failure 1
+	[[ "$stderr" == *"part 3 holds no heap"* ]]
+	run --separate-stderr pmactl log --arena 1.x "$T/p"
+	assert_failure 2
+}
