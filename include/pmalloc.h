@@ -88,6 +88,19 @@ PMA_API PMA_WUR int pma_heap_open(const char *path, unsigned flags,
 PMA_API void pma_heap_close(struct pma_heap *heap);
 
 /*
+ * pma_heap_open on a pool given as open descriptors, one per part (fds[0]
+ * part 0, then parts 1..nfds-1 in order), as pmad passes them to its
+ * clients: the caller needs no right to open the files by name. Each is
+ * duplicated (the caller may close its own after the call) and verified
+ * as at open (the part's pool and index). -EINVAL if nfds is not the
+ * pool's part count, -EROFS for a writable open of a read-only
+ * descriptor.
+ */
+PMA_API PMA_WUR int pma_heap_open_fds(const int *fds, unsigned nfds,
+				      unsigned flags,
+				      struct pma_heap **ret_heap);
+
+/*
  * NULL, or a message saying that a pool header copy failed its check when
  * the heap was opened, and that the open went on with the other copy,
  * which holds the same state (a writable open also rewrote the bad copy).

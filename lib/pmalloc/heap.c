@@ -6,6 +6,7 @@
  * Step 1 keeps the heap in part 0 of the pool.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -612,8 +613,9 @@ PMA_API int pma_heap_open(const char *path, unsigned flags,
 	return pma_heap_open_parts(&path, 1, flags, ret_heap);
 }
 
-int pma_heap_open_parts(const char *const *paths, unsigned npaths,
-			unsigned flags, struct pma_heap **ret_heap)
+/* open the pool's parts at paths, or from fds if not NULL */
+static int heap_open(const char *const *paths, unsigned npaths, const int *fds,
+		     unsigned flags, struct pma_heap **ret_heap)
 {
 	const char *path = npaths ? paths[0] : NULL;
 	struct pool *pool;
@@ -625,15 +627,43 @@ int pma_heap_open_parts(const char *const *paths, unsigned npaths,
 	if ((flags & PMA_HEAP_RDONLY) && (flags & PMA_HEAP_FORMAT))
 		return util_errmsg_set(EINVAL, "PMA_HEAP_RDONLY with "
 					       "PMA_HEAP_FORMAT");
-	rc = pool_open_parts(paths, npaths,
-			     (flags & PMA_HEAP_RDONLY) ? POOL_OPEN_RDONLY : 0,
-			     &pool);
+	rc = fds ? pool_open_fds(fds, npaths,
+				 (flags & PMA_HEAP_RDONLY) ? POOL_OPEN_RDONLY :
+							     0,
+				 &pool) :
+		   pool_open_parts(
+			   paths, npaths,
+			   (flags & PMA_HEAP_RDONLY) ? POOL_OPEN_RDONLY : 0,
+			   &pool);
 	if (rc < 0)
 		return rc;
 	rc = heap_attach(pool, flags, ret_heap);
 	if (rc < 0)
 		util_errmsg_prefix("heap '%s'", path);
 	return rc;
+}
+
+int pma_heap_open_parts(const char *const *paths, unsigned npaths,
+			unsigned flags, struct pma_heap **ret_heap)
+{
+	return heap_open(paths, npaths, NULL, flags, ret_heap);
+}
+
+PMA_API int pma_heap_open_fds(const int *fds, unsigned nfds, unsigned flags,
+			      struct pma_heap **ret_heap)
+{
+	char names[POOL_MAX_PARTS][32];
+	const char *paths[POOL_MAX_PARTS];
+	unsigned i;
+
+	if (!fds || !nfds || nfds > POOL_MAX_PARTS)
+		return util_errmsg_set(EINVAL, "%u descriptors (1..%u)", nfds,
+				       POOL_MAX_PARTS);
+	for (i = 0; i < nfds; i++) { /* names for messages */
+		snprintf(names[i], sizeof(names[i]), "fd %d", fds[i]);
+		paths[i] = names[i];
+	}
+	return heap_open(paths, nfds, fds, flags, ret_heap);
 }
 
 PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -503,6 +504,55 @@ static void test_interleave(void **state)
 	free(slots);
 }
 
+/*
+ * pma_heap_open_fds: the parts from descriptors (pmad passes them), with
+ * part 1 renamed away from its path hint (a by-path open fails); the
+ * heap works; a descriptor per part is required, a read-only descriptor
+ * opens only read-only, and the caller's descriptors stay its own.
+ */
+static void test_open_fds(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *heap = open_heap(f, PMA_HEAP_FORMAT);
+	char moved[128];
+	uint64_t *root;
+	int fds[2], ro[2];
+	unsigned i;
+
+	root = root_slots(heap);
+	for (i = 1; i < 100; i++)
+		assert_int_equal(pma_malloc_to(heap, 8 * i, &root[i]), 0);
+	pma_heap_close(heap);
+	snprintf(moved, sizeof(moved), "%s/moved", f->dir);
+	assert_int_equal(rename(f->path[1], moved), 0);
+	assert_true(pma_heap_open(f->path[0], 0, &heap) < 0); /* hint gone */
+	fds[0] = open(f->path[0], O_RDWR | O_CLOEXEC);
+	fds[1] = open(moved, O_RDWR | O_CLOEXEC);
+	assert_true(fds[0] >= 0 && fds[1] >= 0);
+	assert_int_equal(pma_heap_open_fds(fds, 1, 0, &heap), -EINVAL);
+	assert_non_null(strstr(pma_errormsg(), "descriptors given"));
+	assert_int_equal(pma_heap_open_fds(fds, 2, 0, &heap), 0);
+	/* the caller's descriptors are its own */
+	assert_int_equal(close(fds[0]), 0);
+	assert_int_equal(close(fds[1]), 0);
+	root = root_slots(heap);
+	for (i = 1; i < 100; i++)
+		assert_true(pma_usable_size(heap, root[i]) >= 8 * i);
+	assert_int_equal(pma_free_from(heap, &root[1]), 0);
+	pma_heap_close(heap);
+	ro[0] = open(f->path[0], O_RDONLY | O_CLOEXEC);
+	ro[1] = open(moved, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(pma_heap_open_fds(ro, 2, 0, &heap), -EROFS);
+	assert_int_equal(pma_heap_open_fds(ro, 2, PMA_HEAP_RDONLY, &heap), 0);
+	root = root_slots(heap);
+	assert_int_equal(root[1], 0);
+	assert_true(pma_usable_size(heap, root[99]) >= 8 * 99);
+	pma_heap_close(heap);
+	close(ro[0]);
+	close(ro[1]);
+	assert_int_equal(rename(moved, f->path[1]), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -518,6 +568,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_interleave, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_open_fds, setup, teardown),
 	};
 
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
