@@ -169,6 +169,9 @@ struct bench_cfg {
 	uint64_t seed; /* random seed (same for every allocator) */
 	uint64_t rec_objs[4]; /* recovery: live object counts */
 	unsigned rec_nobjs;
+	/* recovery: a pool of this many parts, one per node, filled by a
+	 * thread on each node's CPU (0 or 1: one part) */
+	unsigned rec_parts;
 	unsigned repeat; /* runs per row; the median is reported */
 	int pin; /* worker i runs on the i-th CPU the process may use */
 	int json; /* JSON lines instead of a table */

@@ -422,6 +422,8 @@ static void usage(void)
 	       "                          objects need)\n"
 	       "  -r, --repeat N          runs per row, median kept (default 1)\n"
 	       "  -R, --recovery-objects LIST  live objects (default 1M,4M)\n"
+	       "      --recovery-parts N  recovery pool of N parts, one per NUMA\n"
+	       "                          node, filled by a thread on each\n"
 	       "      --seed N            random seed (default 1)\n"
 	       "      --no-pin            do not pin worker i to the i-th "
 	       "allowed CPU\n"
@@ -569,7 +571,7 @@ static void parse_mode(struct bench_opts *o, const char *arg)
 		bad_arg("mode", arg);
 }
 
-enum { OPT_SEED = 256, OPT_RUN_MODE, OPT_RUN_PART, OPT_NO_PIN };
+enum { OPT_SEED = 256, OPT_RUN_MODE, OPT_RUN_PART, OPT_NO_PIN, OPT_REC_PARTS };
 
 static const struct option longopts[] = {
 	{ "dir", required_argument, NULL, 'd' },
@@ -582,6 +584,7 @@ static const struct option longopts[] = {
 	{ "pool-size", required_argument, NULL, 's' },
 	{ "repeat", required_argument, NULL, 'r' },
 	{ "recovery-objects", required_argument, NULL, 'R' },
+	{ "recovery-parts", required_argument, NULL, OPT_REC_PARTS },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
 	{ "quick", no_argument, NULL, 'q' },
@@ -647,6 +650,8 @@ static int parse_opt_num(struct bench_opts *o, int c, const char *arg)
 
 static void parse_opt(struct bench_opts *o, int c, char *arg)
 {
+	char *end;
+
 	if (parse_opt_num(o, c, arg))
 		return;
 	switch (c) {
@@ -682,6 +687,12 @@ static void parse_opt(struct bench_opts *o, int c, char *arg)
 		exit(0);
 	case OPT_NO_PIN:
 		o->cfg.pin = 0;
+		break;
+	case OPT_REC_PARTS:
+		o->cfg.rec_parts = (unsigned)strtoul(arg, &end, 10);
+		if (!*arg || *end || o->cfg.rec_parts < 1 ||
+		    o->cfg.rec_parts > 16)
+			bad_arg("recovery part count (1..16)", arg);
 		break;
 	case OPT_RUN_MODE:
 		o->run_mode = arg;

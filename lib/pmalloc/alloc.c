@@ -502,7 +502,7 @@ static inline int arena_checkpoint_due(struct pma_arena *arena)
 		if (atomic_fetch_add_explicit(&heap->log_records, n,
 					      memory_order_relaxed) +
 			    n >=
-		    PMA_CKPT_RECORDS)
+		    heap->ckpt_records)
 			return 1;
 	}
 	return arena->tail - arena->head >= heap->geom.log_cap / 2 ||

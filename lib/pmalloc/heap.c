@@ -417,6 +417,16 @@ static int pmap_copy(struct pma_heap *heap)
 	return 0;
 }
 
+/* the checkpoint triggers of heap, one of nparts heaps of a pool: the
+ * recovery bound, PMA_CKPT_RECORDS, is shared by all the parts */
+static void heap_ckpt_bound(struct pma_heap *heap, unsigned nparts)
+{
+	heap->ckpt_records = PMA_CKPT_RECORDS / nparts;
+	heap->ckpt_share = heap->ckpt_records / heap->geom.narenas;
+	if (heap->ckpt_share > heap->geom.log_cap / 2)
+		heap->ckpt_share = heap->geom.log_cap / 2;
+}
+
 /* the heap region of heap->part in an open pool (region): format if new,
  * check, map the rest */
 static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
@@ -469,9 +479,7 @@ static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
 	heap->local =
 		heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
 		(pma_local_checkpoints || (flags & PMA_HEAP_LOCAL_CHECKPOINTS));
-	heap->ckpt_share = PMA_CKPT_RECORDS / heap->geom.narenas;
-	if (heap->ckpt_share > heap->geom.log_cap / 2)
-		heap->ckpt_share = heap->geom.log_cap / 2;
+	heap_ckpt_bound(heap, 1);
 	rc = pma_sum_load(heap);
 	if (rc < 0)
 		return rc;
@@ -585,6 +593,9 @@ static int heap_attach(struct pool *pool, unsigned flags,
 		rc = heap_dram_init(heap);
 	if (rc == 0)
 		rc = heap_add_siblings(heap, flags);
+	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+		if (heap->sib[p])
+			heap_ckpt_bound(heap->sib[p], heap->nsib);
 	if (rc == 0)
 		rc = pma_root_verify(heap, 0);
 	if (rc == 0)

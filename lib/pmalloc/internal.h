@@ -939,8 +939,12 @@ struct pma_heap {
 	 * before, every checkpoint is global */
 	int local;
 	/* version 8: a log checkpoints itself when it holds this many
-	 * records (half the log, or its share of PMA_CKPT_RECORDS) */
+	 * records (half the log, or its share of ckpt_records) */
 	uint64_t ckpt_share;
+	/* the heap's logs together checkpoint at this many records: its
+	 * share of PMA_CKPT_RECORDS (a bound on the recovery of all the
+	 * parts of the pool together) */
+	uint64_t ckpt_records;
 	/* the page map summary's marking (pma_sum_mark_call): local
 	 * checkpoints of several arenas run at once */
 	pthread_mutex_t sum_lock;
