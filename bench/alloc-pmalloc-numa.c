@@ -121,7 +121,8 @@ static int numa_tables(struct bench_numa *b, size_t nslots)
 	b->cpu_table = calloc(b->ncpus ? b->ncpus : 1, sizeof(*b->cpu_table));
 	if (!b->cpu_table || !b->ncpus)
 		return -ENOMEM;
-	rc = pma_root(b->heap, NUMA_MAX_PARTS * 2 * sizeof(uint64_t), &root);
+	rc = pma_root(b->heap, (size_t)NUMA_MAX_PARTS * 2 * sizeof(uint64_t),
+		      &root);
 	if (rc < 0)
 		return rc;
 	b->root = pma_direct(b->heap, root);

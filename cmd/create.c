@@ -253,7 +253,7 @@ static const struct ns_namespace *ns_of_dir(const struct ns_namespace *list,
 	if (!realpath(dir, rdir))
 		return NULL;
 	for (i = 0; i < n; i++) {
-		if (strcmp(list[i].mode, "fsdax") || !list[i].mount[0] ||
+		if (strcmp(list[i].mode, "fsdax") != 0 || !list[i].mount[0] ||
 		    !realpath(list[i].mount, rmnt))
 			continue;
 		len = strlen(rmnt);
@@ -303,7 +303,7 @@ static int place_all_nodes(const struct cmd_ctx *ctx, struct create_opts *o)
 	for (;;) { /* the lowest node not used yet that has a namespace */
 		ns = NULL;
 		for (i = 0; i < n; i++) {
-			if (strcmp(list[i].mode, "fsdax") ||
+			if (strcmp(list[i].mode, "fsdax") != 0 ||
 			    !list[i].mount[0] || list[i].node < 0)
 				continue;
 			for (k = 0; k < o->nparts && used[k] != list[i].node;

@@ -859,6 +859,8 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 	uint64_t dest_off;
 	int rc;
 
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
 	rc = op_check(heap, dest, &dest_off);
 	if (rc < 0)
 		return rc;
@@ -1113,9 +1115,11 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	unsigned part;
 	int rc;
 
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
 	/* several parts: the dest check's one compare is against the local
 	 * part's data area, where a thread's dest words usually are */
-	if (heap && __builtin_expect(heap->nsib > 1, 0))
+	if (__builtin_expect(heap->nsib > 1, 0))
 		local = pma_place_local(heap);
 	rc = op_check(local, dest, &dest_off);
 	if (rc < 0)
@@ -1166,9 +1170,11 @@ PMA_API int pma_malloc_to(struct pma_heap *heap, size_t size, uint64_t *dest)
 	struct pma_heap *h = heap;
 	uint64_t dest_off;
 
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
 	/* several parts: the thread's local part, whose data area also
 	 * holds the dest words the check finds with one compare */
-	if (heap && __builtin_expect(heap->nsib > 1, 0))
+	if (__builtin_expect(heap->nsib > 1, 0))
 		h = pma_place_local(heap);
 	/* a failed check, a failed extent allocation (-ENOMEM: it
 	 * checkpoints and retries) or any other error: pma_alloc_to runs
