@@ -69,6 +69,9 @@ int ns_node_nth_online(unsigned k);
 int ns_nodes_online_format(char *buf, size_t len);
 int ns_cpu_node(unsigned cpu); /* node of cpu, 0 if unknown */
 int ns_current_node(void); /* node of the calling thread's CPU */
+/* the distance between two nodes (10: the same; libnuma's table, 20 for
+ * any two fake nodes or where the table is unknown) */
+int ns_node_distance(int a, int b);
 
 const char *ns_errormsg(void);
 

@@ -140,5 +140,7 @@ int pm_crash_map_attach(struct pm_map *map, int fd);
 void pm_crash_map_detach(struct pm_map *map);
 void pm_crash_on_flush(struct pm_map *map, const void *addr, size_t len);
 void pm_crash_on_fence(struct pm_map *map);
+/* discard: [off, off + len) reads as zeros and is durable (pm_map_discarded) */
+void pm_crash_on_discard(struct pm_map *map, size_t off, size_t len);
 
 #endif

@@ -222,3 +222,9 @@ const char *pm_errormsg(void)
 {
 	return util_errmsg();
 }
+
+void pm_map_discarded(struct pm_map *map, size_t off, size_t len)
+{
+	if (map->crash)
+		pm_crash_on_discard(map, off, len);
+}

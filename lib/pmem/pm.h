@@ -55,6 +55,14 @@ void *pm_map_addr(const struct pm_map *map);
 size_t pm_map_size(const struct pm_map *map);
 enum pm_granularity pm_map_granularity(const struct pm_map *map);
 
+/*
+ * The file range [off, off + len) under map was deallocated (a hole
+ * punched by lib/pool, made durable by the caller): it reads as zeros,
+ * also after a crash. Nothing to do for the mapping itself; the crash
+ * simulator's durable image gets the zeros too.
+ */
+void pm_map_discarded(struct pm_map *map, size_t off, size_t len);
+
 /* write back the cache lines covering [addr, addr+len); no ordering */
 void pm_flush(struct pm_map *map, const void *addr, size_t len);
 /* fence: every earlier flush of this thread is durable when it returns */

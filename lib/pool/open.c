@@ -593,6 +593,13 @@ static int part0_load(struct pool *pool, const char *path)
 
 int pool_open(const char *path, unsigned flags, struct pool **ret_pool)
 {
+	return pool_open_parts(&path, 1, flags, ret_pool);
+}
+
+int pool_open_parts(const char *const *paths, unsigned npaths, unsigned flags,
+		    struct pool **ret_pool)
+{
+	const char *path = npaths ? paths[0] : NULL;
 	struct pool *pool;
 	unsigned i;
 	int rc;
@@ -606,8 +613,18 @@ int pool_open(const char *path, unsigned flags, struct pool **ret_pool)
 	if (rc < 0)
 		goto out_close;
 	pool->nparts = pool->hdr.nparts;
+	if (npaths > 1 && npaths != pool->nparts) {
+		rc = util_errmsg_set(EINVAL,
+				     "'%s': %u part paths given, the pool has "
+				     "%u parts",
+				     path, npaths, pool->nparts);
+		goto out_close;
+	}
 	for (i = 1; i < pool->nparts; i++) {
-		rc = part_verify(pool, i);
+		/* a path given instead of the hint: verified the same way
+		 * (uuid, index), never moved */
+		rc = npaths > 1 ? part_verify_at(pool, i, paths[i]) :
+				  part_verify(pool, i);
 		if (rc < 0)
 			goto out_close;
 	}

@@ -15,6 +15,12 @@
  *     recovers the heap and checks the stress root (see wl_verify()).
  *   pma-workload --corrupt PATH
  *     names a live block from a second slot, which --verify must reject.
+ *   pma-workload --frag PATH COUNT SIZE KEEP
+ *     formats the heap if needed, allocates COUNT blocks of SIZE bytes
+ *     filled with a pattern of their slot (persisted), frees all but
+ *     every KEEP-th one and closes: empty slabs and free runs to compact.
+ *   pma-workload --frag-check PATH
+ *     checks that every block --frag kept is live and holds its pattern.
  * Exit status: 0 ok, 1 failed (message on stderr), 2 usage error.
  */
 #include <errno.h>
@@ -83,7 +89,9 @@ static int usage(FILE *out, int status)
 	fprintf(out, "usage: pma-workload PATH COUNT SIZE [crash]\n"
 		     "       pma-workload --stress PATH [OPS | SECONDSs]\n"
 		     "       pma-workload --verify PATH\n"
-		     "       pma-workload --corrupt PATH\n");
+		     "       pma-workload --corrupt PATH\n"
+		     "       pma-workload --frag PATH COUNT SIZE KEEP\n"
+		     "       pma-workload --frag-check PATH\n");
 	return status;
 }
 
@@ -162,6 +170,90 @@ static int wl_fill(int argc, char **argv)
 		_exit(0); /* a crash: no checkpoint, no close */
 	pma_heap_close(heap);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ frag */
+
+/* the pattern byte j of the block of slot i */
+static unsigned char frag_byte(uint64_t i, uint64_t j)
+{
+	return (unsigned char)(i * 131 + j * 7 + 1);
+}
+
+/* root: word 0 the block size, word 1 COUNT, then COUNT slots */
+static int wl_frag(int argc, char **argv)
+{
+	uint64_t root, *r, i, j, count, size, keep;
+	struct pma_heap *heap;
+	unsigned char *p;
+
+	if (argc != 6 || parse_u64(argv[3], &count) < 0 ||
+	    parse_u64(argv[4], &size) < 0 || parse_u64(argv[5], &keep) < 0 ||
+	    !count || !size || !keep)
+		return usage(stderr, 2);
+	if (pma_heap_open(argv[2], PMA_HEAP_FORMAT, &heap) < 0)
+		return fail("open");
+	if (pma_root(heap, (count + 2) * sizeof(uint64_t), &root) < 0)
+		return fail("root");
+	r = pma_direct(heap, root);
+	r[0] = size;
+	r[1] = count;
+	pma_persist(heap, r, 2 * sizeof(uint64_t));
+	for (i = 0; i < count; i++) {
+		if (pma_malloc_to(heap, size, &r[2 + i]) < 0)
+			return fail("malloc_to");
+		p = pma_direct(heap, r[2 + i]);
+		for (j = 0; j < size; j++)
+			p[j] = frag_byte(i, j);
+		pma_persist(heap, p, size);
+	}
+	for (i = 0; i < count; i++)
+		if (i % keep && pma_free_from(heap, &r[2 + i]) < 0)
+			return fail("free_from");
+	pma_heap_close(heap);
+	return 0;
+}
+
+static int wl_frag_check(const char *path)
+{
+	uint64_t root, *r, i, j, kept = 0;
+	struct pma_heap *heap;
+	unsigned char *p;
+	int rc = 1;
+
+	if (pma_heap_open(path, 0, &heap) < 0)
+		return fail("open");
+	if (pma_root(heap, 2 * sizeof(uint64_t), &root) < 0) {
+		fail("root");
+		goto out_close;
+	}
+	r = pma_direct(heap, root);
+	for (i = 0; i < r[1]; i++) {
+		if (!r[2 + i])
+			continue;
+		kept++;
+		p = pma_direct(heap, r[2 + i]);
+		if (!p || pma_usable_size(heap, r[2 + i]) < r[0]) {
+			fprintf(stderr,
+				"pma-workload: slot %" PRIu64
+				" names no live block\n",
+				i);
+			goto out_close;
+		}
+		for (j = 0; j < r[0]; j++)
+			if (p[j] != frag_byte(i, j)) {
+				fprintf(stderr,
+					"pma-workload: slot %" PRIu64
+					": byte %" PRIu64 " changed\n",
+					i, j);
+				goto out_close;
+			}
+	}
+	printf("%" PRIu64 " blocks intact\n", kept);
+	rc = 0;
+out_close:
+	pma_heap_close(heap);
+	return rc;
 }
 
 /* ------------------------------------------------------------- stress root */
@@ -563,6 +655,10 @@ int main(int argc, char **argv)
 		return usage(stdout, 0);
 	if (!strcmp(argv[1], "--stress"))
 		return wl_stress(argc, argv);
+	if (!strcmp(argv[1], "--frag"))
+		return wl_frag(argc, argv);
+	if (!strcmp(argv[1], "--frag-check"))
+		return argc == 3 ? wl_frag_check(argv[2]) : usage(stderr, 2);
 	if (!strcmp(argv[1], "--verify") || !strcmp(argv[1], "--corrupt")) {
 		if (argc != 3)
 			return usage(stderr, 2);
