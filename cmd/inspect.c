@@ -6,6 +6,7 @@
  * (seam.h): a path opened read-only here, or a name pmad serves. The JSON
  * keys are API (pmactl-inspect(1)): add new ones, never rename.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 
@@ -15,8 +16,9 @@
 #include "show.h"
 
 static const char inspect_usage[] =
-	"usage: pmactl inspect [--json] [--human] [--heap] [--files] POOL\n"
-	"       pmactl --socket PATH inspect [--json] [--human] [--heap] NAME\n"
+	"usage: pmactl inspect [--json] [--human] [--heap] [--numa] [--files] POOL\n"
+	"       pmactl --socket PATH inspect [--json] [--human] [--heap] [--numa]\n"
+	"                      NAME\n"
 	"\n"
 	"Show a pool's header, granularity, parts and regions. The pool is\n"
 	"opened read-only with a shared lock; POOL is its part 0. With\n"
@@ -25,15 +27,19 @@ static const char inspect_usage[] =
 	"options:\n"
 	"      --heap          also show the PMAlloc heap: arenas, logs, size\n"
 	"                      classes, used/free bytes, largest free extent\n"
+	"      --numa          also show the heap's parts (one per NUMA node):\n"
+	"                      node, arenas, used/free bytes, remote frees\n"
+	"                      pending, fallbacks\n"
 	"      --files         also show the HDPM file system: every file with\n"
 	"                      its pages and page-log use (not through pmad)\n" CMD_BASE_OPTIONS_HELP;
 
-enum { OPT_HEAP = 256, OPT_FILES };
+enum { OPT_HEAP = 256, OPT_FILES, OPT_NUMA };
 
 static const struct option inspect_options[] = {
 	CMD_BASE_OPTIONS,
 	{ "heap", no_argument, NULL, OPT_HEAP },
 	{ "files", no_argument, NULL, OPT_FILES },
+	{ "numa", no_argument, NULL, OPT_NUMA },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -41,16 +47,43 @@ static int show_pool_heap(struct json_object *doc)
 {
 	int rc = cmd_show_pool(doc);
 
-	return rc < 0 ? rc : cmd_show_heap(doc);
+	if (rc == 0)
+		rc = cmd_show_heap(doc);
+	return rc < 0 ? rc : cmd_show_numa(doc);
+}
+
+/* --numa: the heap's "numa" object to the top of doc; the rest of the
+ * heap stays only if --heap asked for it */
+static int numa_view(struct json_object *doc, int keep_heap)
+{
+	struct json_object *heap, *numa;
+
+	if (!json_object_object_get_ex(doc, "heap", &heap) ||
+	    !json_object_object_get_ex(heap, "numa", &numa))
+		return -ENOENT;
+	json_object_get(numa);
+	if (json_object_object_add(doc, "numa", numa) < 0) {
+		json_object_put(numa);
+		return -ENOMEM;
+	}
+	if (!keep_heap)
+		json_object_object_del(doc, "heap");
+	else
+		json_object_object_del(heap, "numa");
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
-		      unsigned *views)
+		      unsigned *views, int *numa)
 {
 	int c, rc;
 
 	while ((c = cmd_getopt(ctx, "inspect", argc, argv, CMD_BASE_OPTSTRING,
 			       inspect_options)) != -1) {
+		if (c == OPT_NUMA) {
+			*numa = 1;
+			continue;
+		}
 		if (c == OPT_HEAP || c == OPT_FILES) {
 			*views |= c == OPT_HEAP ? CMD_VIEW_HEAP :
 						  CMD_VIEW_FILES;
@@ -73,12 +106,20 @@ int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct json_object *doc = NULL;
 	unsigned views = 0;
-	int rc;
+	int rc, numa = 0;
 
-	rc = parse_args(argc, argv, ctx, &views);
+	rc = parse_args(argc, argv, ctx, &views, &numa);
 	if (rc != CMD_CONTINUE)
 		return rc;
-	rc = ctx->seam->inspect(ctx, argv[optind], views, &doc);
+	rc = ctx->seam->inspect(ctx, argv[optind],
+				views | (numa ? CMD_VIEW_HEAP : 0), &doc);
+	if (rc == CMD_EXIT_OK && numa && doc &&
+	    numa_view(doc, views & CMD_VIEW_HEAP) < 0) {
+		json_object_put(doc);
+		return cmd_error(ctx, "'%s': no heap to show parts of",
+				 argv[optind]);
+	}
+
 	rc = cmd_doc_print(ctx, rc, doc, show_pool_heap);
 	/* the file system as text is the local seam's (files.c) */
 	if (rc == CMD_EXIT_OK && (views & CMD_VIEW_FILES) && !ctx->json)

@@ -264,7 +264,12 @@ static int show_arenas(struct json_object *h)
 			idle++;
 			continue;
 		}
-		snprintf(id, sizeof(id), "%" PRIu64, cmd_ju64(a, "arena"));
+		if (cmd_ju64(h, "parts") > 1) /* part.arena */
+			snprintf(id, sizeof(id), "%" PRIu64 ".%" PRIu64,
+				 cmd_ju64(a, "part"), cmd_ju64(a, "arena"));
+		else
+			snprintf(id, sizeof(id), "%" PRIu64,
+				 cmd_ju64(a, "arena"));
 		snprintf(slabs, sizeof(slabs), "%" PRIu64,
 			 cmd_ju64(a, "slabs"));
 		jsize(a, "used", used, sizeof(used));
@@ -319,6 +324,53 @@ static void show_heap_summary(struct json_object *h)
 		printf("  warning:      %" PRIu64 " page map summary words "
 		       "invalid (corrupt): their groups are read in full\n",
 		       cmd_ju64(h, "map_summary_invalid"));
+}
+
+int cmd_show_numa(struct json_object *doc)
+{
+	static const char *const head[] = { "PART",
+					    "NODE",
+					    "ARENAS",
+					    "SIZE",
+					    "USED",
+					    "FREE",
+					    "REMOTE FREES PENDING" };
+	struct json_object *n = jobj(doc, "numa"), *p;
+	struct json_object *parts = n ? jobj(n, "parts") : NULL;
+	char part[24], node[24], nar[24], size[UTIL_SIZE_BUF];
+	char used[UTIL_SIZE_BUF], avail[UTIL_SIZE_BUF], pend[24];
+	const char *row[7] = { part, node, nar, size, used, avail, pend };
+	struct cmd_table t;
+	size_t i;
+	int rc;
+
+	if (!n)
+		return 0;
+	cmd_table_init(&t, 7, head, 0x7f);
+	for (i = 0; i < jlen(parts); i++) {
+		p = json_object_array_get_idx(parts, i);
+		snprintf(part, sizeof(part), "%" PRIu64, cmd_ju64(p, "part"));
+		snprintf(node, sizeof(node), "%" PRId64,
+			 json_object_get_int64(jobj(p, "node")));
+		snprintf(nar, sizeof(nar), "%" PRIu64, cmd_ju64(p, "narenas"));
+		jsize(p, "size", size, sizeof(size));
+		jsize(p, "used", used, sizeof(used));
+		jsize(p, "free", avail, sizeof(avail));
+		snprintf(pend, sizeof(pend), "%" PRIu64,
+			 cmd_ju64(p, "remote_frees_pending"));
+		cmd_table_add(&t, row);
+	}
+	printf("\nheap parts (one per NUMA node; threads allocate from "
+	       "their node's part first):\n");
+	rc = cmd_table_print(&t, stdout, 2);
+	if (rc == 0)
+		printf("fallbacks: %" PRIu64 " (allocations a full local part "
+		       "sent to another), frees of another part's blocks: "
+		       "%" PRIu64 " (since the heap was opened)\n",
+		       cmd_ju64(n, "fallbacks"),
+		       cmd_ju64(n, "remote_part_frees"));
+	cmd_table_release(&t);
+	return rc;
 }
 
 int cmd_show_heap(struct json_object *doc)

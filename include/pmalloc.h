@@ -52,6 +52,14 @@ enum pma_heap_flags {
 	 * on media: a heap may be opened either way.
 	 */
 	PMA_HEAP_LOCAL_CHECKPOINTS = 1 << 3,
+	/*
+	 * pma_heap_open, a heap over several parts: threads take the parts
+	 * in turn (the first thread part 0, the next part 1, ...) whatever
+	 * node they run on, instead of their own node's part first. For
+	 * comparisons (bench/pmabench --interleave) and for data that every
+	 * node uses alike.
+	 */
+	PMA_HEAP_INTERLEAVE = 1 << 5,
 };
 
 /*
@@ -78,6 +86,19 @@ PMA_API PMA_WUR int pma_heap_open(const char *path, unsigned flags,
 /* Checkpoint, unmap and free. Accepts NULL. No other call may be running
  * on the heap. */
 PMA_API void pma_heap_close(struct pma_heap *heap);
+
+/*
+ * pma_heap_open on a pool given as open descriptors, one per part (fds[0]
+ * part 0, then parts 1..nfds-1 in order), as pmad passes them to its
+ * clients: the caller needs no right to open the files by name. Each is
+ * duplicated (the caller may close its own after the call) and verified
+ * as at open (the part's pool and index). -EINVAL if nfds is not the
+ * pool's part count, -EROFS for a writable open of a read-only
+ * descriptor.
+ */
+PMA_API PMA_WUR int pma_heap_open_fds(const int *fds, unsigned nfds,
+				      unsigned flags,
+				      struct pma_heap **ret_heap);
 
 /*
  * NULL, or a message saying that a pool header copy failed its check when

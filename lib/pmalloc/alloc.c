@@ -502,7 +502,7 @@ static inline int arena_checkpoint_due(struct pma_arena *arena)
 		if (atomic_fetch_add_explicit(&heap->log_records, n,
 					      memory_order_relaxed) +
 			    n >=
-		    PMA_CKPT_RECORDS)
+		    heap->ckpt_records)
 			return 1;
 	}
 	return arena->tail - arena->head >= heap->geom.log_cap / 2 ||
@@ -1108,26 +1108,30 @@ static int free_off(struct pma_heap *heap, uint64_t *dest, uint64_t off,
 
 PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 {
+	struct pma_heap *local = heap, *h;
 	uint64_t off, dest_off;
+	unsigned part;
 	int rc;
 
-	rc = op_check(heap, dest, &dest_off);
+	/* several parts: the dest check's one compare is against the local
+	 * part's data area, where a thread's dest words usually are */
+	if (heap && __builtin_expect(heap->nsib > 1, 0))
+		local = pma_place_local(heap);
+	rc = op_check(local, dest, &dest_off);
 	if (rc < 0)
 		return rc;
 	off = __atomic_load_n(dest, __ATOMIC_ACQUIRE);
 	if (!off)
 		return 0;
-	if (__builtin_expect(pool_off_part(off) != heap->part, 0) &&
-	    pool_off_part(off) < POOL_MAX_PARTS &&
-	    heap->top->sib[pool_off_part(off)]) {
+	part = pool_off_part(off);
+	if (__builtin_expect(part != local->part, 0) && part < POOL_MAX_PARTS &&
+	    (h = local->top->sib[part])) {
 		/* another part's block: that part's heap frees it */
-		if (heap->top->sib[pool_off_part(off)] !=
-		    pma_place_local(heap->top))
-			atomic_fetch_add_explicit(&heap->top->remote_part_frees,
-						  1, memory_order_relaxed);
-		heap = heap->top->sib[pool_off_part(off)];
+		atomic_fetch_add_explicit(&h->top->remote_part_frees, 1,
+					  memory_order_relaxed);
+		local = h;
 	}
-	return free_off(heap, dest, off, dest_off);
+	return free_off(local, dest, off, dest_off);
 }
 
 /*
@@ -1159,16 +1163,17 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 
 PMA_API int pma_malloc_to(struct pma_heap *heap, size_t size, uint64_t *dest)
 {
+	struct pma_heap *h = heap;
 	uint64_t dest_off;
 
+	/* several parts: the thread's local part, whose data area also
+	 * holds the dest words the check finds with one compare */
+	if (heap && __builtin_expect(heap->nsib > 1, 0))
+		h = pma_place_local(heap);
 	/* a failed check, a failed extent allocation (-ENOMEM: it
 	 * checkpoints and retries) or any other error: pma_alloc_to runs
 	 * and reports it */
-	if (size && op_check(heap, dest, &dest_off) == 0) {
-		struct pma_heap *h = __builtin_expect(heap->nsib == 1, 1) ?
-					     heap :
-					     pma_place_local(heap);
-
+	if (size && op_check(h, dest, &dest_off) == 0) {
 		if (size <= PMA_SMALL_MAX) {
 			if (alloc_fast(h, size, dest, dest_off) == 0)
 				return 0;

@@ -6,6 +6,7 @@
  * Step 1 keeps the heap in part 0 of the pool.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -416,6 +417,16 @@ static int pmap_copy(struct pma_heap *heap)
 	return 0;
 }
 
+/* the checkpoint triggers of heap, one of nparts heaps of a pool: the
+ * recovery bound, PMA_CKPT_RECORDS, is shared by all the parts */
+static void heap_ckpt_bound(struct pma_heap *heap, unsigned nparts)
+{
+	heap->ckpt_records = PMA_CKPT_RECORDS / nparts;
+	heap->ckpt_share = heap->ckpt_records / heap->geom.narenas;
+	if (heap->ckpt_share > heap->geom.log_cap / 2)
+		heap->ckpt_share = heap->geom.log_cap / 2;
+}
+
 /* the heap region of heap->part in an open pool (region): format if new,
  * check, map the rest */
 static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
@@ -468,9 +479,7 @@ static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
 	heap->local =
 		heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
 		(pma_local_checkpoints || (flags & PMA_HEAP_LOCAL_CHECKPOINTS));
-	heap->ckpt_share = PMA_CKPT_RECORDS / heap->geom.narenas;
-	if (heap->ckpt_share > heap->geom.log_cap / 2)
-		heap->ckpt_share = heap->geom.log_cap / 2;
+	heap_ckpt_bound(heap, 1);
 	rc = pma_sum_load(heap);
 	if (rc < 0)
 		return rc;
@@ -584,10 +593,13 @@ static int heap_attach(struct pool *pool, unsigned flags,
 		rc = heap_dram_init(heap);
 	if (rc == 0)
 		rc = heap_add_siblings(heap, flags);
+	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+		if (heap->sib[p])
+			heap_ckpt_bound(heap->sib[p], heap->nsib);
 	if (rc == 0)
 		rc = pma_root_verify(heap, 0);
 	if (rc == 0)
-		rc = pma_place_init(heap);
+		rc = pma_place_init(heap, flags);
 	if (rc == 0)
 		rc = pma_recover_parts(heap);
 	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
@@ -612,8 +624,9 @@ PMA_API int pma_heap_open(const char *path, unsigned flags,
 	return pma_heap_open_parts(&path, 1, flags, ret_heap);
 }
 
-int pma_heap_open_parts(const char *const *paths, unsigned npaths,
-			unsigned flags, struct pma_heap **ret_heap)
+/* open the pool's parts at paths, or from fds if not NULL */
+static int heap_open(const char *const *paths, unsigned npaths, const int *fds,
+		     unsigned flags, struct pma_heap **ret_heap)
 {
 	const char *path = npaths ? paths[0] : NULL;
 	struct pool *pool;
@@ -625,15 +638,43 @@ int pma_heap_open_parts(const char *const *paths, unsigned npaths,
 	if ((flags & PMA_HEAP_RDONLY) && (flags & PMA_HEAP_FORMAT))
 		return util_errmsg_set(EINVAL, "PMA_HEAP_RDONLY with "
 					       "PMA_HEAP_FORMAT");
-	rc = pool_open_parts(paths, npaths,
-			     (flags & PMA_HEAP_RDONLY) ? POOL_OPEN_RDONLY : 0,
-			     &pool);
+	rc = fds ? pool_open_fds(fds, npaths,
+				 (flags & PMA_HEAP_RDONLY) ? POOL_OPEN_RDONLY :
+							     0,
+				 &pool) :
+		   pool_open_parts(
+			   paths, npaths,
+			   (flags & PMA_HEAP_RDONLY) ? POOL_OPEN_RDONLY : 0,
+			   &pool);
 	if (rc < 0)
 		return rc;
 	rc = heap_attach(pool, flags, ret_heap);
 	if (rc < 0)
 		util_errmsg_prefix("heap '%s'", path);
 	return rc;
+}
+
+int pma_heap_open_parts(const char *const *paths, unsigned npaths,
+			unsigned flags, struct pma_heap **ret_heap)
+{
+	return heap_open(paths, npaths, NULL, flags, ret_heap);
+}
+
+PMA_API int pma_heap_open_fds(const int *fds, unsigned nfds, unsigned flags,
+			      struct pma_heap **ret_heap)
+{
+	char names[POOL_MAX_PARTS][32];
+	const char *paths[POOL_MAX_PARTS];
+	unsigned i;
+
+	if (!fds || !nfds || nfds > POOL_MAX_PARTS)
+		return util_errmsg_set(EINVAL, "%u descriptors (1..%u)", nfds,
+				       POOL_MAX_PARTS);
+	for (i = 0; i < nfds; i++) { /* names for messages */
+		snprintf(names[i], sizeof(names[i]), "fd %d", fds[i]);
+		paths[i] = names[i];
+	}
+	return heap_open(paths, nfds, fds, flags, ret_heap);
 }
 
 PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,

@@ -939,8 +939,12 @@ struct pma_heap {
 	 * before, every checkpoint is global */
 	int local;
 	/* version 8: a log checkpoints itself when it holds this many
-	 * records (half the log, or its share of PMA_CKPT_RECORDS) */
+	 * records (half the log, or its share of ckpt_records) */
 	uint64_t ckpt_share;
+	/* the heap's logs together checkpoint at this many records: its
+	 * share of PMA_CKPT_RECORDS (a bound on the recovery of all the
+	 * parts of the pool together) */
+	uint64_t ckpt_records;
 	/* the page map summary's marking (pma_sum_mark_call): local
 	 * checkpoints of several arenas run at once */
 	pthread_mutex_t sum_lock;
@@ -976,13 +980,17 @@ struct pma_heap {
 struct pma_place {
 	unsigned ncpus;
 	uint8_t *cpu_part; /* by CPU: the part of its node, or the nearest */
+	int *cpu_node; /* by CPU: its node (pm_thread_set_node) */
+	int interleave; /* PMA_HEAP_INTERLEAVE: parts in turn by thread */
+	atomic_uint next_thread; /* interleave: the next thread's turn */
+	uint8_t parts[POOL_MAX_PARTS]; /* the parts with a heap */
 	/* by part: the parts with a heap, that part first, then by
 	 * distance between the parts' nodes (then by index) */
 	uint8_t order[POOL_MAX_PARTS][POOL_MAX_PARTS];
 	unsigned norder;
 };
 /* build top->place (nothing for a heap of one part); 0 or -ENOMEM */
-int pma_place_init(struct pma_heap *top);
+int pma_place_init(struct pma_heap *top, unsigned flags);
 void pma_place_free(struct pma_heap *top);
 /* the heap of the part of the calling thread's node (top if one part);
  * the CPU is looked up again every PMA_PLACE_RECHECK calls */

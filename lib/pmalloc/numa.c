@@ -3,7 +3,8 @@
  * PMAlloc placement over the parts of a pool (one per NUMA node): a thread
  * allocates from the part of the node its CPU belongs to, and when that
  * part is full from the others, nearest node first. The tables are built
- * at open from lib/ns's topology (PMAD_FAKE_NUMA fakes one) and each
+ * at open from lib/ns's topology (PMAD_FAKE_NUMA fakes one, read here if
+ * the program did not set one) and each
  * part's node (its part header). The CPU is read with sched_getcpu (a
  * vDSO call) every PMA_PLACE_RECHECK allocations of the thread, so a
  * thread that migrates follows within that many.
@@ -22,6 +23,7 @@
 struct place_tls {
 	unsigned cpu;
 	unsigned left; /* calls before the CPU is read again */
+	unsigned turn; /* PMA_HEAP_INTERLEAVE: 1 + the thread's turn */
 };
 static UTIL_TLS_FAST struct place_tls place_tls;
 
@@ -50,7 +52,7 @@ static unsigned nearest_part(const struct pma_heap *top, int node)
 	return best;
 }
 
-int pma_place_init(struct pma_heap *top)
+int pma_place_init(struct pma_heap *top, unsigned flags)
 {
 	struct pma_place *pl;
 	unsigned p, q, k, n, c;
@@ -58,19 +60,36 @@ int pma_place_init(struct pma_heap *top)
 
 	if (top->nsib == 1)
 		return 0;
+	/* PMAD_FAKE_NUMA (tests) for any client, unless the program set a
+	 * fake topology itself; a bad spec leaves the real one (pmactl and
+	 * pmad report it) */
+	if (!ns_topology_is_fake())
+		(void)ns_topology_init();
 	ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	if (ncpus < 1)
 		ncpus = 1;
 	pl = calloc(1, sizeof(*pl));
-	if (pl)
+	if (pl) {
 		pl->cpu_part = calloc((size_t)ncpus, 1);
-	if (!pl || !pl->cpu_part) {
+		pl->cpu_node = calloc((size_t)ncpus, sizeof(int));
+	}
+	if (!pl || !pl->cpu_part || !pl->cpu_node) {
+		if (pl) {
+			free(pl->cpu_part);
+			free(pl->cpu_node);
+		}
 		free(pl);
 		return util_errmsg_set(ENOMEM, "out of memory");
 	}
 	pl->ncpus = (unsigned)ncpus;
-	for (c = 0; c < pl->ncpus; c++)
-		pl->cpu_part[c] = (uint8_t)nearest_part(top, ns_cpu_node(c));
+	pl->interleave = !!(flags & PMA_HEAP_INTERLEAVE);
+	for (c = 0; c < pl->ncpus; c++) {
+		pl->cpu_node[c] = ns_cpu_node(c);
+		pl->cpu_part[c] = (uint8_t)nearest_part(top, pl->cpu_node[c]);
+	}
+	for (p = 0, n = 0; p < POOL_MAX_PARTS; p++)
+		if (top->sib[p])
+			pl->parts[n++] = (uint8_t)p;
 	for (p = 0; p < POOL_MAX_PARTS; p++) {
 		if (!top->sib[p])
 			continue;
@@ -100,13 +119,14 @@ void pma_place_free(struct pma_heap *top)
 	if (!top->place)
 		return;
 	free(top->place->cpu_part);
+	free(top->place->cpu_node);
 	free(top->place);
 	top->place = NULL;
 }
 
 struct pma_heap *pma_place_local(struct pma_heap *top)
 {
-	const struct pma_place *pl = top->place;
+	struct pma_place *pl = top->place;
 	int cpu;
 
 	if (!pl)
@@ -115,8 +135,17 @@ struct pma_heap *pma_place_local(struct pma_heap *top)
 		cpu = sched_getcpu();
 		place_tls.cpu = cpu < 0 ? 0 : (unsigned)cpu;
 		place_tls.left = PMA_PLACE_RECHECK;
+		/* lib/pmem counts flushes into other nodes' parts */
+		pm_thread_set_node(place_tls.cpu < pl->ncpus ?
+					   pl->cpu_node[place_tls.cpu] :
+					   -1);
+		if (pl->interleave && !place_tls.turn)
+			place_tls.turn =
+				1 + atomic_fetch_add(&pl->next_thread, 1);
 	}
 	place_tls.left--;
+	if (pl->interleave) /* (a thread's turn is per process, not heap) */
+		return top->sib[pl->parts[(place_tls.turn - 1) % pl->norder]];
 	return top->sib[place_tls.cpu < pl->ncpus ? pl->cpu_part[place_tls.cpu] :
 						    0];
 }

@@ -39,6 +39,8 @@ struct pool {
 	char damage_msg[2 * UTIL_ERRMSG_MAX]; /* what hdr_damaged means */
 	/* a copy failed its check, the other holds the same state: used */
 	char note_msg[2 * UTIL_ERRMSG_MAX]; /* "" if none */
+	/* pool_open_fds while it runs: part i is opened from open_fds[i] */
+	const int *open_fds;
 };
 
 /* order of the two parts of a header copy write (layout.h) */

@@ -74,6 +74,18 @@ int pool_open(const char *path, unsigned flags, struct pool **ret_pool);
  */
 int pool_open_parts(const char *const *paths, unsigned npaths, unsigned flags,
 		    struct pool **ret_pool);
+/*
+ * The same from open descriptors, one per part (fds[0] part 0), as pmad
+ * passes them to its clients: each is duplicated (the caller keeps its
+ * own) and verified as at open; the caller needs no right to open the
+ * files by name. A writable open needs descriptors open for writing
+ * (-EROFS). nfds must be the pool's part count (-EINVAL).
+ */
+int pool_open_fds(const int *fds, unsigned nfds, unsigned flags,
+		  struct pool **ret_pool);
+/* pool_open_parts, or with fds (npaths of them) from those descriptors */
+int pool_open_parts_fds(const char *const *paths, unsigned npaths,
+			const int *fds, unsigned flags, struct pool **ret_pool);
 /* unmap, unlock, close; *pool becomes NULL; accepts NULL */
 void pool_close(struct pool **pool);
 

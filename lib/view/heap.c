@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "pmalloc.h"
+#include "pool/layout.h"
 #include "util/errmsg.h"
 #include "util/json.h"
 #include "view/view.h"
@@ -25,7 +26,8 @@ static struct json_object *json_arenas(const struct pma_heap_stats *st,
 		a = json_object_new_object();
 		if (!a)
 			goto out_put;
-		err = util_json_add_u64(a, "arena", i);
+		err = util_json_add_u64(a, "arena", as[i].arena);
+		err |= util_json_add_u64(a, "part", as[i].part);
 		err |= util_json_add_u64(a, "slabs", as[i].slabs);
 		err |= view_add_size(a, "used", as[i].used_bytes, flags);
 		err |= view_add_size(a, "free", as[i].free_bytes, flags);
@@ -71,6 +73,59 @@ static struct json_object *json_classes(const struct pma_heap_stats *st,
 out_put:
 	json_object_put(arr);
 	return NULL;
+}
+
+/* "numa": the heap's parts (one per NUMA node in a pool of several),
+ * each with its node, arenas, size, used and free bytes and the remote
+ * frees its arenas logged that the blocks' owners have not applied yet;
+ * the placement counters of this open (0 in a read-only view) */
+static struct json_object *json_numa(struct pma_heap *heap,
+				     const struct pma_heap_stats *st,
+				     const struct pma_arena_stats *as,
+				     unsigned flags)
+{
+	struct json_object *n = json_object_new_object();
+	struct json_object *arr = json_object_new_array();
+	struct json_object *o;
+	struct pma_heap_stats ps;
+	uint64_t pending;
+	unsigned p, i;
+	int err = !n || !arr;
+
+	for (p = 0; !err && p < POOL_MAX_PARTS; p++) {
+		if (pma_heap_part_stats(heap, p, &ps) < 0)
+			continue;
+		for (i = 0, pending = 0; as && i < st->narenas; i++)
+			if (as[i].part == p)
+				pending += as[i].remote_frees;
+		o = json_object_new_object();
+		err = !o;
+		err = err || util_json_add_u64(o, "part", p);
+		err = err || util_json_add_i64(o, "node", ps.node);
+		err = err || util_json_add_u64(o, "narenas", ps.narenas);
+		err = err || view_add_size(o, "size", ps.heap_size, flags);
+		err = err || view_add_size(o, "used", ps.used_bytes, flags);
+		err = err || view_add_size(o, "free", ps.free_bytes, flags);
+		err = err ||
+		      util_json_add_u64(o, "remote_frees_pending", pending);
+		if (err || json_object_array_add(arr, o) < 0) {
+			json_object_put(o);
+			err = 1;
+		}
+	}
+	err = err || util_json_add_u64(n, "fallbacks", st->fallbacks);
+	err = err ||
+	      util_json_add_u64(n, "remote_part_frees", st->remote_part_frees);
+	if (err) {
+		json_object_put(arr);
+		json_object_put(n);
+		return NULL;
+	}
+	if (util_json_add_obj(n, "parts", arr) < 0) { /* arr is n's */
+		json_object_put(n);
+		return NULL;
+	}
+	return n;
 }
 
 /* the heap's and (*ret_as, st->narenas entries, to free) each arena's */
@@ -126,7 +181,7 @@ static int heap_fill(struct json_object *h, const struct pma_heap_stats *st,
 int view_heap_json(struct pma_heap *heap, unsigned flags,
 		   struct json_object *obj)
 {
-	struct json_object *h, *classes, *arenas;
+	struct json_object *h, *classes, *arenas, *numa;
 	struct pma_arena_stats *as = NULL;
 	struct pma_heap_stats st;
 	int rc, err;
@@ -137,16 +192,20 @@ int view_heap_json(struct pma_heap *heap, unsigned flags,
 	h = json_object_new_object();
 	classes = json_classes(&st, flags);
 	arenas = json_arenas(&st, as, flags);
+	numa = json_numa(heap, &st, as, flags);
 	free(as);
-	if (!h || !classes || !arenas) {
+	if (!h || !classes || !arenas || !numa) {
 		json_object_put(h);
 		json_object_put(classes);
 		json_object_put(arenas);
+		json_object_put(numa);
 		return util_errmsg_set(ENOMEM, "out of memory");
 	}
 	err = heap_fill(h, &st, flags);
+	err |= util_json_add_u64(h, "parts", st.parts);
 	err |= util_json_add_obj(h, "arenas", arenas);
 	err |= util_json_add_obj(h, "classes", classes);
+	err |= util_json_add_obj(h, "numa", numa);
 	err |= util_json_add_obj(obj, "heap", h);
 	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
 }

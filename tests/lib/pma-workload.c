@@ -21,11 +21,19 @@
  *     every KEEP-th one and closes: empty slabs and free runs to compact.
  *   pma-workload --frag-check PATH
  *     checks that every block --frag kept is live and holds its pattern.
+ *   pma-workload --numa PATH [--mempolicy]
+ *     a heap over several parts (one per NUMA node): for each part, a
+ *     thread pinned to a CPU of the part's node allocates 64 blocks and
+ *     checks they are in that part (local-first); with --mempolicy also
+ *     that the kernel puts their pages on that node (get_mempolicy: real
+ *     PM, e.g. fsdax in the VM). One JSON line per node on stdout.
  * Exit status: 0 ok, 1 failed (message on stderr), 2 usage error.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <numaif.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ns/ns.h"
 #include "pmalloc.h"
+#include "pool/layout.h"
 
 #define WL_MAGIC 0x31534552544c5750ULL /* "PWLTRES1" */
 #define WL_NSLOTS 512U
@@ -91,7 +101,8 @@ static int usage(FILE *out, int status)
 		     "       pma-workload --verify PATH\n"
 		     "       pma-workload --corrupt PATH\n"
 		     "       pma-workload --frag PATH COUNT SIZE KEEP\n"
-		     "       pma-workload --frag-check PATH\n");
+		     "       pma-workload --frag-check PATH\n"
+		     "       pma-workload --numa PATH [--mempolicy]\n");
 	return status;
 }
 
@@ -647,6 +658,117 @@ out_close:
 	return rc;
 }
 
+/* ------------------------------------------------------------ --numa */
+
+#define NUMA_BLOCKS 64
+
+struct numa_worker {
+	struct pma_heap *heap;
+	uint64_t *slots; /* NUMA_BLOCKS dest words in the root */
+	int cpu, node, mempolicy;
+	unsigned in_part, page_on_node;
+	int rc;
+};
+
+static void *numa_worker(void *arg)
+{
+	struct numa_worker *w = arg;
+	struct pma_heap_stats ps;
+	cpu_set_t one;
+	unsigned i;
+	int pnode;
+
+	CPU_ZERO(&one);
+	CPU_SET(w->cpu, &one);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one)) {
+		w->rc = -EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < NUMA_BLOCKS; i++) {
+		w->rc = pma_malloc_to(w->heap, 256, &w->slots[i]);
+		if (w->rc < 0)
+			return NULL;
+		/* the part's node, from the heap */
+		if (pma_heap_part_stats(w->heap, (unsigned)(w->slots[i] >> 56),
+					&ps) == 0 &&
+		    ps.node == w->node)
+			w->in_part++;
+		if (!w->mempolicy)
+			continue;
+		/* touch it, then ask the kernel where its page is */
+		memset(pma_direct(w->heap, w->slots[i]), 0x5a, 256);
+		if (get_mempolicy(&pnode, NULL, 0,
+				  pma_direct(w->heap, w->slots[i]),
+				  MPOL_F_NODE | MPOL_F_ADDR) == 0 &&
+		    pnode == w->node)
+			w->page_on_node++;
+	}
+	return NULL;
+}
+
+static int wl_numa(int argc, char **argv)
+{
+	struct numa_worker w;
+	struct pma_heap_stats st, ps;
+	struct pma_heap *heap;
+	uint64_t root, *slots;
+	unsigned p, k = 0;
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	pthread_t tid;
+	int rc = 1, mempolicy, c;
+
+	mempolicy = argc == 4 && !strcmp(argv[3], "--mempolicy");
+	if (argc != 3 && !mempolicy)
+		return usage(stderr, 2);
+	if (ns_topology_init() < 0 ||
+	    pma_heap_open(argv[2], PMA_HEAP_FORMAT, &heap) < 0) {
+		fprintf(stderr, "pma-workload: %s\n", pma_errormsg());
+		return 1;
+	}
+	if (pma_heap_stats(heap, &st) < 0 || st.parts < 2) {
+		fprintf(stderr, "pma-workload: '%s': a heap of %u part(s)\n",
+			argv[2], st.parts);
+		goto out_close;
+	}
+	if (pma_root(heap, POOL_MAX_PARTS * NUMA_BLOCKS * 8, &root) < 0)
+		goto out_msg;
+	slots = pma_direct(heap, root);
+	for (p = 0; p < POOL_MAX_PARTS; p++) {
+		if (pma_heap_part_stats(heap, p, &ps) < 0)
+			continue;
+		memset(&w, 0, sizeof(w));
+		w.heap = heap;
+		w.slots = slots + NUMA_BLOCKS * k++;
+		w.node = ps.node;
+		w.mempolicy = mempolicy;
+		w.cpu = -1;
+		for (c = 0; c < ncpus && w.cpu < 0; c++)
+			if (ns_cpu_node((unsigned)c) == ps.node)
+				w.cpu = c;
+		if (w.cpu < 0) {
+			fprintf(stderr, "pma-workload: no CPU on node %d\n",
+				ps.node);
+			goto out_close;
+		}
+		if (pthread_create(&tid, NULL, numa_worker, &w) ||
+		    pthread_join(tid, NULL))
+			goto out_close;
+		if (w.rc < 0)
+			goto out_msg;
+		printf("{\"part\":%u,\"node\":%d,\"cpu\":%d,\"blocks\":%u,"
+		       "\"in_part\":%u,\"page_on_node\":%d}\n",
+		       p, w.node, w.cpu, NUMA_BLOCKS, w.in_part,
+		       mempolicy ? (int)w.page_on_node : -1);
+	}
+	rc = 0;
+	goto out_close;
+out_msg:
+	fprintf(stderr, "pma-workload: %s\n", pma_errormsg());
+out_close:
+	pma_heap_close(heap);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -657,6 +779,8 @@ int main(int argc, char **argv)
 		return wl_stress(argc, argv);
 	if (!strcmp(argv[1], "--frag"))
 		return wl_frag(argc, argv);
+	if (!strcmp(argv[1], "--numa"))
+		return wl_numa(argc, argv);
 	if (!strcmp(argv[1], "--frag-check"))
 		return argc == 3 ? wl_frag_check(argv[2]) : usage(stderr, 2);
 	if (!strcmp(argv[1], "--verify") || !strcmp(argv[1], "--corrupt")) {

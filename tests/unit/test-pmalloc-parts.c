@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 
 #include "ns/ns.h"
 #include "pmalloc.h"
+#include "pmem/pm.h"
 #include "pool/pool.h"
 
 #define PART_SIZE (48ULL << 20)
@@ -423,6 +425,134 @@ static void test_part_without_room(void **state)
 	pma_heap_close(heap);
 }
 
+/* lib/pmem counts the lines a thread flushes into the other node's
+ * part: none while it allocates and frees in its own part with dest
+ * words there, some when its dest words are in the other part */
+static void test_remote_lines(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *heap = open_heap(f, PMA_HEAP_FORMAT);
+	uint64_t *root, *tab;
+	struct pm_stats st;
+	unsigned i;
+
+	if (skip_without_two_cpus())
+		return;
+	root = root_slots(heap);
+	pin(1);
+	/* a thread that moved follows within 64 allocations */
+	for (i = 0; i < 64; i++) {
+		assert_int_equal(pma_malloc_to(heap, 64, &root[NSLOTS - 1]), 0);
+		assert_int_equal(pma_free_from(heap, &root[NSLOTS - 1]), 0);
+	}
+	assert_int_equal(pma_zalloc_to(heap, 4096, &root[0]), 0);
+	assert_int_equal(part_of(root[0]), 1);
+	tab = pma_direct(heap, root[0]);
+	/* the dest line of root[0] (part 0) is flushed by the next op */
+	assert_int_equal(pma_malloc_to(heap, 64, &tab[511]), 0);
+	assert_int_equal(pma_free_from(heap, &tab[511]), 0);
+	pm_stats_reset();
+	for (i = 0; i < 500; i++) {
+		assert_int_equal(pma_malloc_to(heap, 64 + i, &tab[i % 512]), 0);
+		assert_int_equal(pma_free_from(heap, &tab[i % 512]), 0);
+	}
+	pm_stats_get(&st);
+	assert_true(st.lines_flushed > 0);
+	assert_int_equal(st.remote_lines, 0);
+	/* dest words in part 0 (node 0): their lines are remote */
+	for (i = 1; i < 200; i++)
+		assert_int_equal(pma_malloc_to(heap, 64, &root[i]), 0);
+	assert_int_equal(part_of(root[1]), 1);
+	pma_heap_close(heap); /* flushes the last dest line too */
+	pm_stats_get(&st);
+	assert_true(st.remote_lines > 0);
+	assert_true(st.remote_lines < st.lines_flushed);
+}
+
+/* PMA_HEAP_INTERLEAVE: threads take the parts in turn, whatever node */
+static void test_interleave(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *heap = open_heap(f, PMA_HEAP_FORMAT);
+	uint64_t *slots = calloc(4 * 64, sizeof(*slots));
+	struct worker w[4];
+	unsigned i;
+
+	pma_heap_close(heap);
+	heap = open_heap(f, PMA_HEAP_INTERLEAVE);
+	assert_non_null(slots);
+	for (i = 0; i < 4; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].heap = heap;
+		w[i].cpu = 0; /* all on node 0 */
+		w[i].size = 100;
+		w[i].slots = slots + 64 * i;
+		w[i].n = 64;
+		run_worker(&w[i]);
+		assert_int_equal(w[i].rc, 0);
+	}
+	/* two threads got part 0, two part 1 */
+	assert_int_equal(w[0].in_part[0] + w[1].in_part[0] + w[2].in_part[0] +
+				 w[3].in_part[0],
+			 128);
+	assert_int_equal(w[0].in_part[1] + w[1].in_part[1] + w[2].in_part[1] +
+				 w[3].in_part[1],
+			 128);
+	for (i = 0; i < 4; i++)
+		assert_true(w[i].in_part[0] == 64 || w[i].in_part[1] == 64);
+	pma_heap_close(heap);
+	free(slots);
+}
+
+/*
+ * pma_heap_open_fds: the parts from descriptors (pmad passes them), with
+ * part 1 renamed away from its path hint (a by-path open fails); the
+ * heap works; a descriptor per part is required, a read-only descriptor
+ * opens only read-only, and the caller's descriptors stay its own.
+ */
+static void test_open_fds(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *heap = open_heap(f, PMA_HEAP_FORMAT);
+	char moved[128];
+	uint64_t *root;
+	int fds[2], ro[2];
+	unsigned i;
+
+	root = root_slots(heap);
+	for (i = 1; i < 100; i++)
+		assert_int_equal(pma_malloc_to(heap, 8 * i, &root[i]), 0);
+	pma_heap_close(heap);
+	snprintf(moved, sizeof(moved), "%s/moved", f->dir);
+	assert_int_equal(rename(f->path[1], moved), 0);
+	assert_true(pma_heap_open(f->path[0], 0, &heap) < 0); /* hint gone */
+	fds[0] = open(f->path[0], O_RDWR | O_CLOEXEC);
+	fds[1] = open(moved, O_RDWR | O_CLOEXEC);
+	assert_true(fds[0] >= 0 && fds[1] >= 0);
+	assert_int_equal(pma_heap_open_fds(fds, 1, 0, &heap), -EINVAL);
+	assert_non_null(strstr(pma_errormsg(), "descriptors given"));
+	assert_int_equal(pma_heap_open_fds(fds, 2, 0, &heap), 0);
+	/* the caller's descriptors are its own */
+	assert_int_equal(close(fds[0]), 0);
+	assert_int_equal(close(fds[1]), 0);
+	root = root_slots(heap);
+	for (i = 1; i < 100; i++)
+		assert_true(pma_usable_size(heap, root[i]) >= 8 * i);
+	assert_int_equal(pma_free_from(heap, &root[1]), 0);
+	pma_heap_close(heap);
+	ro[0] = open(f->path[0], O_RDONLY | O_CLOEXEC);
+	ro[1] = open(moved, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(pma_heap_open_fds(ro, 2, 0, &heap), -EROFS);
+	assert_int_equal(pma_heap_open_fds(ro, 2, PMA_HEAP_RDONLY, &heap), 0);
+	root = root_slots(heap);
+	assert_int_equal(root[1], 0);
+	assert_true(pma_usable_size(heap, root[99]) >= 8 * 99);
+	pma_heap_close(heap);
+	close(ro[0]);
+	close(ro[1]);
+	assert_int_equal(rename(moved, f->path[1]), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,7 +564,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rdonly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_part_without_room, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_remote_lines, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_interleave, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_open_fds, setup, teardown),
 	};
 
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
