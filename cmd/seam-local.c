@@ -13,6 +13,7 @@
 #include "pmalloc.h"
 #include "pool/pool.h"
 #include "seam.h"
+#include "show.h"
 #include "util/json.h"
 #include "view/view.h"
 
@@ -93,40 +94,59 @@ static int local_inspect(struct cmd_ctx *ctx, const char *path, unsigned views,
 	return rc;
 }
 
-/* one pool read here: {"pools": [{name, path, state, size, heap}]} */
+/* the stat entry of the pool at path: name, path, state "closed", size,
+ * nparts and clients from its header (v), usage from its heap */
+static struct json_object *stat_entry(const struct cmd_ctx *ctx,
+				      const char *path, struct json_object *v,
+				      struct pma_heap *heap)
+{
+	struct json_object *p = json_object_new_object(), *size = NULL;
+	int err = !p;
+
+	json_object_object_get_ex(v, "size", &size);
+	err |= util_json_add_str(p, "name", path);
+	err |= util_json_add_str(p, "path", path);
+	err |= util_json_add_str(p, "state", "closed");
+	err |= util_json_add_obj(p, "size", json_object_get(size));
+	err |= util_json_add_u64(p, "nparts", cmd_ju64(v, "nparts"));
+	err |= util_json_add_u64(p, "clients", 0);
+	err |= view_heap_stat_json(heap, cmd_view_flags(ctx), p);
+	if (err) {
+		json_object_put(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* one pool read here: {"pools": [the stat entry]} */
 static int local_stat(struct cmd_ctx *ctx, const char *path,
 		      struct json_object **ret_doc)
 {
-	struct json_object *arr = NULL, *p = NULL;
+	struct json_object *v = NULL, *arr, *p;
 	struct pma_heap *heap = NULL;
-	int rc, err;
+	int rc;
 
 	if (!path)
 		return cmd_error(ctx, "stat: which pool? (name a pool file, or "
 				      "give --socket to ask pmad about all)");
-	rc = local_inspect(ctx, path, 0, &p);
+	rc = local_inspect(ctx, path, 0, &v);
 	if (rc == CMD_EXIT_OK)
 		rc = cmd_heap_open(ctx, path, &heap);
 	if (rc != CMD_EXIT_OK) {
-		json_object_put(p);
+		json_object_put(v);
 		return rc;
 	}
+	p = stat_entry(ctx, path, v, heap);
+	pma_heap_close(heap);
+	json_object_put(v);
 	*ret_doc = json_object_new_object();
 	arr = json_object_new_array();
-	err = !*ret_doc || !arr;
-	err |= util_json_add_str(p, "name", path);
-	err |= util_json_add_str(p, "path", path);
-	err |= util_json_add_str(p, "state", "closed");
-	err |= util_json_add_u64(p, "clients", 0);
-	err |= view_heap_stat_json(heap, cmd_view_flags(ctx), p);
-	pma_heap_close(heap);
-	if (arr && json_object_array_add(arr, p) == 0)
+	if (p && arr && json_object_array_add(arr, p) == 0)
 		p = NULL;
 	json_object_put(p);
-	err |= util_json_add_obj(*ret_doc, "pools", arr);
-	if (err)
-		return cmd_error(ctx, "cannot show pool '%s': %s", path,
-				 "out of memory");
+	if (util_json_add_obj(*ret_doc, "pools", arr) < 0)
+		return cmd_error(ctx, "cannot show pool '%s': out of memory",
+				 path);
 	return CMD_EXIT_OK;
 }
 

@@ -285,26 +285,25 @@ static int h_lease(struct request *r)
 			       "(coming with libpmad's shared open)");
 }
 
-static int add_counters(struct request *r)
+static int add_counters(const struct pmad *d, struct json_object *obj)
 {
-	const struct pmad_counters *c = &r->d->count;
+	const struct pmad_counters *c = &d->count;
 	struct timespec now;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	err = util_json_add_u64(r->result, "uptime",
-				(uint64_t)(now.tv_sec - r->d->started.tv_sec));
-	err |= util_json_add_u64(r->result, "requests", c->requests);
-	err |= util_json_add_u64(r->result, "errors", c->errors);
-	err |= util_json_add_u64(r->result, "denied", c->denied);
-	err |= util_json_add_u64(r->result, "connections", c->connections);
-	err |= util_json_add_u64(r->result, "reloads", c->reloads);
-	err |= util_json_add_u64(r->result, "reload_failures",
-				 c->reload_failures);
-	err |= util_json_add_u64(r->result, "checkpoint_interval",
-				 r->d->conf->checkpoint_interval);
-	err |= util_json_add_u64(r->result, "service_runs", c->service_runs);
-	err |= util_json_add_u64(r->result, "service_checkpoints",
+	err = util_json_add_u64(obj, "uptime",
+				(uint64_t)(now.tv_sec - d->started.tv_sec));
+	err |= util_json_add_u64(obj, "requests", c->requests);
+	err |= util_json_add_u64(obj, "errors", c->errors);
+	err |= util_json_add_u64(obj, "denied", c->denied);
+	err |= util_json_add_u64(obj, "connections", c->connections);
+	err |= util_json_add_u64(obj, "reloads", c->reloads);
+	err |= util_json_add_u64(obj, "reload_failures", c->reload_failures);
+	err |= util_json_add_u64(obj, "checkpoint_interval",
+				 d->conf->checkpoint_interval);
+	err |= util_json_add_u64(obj, "service_runs", c->service_runs);
+	err |= util_json_add_u64(obj, "service_checkpoints",
 				 c->service_checkpoints);
 	return err;
 }
@@ -313,7 +312,6 @@ static int add_counters(struct request *r)
 static int daemon_json(struct request *r, struct json_object *obj)
 {
 	struct pmad *d = r->d;
-	struct json_object *saved = r->result;
 	unsigned i, open = 0;
 	int err;
 
@@ -330,9 +328,7 @@ static int daemon_json(struct request *r, struct json_object *obj)
 	err |= util_json_add_u64(obj, "pools", d->npools);
 	err |= util_json_add_u64(obj, "pools_open", open);
 	err |= pmad_ns_json(d, obj);
-	r->result = obj;
-	err |= add_counters(r);
-	r->result = saved;
+	err |= add_counters(d, obj);
 	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
 }
 

@@ -38,6 +38,9 @@ teardown() {
 	[ "$(jq -r '.parts | map(.path) | join(" ")' <<<"$output")" = \
 		"$D/ns0/wide.pool $D/ns1/wide.part1" ]
 	[ "$(jq -r '.parts | map(.numa_node) | join(",")' <<<"$output")" = 0,1 ]
+	# the heap spans both parts: a pmalloc region on each
+	[ "$(jq -r '.regions | map("\(.type):\(.part)") | join(",")' <<<"$output")" = \
+		pmalloc:0,pmalloc:1 ]
 	[ "$(stat -c %a "$D/ns0/wide.pool")" = 640 ]
 	[ "$(stat -c %a "$D/ns1/wide.part1")" = 640 ]
 	run pmactl --socket "$S" --json inspect one
