@@ -159,8 +159,7 @@ static int write_fast(struct hdpm_fs *fs, struct hdpm_inode *inode,
 	page = __atomic_load_n(&index[p], __ATOMIC_ACQUIRE);
 	hdpm_gc_claim_page(fs, page);
 	if (__atomic_load_n(&index[p], __ATOMIC_ACQUIRE) == page &&
-	    hdpm_page_hdr(fs, page)->log_off &&
-	    hdpm_page_log_fits(fs, page, (unsigned)len))
+	    hdpm_page_log_fast(fs, page, (unsigned)len))
 		rc = hdpm_page_log_append(fs, page, a, buf, (unsigned)len, 0);
 	hdpm_gc_release(fs);
 	return rc;
