@@ -75,8 +75,8 @@ static_assert(HDPM_PAGE_OBJ_SIZE == 4608, "page object size");
  * One log entry: this header, then len data bytes, padded to 16 bytes.
  * crc: crc32c seeded with the page object's offset, over its nonce, the
  * header (crc = 0) and the data, so an entry of another page or an older
- * life of the bytes never validates. seq: 1 + the entry's index in the
- * log (HDPM_LOG_PAD for a pad).
+ * life of the bytes never validates. seq: 1 + the entry's position / 16
+ * (HDPM_LOG_PAD for a pad).
  */
 struct hdpm_log_ent {
 	uint32_t crc;

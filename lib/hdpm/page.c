@@ -86,20 +86,28 @@ static uint32_t ent_crc(const struct log_view *v,
 	return util_crc32c(crc, data, h.len);
 }
 
+/* an entry's seq: 1 + its slot (its position / 16), so the append path
+ * need not count the entries before it */
+static uint32_t ent_seq(uint64_t pos)
+{
+	return (uint32_t)(pos / HDPM_LOG_ALIGN) + 1;
+}
+
 static int is_pad(const struct hdpm_log_ent *ent, uint64_t pos)
 {
 	return pos < HDPM_LOG_INLINE && ent->seq == HDPM_LOG_PAD && !ent->len &&
 	       !ent->off;
 }
 
-/* a real entry at pos, valid for a log of n entries before it */
+/* a real entry at pos, inside limit */
 static int ent_ok(const struct log_view *v, const struct hdpm_log_ent *ent,
-		  uint64_t pos, uint64_t limit, unsigned n, int verify)
+		  uint64_t pos, uint64_t limit, int verify)
 {
 	uint64_t seg_end = pos < HDPM_LOG_INLINE ? HDPM_LOG_INLINE :
 						   HDPM_LOG_TOTAL;
 
-	return ent->seq == n + 1 && ent->len && ent->len <= HDPM_LOG_DATA_MAX &&
+	return ent->seq == ent_seq(pos) && ent->len &&
+	       ent->len <= HDPM_LOG_DATA_MAX &&
 	       ent->off + ent->len <= HDPM_PAGE_SIZE &&
 	       pos + ent_size(ent->len) <= limit &&
 	       pos + ent_size(ent->len) <= seg_end &&
@@ -132,7 +140,7 @@ static unsigned log_scan(const struct log_view *v, uint64_t limit, int verify,
 			pos = HDPM_LOG_INLINE;
 			continue;
 		}
-		if (!ent_ok(v, ent, pos, limit, n, verify))
+		if (!ent_ok(v, ent, pos, limit, verify))
 			break;
 		ret_pos[n++] = (uint16_t)pos;
 		pos += ent_size(ent->len);
@@ -253,20 +261,6 @@ int hdpm_page_log_fast(struct hdpm_fs *fs, uint64_t page_off, unsigned len)
 					HDPM_LOG_INLINE);
 }
 
-/* entries in the log up to its tail */
-static unsigned log_count(struct hdpm_fs *fs, uint64_t page_off)
-{
-	struct hdpm_page_hdr *hdr = hdpm_page_hdr(fs, page_off);
-	uint16_t pos[MAX_ENTS];
-	struct log_view v;
-	uint64_t end;
-
-	if (!hdr->log_tail)
-		return 0;
-	view_init(fs, page_off, hdr->log_off, &v);
-	return log_scan(&v, hdr->log_tail, 0, pos, &end);
-}
-
 unsigned hdpm_page_log_entries(struct hdpm_fs *fs, uint64_t page_off,
 			       struct hdpm_log_ent **ret_ents,
 			       uint64_t *ret_end)
@@ -305,7 +299,7 @@ static void log_write(struct hdpm_fs *fs, uint64_t page_off, uint64_t place,
 		pma_flush(fs->heap, ent, sizeof(*ent));
 	}
 	ent = ent_at(&v, place);
-	ent->seq = log_count(fs, page_off) + 1;
+	ent->seq = ent_seq(place);
 	ent->off = (uint16_t)a;
 	ent->len = (uint16_t)len;
 	ent->rsvd = 0;
