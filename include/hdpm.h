@@ -63,7 +63,9 @@ struct hdpm_gc_config {
 	uint32_t free_pct; /* run while free space < free_pct % of the heap
 			      (0..100; default 20) */
 	uint32_t batch; /* pages merged per step, 1..32 (default 16) */
-	uint32_t interval_ms; /* the thread's check period (default 20) */
+	uint32_t interval_ms; /* the thread's check period (default 1000:
+				 the free-space check, pma_heap_stats,
+				 costs milliseconds on a large heap) */
 	uint32_t min_log_bytes; /* pages with smaller logs stay (default 256) */
 };
 /* the defaults above */

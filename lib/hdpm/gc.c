@@ -76,7 +76,9 @@ void hdpm_gc_release(struct hdpm_fs *fs)
 	 * sees the new gen */
 	if (ld(&fs->gc.w_claim) == HDPM_CLAIM_ALL)
 		__atomic_add_fetch(&fs->gc.gen, 1, __ATOMIC_SEQ_CST);
-	st(&fs->gc.w_claim, 0);
+	/* release is enough here: a GC that loads 0 sees what the claim
+	 * covered (only the claim store needs the store-load order) */
+	__atomic_store_n(&fs->gc.w_claim, 0, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------ journal */
@@ -452,7 +454,7 @@ void hdpm_gc_config_init(struct hdpm_gc_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->free_pct = 20;
 	cfg->batch = 16;
-	cfg->interval_ms = 20;
+	cfg->interval_ms = 1000;
 	cfg->min_log_bytes = 256;
 }
 
