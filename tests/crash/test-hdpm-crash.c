@@ -366,7 +366,7 @@ static void workload(const char *path, uint64_t rnd)
 	hdpm_stats(fs, &st);
 	if (sh->gc_heavy && (!st.bg_merges || !st.bg_lost))
 		_exit(6);
-			/* the run must publish merges and lose some */ /* the run must publish merges and lose some */
+	/* the run must publish merges and lose some */ /* the run must publish merges and lose some */
 	crash_sweep_finish(sh->gc_heavy ? st.bg_merges + st.bg_lost :
 					  st.gc_merges + st.bg_merges);
 }
