@@ -217,9 +217,15 @@ static void cand_add(struct gc_cand *c, unsigned *n, unsigned max,
 {
 	unsigned i;
 
-	if (*n == max && c[max - 1].tail >= x->tail)
+	if (!max)
 		return;
-	i = *n < max ? (*n)++ : max - 1;
+	if (*n < max) {
+		i = (*n)++;
+	} else {
+		if (c[max - 1].tail >= x->tail)
+			return;
+		i = max - 1;
+	}
 	for (; i > 0 && c[i - 1].tail < x->tail; i--)
 		c[i] = c[i - 1];
 	c[i] = *x;
@@ -394,7 +400,7 @@ static int gc_retire(struct hdpm_fs *fs)
 
 int hdpm_gc_background(struct hdpm_fs *fs, unsigned flags)
 {
-	struct gc_cand cand[HDPM_GC_BATCH_MAX];
+	struct gc_cand cand[HDPM_GC_BATCH_MAX] = { 0 };
 	char buf[HDPM_PAGE_NEW_SIZE];
 	unsigned n, i;
 	int rc = 0, merged = 0, rrc;
