@@ -5,10 +5,16 @@
  * the bookkeeping logs keep their un-checkpointed records: a crash, as far
  * as the heap is concerned. The parent times pma_heap_open (recovery),
  * checks every object survived, then times a clean open for comparison.
+ * With --recovery-parts N the pool has N parts (one per NUMA node of lib/ns'
+ * topology; PMAD_FAKE_NUMA fakes them) and N threads, pinned to the first
+ * N CPUs the process may use, fill it: local-first spreads the objects
+ * over the parts, whose recoveries all run at the open.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +22,9 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "ns/ns.h"
 #include "pmalloc.h"
+#include "pool/pool.h"
 
 #define REC_OBJ_SIZE 64
 #define REC_TARGET_MS 100.0
@@ -31,6 +39,7 @@ struct rec_report {
 
 struct rec_row {
 	uint64_t objects, pool_size;
+	unsigned parts;
 	struct rec_report rep;
 	double recovery_ms, clean_open_ms;
 	uint64_t live; /* destinations naming a live block after recovery */
@@ -46,21 +55,71 @@ static uint64_t rec_pool_size(uint64_t n)
 	return (size + 0xffff) & ~0xffffULL;
 }
 
-static int rec_fill(struct pma_heap *heap, uint64_t n, struct rec_report *rep)
+/* a filler thread: slots [first, end), pinned to the cpu-th CPU */
+struct rec_filler {
+	struct pma_heap *heap;
+	uint64_t *slots, first, end;
+	unsigned cpu;
+	int rc;
+};
+
+static void *rec_fill_thread(void *arg)
 {
+	struct rec_filler *f = arg;
+	cpu_set_t allowed, one;
+	unsigned k = 0;
+	int c;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+		for (c = 0; c < CPU_SETSIZE; c++) {
+			if (!CPU_ISSET(c, &allowed) || k++ != f->cpu)
+				continue;
+			CPU_ZERO(&one);
+			CPU_SET(c, &one);
+			(void)pthread_setaffinity_np(pthread_self(),
+						     sizeof(one), &one);
+			break;
+		}
+	for (; f->first < f->end; f->first++) {
+		f->rc = pma_malloc_to(f->heap, REC_OBJ_SIZE,
+				      &f->slots[f->first]);
+		if (f->rc < 0)
+			break;
+	}
+	return NULL;
+}
+
+static int rec_fill(struct pma_heap *heap, uint64_t n, unsigned nthreads,
+		    struct rec_report *rep)
+{
+	struct rec_filler f[16];
 	struct pma_heap_stats st;
-	uint64_t root, *slots, i;
+	pthread_t tid[16];
+	uint64_t root, *slots;
+	unsigned t;
 	int rc;
 
 	rc = pma_root(heap, n * sizeof(uint64_t), &root);
 	if (rc < 0)
 		return rc;
 	slots = pma_direct(heap, root);
-	for (i = 0; i < n; i++) {
-		rc = pma_malloc_to(heap, REC_OBJ_SIZE, &slots[i]);
-		if (rc < 0)
-			return rc;
+	nthreads = nthreads < 1 ? 1 : nthreads > 16 ? 16 : nthreads;
+	for (t = 0; t < nthreads; t++) {
+		f[t] = (struct rec_filler){ .heap = heap,
+					    .slots = slots,
+					    .first = n * t / nthreads,
+					    .end = n * (t + 1) / nthreads,
+					    .cpu = t };
+		if (pthread_create(&tid[t], NULL, rec_fill_thread, &f[t]))
+			return -EAGAIN;
 	}
+	for (t = 0; t < nthreads; t++) {
+		pthread_join(tid[t], NULL);
+		if (f[t].rc < 0)
+			rc = f[t].rc;
+	}
+	if (rc < 0)
+		return rc;
 	rc = pma_heap_stats(heap, &st);
 	if (rc < 0)
 		return rc;
@@ -69,18 +128,64 @@ static int rec_fill(struct pma_heap *heap, uint64_t n, struct rec_report *rep)
 	return 0;
 }
 
+/* part i's file: path, then path.1, path.2 ... (cut short: the open
+ * then names the missing file) */
+static void rec_part_path(const char *path, unsigned i, char *buf, size_t len)
+{
+	int n = i ? snprintf(buf, len, "%.4000s.%u", path, i % 100) :
+		    snprintf(buf, len, "%.4000s", path);
+
+	(void)n;
+}
+
+/* a pool of nparts parts of size bytes, one per online node */
+static int rec_create_parts(const char *path, uint64_t size, unsigned nparts,
+			    struct pma_heap **ret_heap)
+{
+	struct pool_create_params params = { 0 };
+	char names[16][PATH_MAX];
+	const char *paths[16];
+	int nodes[16];
+	struct pool *pool;
+	unsigned i;
+	int rc;
+
+	if (nparts > 16 || ns_topology_init() < 0)
+		return -EINVAL;
+	for (i = 0; i < nparts; i++) {
+		rec_part_path(path, i, names[i], sizeof(names[i]));
+		paths[i] = names[i];
+		nodes[i] = ns_node_nth_online(i);
+		if (i && nodes[i] == nodes[0])
+			return -ENODEV; /* fewer nodes than parts */
+	}
+	params.nparts = nparts;
+	params.paths = paths;
+	params.nodes = nodes;
+	params.part_size = size / nparts / (64 << 10) * (64 << 10);
+	params.mode = 0600;
+	params.flags = POOL_CREATE_FORCE;
+	rc = pool_create(&params, &pool);
+	if (rc < 0)
+		return rc;
+	pool_close(&pool);
+	return pma_heap_open(path, PMA_HEAP_FORMAT, ret_heap);
+}
+
 /* in the child: fill, report, then crash (no close, no checkpoint) */
 static void __attribute__((noreturn))
-rec_child(const char *path, uint64_t size, uint64_t n, int fd)
+rec_child(const char *path, uint64_t size, uint64_t n, unsigned nparts, int fd)
 {
 	struct rec_report rep;
 	struct pma_heap *heap;
 	ssize_t w;
 
 	memset(&rep, 0, sizeof(rep));
-	rep.rc = pma_heap_create(path, size, PMA_HEAP_FORCE, &heap);
+	rep.rc = nparts > 1 ?
+			 rec_create_parts(path, size, nparts, &heap) :
+			 pma_heap_create(path, size, PMA_HEAP_FORCE, &heap);
 	if (rep.rc == 0)
-		rep.rc = rec_fill(heap, n, &rep);
+		rep.rc = rec_fill(heap, n, nparts, &rep);
 	if (rep.rc < 0)
 		snprintf(rep.msg, sizeof(rep.msg), "%s", pma_errormsg());
 	w = write(fd, &rep, sizeof(rep));
@@ -100,7 +205,8 @@ static int rec_crash(const char *path, struct rec_row *row)
 	pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		rec_child(path, row->pool_size, row->objects, fds[1]);
+		rec_child(path, row->pool_size, row->objects, row->parts,
+			  fds[1]);
 	}
 	close(fds[1]);
 	got = pid < 0 ? -1 : read(fds[0], &row->rep, sizeof(row->rep));
@@ -202,9 +308,11 @@ static void rec_print_table(const char *mode, const struct rec_row *r)
 static void rec_print_json(const char *mode, const struct rec_row *r)
 {
 	printf("{\"bench\":\"recovery\",\"allocator\":\"pmalloc\","
-	       "\"threads\":1,\"pm_mode\":\"%s\",\"objects\":%" PRIu64
-	       ",\"object_size\":%d,\"pool_size\":%" PRIu64 ",",
-	       mode, r->objects, REC_OBJ_SIZE, r->pool_size);
+	       "\"threads\":%u,\"parts\":%u,\"pm_mode\":\"%s\","
+	       "\"objects\":%" PRIu64 ",\"object_size\":%d,"
+	       "\"pool_size\":%" PRIu64 ",",
+	       r->parts > 1 ? r->parts : 1, r->parts > 1 ? r->parts : 1, mode,
+	       r->objects, REC_OBJ_SIZE, r->pool_size);
 	if (r->rc < 0) {
 		bench_json_str("error", r->msg[0] ? r->msg : strerror(-r->rc),
 			       "}\n");
@@ -225,10 +333,10 @@ static void rec_print_json(const char *mode, const struct rec_row *r)
 
 int bench_recovery(const struct bench_cfg *cfg, const char *mode)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], part[PATH_MAX];
 	struct rec_row row;
 	uint64_t max = 0;
-	unsigned i;
+	unsigned i, p;
 	int rc = 0;
 
 	for (i = 0; i < cfg->rec_nobjs; i++)
@@ -239,6 +347,7 @@ int bench_recovery(const struct bench_cfg *cfg, const char *mode)
 	for (i = 0; i < cfg->rec_nobjs; i++) {
 		memset(&row, 0, sizeof(row));
 		row.objects = cfg->rec_objs[i];
+		row.parts = cfg->rec_parts;
 		/* one pool size for every count: only the live set varies;
 		 * -s makes it larger (recovery time against heap size) */
 		row.pool_size = rec_pool_size(max);
@@ -250,7 +359,10 @@ int bench_recovery(const struct bench_cfg *cfg, const char *mode)
 		else
 			rec_print_table(mode, &row);
 		(void)fflush(stdout);
-		(void)unlink(path);
+		for (p = 0; p < (row.parts > 1 ? row.parts : 1); p++) {
+			rec_part_path(path, p, part, sizeof(part));
+			(void)unlink(part);
+		}
 		if (row.rc < 0)
 			rc = row.rc;
 	}
