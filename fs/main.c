@@ -31,6 +31,7 @@ struct hdpmfs_opts {
 	int cow; /* -o cow */
 	int nogc; /* -o nogc: no background GC thread */
 	unsigned gc_free_pct; /* -o gc_free_pct=N */
+	unsigned gc_interval_ms; /* -o gc_interval_ms=N */
 	int show_help;
 	int show_version;
 	int extra_arg; /* a third positional argument */
@@ -43,6 +44,8 @@ static const struct fuse_opt hdpmfs_opts_spec[] = {
 	{ "cow", offsetof(struct hdpmfs_opts, cow), 1 },
 	{ "nogc", offsetof(struct hdpmfs_opts, nogc), 1 },
 	{ "gc_free_pct=%u", offsetof(struct hdpmfs_opts, gc_free_pct), 0 },
+	{ "gc_interval_ms=%u", offsetof(struct hdpmfs_opts, gc_interval_ms),
+	  0 },
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -63,6 +66,7 @@ static void usage(FILE *f)
 	      "  -o nogc         no background GC thread\n"
 	      "  -o gc_free_pct=N  background GC runs while free space is\n"
 	      "                  below N % of the heap (default 20)\n"
+	      "  -o gc_interval_ms=N  how often it checks (default 1000)\n"
 	      "  -f              stay in the foreground\n"
 	      "  -d              debug: foreground, log every request and "
 	      "failure\n"
@@ -133,6 +137,8 @@ static int parse_args(struct fuse_args *args, struct hdpmfs_opts *o,
 		return usage_error("too many arguments");
 	if (o->gc_free_pct > 100)
 		return usage_error("gc_free_pct must be 0..100");
+	if (!o->gc_interval_ms || o->gc_interval_ms > 3600000)
+		return usage_error("gc_interval_ms must be 1..3600000");
 	if (fuse_parse_cmdline(args, copts) != 0)
 		return usage_error("bad FUSE options");
 	return -1;
@@ -152,6 +158,7 @@ static int fs_open(struct hdpmfs *h, const char *pool,
 	}
 	hdpm_gc_config_init(&cfg);
 	cfg.free_pct = o->gc_free_pct;
+	cfg.interval_ms = o->gc_interval_ms;
 	/* the GC thread starts after fuse_daemonize's fork (serve) */
 	rc = hdpm_mount_config(h->heap,
 			       HDPM_NO_GC_THREAD |
@@ -253,6 +260,7 @@ int main(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	o.gc_free_pct = 20;
+	o.gc_interval_ms = 1000;
 	memset(&copts, 0, sizeof(copts));
 	memset(&h, 0, sizeof(h));
 	util_log_init();

@@ -63,7 +63,9 @@ struct hdpm_gc_config {
 	uint32_t free_pct; /* run while free space < free_pct % of the heap
 			      (0..100; default 20) */
 	uint32_t batch; /* pages merged per step, 1..32 (default 16) */
-	uint32_t interval_ms; /* the thread's check period (default 20) */
+	uint32_t interval_ms; /* the thread's check period (default 1000:
+				 the free-space check, pma_heap_stats,
+				 costs milliseconds on a large heap) */
 	uint32_t min_log_bytes; /* pages with smaller logs stay (default 256) */
 };
 /* the defaults above */
@@ -221,7 +223,7 @@ struct hdpm_fs_info {
 	uint64_t dirs; /* "/" included */
 	uint64_t file_bytes; /* sum of the file sizes */
 	uint64_t pages; /* page objects (4 KiB of data each) */
-	uint64_t log_chunks; /* page logs allocated */
+	uint64_t log_chunks; /* pages with a log (entries) */
 	uint64_t log_entries; /* valid entries in them */
 	uint64_t log_bytes; /* published log bytes, entry headers included */
 	uint64_t log_live_bytes; /* log data bytes a read still returns */
@@ -244,7 +246,7 @@ struct hdpm_file_info {
 	uint32_t rsvd;
 	uint64_t size;
 	uint64_t pages; /* page objects */
-	uint64_t log_pages; /* pages with a log chunk */
+	uint64_t log_pages; /* pages with a log (entries) */
 	uint64_t log_entries;
 	uint64_t log_bytes;
 	uint64_t log_live_bytes;
@@ -254,11 +256,14 @@ struct hdpm_file_info {
 struct hdpm_page_info {
 	uint64_t index; /* page number in the file (byte index * 4096) */
 	uint64_t page_off; /* pool offset of the page object */
-	uint64_t log_off; /* pool offset of its log chunk, 0: none */
+	uint64_t log_off; /* pool offset of its log (inside the page
+			     object), 0: no entries */
 	uint64_t log_entries;
-	uint64_t log_bytes; /* the log tail */
+	uint64_t log_bytes; /* the log tail (positions: entries, headers
+			       and a pad before the chunk) */
 	uint64_t log_live_bytes;
 	uint64_t log_dead_bytes;
+	uint64_t log_chunk_off; /* its overflow log chunk, 0: none */
 };
 /* non-zero stops hdpm_file_walk, which returns that value; called with
  * the fs lock held: must not call into the fs */

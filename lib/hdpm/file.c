@@ -157,10 +157,13 @@ static int write_fast(struct hdpm_fs *fs, struct hdpm_inode *inode,
 	/* the background GC may replace the page until it is claimed: the
 	 * entry read after the claim is the one to append to */
 	page = __atomic_load_n(&index[p], __ATOMIC_ACQUIRE);
+	/* the log's first lines: their miss overlaps the header's (the
+	 * entry's place depends on the tail read from the header) */
+	__builtin_prefetch((char *)hdpm_page_hdr(fs, page) + HDPM_PAGE_LOG_OFF,
+			   1);
 	hdpm_gc_claim_page(fs, page);
 	if (__atomic_load_n(&index[p], __ATOMIC_ACQUIRE) == page &&
-	    hdpm_page_hdr(fs, page)->log_off &&
-	    hdpm_page_log_fits(fs, page, (unsigned)len))
+	    hdpm_page_log_fast(fs, page, (unsigned)len))
 		rc = hdpm_page_log_append(fs, page, a, buf, (unsigned)len, 0);
 	hdpm_gc_release(fs);
 	return rc;

@@ -114,6 +114,12 @@ static int fs_recover(struct hdpm_fs *fs)
 	uint64_t i;
 	int rc;
 
+	if (!fs->rdonly) {
+		/* new pages of this mount get nonces no earlier page had */
+		fs->sb->mounts++;
+		pma_persist(fs->heap, &fs->sb->mounts, sizeof(fs->sb->mounts));
+	}
+	fs->nonce_base = fs->sb->mounts << 32;
 	rc = fs->rdonly ? 0 : hdpm_tx_recover(fs);
 	/* after the tx journal: its undo may put back a word the GC's
 	 * recovery looks at */

@@ -76,7 +76,9 @@ void hdpm_gc_release(struct hdpm_fs *fs)
 	 * sees the new gen */
 	if (ld(&fs->gc.w_claim) == HDPM_CLAIM_ALL)
 		__atomic_add_fetch(&fs->gc.gen, 1, __ATOMIC_SEQ_CST);
-	st(&fs->gc.w_claim, 0);
+	/* release is enough here: a GC that loads 0 sees what the claim
+	 * covered (only the claim store needs the store-load order) */
+	__atomic_store_n(&fs->gc.w_claim, 0, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------ journal */
@@ -215,9 +217,15 @@ static void cand_add(struct gc_cand *c, unsigned *n, unsigned max,
 {
 	unsigned i;
 
-	if (*n == max && c[max - 1].tail >= x->tail)
+	if (!max)
 		return;
-	i = *n < max ? (*n)++ : max - 1;
+	if (*n < max) {
+		i = (*n)++;
+	} else {
+		if (c[max - 1].tail >= x->tail)
+			return;
+		i = max - 1;
+	}
 	for (; i > 0 && c[i - 1].tail < x->tail; i--)
 		c[i] = c[i - 1];
 	c[i] = *x;
@@ -241,7 +249,7 @@ static void scan_file(struct hdpm_fs *fs, uint64_t ino, struct gc_cand *c,
 			continue;
 		x.tail = ld(&hdpm_page_hdr(fs, x.page)->log_tail);
 		if (x.tail >= fs->gc.cfg.min_log_bytes &&
-		    x.tail <= HDPM_LOG_SIZE)
+		    x.tail <= HDPM_LOG_TOTAL)
 			cand_add(c, n, fs->gc.cfg.batch, &x);
 	}
 }
@@ -279,7 +287,7 @@ static int gc_build(struct hdpm_fs *fs, uint64_t *word, uint64_t page,
 				       pma_errormsg());
 	}
 	pma_memcpy_flush(fs->heap, hdpm_direct(fs, fs->sb->gc_slot), buf,
-			 HDPM_PAGE_OBJ_SIZE);
+			 HDPM_PAGE_NEW_SIZE);
 	/* the new page is durable before it is published */
 	pma_drain(fs->heap);
 	return 0;
@@ -353,10 +361,12 @@ static int gc_merge(struct hdpm_fs *fs, const struct gc_cand *c, char *buf)
 	hdr = hdpm_page_hdr(fs, c->page);
 	tail = ld(&hdr->log_tail);
 	log_off = ld(&hdr->log_off);
-	if (!tail || tail > HDPM_LOG_SIZE ||
-	    !in_pool(fs, log_off, HDPM_LOG_SIZE))
+	/* positions past the inline part are in the chunk */
+	if (!tail || tail > HDPM_LOG_TOTAL ||
+	    (log_off && !in_pool(fs, log_off, HDPM_LOG_SIZE)) ||
+	    (tail > HDPM_LOG_INLINE && !log_off))
 		return 0;
-	memset(buf, 0, sizeof(struct hdpm_page_hdr));
+	(void)hdpm_page_prepare(fs, buf);
 	hdpm_page_read_at(fs, c->page, log_off, tail, 0, HDPM_PAGE_SIZE,
 			  buf + sizeof(struct hdpm_page_hdr));
 	rc = gc_build(fs, word, c->page, buf);
@@ -390,8 +400,8 @@ static int gc_retire(struct hdpm_fs *fs)
 
 int hdpm_gc_background(struct hdpm_fs *fs, unsigned flags)
 {
-	struct gc_cand cand[HDPM_GC_BATCH_MAX];
-	char buf[HDPM_PAGE_OBJ_SIZE];
+	struct gc_cand cand[HDPM_GC_BATCH_MAX] = { 0 };
+	char buf[HDPM_PAGE_NEW_SIZE];
 	unsigned n, i;
 	int rc = 0, merged = 0, rrc;
 
@@ -450,7 +460,7 @@ void hdpm_gc_config_init(struct hdpm_gc_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->free_pct = 20;
 	cfg->batch = 16;
-	cfg->interval_ms = 20;
+	cfg->interval_ms = 1000;
 	cfg->min_log_bytes = 256;
 }
 
@@ -467,11 +477,11 @@ static int config_check(const struct hdpm_gc_config *cfg)
 				       "gc interval %u ms is not in "
 				       "1..3600000",
 				       cfg->interval_ms);
-	if (cfg->min_log_bytes > HDPM_LOG_SIZE)
+	if (cfg->min_log_bytes > HDPM_LOG_TOTAL)
 		return util_errmsg_set(EINVAL,
 				       "gc min_log_bytes %u is above the "
 				       "log size %u",
-				       cfg->min_log_bytes, HDPM_LOG_SIZE);
+				       cfg->min_log_bytes, HDPM_LOG_TOTAL);
 	return 0;
 }
 

@@ -70,7 +70,13 @@ struct hdpm_fs {
 	int tx_frees; /* the running tx has commit actions */
 	struct hdpm_stats stats;
 	struct hdpm_gc_state gc;
+	uint64_t nonce_base; /* sb->mounts << 32 */
+	uint64_t nonce_next; /* atomic: pages made in this mount */
 };
+
+/* bytes of a new page object that are written: header, data and the
+ * first (zero) log entry slot */
+#define HDPM_PAGE_NEW_SIZE (HDPM_PAGE_LOG_OFF + sizeof(struct hdpm_log_ent))
 
 struct hdpm_file {
 	struct hdpm_fs *fs;
@@ -135,7 +141,15 @@ void hdpm_page_read_at(struct hdpm_fs *fs, uint64_t page_off, uint64_t log_off,
 		       uint64_t tail, unsigned a, unsigned b, char *dst);
 /* can [a, a+len) go to page's log (no merge due, room left)? */
 int hdpm_page_log_fits(struct hdpm_fs *fs, uint64_t page_off, unsigned len);
-/* append (the tx journals the tail unless tx_less) */
+/* ... and without a journal: no overflow chunk to allocate */
+int hdpm_page_log_fast(struct hdpm_fs *fs, uint64_t page_off, unsigned len);
+/* void the log entry at pos (undo of a journaled append), flushed */
+void hdpm_page_void_entry(struct hdpm_fs *fs, uint64_t page_off, uint64_t pos);
+/* a new page object in obj (HDPM_PAGE_NEW_SIZE bytes): header with a new
+ * nonce, empty log; the caller fills the data; returns the bytes to copy */
+size_t hdpm_page_prepare(struct hdpm_fs *fs, char *obj);
+/* append (journal: inside a tx, which journals the tail; else the
+ * one-append path, which needs hdpm_page_log_fast) */
 int hdpm_page_log_append(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
 			 const char *data, unsigned len, int journal);
 /* copy-on-write of the page named by *entry: the new page holds the old
@@ -146,9 +160,11 @@ int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
 /* validate a page's log at mount; cuts a torn tail (returns 1 if cut) */
 int hdpm_page_log_check(struct hdpm_fs *fs, uint64_t page_off);
 /* the valid entries of a page's log, oldest first, into ret_ents
- * (HDPM_LOG_SIZE / HDPM_LOG_ALIGN slots); returns the count */
+ * (HDPM_LOG_TOTAL / HDPM_LOG_ALIGN slots); returns the count, and where
+ * the last one ends in *ret_end */
 unsigned hdpm_page_log_entries(struct hdpm_fs *fs, uint64_t page_off,
-			       struct hdpm_log_ent **ret_ents);
+			       struct hdpm_log_ent **ret_ents,
+			       uint64_t *ret_end);
 /* merge a page's log in its own tx (inline GC) */
 int hdpm_page_merge(struct hdpm_fs *fs, uint64_t *entry);
 

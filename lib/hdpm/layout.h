@@ -33,28 +33,50 @@
 #define HDPM_NINODES 4096u /* inodes of a new file system */
 #define HDPM_NAME_MAX 255u
 #define HDPM_PATH_MAX 4096u
-#define HDPM_LOG_SIZE 2048u /* bytes of one page's log chunk */
-#define HDPM_LOG_GC 1536u /* a log past this is merged (inline GC) */
+#define HDPM_LOG_INLINE 448u /* log bytes inside the page object */
+#define HDPM_LOG_SIZE 2048u /* bytes of one page's overflow log chunk */
+#define HDPM_LOG_TOTAL (HDPM_LOG_INLINE + HDPM_LOG_SIZE) /* log positions */
+#define HDPM_LOG_GC 1984u /* a log past this is merged (inline GC) */
 #define HDPM_LOG_DATA_MAX 1024u /* larger partial writes go CoW */
 #define HDPM_TX_MAX 300u /* journal records of one operation */
 #define HDPM_WRITE_MAX_PAGES 256u /* pages of one atomic write */
 #define HDPM_MAX_PAGES (1ULL << 28) /* 1 TiB files */
 #define HDPM_GC_BATCH_MAX 32u /* pages one background GC step merges */
 
-/* at the start of every page object; the data follow */
+/*
+ * A page object: this header, the 4096 data bytes, then the first
+ * HDPM_LOG_INLINE bytes of the page's log (4608 bytes: the allocation
+ * class a 4160-byte object gets anyway). Log positions [0, INLINE) are in
+ * the object, [INLINE, TOTAL) in the overflow chunk at log_off, allocated
+ * by the first entry that does not fit inline. An entry never straddles:
+ * one that does not fit in the inline rest goes to INLINE, after a pad
+ * entry (seq HDPM_LOG_PAD, len 0) at its old place.
+ *
+ * The tail is published with a plain store and is NOT flushed by an
+ * append: an entry is committed when it is durable (one fence), and the
+ * mount finds the end of the log by checking entries past the stored
+ * tail (crc and sequence). The crc covers the page's nonce, unique to
+ * this page object's life, so entries of an older life of the same bytes
+ * never validate; a new page starts with a zeroed first entry.
+ */
 struct hdpm_page_hdr {
-	uint64_t log_off; /* the log chunk, 0 until the first append */
-	uint64_t log_tail; /* bytes of published entries in the chunk */
-	uint64_t rsvd[6];
+	uint64_t log_off; /* the overflow chunk, 0 until needed */
+	uint64_t log_tail; /* log bytes of published entries (positions) */
+	uint64_t nonce; /* this page object's life, in every entry's crc */
+	uint64_t rsvd[5];
 };
 static_assert(sizeof(struct hdpm_page_hdr) == 64, "page header size");
-#define HDPM_PAGE_OBJ_SIZE (sizeof(struct hdpm_page_hdr) + HDPM_PAGE_SIZE)
+#define HDPM_PAGE_LOG_OFF (sizeof(struct hdpm_page_hdr) + HDPM_PAGE_SIZE)
+#define HDPM_PAGE_OBJ_SIZE (HDPM_PAGE_LOG_OFF + HDPM_LOG_INLINE)
+static_assert(HDPM_PAGE_OBJ_SIZE == 4608, "page object size");
+#define HDPM_LOG_PAD 0xffffffffu /* seq of a pad entry */
 
 /*
  * One log entry: this header, then len data bytes, padded to 16 bytes.
- * crc: crc32c seeded with the page object's offset, over the header
- * (crc = 0) and the data, so an entry of another page or an older use of
- * the chunk never validates. seq: 1 + the entry's index in the log.
+ * crc: crc32c seeded with the page object's offset, over its nonce, the
+ * header (crc = 0) and the data, so an entry of another page or an older
+ * life of the bytes never validates. seq: 1 + the entry's position / 16
+ * (HDPM_LOG_PAD for a pad).
  */
 struct hdpm_log_ent {
 	uint32_t crc;
@@ -88,6 +110,8 @@ enum hdpm_rec_kind {
 	HDPM_REC_FREE_TAIL = 4, /* word: inode; old: first page index;
 				   commit frees those pages */
 	HDPM_REC_FREE_INODE = 5, /* word: inode; commit frees all its blocks */
+	HDPM_REC_TAIL = 6, /* word: a log tail; undo restores it and voids
+			      the entry at the old tail */
 };
 
 /* a journal record; valid iff seq is the journal's and crc matches */
@@ -166,7 +190,7 @@ struct hdpm_super {
 	uint64_t alloc_slot; /* dest of every HDPM allocation */
 	uint64_t free_slot; /* dest of every HDPM free */
 	uint64_t jstate; /* enum hdpm_jstate | seq << 8 */
-	uint64_t rsvd1;
+	uint64_t mounts; /* read-write mounts: the high bits of nonces */
 	struct hdpm_intent intent; /* own cache line */
 	uint64_t rsvd2[5];
 	struct hdpm_rec recs[HDPM_TX_MAX];

@@ -2,8 +2,10 @@
 /*
  * hdpm page: one page object (header + 4 KiB base data) and its log.
  *
- * Small writes append an entry (header + data) to the page's log chunk,
- * persist it, then publish the new log tail with one 8-byte store. Reads
+ * Small writes append an entry (header + data) to the page's log (inline
+ * in the page object, then an overflow chunk), persist it (its commit
+ * point: one fence), then publish the new log tail with one 8-byte store
+ * that is not flushed (the mount finds the end from the entries). Reads
  * walk the entries newest first and copy only the bytes no newer entry
  * has supplied, straight into the caller's buffer, then the remaining
  * gaps from the base page: no page is rebuilt to read it. A page whose
@@ -17,7 +19,7 @@
 #include "util/errmsg.h"
 #include "util/log.h"
 
-#define MAX_ENTS (HDPM_LOG_SIZE / HDPM_LOG_ALIGN)
+#define MAX_ENTS (HDPM_LOG_TOTAL / HDPM_LOG_ALIGN)
 
 struct hdpm_page_hdr *hdpm_page_hdr(struct hdpm_fs *fs, uint64_t page_off)
 {
@@ -36,47 +38,115 @@ static unsigned ent_size(unsigned len)
 	       ((len + HDPM_LOG_ALIGN - 1) & ~(HDPM_LOG_ALIGN - 1));
 }
 
-static uint32_t ent_crc(uint64_t page_off, const struct hdpm_log_ent *ent,
-			const void *data)
+/* where an entry of len bytes goes when the log ends at tail: at the
+ * tail, or at the chunk's start if it does not fit in the inline rest */
+static uint64_t ent_place(uint64_t tail, unsigned len)
+{
+	if (tail < HDPM_LOG_INLINE && tail + ent_size(len) > HDPM_LOG_INLINE)
+		return HDPM_LOG_INLINE;
+	return tail;
+}
+
+/* a page's log: positions [0, INLINE) in the object, the rest in the
+ * chunk (NULL: none) */
+struct log_view {
+	uint64_t page_off;
+	uint64_t nonce;
+	char *inl;
+	char *chunk;
+};
+
+static void view_init(struct hdpm_fs *fs, uint64_t page_off, uint64_t log_off,
+		      struct log_view *v)
+{
+	v->page_off = page_off;
+	v->nonce = hdpm_page_hdr(fs, page_off)->nonce;
+	v->inl = (char *)hdpm_page_hdr(fs, page_off) + HDPM_PAGE_LOG_OFF;
+	v->chunk = log_off ? hdpm_direct(fs, log_off) : NULL;
+}
+
+static struct hdpm_log_ent *ent_at(const struct log_view *v, uint64_t pos)
+{
+	if (pos < HDPM_LOG_INLINE)
+		return (void *)(v->inl + pos);
+	if (!v->chunk || pos >= HDPM_LOG_TOTAL)
+		return NULL;
+	return (void *)(v->chunk + (pos - HDPM_LOG_INLINE));
+}
+
+static uint32_t ent_crc(const struct log_view *v,
+			const struct hdpm_log_ent *ent, const void *data)
 {
 	struct hdpm_log_ent h = *ent;
-	uint32_t crc = (uint32_t)(page_off ^ page_off >> 32);
+	uint32_t crc = (uint32_t)(v->page_off ^ v->page_off >> 32);
 
 	h.crc = 0;
+	crc = util_crc32c(crc, &v->nonce, sizeof(v->nonce));
 	crc = util_crc32c(crc, &h, sizeof(h));
 	return util_crc32c(crc, data, h.len);
 }
 
+/* an entry's seq: 1 + its slot (its position / 16), so the append path
+ * need not count the entries before it */
+static uint32_t ent_seq(uint64_t pos)
+{
+	return (uint32_t)(pos / HDPM_LOG_ALIGN) + 1;
+}
+
+static int is_pad(const struct hdpm_log_ent *ent, uint64_t pos)
+{
+	return pos < HDPM_LOG_INLINE && ent->seq == HDPM_LOG_PAD && !ent->len &&
+	       !ent->off;
+}
+
+/* a real entry at pos, inside limit */
+static int ent_ok(const struct log_view *v, const struct hdpm_log_ent *ent,
+		  uint64_t pos, uint64_t limit, int verify)
+{
+	uint64_t seg_end = pos < HDPM_LOG_INLINE ? HDPM_LOG_INLINE :
+						   HDPM_LOG_TOTAL;
+
+	return ent->seq == ent_seq(pos) && ent->len &&
+	       ent->len <= HDPM_LOG_DATA_MAX &&
+	       ent->off + ent->len <= HDPM_PAGE_SIZE &&
+	       pos + ent_size(ent->len) <= limit &&
+	       pos + ent_size(ent->len) <= seg_end &&
+	       (!verify || ent->crc == ent_crc(v, ent, ent + 1));
+}
+
 /*
- * The entries of a log: their positions in ret_pos (oldest first), valid
- * up to tail; stops at the first bad one. Returns the count; *ret_end is
- * where the valid entries end. Without verify the checksums are not
- * computed (the shape still is): entries before the tail were durable
- * before it was published and the mount checked them, so the read and
- * append paths trust them; the mount check and the inspection views
- * verify.
+ * The entries of a log: their positions in ret_pos (oldest first), up to
+ * limit; stops at the first bad one. Returns the count; *ret_end is where
+ * the last valid entry ends (a pad alone does not count). Without verify
+ * the checksums are not computed (the shape still is): entries before
+ * the published tail were durable before it, and the mount checked them.
+ * The mount check, the inspection views and read-only mounts verify and
+ * look past the stored tail (it is not flushed by appends).
  */
-static unsigned log_scan(struct hdpm_fs *fs, uint64_t page_off, const char *log,
-			 uint64_t tail, int verify, uint16_t *ret_pos,
-			 uint64_t *ret_end)
+static unsigned log_scan(const struct log_view *v, uint64_t limit, int verify,
+			 uint16_t *ret_pos, uint64_t *ret_end)
 {
 	const struct hdpm_log_ent *ent;
-	uint64_t pos = 0;
+	uint64_t pos = 0, end = 0;
 	unsigned n = 0;
 
-	(void)fs;
-	while (pos + sizeof(*ent) <= tail && n < MAX_ENTS) {
-		ent = (const void *)(log + pos);
-		if (ent->seq != n + 1 || !ent->len ||
-		    ent->len > HDPM_LOG_DATA_MAX ||
-		    ent->off + ent->len > HDPM_PAGE_SIZE ||
-		    pos + ent_size(ent->len) > tail ||
-		    (verify && ent->crc != ent_crc(page_off, ent, ent + 1)))
+	while (pos + sizeof(*ent) <= limit && n < MAX_ENTS) {
+		ent = ent_at(v, pos);
+		if (!ent)
+			break;
+		if (is_pad(ent, pos)) {
+			if (verify && ent->crc != ent_crc(v, ent, ent + 1))
+				break;
+			pos = HDPM_LOG_INLINE;
+			continue;
+		}
+		if (!ent_ok(v, ent, pos, limit, verify))
 			break;
 		ret_pos[n++] = (uint16_t)pos;
 		pos += ent_size(ent->len);
+		end = pos;
 	}
-	*ret_end = pos;
+	*ret_end = end;
 	return n;
 }
 
@@ -140,8 +210,9 @@ void hdpm_page_read_at(struct hdpm_fs *fs, uint64_t page_off, uint64_t log_off,
 {
 	const struct hdpm_log_ent *ent;
 	uint16_t pos[MAX_ENTS];
+	struct log_view v;
 	struct gaps g;
-	const char *log, *base;
+	const char *base;
 	uint64_t end;
 	unsigned n, i;
 
@@ -150,19 +221,22 @@ void hdpm_page_read_at(struct hdpm_fs *fs, uint64_t page_off, uint64_t log_off,
 		return;
 	}
 	base = page_data(fs, page_off);
-	if (!tail || tail > HDPM_LOG_SIZE) {
+	/* a read-only mount did not check the logs: it verifies them and
+	 * looks past the stored tail */
+	if (fs->rdonly)
+		tail = HDPM_LOG_TOTAL;
+	if (!tail || tail > HDPM_LOG_TOTAL) {
 		memcpy(dst, base + a, b - a);
 		return;
 	}
 	g.n = 1;
 	g.lo[0] = a;
 	g.hi[0] = b;
-	log = log_off ? hdpm_direct(fs, log_off) : NULL;
-	/* a read-only mount did not check the logs: it verifies them here */
-	n = log ? log_scan(fs, page_off, log, tail, fs->rdonly, pos, &end) : 0;
+	view_init(fs, page_off, log_off, &v);
+	n = log_scan(&v, tail, fs->rdonly, pos, &end);
 	/* newest first: a byte comes from the newest entry that has it */
 	for (i = n; i-- > 0 && g.n;) {
-		ent = (const void *)(log + pos[i]);
+		ent = ent_at(&v, pos[i]);
 		gaps_fill(&g, a, dst, ent->off, ent->len,
 			  (const char *)(ent + 1));
 	}
@@ -175,49 +249,77 @@ int hdpm_page_log_fits(struct hdpm_fs *fs, uint64_t page_off, unsigned len)
 	struct hdpm_page_hdr *hdr = hdpm_page_hdr(fs, page_off);
 
 	return len <= HDPM_LOG_DATA_MAX && hdr->log_tail <= HDPM_LOG_GC &&
-	       hdr->log_tail + ent_size(len) <= HDPM_LOG_SIZE;
+	       ent_place(hdr->log_tail, len) + ent_size(len) <= HDPM_LOG_TOTAL;
 }
 
-/* entries in the log up to its tail */
-static unsigned log_count(struct hdpm_fs *fs, uint64_t page_off)
+int hdpm_page_log_fast(struct hdpm_fs *fs, uint64_t page_off, unsigned len)
 {
 	struct hdpm_page_hdr *hdr = hdpm_page_hdr(fs, page_off);
-	uint16_t pos[MAX_ENTS];
-	uint64_t end;
 
-	if (!hdr->log_off || !hdr->log_tail)
-		return 0;
-	return log_scan(fs, page_off, hdpm_direct(fs, hdr->log_off),
-			hdr->log_tail, 0, pos, &end);
+	return hdpm_page_log_fits(fs, page_off, len) &&
+	       (hdr->log_off || ent_place(hdr->log_tail, len) + ent_size(len) <=
+					HDPM_LOG_INLINE);
 }
 
 unsigned hdpm_page_log_entries(struct hdpm_fs *fs, uint64_t page_off,
-			       struct hdpm_log_ent **ret_ents)
+			       struct hdpm_log_ent **ret_ents,
+			       uint64_t *ret_end)
 {
 	struct hdpm_page_hdr *hdr = hdpm_page_hdr(fs, page_off);
+	uint64_t end, limit = fs->rdonly ? HDPM_LOG_TOTAL : hdr->log_tail;
 	uint16_t pos[MAX_ENTS];
-	uint64_t end;
-	char *log;
+	struct log_view v;
 	unsigned n, i;
 
-	if (!hdr->log_off || !hdr->log_tail || hdr->log_tail > HDPM_LOG_SIZE)
+	*ret_end = 0;
+	if (!limit || limit > HDPM_LOG_TOTAL)
 		return 0;
-	log = hdpm_direct(fs, hdr->log_off);
-	n = log_scan(fs, page_off, log, hdr->log_tail, 1, pos, &end);
+	view_init(fs, page_off, hdr->log_off, &v);
+	n = log_scan(&v, limit, 1, pos, &end);
+	*ret_end = end;
 	for (i = 0; i < n; i++)
-		ret_ents[i] = (void *)(log + pos[i]);
+		ret_ents[i] = ent_at(&v, pos[i]);
 	return n;
+}
+
+/* write (and flush) a pad at tail and the entry at place */
+static void log_write(struct hdpm_fs *fs, uint64_t page_off, uint64_t place,
+		      unsigned a, const char *data, unsigned len)
+{
+	struct hdpm_page_hdr *hdr = hdpm_page_hdr(fs, page_off);
+	struct hdpm_log_ent *ent;
+	struct log_view v;
+
+	view_init(fs, page_off, hdr->log_off, &v);
+	if (place != hdr->log_tail) {
+		ent = ent_at(&v, hdr->log_tail);
+		memset(ent, 0, sizeof(*ent));
+		ent->seq = HDPM_LOG_PAD;
+		ent->crc = ent_crc(&v, ent, ent + 1);
+		pma_flush(fs->heap, ent, sizeof(*ent));
+	}
+	ent = ent_at(&v, place);
+	ent->seq = ent_seq(place);
+	ent->off = (uint16_t)a;
+	ent->len = (uint16_t)len;
+	ent->rsvd = 0;
+	memcpy(ent + 1, data, len);
+	ent->crc = ent_crc(&v, ent, data);
+	pma_flush(fs->heap, ent, ent_size(len));
 }
 
 int hdpm_page_log_append(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
 			 const char *data, unsigned len, int journal)
 {
 	struct hdpm_page_hdr *hdr = hdpm_page_hdr(fs, page_off);
-	struct hdpm_log_ent *ent;
+	uint64_t place = ent_place(hdr->log_tail, len);
 	int rc;
 
-	if (!hdr->log_off) {
-		/* the first append: a log chunk, journaled (undo frees it) */
+	if (place + ent_size(len) > HDPM_LOG_INLINE && !hdr->log_off) {
+		/* the first entry past the inline part: the overflow chunk,
+		 * journaled (undo frees it) */
+		if (!journal)
+			return util_errmsg_set(EINVAL, "log chunk needed");
 		rc = hdpm_tx_log(fs, HDPM_REC_BLOCK, &hdr->log_off);
 		if (rc == 0)
 			rc = hdpm_tx_alloc(fs, HDPM_LOG_SIZE, &hdr->log_off);
@@ -225,43 +327,68 @@ int hdpm_page_log_append(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
 			return rc;
 	}
 	if (journal) {
-		rc = hdpm_tx_log(fs, HDPM_REC_WORD, &hdr->log_tail);
+		rc = hdpm_tx_log(fs, HDPM_REC_TAIL, &hdr->log_tail);
 		if (rc < 0)
 			return rc;
 	}
-	ent = (void *)((char *)hdpm_direct(fs, hdr->log_off) + hdr->log_tail);
-	ent->seq = log_count(fs, page_off) + 1;
-	ent->off = (uint16_t)a;
-	ent->len = (uint16_t)len;
-	ent->rsvd = 0;
-	memcpy(ent + 1, data, len);
-	ent->crc = ent_crc(page_off, ent, data);
-	pma_flush(fs->heap, ent, ent_size(len));
-	/* the entry is durable before the tail that publishes it */
-	if (!journal)
-		pma_drain(fs->heap);
-	hdpm_tx_set(fs, &hdr->log_tail, hdr->log_tail + ent_size(len));
-	if (!journal)
-		pma_drain(fs->heap);
+	log_write(fs, page_off, place, a, data, len);
 	fs->stats.log_appends++;
+	if (journal) {
+		hdpm_tx_set(fs, &hdr->log_tail, place + ent_size(len));
+		return 0;
+	}
+	/* durable, so committed: the mount finds it past a stale tail. The
+	 * tail store publishes it to readers and is not flushed */
+	pma_drain(fs->heap);
+	__atomic_store_n(&hdr->log_tail, place + ent_size(len),
+			 __ATOMIC_RELEASE);
 	return 0;
+}
+
+void hdpm_page_void_entry(struct hdpm_fs *fs, uint64_t page_off, uint64_t pos)
+{
+	struct hdpm_page_hdr *hdr = hdpm_page_hdr(fs, page_off);
+	struct hdpm_log_ent *ent;
+	struct log_view v;
+
+	view_init(fs, page_off,
+		  hdpm_block_live(fs, hdr->log_off) ? hdr->log_off : 0, &v);
+	ent = ent_at(&v, pos);
+	if (!ent)
+		return;
+	memset(ent, 0, sizeof(*ent));
+	pma_flush(fs->heap, ent, sizeof(*ent));
+}
+
+size_t hdpm_page_prepare(struct hdpm_fs *fs, char *obj)
+{
+	struct hdpm_page_hdr *hdr = (void *)obj;
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->nonce = fs->nonce_base |
+		     (__atomic_add_fetch(&fs->nonce_next, 1, __ATOMIC_RELAXED) &
+		      0xffffffffULL);
+	/* an empty log: the first entry slot is zero */
+	memset(obj + HDPM_PAGE_LOG_OFF, 0, sizeof(struct hdpm_log_ent));
+	return HDPM_PAGE_NEW_SIZE;
 }
 
 int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
 		  const char *data, unsigned len)
 {
-	char buf[HDPM_PAGE_OBJ_SIZE];
+	char buf[HDPM_PAGE_NEW_SIZE];
+	char *pdata = buf + sizeof(struct hdpm_page_hdr);
 	uint64_t old = *entry;
+	size_t size;
 	int rc;
 
-	memset(buf, 0, sizeof(struct hdpm_page_hdr));
+	size = hdpm_page_prepare(fs, buf);
 	if (a > 0 || len < HDPM_PAGE_SIZE || !data)
-		hdpm_page_read(fs, old, 0, HDPM_PAGE_SIZE,
-			       buf + sizeof(struct hdpm_page_hdr));
+		hdpm_page_read(fs, old, 0, HDPM_PAGE_SIZE, pdata);
 	if (data)
-		memcpy(buf + sizeof(struct hdpm_page_hdr) + a, data, len);
+		memcpy(pdata + a, data, len);
 	else
-		memset(buf + sizeof(struct hdpm_page_hdr) + a, 0, len);
+		memset(pdata + a, 0, len);
 	rc = hdpm_tx_log(fs, HDPM_REC_PAGE, entry);
 	if (rc == 0)
 		rc = hdpm_tx_alloc(fs, HDPM_PAGE_OBJ_SIZE, entry);
@@ -269,7 +396,7 @@ int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
 		return rc;
 	/* the new page is flushed here and fenced at commit, before the
 	 * journal lets the swap stand */
-	pma_memcpy_flush(fs->heap, hdpm_direct(fs, *entry), buf, sizeof(buf));
+	pma_memcpy_flush(fs->heap, hdpm_direct(fs, *entry), buf, size);
 	fs->stats.cow_pages++;
 	return 0;
 }
@@ -294,21 +421,24 @@ int hdpm_page_log_check(struct hdpm_fs *fs, uint64_t page_off)
 {
 	struct hdpm_page_hdr *hdr = hdpm_page_hdr(fs, page_off);
 	uint16_t pos[MAX_ENTS];
+	struct log_view v;
 	uint64_t end;
-	const char *log;
+	int cut;
 
-	if (!hdr->log_tail)
-		return 0;
-	log = hdr->log_off ? hdpm_direct(fs, hdr->log_off) : NULL;
-	end = 0;
-	if (log && hdr->log_tail <= HDPM_LOG_SIZE)
-		log_scan(fs, page_off, log, hdr->log_tail, 1, pos, &end);
+	/* appends do not flush the tail: the valid entries say where the
+	 * log ends (a chunk that is not live holds none) */
+	view_init(fs, page_off,
+		  hdpm_block_live(fs, hdr->log_off) ? hdr->log_off : 0, &v);
+	log_scan(&v, HDPM_LOG_TOTAL, 1, pos, &end);
 	if (end == hdr->log_tail)
 		return 0;
-	util_warn("hdpm: page 0x%llx: log tail %llu cut to %llu",
-		  (unsigned long long)page_off,
-		  (unsigned long long)hdr->log_tail, (unsigned long long)end);
+	cut = end < hdr->log_tail;
+	if (cut)
+		util_warn("hdpm: page 0x%llx: log tail %llu cut to %llu",
+			  (unsigned long long)page_off,
+			  (unsigned long long)hdr->log_tail,
+			  (unsigned long long)end);
 	hdr->log_tail = end;
 	pma_persist(fs->heap, &hdr->log_tail, sizeof(hdr->log_tail));
-	return 1;
+	return cut;
 }

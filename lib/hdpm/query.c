@@ -85,7 +85,7 @@ static void page_info(struct hdpm_fs *fs, uint64_t page_off, uint64_t size,
 		      uint64_t index, struct hdpm_page_info *pi)
 {
 	unsigned char seen[HDPM_PAGE_SIZE];
-	struct hdpm_log_ent *ents[HDPM_LOG_SIZE / HDPM_LOG_ALIGN];
+	struct hdpm_log_ent *ents[HDPM_LOG_TOTAL / HDPM_LOG_ALIGN];
 	uint64_t end = size > index * HDPM_PAGE_SIZE ?
 			       size - index * HDPM_PAGE_SIZE :
 			       0;
@@ -94,9 +94,10 @@ static void page_info(struct hdpm_fs *fs, uint64_t page_off, uint64_t size,
 	memset(pi, 0, sizeof(*pi));
 	pi->index = index;
 	pi->page_off = page_off;
-	pi->log_off = hdpm_page_hdr(fs, page_off)->log_off;
-	pi->log_bytes = hdpm_page_hdr(fs, page_off)->log_tail;
-	n = hdpm_page_log_entries(fs, page_off, ents);
+	n = hdpm_page_log_entries(fs, page_off, ents, &pi->log_bytes);
+	/* the log starts inside the page object */
+	pi->log_off = n ? page_off + HDPM_PAGE_LOG_OFF : 0;
+	pi->log_chunk_off = hdpm_page_hdr(fs, page_off)->log_off;
 	pi->log_entries = n;
 	memset(seen, 0, sizeof(seen));
 	/* newest first: a byte an older entry also has is dead there */

@@ -110,7 +110,7 @@ static int rec_add(struct hdpm_fs *fs, enum hdpm_rec_kind kind, uint64_t word,
 	 * no block has nothing to free: no COMMITTED state for it), and
 	 * the pages of a truncated or removed file */
 	if (kind == HDPM_REC_FREE_TAIL || kind == HDPM_REC_FREE_INODE ||
-	    (kind != HDPM_REC_WORD && old != 0))
+	    (kind != HDPM_REC_WORD && kind != HDPM_REC_TAIL && old != 0))
 		fs->tx_frees = 1;
 	return 0;
 }
@@ -228,6 +228,16 @@ static int rec_undo(struct hdpm_fs *fs, const struct hdpm_rec *rec)
 	if (!word || rec->word % 8)
 		return util_errmsg_set(EIO, "journal names bad word 0x%llx",
 				       (unsigned long long)rec->word);
+	if (rec->kind == HDPM_REC_TAIL) {
+		/* the entry at the old tail may be durable even if the tail
+		 * is not: void it, or the mount's log check would find it */
+		hdpm_tx_set(fs, word, rec->old);
+		hdpm_page_void_entry(fs,
+				     rec->word - offsetof(struct hdpm_page_hdr,
+							  log_tail),
+				     rec->old);
+		return 0;
+	}
 	cur = *word;
 	if (cur == rec->old)
 		return 0;

@@ -186,7 +186,7 @@ fio_job() {
 	need_fuse
 	command -v fio >/dev/null || skip "SKIP: fio is not installed"
 	# free space is always "short": the thread merges while fio writes
-	mount_fs -o gc_free_pct=100
+	mount_fs -o gc_free_pct=100,gc_interval_ms=5
 	run --separate-stderr fio_job --rw=randwrite --loops=4
 	assert_success
 	[ "$(jq '.jobs[0].error' <<<"$output")" = 0 ]
@@ -205,10 +205,13 @@ fio_job() {
 	umount_fs
 }
 
-@test "hdpmfs -o gc_free_pct above 100 is a usage error" {
+@test "hdpmfs -o gc_free_pct above 100, gc_interval_ms 0: usage errors" {
 	run hdpmfs "$T/p" "$M" -o gc_free_pct=101
 	[ "$status" -eq 2 ]
 	assert_output --partial "gc_free_pct must be 0..100"
+	run hdpmfs "$T/p" "$M" -o gc_interval_ms=0
+	[ "$status" -eq 2 ]
+	assert_output --partial "gc_interval_ms must be 1..3600000"
 }
 
 @test "fio random mixed reads and writes of 64 B to 4 KiB with verification" {
