@@ -186,6 +186,34 @@ static int hdr_copy_fsck(struct pfsck *c, unsigned i)
 	return error(c, code, 0, off, msg);
 }
 
+/*
+ * One copy is invalid: open falls back to the other only if the invalid
+ * copy held the same state (a torn update or damage, see layout.h), and a
+ * writable open then rewrites it (its finding is repairable). Otherwise
+ * it may be a newer state: open refuses to roll back, and so does fsck.
+ */
+static int damaged_copy_fsck(struct pfsck *c)
+{
+	const struct pool_hdr *d = &c->copies[!c->cur], *v = &c->copies[c->cur];
+	uint64_t seal;
+	char msg[300];
+	int rc;
+
+	memcpy(&seal, (const char *)d + POOL_HDR_SEAL_OFF, sizeof(seal));
+	rc = seal ? pool_hdr_check(d, sizeof(*d)) : -EINVAL;
+	if (!(rc == -EPROTONOSUPPORT && d->checksum == pool_hdr_checksum(d)) &&
+	    pool_hdr_same_state(d, v))
+		return 0;
+	snprintf(msg, sizeof(msg),
+		 "pool header copy %c is damaged and may hold a newer state "
+		 "than copy %c (generation %llu): open refuses to roll the "
+		 "pool back; restore part 0 from a backup",
+		 c->cur ? 'A' : 'B', c->cur ? 'B' : 'A',
+		 (unsigned long long)v->generation);
+	return error(c, "pool-hdr-damaged-state", 0,
+		     pool_hdr_copy_off((unsigned)!c->cur), msg);
+}
+
 /* which copy open uses, and whether the two agree */
 static int hdr_choose_fsck(struct pfsck *c)
 {
@@ -197,7 +225,9 @@ static int hdr_choose_fsck(struct pfsck *c)
 			     "no valid pool header copy: the pool cannot be "
 			     "opened and its parts and regions are unknown");
 	c->cur = !c->valid[0] || (c->valid[1] && b->generation > a->generation);
-	if (!c->valid[0] || !c->valid[1] || !memcmp(a, b, sizeof(*a)))
+	if (!c->valid[0] || !c->valid[1])
+		return damaged_copy_fsck(c);
+	if (!memcmp(a, b, sizeof(*a)))
 		return 0;
 	if (a->generation == b->generation) {
 		snprintf(msg, sizeof(msg),

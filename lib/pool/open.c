@@ -274,23 +274,6 @@ static int hdr_unsealed(const struct pool_hdr *h)
 	return seal == 0;
 }
 
-/* invalid copy d held the state of valid copy v: they differ only in the
- * body or only in the seal (layout.h), or d was never written */
-static int hdr_same_state(const struct pool_hdr *d, const struct pool_hdr *v)
-{
-	const char *a = (const char *)d, *b = (const char *)v;
-	size_t i;
-
-	if (!memcmp(a, b, POOL_HDR_SEAL_OFF) ||
-	    !memcmp(a + POOL_HDR_SEAL_OFF, b + POOL_HDR_SEAL_OFF,
-		    POOL_HDR_SEAL_SIZE))
-		return 1;
-	for (i = 0; i < sizeof(*d); i++)
-		if (a[i])
-			return 0;
-	return 1; /* all zero: create stopped before writing it */
-}
-
 /*
  * Copy bad failed its check (rc, msg) and copy cur is valid. Fall back to
  * cur only if bad held the same state; a read-only open with
@@ -308,7 +291,7 @@ static int hdr_damage_check(struct pool *pool, const struct pool_hdr *copies,
 		return util_errmsg_set(EPROTONOSUPPORT,
 				       "'%s': pool header copy %c: %s", path,
 				       dname, msg);
-	if (hdr_same_state(d, v)) {
+	if (pool_hdr_same_state(d, v)) {
 		/* usable, but never silently: every open reports it */
 		snprintf(pool->note_msg, sizeof(pool->note_msg),
 			 "pool header copy %c is invalid (%.400s: damaged, or "
