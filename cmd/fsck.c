@@ -102,8 +102,7 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 {
 	struct fsck_run *r = arg;
 
-	if (f->severity == POOL_FSCK_ERROR && !pma_fsck_repairable(f->code) &&
-	    !r->unrepairable++)
+	if (pma_fsck_blocks_repair(f) && !r->unrepairable++)
 		snprintf(r->first_unrepairable, sizeof(r->first_unrepairable),
 			 "%s", f->code);
 	if (r->quiet)

@@ -499,6 +499,22 @@ static int op_version_bad(const struct pma_fsck *f, const struct pma_op *op)
 	       v < PMA_HEAP_VERSION_EXT1;
 }
 
+/* a dest word recovery refuses (pma_heap_dest_addr): misaligned, in a
+ * part's headers, in the heap's metadata other than the root word, or
+ * not inside a part */
+static int dest_bad(const struct pma_fsck *f, uint64_t dest)
+{
+	uint64_t b = pool_off_byte(dest);
+
+	if (b < POOL_DATA_OFF || dest % sizeof(uint64_t))
+		return 1;
+	if (pool_off_part(dest) == 0 && b >= f->region_off &&
+	    b < f->data_base && b != f->region_off + PMA_ROOT_WORD_OFF)
+		return 1;
+	return !pool_direct(f->pool, dest) ||
+	       !pool_direct(f->pool, dest + sizeof(uint64_t) - 1);
+}
+
 static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 {
 	char where[160];
@@ -510,6 +526,14 @@ static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 			"%s: a heap of layout version %u has no such record",
 			op_where(f, a, op, where, sizeof(where)),
 			f->hdr->version);
+	if (op->dest && op->type != PMA_REC_SLAB_NEW && dest_bad(f, op->dest))
+		return pma_fsck_report(
+			f, "log-op-dest", POOL_FSCK_ERROR,
+			rec_off(f, a, op->index),
+			"%s: dest word 0x%llx is not a word the heap can store "
+			"to (recovery refuses the log)",
+			op_where(f, a, op, where, sizeof(where)),
+			(unsigned long long)op->dest);
 	if ((op->type == PMA_REC_ALLOC || op->type == PMA_REC_EXT_ALLOC) &&
 	    op->dest == pool_off_make(0, f->region_off + PMA_ROOT_WORD_OFF))
 		f->root_logged = 1;
@@ -637,12 +661,14 @@ int pma_fsck(const char *path, struct pool_fsck_sink *sink)
 					"the pool has no PMAlloc heap region");
 	}
 	map = pool_part_map(pool, 0);
+	f.pool = pool;
 	f.base = pm_map_addr(map);
 	f.region_off = region->off;
 	f.region_size = region->size;
 	f.hdr = (const struct pma_heap_hdr *)(const void *)(f.base +
 							    region->off);
 	rc = walk(&f);
+	f.pool = NULL;
 	pool_close(&pool); /* the library's open takes its own */
 	if (rc == 0 && !f.heap_errors && f.pmap)
 		rc = pma_fsck_library(&f, path);
@@ -666,6 +692,13 @@ int pma_fsck_repairable(const char *code)
 		if (!strcmp(code, codes[i]))
 			return 1;
 	return 0;
+}
+
+int pma_fsck_blocks_repair(const struct pool_fsck_finding *f)
+{
+	if (f->severity == POOL_FSCK_ERROR)
+		return !pma_fsck_repairable(f->code);
+	return !strcmp(f->code, "pool-feature-ro-compat");
 }
 
 int pma_fsck_repair(const char *path)

@@ -44,6 +44,9 @@ int pma_fsck(const char *path, struct pool_fsck_sink *sink);
  * nothing. 0, or -errno with a message.
  */
 int pma_fsck_repairable(const char *code);
+/* a finding that makes pma_fsck_repair impossible: an error it does not
+ * repair, or a pool only a read-only open accepts */
+int pma_fsck_blocks_repair(const struct pool_fsck_finding *f);
 int pma_fsck_repair(const char *path);
 
 /* heap.c: the header's magic, checksum, version and geometry against a
@@ -82,6 +85,7 @@ struct pma_fsck_arena {
 
 struct pma_fsck {
 	struct pool_fsck_sink *sink;
+	struct pool *pool; /* open read-only during the walk */
 	const char *base; /* part 0's mapping */
 	uint64_t region_off; /* byte offset of the heap region in part 0 */
 	uint64_t region_size;

@@ -214,6 +214,25 @@ static int damaged_copy_fsck(struct pfsck *c)
 		     pool_hdr_copy_off((unsigned)!c->cur), msg);
 }
 
+/* read-only compatible features this build does not know: the pool
+ * opens read-only only, so nothing (not --repair either) can write it */
+static int ro_compat_fsck(struct pfsck *c)
+{
+	const struct pool_hdr *h = &c->copies[c->cur];
+	uint64_t ro = h->feat_ro_compat & ~POOL_FEAT_RO_COMPAT_KNOWN;
+
+	if (!ro)
+		return 0;
+	return pool_fsck_report(c->sink, "pool-feature-ro-compat",
+				POOL_FSCK_WARNING, 0,
+				pool_hdr_copy_off((unsigned)c->cur),
+				"pool header copy %c: the pool uses read-only "
+				"compatible features 0x%llx this build does "
+				"not know: it opens read-only only, and is not "
+				"repaired",
+				c->cur ? 'B' : 'A', (unsigned long long)ro);
+}
+
 /* which copy open uses, and whether the two agree */
 static int hdr_choose_fsck(struct pfsck *c)
 {
@@ -418,7 +437,8 @@ static int pool_walk(struct pfsck *c)
 		rc = hdr_choose_fsck(c);
 	if (rc < 0 || c->cur < 0)
 		return rc;
-	if (c->phdr0_ok)
+	rc = ro_compat_fsck(c);
+	if (rc == 0 && c->phdr0_ok)
 		rc = part_link_fsck(c, 0, &c->phdr0, "part 0");
 	for (i = 1; rc == 0 && i < c->copies[c->cur].nparts; i++)
 		rc = part_fsck(c, i);

@@ -50,12 +50,10 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 		fprintf(stderr, "fuzz-fsck: %s: %s: %s\n",
 			pool_fsck_severity_name(f->severity), f->code,
 			f->message);
-	if (f->severity != POOL_FSCK_ERROR)
-		return 0;
-	if (!c->first[0] || (!c->unrepairable && !pma_fsck_repairable(f->code)))
+	if (pma_fsck_blocks_repair(f) && !c->unrepairable++)
 		snprintf(c->first, sizeof(c->first), "%s", f->code);
-	if (!pma_fsck_repairable(f->code))
-		c->unrepairable++;
+	else if (f->severity == POOL_FSCK_ERROR && !c->first[0])
+		snprintf(c->first, sizeof(c->first), "%s", f->code);
 	return 0;
 }
 
@@ -188,8 +186,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "fuzz-fsck: the check wrote the pool\n");
 		abort();
 	}
-	if (errors && c.unrepairable)
-		return 0; /* pmactl fsck --repair: exit 3, writes nothing */
+	if (c.unrepairable)
+		return 0; /* pmactl fsck --repair: exit 3, writes nothing;
+			   * or a pool only a read-only open accepts */
 	if (errors) {
 		if (pma_fsck_repair(fx.path) < 0) {
 			fprintf(stderr,
