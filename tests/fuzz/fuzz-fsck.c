@@ -179,10 +179,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned long errors;
 
 	if (!fx.map)
-		setup_file();
+		setup_file(POOL_DATA_OFF + 3 * 1024 * 1024);
 	patch(data, size);
 	errors = check("the check", &c);
-	if (memcmp(fx.map, fx.patched, POOL_SIZE)) {
+	/* the pool and heap metadata (the data area is only ever mapped
+	 * read-only by the check, and comparing it too halves the speed) */
+	if (memcmp(fx.map, fx.patched, fx.data)) {
 		fprintf(stderr, "fuzz-fsck: the check wrote the pool\n");
 		abort();
 	}

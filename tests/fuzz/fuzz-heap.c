@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	if (!fx.map)
-		setup_file();
+		setup_file(POOL_DATA_OFF + 4 * 1024 * 1024);
 	memcpy(fx.patched, fx.pristine, POOL_SIZE);
 	for (i = 0; heap_script_cmd(data, size, i, &c) == 0; i++)
 		cmd_apply(&c);

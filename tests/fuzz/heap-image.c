@@ -165,7 +165,7 @@ static void survey(void)
 			(unsigned long long)fx.geom.npages, fx.nslab, fx.next);
 }
 
-void setup_file(void)
+void setup_file(uint64_t size)
 {
 	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" :
 			  getenv("TMPDIR")		? getenv("TMPDIR") :
@@ -174,6 +174,7 @@ void setup_file(void)
 	int fd, status;
 	pid_t pid;
 
+	fx.size = size;
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
 	snprintf(tmpl, sizeof(tmpl), "%s/fuzz-heap.XXXXXX", dir);
 	fd = mkstemp(tmpl);

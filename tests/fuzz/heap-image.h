@@ -15,7 +15,8 @@
 #include "heap-script.h"
 #include "pmalloc/internal.h"
 
-#define POOL_SIZE (POOL_DATA_OFF + 4 * 1024 * 1024)
+/* the pool file's size (setup_file's argument) */
+#define POOL_SIZE (fx.size)
 #define NSLOTS 48 /* dest words in the root object */
 #define MAX_LIST 64 /* slabs / extents remembered from the image */
 #define NSIZES 11
@@ -25,6 +26,7 @@ extern const size_t sizes[NSIZES];
 
 /* the crashed image and where its parts are (byte offsets in the file) */
 struct heap_image {
+	uint64_t size; /* of the pool file */
 	char path[64]; /* /proc/self/fd/N of the unlinked pool file */
 	uint8_t *map; /* the pool file, MAP_SHARED */
 	uint8_t *pristine; /* the image after the crash */
@@ -43,8 +45,9 @@ extern struct heap_image fx;
 void die(const char *what);
 /* a failed call must return a negative errno and leave a message */
 void check_rc(int rc, const char *what);
-/* build the image (once) and map it: fx.map, fx.pristine, fx.patched */
-void setup_file(void);
+/* build the image of a pool of size bytes (once) and map it: fx.map,
+ * fx.pristine, fx.patched */
+void setup_file(uint64_t size);
 /* apply command c to fx.patched */
 void cmd_apply(const struct heap_cmd *c);
 
