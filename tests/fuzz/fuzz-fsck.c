@@ -126,6 +126,19 @@ static void pool_apply(const struct heap_cmd *c)
 		pool_reseal();
 }
 
+/* FUZZ_FSCK_DUMP=FILE: write the patched pool there (to debug an input
+ * with pmactl) */
+static void dump_image(const char *path)
+{
+	FILE *f;
+
+	if (!path)
+		return;
+	f = fopen(path, "wb");
+	if (!f || fwrite(fx.patched, 1, POOL_SIZE, f) != POOL_SIZE || fclose(f))
+		die("FUZZ_FSCK_DUMP");
+}
+
 static void patch(const uint8_t *data, size_t size)
 {
 	struct heap_cmd c;
@@ -139,6 +152,7 @@ static void patch(const uint8_t *data, size_t size)
 			cmd_apply(&c);
 	}
 	memcpy(fx.map, fx.patched, POOL_SIZE);
+	dump_image(getenv("FUZZ_FSCK_DUMP"));
 }
 
 /* ------------------------------------------------------------ checks */
@@ -164,6 +178,10 @@ static void must_work(unsigned salt)
 	for (i = 0; i < 4; i += 2)
 		check_rc(pma_free_from(heap, &local[i]), "pma_free_from");
 	pma_heap_close(heap);
+	if (getenv("FUZZ_FSCK_DUMP_AFTER")) {
+		memcpy(fx.patched, fx.map, POOL_SIZE);
+		dump_image(getenv("FUZZ_FSCK_DUMP_AFTER"));
+	}
 	if (check("the check after a workload", &c)) {
 		fprintf(stderr,
 			"fuzz-fsck: a workload on a consistent pool "
@@ -179,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned long errors;
 
 	if (!fx.map)
-		setup_file(POOL_DATA_OFF + 3 * 1024 * 1024);
+		setup_file(POOL_DATA_OFF + 4 * 1024 * 1024);
 	patch(data, size);
 	errors = check("the check", &c);
 	/* the pool and heap metadata (the data area is only ever mapped
