@@ -21,6 +21,7 @@
 #include "pmalloc/fsck.h"
 #include "pool/fsck.h"
 #include "pool/pool.h"
+#include "recovery.h"
 #include "util/io.h"
 #include "util/json.h"
 
@@ -33,8 +34,8 @@ enum fsck_exit {
 };
 
 static const char fsck_usage[] =
-	"usage: pmactl fsck [--json] [--human] [--verbose] [--repair [--yes]\n"
-	"                   [--dry-run] [--backup FILE]] POOL\n"
+	"usage: pmactl fsck [--json] [--human] [--verbose] [--recovery]\n"
+	"                   [--repair [--yes] [--dry-run] [--backup FILE]] POOL\n"
 	"\n"
 	"Check the pool's format and its PMAlloc heap (headers, region table,\n"
 	"bookkeeping logs, page map, slabs, extents, root word). Each finding\n"
@@ -51,7 +52,10 @@ static const char fsck_usage[] =
 	"  -n, --dry-run       write nothing; with --repair: say what would\n"
 	"                      be repaired\n"
 	"  -b, --backup FILE   with --repair: copy part 0 to FILE (part N to\n"
-	"                      FILE.N) before writing anything\n" CMD_BASE_OPTIONS_HELP;
+	"                      FILE.N) before writing anything\n"
+	"  -R, --recovery      also say what recovery would redo, run it on a\n"
+	"                      private copy-on-write view (the pool is not\n"
+	"                      written) and check the state it leaves\n" CMD_BASE_OPTIONS_HELP;
 
 static const struct option fsck_options[] = {
 	CMD_BASE_OPTIONS,
@@ -60,11 +64,12 @@ static const struct option fsck_options[] = {
 	{ "yes", no_argument, NULL, 'y' },
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "backup", required_argument, NULL, 'b' },
+	{ "recovery", no_argument, NULL, 'R' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct fsck_opts {
-	int verbose, repair, yes, dry_run;
+	int verbose, repair, yes, dry_run, recovery;
 	const char *backup;
 };
 
@@ -74,6 +79,9 @@ struct fsck_run {
 	const char *path;
 	struct json_object *arr; /* --json: the first check's findings */
 	int quiet; /* the check after a repair: count only */
+	const char *prefix; /* text findings: "after recovery: " */
+	struct json_object *rec; /* --recovery --json: its object */
+	unsigned long rec_errors; /* errors of the recovered state */
 	unsigned long unrepairable; /* errors --repair does not repair */
 	char first_unrepairable[64];
 };
@@ -111,7 +119,8 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 		return finding_json(r, f);
 	if (f->severity == POOL_FSCK_INFO && !r->opts->verbose)
 		return 0;
-	printf("%s: %s: ", pool_fsck_severity_name(f->severity), f->code);
+	printf("%s%s: %s: ", r->prefix ? r->prefix : "",
+	       pool_fsck_severity_name(f->severity), f->code);
 	cmd_print_escaped(stdout, f->message);
 	putchar('\n');
 	return 0;
@@ -133,6 +142,93 @@ static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 		return 0;
 	cmd_error(r->ctx, "cannot check '%s': %s", r->path,
 		  sink->rc < 0 ? strerror(-sink->rc) : pool_errormsg());
+	return FSCK_EXIT_INTERNAL;
+}
+
+/* ------------------------------------------------------------ recovery */
+
+/* --recovery, JSON: the pending work and the recovered state's check */
+static int recovery_json(struct fsck_run *r, const struct pma_fsck_pending *p,
+			 const char *not_run, struct json_object *findings,
+			 unsigned long errors)
+{
+	struct json_object *o = p ? cmd_recovery_pending_json(p) :
+				    json_object_new_object();
+	int err = !o;
+
+	if (!err && not_run) {
+		err |= util_json_add_bool(o, "checked", 0);
+		err |= util_json_add_str(o, "reason", not_run);
+	} else if (!err) {
+		err |= util_json_add_bool(o, "checked", 1);
+		err |= util_json_add_bool(o, "consistent_after", !errors);
+		err |= util_json_add_u64(o, "errors_after", errors);
+		err |= util_json_add_obj(o, "findings", findings);
+		findings = NULL;
+	}
+	json_object_put(findings);
+	if (err) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	r->rec = o;
+	return 0;
+}
+
+/*
+ * --recovery: what recovery still has to do (a read-only open), then
+ * recovery on a private view of the pool and the check of what it
+ * leaves. 0 or FSCK_EXIT_INTERNAL after the message.
+ */
+static int fsck_recovery(struct fsck_run *r)
+{
+	struct pool_fsck_sink sink = { .fn = finding, .arg = r };
+	struct json_object *arr = r->arr, *findings = NULL;
+	struct pma_fsck_pending p;
+	int rc;
+
+	rc = pma_fsck_pending(r->path, &p);
+	if (rc == -ENOMEM)
+		goto nomem;
+	if (rc < 0) { /* the check above said why */
+		if (!r->arr) {
+			printf("recovery: not checked: ");
+			cmd_print_escaped(stdout, pma_errormsg());
+			putchar('\n');
+			return 0;
+		}
+		return recovery_json(r, NULL, pma_errormsg(), NULL, 0) ?
+			       FSCK_EXIT_INTERNAL :
+			       0;
+	}
+	if (!r->arr && cmd_recovery_pending_print(&p) < 0)
+		goto nomem;
+	if (r->arr && !(findings = json_object_new_array()))
+		goto nomem;
+	r->arr = findings;
+	r->prefix = "after recovery: ";
+	rc = pma_fsck_recover_private(r->path, &sink);
+	r->arr = arr;
+	r->prefix = NULL;
+	r->rec_errors = sink.counts[POOL_FSCK_ERROR];
+	if (rc < 0) {
+		json_object_put(findings);
+		cmd_error(r->ctx, "cannot check the recovery of '%s': %s",
+			  r->path,
+			  sink.rc < 0 ? strerror(-sink.rc) : pma_errormsg());
+		return FSCK_EXIT_INTERNAL;
+	}
+	if (findings)
+		return recovery_json(r, &p, NULL, findings, r->rec_errors) ?
+			       FSCK_EXIT_INTERNAL :
+			       0;
+	printf("recovered state: %s (recovery ran on a private view: %s)\n",
+	       r->rec_errors ? "inconsistent" : "consistent",
+	       p.ops || p.torn || p.root_unsealed ? "the pool is not written" :
+						    "nothing to do");
+	return 0;
+nomem:
+	cmd_error(r->ctx, "cannot check the recovery: out of memory");
 	return FSCK_EXIT_INTERNAL;
 }
 
@@ -268,11 +364,12 @@ static int fsck_text(const struct fsck_run *r, const struct pool_fsck_sink *s,
 		       "--dry-run)\n",
 		       r->path, errors, errors == 1 ? "" : "s");
 	else
-		printf("%s: %s (%lu error%s, %lu warning%s%s)\n",
-		       errors ? "inconsistent" : "consistent", r->path, errors,
-		       errors == 1 ? "" : "s", warnings,
+		printf("%s: %s (%lu error%s, %lu warning%s%s%s)\n",
+		       errors || r->rec_errors ? "inconsistent" : "consistent",
+		       r->path, errors, errors == 1 ? "" : "s", warnings,
 		       warnings == 1 ? "" : "s",
-		       after ? "; errors left after the repair" : "");
+		       after ? "; errors left after the repair" : "",
+		       r->rec_errors ? "; errors after recovery" : "");
 	return 0;
 }
 
@@ -285,14 +382,20 @@ static int fsck_json(struct fsck_run *r, const struct pool_fsck_sink *s,
 
 	if (!root) {
 		json_object_put(r->arr);
+		json_object_put(r->rec);
 		return -ENOMEM;
 	}
 	err = util_json_add_str(root, "pool", r->path);
-	err |= util_json_add_bool(root, "consistent", !errors);
+	err |= util_json_add_bool(root, "consistent",
+				  !errors && !r->rec_errors);
 	err |= util_json_add_u64(root, "errors", errors);
 	err |= util_json_add_u64(root, "warnings",
 				 s->counts[POOL_FSCK_WARNING]);
 	err |= util_json_add_obj(root, "findings", r->arr);
+	if (r->rec) {
+		err |= util_json_add_obj(root, "recovery", r->rec);
+		r->rec = NULL;
+	}
 	if (r->opts->repair) {
 		err |= util_json_add_str(root, "repair", action);
 		err |= util_json_add_u64(root, "errors_after_repair", after);
@@ -323,7 +426,12 @@ static int fsck_run(struct cmd_ctx *ctx, const char *path,
 		return rc;
 	}
 	errors = sink.counts[POOL_FSCK_ERROR];
-	rc = errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
+	if (opts->recovery && (rc = fsck_recovery(&r)) != 0) {
+		json_object_put(r.arr);
+		return rc;
+	}
+	rc = errors || r.rec_errors ? FSCK_EXIT_INCONSISTENT :
+				      FSCK_EXIT_CONSISTENT;
 	if (errors && opts->repair)
 		rc = fsck_repair(&r, errors, &action, &after);
 	out = r.arr ? fsck_json(&r, &sink, action, after) :
@@ -351,6 +459,9 @@ static int fsck_option(int c, struct fsck_opts *o)
 	case 'b':
 		o->backup = optarg;
 		return 1;
+	case 'R':
+		o->recovery = 1;
+		return 1;
 	default:
 		return 0;
 	}
@@ -362,7 +473,7 @@ int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
 	int c, rc;
 
 	while ((c = cmd_getopt(ctx, "fsck", argc, argv,
-			       CMD_BASE_OPTSTRING "vryb:n", fsck_options)) !=
+			       CMD_BASE_OPTSTRING "vryb:nR", fsck_options)) !=
 	       -1) {
 		if (fsck_option(c, &opts))
 			continue;
@@ -379,5 +490,9 @@ int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
 	if (!opts.repair && (opts.yes || opts.backup))
 		return cmd_usage_error(ctx, "fsck",
 				       "--yes and --backup need --repair");
+	if (opts.recovery && opts.repair)
+		return cmd_usage_error(ctx, "fsck",
+				       "--recovery checks, it does not repair: "
+				       "not with --repair");
 	return fsck_run(ctx, argv[optind], &opts);
 }

@@ -16,10 +16,12 @@
 #include "common.h"
 #include "files.h"
 #include "pool/pool.h"
+#include "recovery.h"
 #include "util/json.h"
 
 static const char inspect_usage[] =
-	"usage: pmactl inspect [--json] [--human] [--heap] [--files] POOL\n"
+	"usage: pmactl inspect [--json] [--human] [--heap] [--files]\n"
+	"                      [--recovery] POOL\n"
 	"\n"
 	"Show a pool's header, granularity, parts and regions. The pool is\n"
 	"opened read-only with a shared lock; POOL is its part 0.\n"
@@ -28,14 +30,18 @@ static const char inspect_usage[] =
 	"      --heap          also show the PMAlloc heap: arenas, logs, size\n"
 	"                      classes, used/free bytes, largest free extent\n"
 	"      --files         also show the HDPM file system: every file with\n"
-	"                      its pages and page-log use\n" CMD_BASE_OPTIONS_HELP;
+	"                      its pages and page-log use\n"
+	"      --recovery      also list what recovery still has to do in the\n"
+	"                      heap: operations to replay per arena, torn log\n"
+	"                      tails, remote frees pending\n" CMD_BASE_OPTIONS_HELP;
 
-enum { OPT_HEAP = 256, OPT_FILES };
+enum { OPT_HEAP = 256, OPT_FILES, OPT_RECOVERY };
 
 static const struct option inspect_options[] = {
 	CMD_BASE_OPTIONS,
 	{ "heap", no_argument, NULL, OPT_HEAP },
 	{ "files", no_argument, NULL, OPT_FILES },
+	{ "recovery", no_argument, NULL, OPT_RECOVERY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -196,8 +202,33 @@ static int json_array(const struct cmd_ctx *ctx, const struct pool *pool,
 	return util_json_add_obj(root, regions ? "regions" : "parts", arr);
 }
 
+/* --recovery: what recovery still has to do, printed or (root) as
+ * "recovery" in JSON */
+static int recovery_show(const struct cmd_ctx *ctx, const char *path,
+			 struct json_object *root)
+{
+	struct pma_fsck_pending p;
+	struct json_object *o;
+	int rc = pma_fsck_pending(path, &p);
+
+	if (rc < 0)
+		return cmd_error(ctx, "cannot read the logs of '%s': %s", path,
+				 pma_errormsg());
+	if (!root)
+		rc = cmd_recovery_pending_print(&p);
+	else if (!(o = cmd_recovery_pending_json(&p)))
+		rc = -ENOMEM;
+	else
+		rc = util_json_add_obj(root, "recovery", o);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot print the recovery: %s",
+				 strerror(-rc));
+	return CMD_EXIT_OK;
+}
+
 static int print_json(const struct cmd_ctx *ctx, const struct pool *pool,
-		      const char *heap_path, const char *files_path)
+		      const char *heap_path, const char *files_path,
+		      const char *recovery_path)
 {
 	struct json_object *root = json_object_new_object();
 	int rc;
@@ -218,6 +249,13 @@ static int print_json(const struct cmd_ctx *ctx, const struct pool *pool,
 	}
 	if (files_path) {
 		rc = cmd_files_json(ctx, files_path, root);
+		if (rc != CMD_EXIT_OK) {
+			json_object_put(root);
+			return rc;
+		}
+	}
+	if (recovery_path) {
+		rc = recovery_show(ctx, recovery_path, root);
 		if (rc != CMD_EXIT_OK) {
 			json_object_put(root);
 			return rc;
@@ -330,37 +368,45 @@ static int print_regions(const struct pool *pool)
 	return rc;
 }
 
-/* the pool, and with heap_path / files_path (the pool's path) its heap
- * and its HDPM files as well */
+/* the pool, and with heap_path / files_path / recovery_path (the pool's
+ * path) its heap, its HDPM files and its pending recovery as well */
 static int pool_print(const struct cmd_ctx *ctx, const struct pool *pool,
-		      const char *heap_path, const char *files_path)
+		      const char *heap_path, const char *files_path,
+		      const char *recovery_path)
 {
 	int rc;
 
 	if (ctx->json)
-		return print_json(ctx, pool, heap_path, files_path);
+		return print_json(ctx, pool, heap_path, files_path,
+				  recovery_path);
 	print_header(pool);
 	if (print_parts(pool) < 0 || print_regions(pool) < 0)
 		return cmd_error(ctx, "cannot print the pool: out of memory");
 	rc = heap_path ? cmd_heap_print(ctx, heap_path) : CMD_EXIT_OK;
 	if (rc == CMD_EXIT_OK && files_path)
 		rc = cmd_files_print(ctx, files_path);
+	if (rc == CMD_EXIT_OK && recovery_path) {
+		putchar('\n');
+		rc = recovery_show(ctx, recovery_path, NULL);
+	}
 	return rc;
 }
 
 int cmd_pool_print(const struct cmd_ctx *ctx, const struct pool *pool)
 {
-	return pool_print(ctx, pool, NULL, NULL);
+	return pool_print(ctx, pool, NULL, NULL, NULL);
 }
 
 int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	int c, rc, heap = 0, files = 0;
+	int c, rc, heap = 0, files = 0, recovery = 0;
 
 	while ((c = cmd_getopt(ctx, "inspect", argc, argv, CMD_BASE_OPTSTRING,
 			       inspect_options)) != -1) {
-		if (c == OPT_HEAP || c == OPT_FILES) {
-			*(c == OPT_HEAP ? &heap : &files) = 1;
+		if (c == OPT_HEAP || c == OPT_FILES || c == OPT_RECOVERY) {
+			*(c == OPT_HEAP	 ? &heap :
+			  c == OPT_FILES ? &files :
+					   &recovery) = 1;
 			continue;
 		}
 		rc = cmd_base_option(c, ctx, "inspect", inspect_usage);
@@ -382,9 +428,10 @@ int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 		 * and what is shown may predate its last changes */
 		cmd_error(ctx, "pool '%s' is damaged: %s", argv[optind],
 			  pool_header_damage(ctx->pool));
-		rc = pool_print(ctx, ctx->pool, NULL, NULL);
+		rc = pool_print(ctx, ctx->pool, NULL, NULL, NULL);
 		return rc == CMD_EXIT_OK ? CMD_EXIT_FAIL : rc;
 	}
 	return pool_print(ctx, ctx->pool, heap ? argv[optind] : NULL,
-			  files ? argv[optind] : NULL);
+			  files ? argv[optind] : NULL,
+			  recovery ? argv[optind] : NULL);
 }

@@ -388,9 +388,21 @@ static int library_compare(struct pma_fsck *f, struct pma_heap *heap)
 	return 0;
 }
 
-int pma_fsck_library(struct pma_fsck *f, const char *path)
+int pma_fsck_library_heap(struct pma_fsck *f, struct pma_heap *heap)
 {
 	struct pma_heap_stats st;
+
+	/* reads every slab, with the checks of its first use */
+	if (pma_heap_stats(heap, &st) < 0)
+		return pma_fsck_report(f, "heap-slab-refused", POOL_FSCK_ERROR,
+				       f->data_base,
+				       "reading every slab fails: %s",
+				       pma_errormsg());
+	return library_compare(f, heap);
+}
+
+int pma_fsck_library(struct pma_fsck *f, const char *path)
+{
 	struct pma_heap *heap;
 	int rc;
 
@@ -400,15 +412,7 @@ int pma_fsck_library(struct pma_fsck *f, const char *path)
 				       "the heap's read-only open refuses it: "
 				       "%s",
 				       pma_errormsg());
-	/* reads every slab, with the checks of its first use */
-	rc = pma_heap_stats(heap, &st);
-	if (rc < 0)
-		rc = pma_fsck_report(f, "heap-slab-refused", POOL_FSCK_ERROR,
-				     f->data_base,
-				     "reading every slab fails: %s",
-				     pma_errormsg());
-	else
-		rc = library_compare(f, heap);
+	rc = pma_fsck_library_heap(f, heap);
 	pma_heap_close(heap);
 	return rc;
 }

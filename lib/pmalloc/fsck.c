@@ -201,12 +201,11 @@ static int head_fsck(struct pma_fsck *f, unsigned a)
 	return 0;
 }
 
-/* exactly one word of slot k is of record k's lap: a torn append */
-static int slot_torn(const struct pma_fsck *f, unsigned a, uint64_t k)
+int pma_fsck_slot_torn(const struct pma_rec *log, uint32_t cap, uint64_t k)
 {
-	const struct pma_rec *s = pma_booklog_slot(
-		(struct pma_rec *)log_of(f, a), f->g.log_cap, k);
-	uint64_t lap = k / f->g.log_cap;
+	const struct pma_rec *s =
+		pma_booklog_slot((struct pma_rec *)log, cap, k);
+	uint64_t lap = k / cap;
 	int e = (s->word0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT) ==
 		pma_booklog_lap_epoch(lap);
 	int t = (s->word1 & PMA_REC_TAG_MASK) == pma_booklog_lap_tag(lap);
@@ -247,7 +246,8 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 				(unsigned long long)rec_off(f, a, ar->tail),
 				(unsigned long long)k);
 	rc = 0;
-	if (ar->tail - ar->head < cap && slot_torn(f, a, ar->tail))
+	if (ar->tail - ar->head < cap &&
+	    pma_fsck_slot_torn(log_of(f, a), cap, ar->tail))
 		rc = pma_fsck_report(
 			f, "log-torn-tail", POOL_FSCK_INFO,
 			rec_off(f, a, ar->tail),
@@ -640,11 +640,28 @@ static int walk(struct pma_fsck *f)
 	return rc;
 }
 
+/* the walk over the heap region of an open pool (none: a finding) */
+static int walk_pool(struct pma_fsck *f, struct pool *pool)
+{
+	const struct pool_region *region;
+
+	region = pool_region_find(pool, POOL_REGION_PMALLOC, 0);
+	if (!region)
+		return pool_fsck_report(f->sink, "heap-none", POOL_FSCK_INFO, 0,
+					0,
+					"the pool has no PMAlloc heap region");
+	f->pool = pool;
+	f->base = pm_map_addr(pool_part_map(pool, 0));
+	f->region_off = region->off;
+	f->region_size = region->size;
+	f->hdr = (const struct pma_heap_hdr *)(const void *)(f->base +
+							     region->off);
+	return walk(f);
+}
+
 int pma_fsck(const char *path, struct pool_fsck_sink *sink)
 {
 	struct pma_fsck f = { .sink = sink };
-	const struct pool_region *region;
-	struct pm_map *map;
 	struct pool *pool;
 	int rc;
 
@@ -654,24 +671,23 @@ int pma_fsck(const char *path, struct pool_fsck_sink *sink)
 					"the heap is not checked: the pool "
 					"cannot be opened (%s)",
 					pool_errormsg());
-	region = pool_region_find(pool, POOL_REGION_PMALLOC, 0);
-	if (!region) {
-		pool_close(&pool);
-		return pool_fsck_report(sink, "heap-none", POOL_FSCK_INFO, 0, 0,
-					"the pool has no PMAlloc heap region");
-	}
-	map = pool_part_map(pool, 0);
-	f.pool = pool;
-	f.base = pm_map_addr(map);
-	f.region_off = region->off;
-	f.region_size = region->size;
-	f.hdr = (const struct pma_heap_hdr *)(const void *)(f.base +
-							    region->off);
-	rc = walk(&f);
+	rc = walk_pool(&f, pool);
 	f.pool = NULL;
 	pool_close(&pool); /* the library's open takes its own */
 	if (rc == 0 && !f.heap_errors && f.pmap)
 		rc = pma_fsck_library(&f, path);
+	walk_free(&f);
+	return rc;
+}
+
+int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink)
+{
+	struct pma_fsck f = { .sink = sink };
+	int rc = walk_pool(&f, heap->pool);
+
+	f.pool = NULL;
+	if (rc == 0 && !f.heap_errors && f.pmap)
+		rc = pma_fsck_library_heap(&f, heap);
 	walk_free(&f);
 	return rc;
 }

@@ -32,6 +32,12 @@
  * -ENOMEM, or the callback's error.
  */
 int pma_fsck(const char *path, struct pool_fsck_sink *sink);
+/*
+ * The same walk over the heap of an open heap (its pool's mapping, as it
+ * is now: e.g. a private view after recovery), compared with the heap
+ * itself instead of a read-only open.
+ */
+int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink);
 
 /*
  * Repair, first safe subset: what the library's own writable open repairs
@@ -48,6 +54,47 @@ int pma_fsck_repairable(const char *code);
  * repair, or a pool only a read-only open accepts */
 int pma_fsck_blocks_repair(const struct pool_fsck_finding *f);
 int pma_fsck_repair(const char *path);
+
+/* ------------------------------------------------------------ recovery */
+
+/* what recovery still has to do in one arena's log */
+struct pma_fsck_pending_arena {
+	uint64_t head, tail; /* its window: records [head, tail) */
+	uint64_t ops; /* operations recovery replays */
+	uint64_t by_type[PMA_REC_NTYPES]; /* of them, per record type */
+	/* its remote frees (RFREE) whose block's owner has not applied them
+	 * yet (no SYNC_FREE of the block in a window) */
+	uint64_t rfree_pending;
+	int torn; /* a torn append at the tail, which recovery drops */
+};
+
+struct pma_fsck_pending {
+	unsigned narenas;
+	unsigned arenas_pending; /* arenas with ops or a torn tail */
+	uint64_t ops, torn, rfree_pending; /* sums over the arenas */
+	int root_unsealed; /* the root word's check is still to be stored */
+	struct pma_fsck_pending_arena arenas[PMA_MAX_ARENAS];
+};
+
+/*
+ * What recovery still has to do in the heap of the pool at path, from a
+ * read-only open (nothing is written): 0, or -errno with a message if
+ * the heap cannot be opened read-only.
+ */
+int pma_fsck_pending(const char *path, struct pma_fsck_pending *ret);
+
+/*
+ * Run recovery on a private copy-on-write view of the pool at path (the
+ * files are opened read-only and never written), checkpoint, and walk
+ * the recovered heap as pma_fsck does; findings go to sink (a recovery
+ * that refuses the heap is "recovery-refused"). 0 when it ran, -ENOMEM,
+ * or the callback's error.
+ */
+int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink);
+
+/* exactly one word of slot k of a log of cap slots is of record k's
+ * lap: a torn append */
+int pma_fsck_slot_torn(const struct pma_rec *log, uint32_t cap, uint64_t k);
 
 /* heap.c: the header's magic, checksum, version and geometry against a
  * region of region_size bytes; 0 with the geometry, or -errno + message */
@@ -146,5 +193,7 @@ int pma_fsck_root(struct pma_fsck *f);
 /* the library's read-only open of the heap, its free-extent index and
  * page map against the walk's */
 int pma_fsck_library(struct pma_fsck *f, const char *path);
+/* the same against a heap open already */
+int pma_fsck_library_heap(struct pma_fsck *f, struct pma_heap *heap);
 
 #endif

@@ -522,7 +522,10 @@ PMA_API int pma_heap_open(const char *path, unsigned flags,
 	if ((flags & PMA_HEAP_RDONLY) && (flags & PMA_HEAP_FORMAT))
 		return util_errmsg_set(EINVAL, "PMA_HEAP_RDONLY with "
 					       "PMA_HEAP_FORMAT");
-	rc = pool_open(path, (flags & PMA_HEAP_RDONLY) ? POOL_OPEN_RDONLY : 0,
+	rc = pool_open(path,
+		       (flags & PMA_HEAP_RDONLY)  ? POOL_OPEN_RDONLY :
+		       (flags & PMA_HEAP_PRIVATE) ? POOL_OPEN_PRIVATE :
+						    0,
 		       &pool);
 	if (rc < 0)
 		return rc;

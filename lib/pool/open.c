@@ -76,7 +76,7 @@ static int part_open_error(struct pool *pool, unsigned i, const char *path,
 	if (err == ENOENT)
 		return i ? util_errmsg_set(ENOENT, "%s is missing", label) :
 			   util_errmsg_set(ENOENT, "%s: no such file", label);
-	if (!(pool->flags & POOL_OPEN_RDONLY) &&
+	if (!(pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_PRIVATE)) &&
 	    (err == EACCES || err == EROFS || err == EPERM))
 		return util_errmsg_set(EROFS,
 				       "%s is read-only (%s); open the pool "
@@ -97,7 +97,8 @@ static int part_stat(struct pool *pool, unsigned i, struct pool_part *part)
 		return util_errmsg_set(errno, "cannot stat %s: %s", label,
 				       strerror(errno));
 	/* root bypasses DAC: honour the mode bits explicitly */
-	if (S_ISREG(st.st_mode) && !(pool->flags & POOL_OPEN_RDONLY) &&
+	if (S_ISREG(st.st_mode) &&
+	    !(pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_PRIVATE)) &&
 	    !(st.st_mode & 0222))
 		return util_errmsg_set(EROFS,
 				       "%s is read-only (mode %04o); open the "
@@ -124,17 +125,23 @@ static int part_open(struct pool *pool, unsigned i, const char *path)
 {
 	struct pool_part *part = &pool->parts[i];
 	int rdonly = !!(pool->flags & POOL_OPEN_RDONLY);
+	int files_ro = !!(pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_PRIVATE));
 	int rc;
 
 	part->path = strdup(path);
 	if (!part->path)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	part->fd = open(path, (rdonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	part->fd = open(path, (files_ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (part->fd < 0)
 		return part_open_error(pool, i, path, errno);
 	rc = part_stat(pool, i, part);
 	if (rc < 0 || !part->is_devdax)
 		return rc;
+	if (pool->flags & POOL_OPEN_PRIVATE)
+		return util_errmsg_set(EOPNOTSUPP,
+				       "'%s': a devdax part has no private "
+				       "(copy-on-write) view",
+				       path);
 	/* devdax supports no read(2): read its headers through the map */
 	return pm_map_new(part->fd, rdonly ? PM_MAP_RDONLY : 0, &part->map);
 }
@@ -194,7 +201,9 @@ static int part_hdr_read(struct pool *pool, unsigned i,
 
 int pool_part_lock(struct pool *pool, unsigned i)
 {
-	int op = (pool->flags & POOL_OPEN_RDONLY) ? LOCK_SH : LOCK_EX;
+	int op = (pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_PRIVATE)) ?
+			 LOCK_SH :
+			 LOCK_EX;
 	char label[POOL_PATH_HINT_LEN + 32];
 
 	if (pool->flags & POOL_OPEN_NOLOCK)
@@ -510,7 +519,8 @@ static int part_roll_forward(struct pool *pool, unsigned i, int rc)
 		free(aside);
 		return util_errmsg_set(-rc, "%s", msg);
 	}
-	if (!(pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK)))
+	if (!(pool->flags &
+	      (POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK | POOL_OPEN_PRIVATE)))
 		rc = part_put_in_place(pool, i, aside, rc == -ENOENT);
 	else
 		rc = 0;
@@ -532,7 +542,9 @@ static int part_verify(struct pool *pool, unsigned i)
 /* map every part not mapped yet (devdax parts were mapped at open) */
 int pool_parts_map(struct pool *pool)
 {
-	unsigned flags = (pool->flags & POOL_OPEN_RDONLY) ? PM_MAP_RDONLY : 0;
+	unsigned flags = (pool->flags & POOL_OPEN_RDONLY)  ? PM_MAP_RDONLY :
+			 (pool->flags & POOL_OPEN_PRIVATE) ? PM_MAP_PRIVATE :
+							     0;
 	struct pool_part *part;
 	unsigned i;
 	int rc;
@@ -602,11 +614,12 @@ int pool_open(const char *path, unsigned flags, struct pool **ret_pool)
 	/* the sole writer makes both header copies equal again */
 	if (pool->other_differs && !(flags & POOL_OPEN_RDONLY) &&
 	    !(flags & POOL_OPEN_NOLOCK)) {
-		util_warn("'%s': pool header copy %c differs from copy %c "
-			  "(damaged, or an update was interrupted); rewriting "
-			  "it",
-			  path, pool->hdr_copy ? 'A' : 'B',
-			  pool->hdr_copy ? 'B' : 'A');
+		if (!(flags & POOL_OPEN_PRIVATE))
+			util_warn("'%s': pool header copy %c differs from "
+				  "copy %c (damaged, or an update was "
+				  "interrupted); rewriting it",
+				  path, pool->hdr_copy ? 'A' : 'B',
+				  pool->hdr_copy ? 'B' : 'A');
 		rc = pool_hdr_sync(pool);
 		if (rc < 0)
 			goto out_close;

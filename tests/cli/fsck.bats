@@ -232,9 +232,9 @@ try 'pmactl fsck --help'"
 @test "pmactl-fsck(1) lists every finding code the checkers report" {
 	local src=$BATS_TEST_DIRNAME/../.. code
 	local man=$src/man/pmactl-fsck.1.adoc
-	for code in $(grep -ohE '"(part|pool|region|heap|arena|log|pmap|slab|root|extent)-[a-z-]+"' \
-		"$src/lib/pool/fsck.c" "$src/lib/pmalloc/fsck.c" \
-		"$src/lib/pmalloc/fsck-map.c" | tr -d '"' | sort -u); do
+	for code in $(grep -ohE '"(part|pool|region|heap|arena|log|pmap|slab|root|extent|recovery|bank|leak)-[a-z-]+"' \
+		"$src/lib/pool/fsck.c" "$src/lib/pmalloc/"fsck*.c |
+		tr -d '"' | sort -u); do
 		grep -q "\*$code\*" "$man" || fail "$code is not in $man"
 	done
 }
@@ -349,4 +349,105 @@ try 'pmactl fsck --help'"
 	run --separate-stderr pmactl fsck "$T/p"
 	assert_equal "$status" 4
 	assert_equal "$stderr" "pmactl: cannot check '$T/p': pool is in use by another process"
+}
+
+# ------------------------------------------------------------ --recovery
+
+# mtime_of FILE: its modification time in nanoseconds
+mtime_of() {
+	stat -c %.9Y "$1"
+}
+
+@test "--recovery: what recovery would redo, on a private view; the pool is untouched" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" torn-tail "$T/p"
+	cp "$T/p" "$T/ref"
+	local mtime ops
+	mtime=$(mtime_of "$T/p")
+	run --separate-stderr pmactl --json log "$T/p"
+	assert_success
+	ops=$(jq .count <<<"$output")
+	[ "$ops" -gt 10 ] || fail "no records: $output"
+	fsck_json_recovery "$T/p"
+	assert_success
+	jq -e --argjson ops "$ops" '.recovery.checked and .recovery.needed and
+		.recovery.operations == $ops and
+		.recovery.torn_tails == 1 and .recovery.arenas_pending == 2 and
+		.recovery.remote_frees_pending > 0 and
+		([.recovery.arenas[].operations] | add) == $ops and
+		(.recovery.arenas[] | select(.arena == 0) | .torn_tail) and
+		.recovery.consistent_after and .recovery.errors_after == 0 and
+		.consistent' <<<"$output" >/dev/null || fail "$output"
+	cmp "$T/p" "$T/ref" || fail "fsck --recovery wrote the pool"
+	assert_equal "$(mtime_of "$T/p")" "$mtime"
+	run --separate-stderr pmactl fsck --recovery "$T/p"
+	assert_success
+	assert_line --regexp "^recovery: replay $ops operations in 2 arenas, drop 1 torn tail, [0-9]+ remote frees pending$"
+	assert_line "recovered state: consistent (recovery ran on a private view: the pool is not written)"
+	cmp "$T/p" "$T/ref" || fail "fsck --recovery wrote the pool"
+	assert_equal "$(mtime_of "$T/p")" "$mtime"
+}
+
+# fsck_json_recovery POOL: pmactl --json fsck --recovery, JSON checked
+fsck_json_recovery() {
+	run --separate-stderr pmactl --json fsck --recovery "$1"
+	jq -e '.errors == ([.findings[] | select(.severity == "error")] |
+		length) and (.recovery.checked | not) or
+		.recovery.errors_after == ([.recovery.findings[] |
+		select(.severity == "error")] | length)' <<<"$output" \
+		>/dev/null || fail "bad JSON ($status): $output $stderr"
+}
+
+@test "--recovery after recovery: nothing to do; inspect --recovery agrees" {
+	"$DAMAGE" make "$T/p"
+	run --separate-stderr pmactl inspect --recovery "$T/p"
+	assert_success
+	assert_line --regexp "^recovery: replay [0-9]+ operations in 2 arenas, drop 0 torn tails"
+	assert_line --regexp "^ +ARENA +HEAD +TAIL +OPS +TORN +RFREE-PENDING +OPS BY TYPE$"
+	run --separate-stderr pmactl --json inspect --recovery "$T/p"
+	assert_success
+	local pending=$output
+	fsck_json_recovery "$T/p"
+	assert_success
+	assert_equal "$(jq -c '.recovery | del(.checked, .consistent_after,
+		.errors_after, .findings)' <<<"$output")" \
+		"$(jq -c .recovery <<<"$pending")"
+	# a writable open recovers and checkpoints at close
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 1
+	assert_success
+	run --separate-stderr pmactl --json inspect --recovery "$T/p"
+	assert_success
+	jq -e '.recovery.needed == false and .recovery.operations == 0 and
+		(.recovery.arenas | length) == 0' <<<"$output" >/dev/null ||
+		fail "$output"
+	run --separate-stderr pmactl fsck --recovery "$T/p"
+	assert_success
+	assert_line "recovery: nothing (every log is empty)"
+	assert_line "recovered state: consistent (recovery ran on a private view: nothing to do)"
+}
+
+@test "--recovery of a log the heap's open refuses: not checked, exit 1" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" log-record "$T/p"
+	cp "$T/p" "$T/ref"
+	fsck_json_recovery "$T/p"
+	assert_equal "$status" 1
+	assert_code log-record-damaged
+	jq -e '(.recovery.checked | not) and (.recovery.reason | test("damaged"))' \
+		<<<"$output" >/dev/null || fail "$output"
+	run --separate-stderr pmactl fsck --recovery "$T/p"
+	assert_equal "$status" 1
+	assert_line --partial "recovery: not checked: "
+	cmp "$T/p" "$T/ref" || fail "fsck --recovery wrote the pool"
+	run --separate-stderr pmactl inspect --recovery "$T/p"
+	assert_equal "$status" 1
+	[[ "$stderr" == *"cannot read the logs of '$T/p': "* ]] || fail "$stderr"
+}
+
+@test "--recovery with --repair is a usage error (exit 2)" {
+	"$DAMAGE" make "$T/p"
+	run --separate-stderr pmactl fsck --recovery --repair "$T/p"
+	assert_equal "$status" 2
+	[[ "$stderr" == *"--recovery checks, it does not repair"* ]] ||
+		fail "$stderr"
 }

@@ -218,6 +218,22 @@ static void d_log_record(struct where *w)
 	fprintf(stderr, "fsck-damage: no log with records\n");
 	exit(99);
 }
+/* a torn append after the last record of arena 0's log: the first word
+ * of a valid record written, its second not (a crash between them) */
+static void d_torn_tail(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	struct pma_arena *a = &h->arenas[0];
+	struct pma_rec r;
+	uint64_t off;
+
+	pma_booklog_encode(a->tail, h->geom.log_cap, PMA_REC_ALLOC,
+			   (h->data_base >> 6) + 4, 0, &r);
+	off = (uint64_t)((char *)pma_booklog_slot(a->log, h->geom.log_cap,
+						  a->tail) -
+			 h->part_base);
+	put(w, off, &r.word0, sizeof(r.word0));
+}
 static void d_slab_class(struct where *w)
 {
 	uint64_t page = find_page(w, PMA_PMAP_SLAB, 1);
@@ -258,21 +274,14 @@ static const struct damage {
 	const char *name;
 	void (*fn)(struct where *w);
 } damages[] = {
-	{ "hdr-a", d_hdr_a },
-	{ "hdr-b", d_hdr_b },
-	{ "part-hdr", d_part_hdr },
-	{ "truncate", d_truncate },
-	{ "region", d_region },
-	{ "heap-hdr", d_heap_hdr },
-	{ "head-gen", d_head_gen },
-	{ "arena-head", d_arena_head },
-	{ "log-record", d_log_record },
-	{ "slab-class", d_slab_class },
-	{ "bitmap-bank", d_bitmap_bank },
-	{ "pmap-entry", d_pmap_entry },
-	{ "pmap-overlap", d_pmap_overlap },
-	{ "summary", d_summary },
-	{ "root-word", d_root_word },
+	{ "hdr-a", d_hdr_a },		{ "hdr-b", d_hdr_b },
+	{ "part-hdr", d_part_hdr },	{ "truncate", d_truncate },
+	{ "region", d_region },		{ "heap-hdr", d_heap_hdr },
+	{ "head-gen", d_head_gen },	{ "arena-head", d_arena_head },
+	{ "log-record", d_log_record }, { "torn-tail", d_torn_tail },
+	{ "slab-class", d_slab_class }, { "bitmap-bank", d_bitmap_bank },
+	{ "pmap-entry", d_pmap_entry }, { "pmap-overlap", d_pmap_overlap },
+	{ "summary", d_summary },	{ "root-word", d_root_word },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 
