@@ -219,11 +219,12 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 {
 	struct pma_fsck_arena *ar = &f->arenas[a];
 	uint32_t cap = f->g.log_cap;
-	uint64_t k = ar->tail;
+	uint64_t k = ar->tail, end_checked;
 	int rc;
 
 	if (k - ar->head < cap && rec_valid(f, a, k))
 		k++; /* the first half of an extent op without its length */
+	end_checked = k;
 	if (f->checked && k - ar->head < cap &&
 	    pma_booklog_slot_damaged(log_of(f, a), cap, k))
 		return pma_fsck_report(
@@ -245,6 +246,21 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 				a, (unsigned long long)ar->tail,
 				(unsigned long long)rec_off(f, a, ar->tail),
 				(unsigned long long)k);
+	/* slots ahead: each holds the previous lap's record (or nothing);
+	 * a damaged one ends the log with an error once appends reach it */
+	for (k = ar->tail + 1; f->checked && k - ar->head < cap; k++)
+		if (k != end_checked &&
+		    pma_booklog_slot_damaged(log_of(f, a), cap, k))
+			return pma_fsck_report(
+				f, "log-slot-damaged", POOL_FSCK_ERROR,
+				rec_off(f, a, k),
+				"arena %u log: the slot of record %llu at 0x%llx, "
+				"after the end of the log (record %llu), holds "
+				"a damaged record: once appends reach it, the log "
+				"ends there and open refuses it",
+				a, (unsigned long long)k,
+				(unsigned long long)rec_off(f, a, k),
+				(unsigned long long)ar->tail);
 	rc = 0;
 	if (ar->tail - ar->head < cap &&
 	    pma_fsck_slot_torn(log_of(f, a), cap, ar->tail))
