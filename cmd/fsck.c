@@ -35,7 +35,8 @@ enum fsck_exit {
 
 static const char fsck_usage[] =
 	"usage: pmactl fsck [--json] [--human] [--verbose] [--recovery]\n"
-	"                   [--repair [--yes] [--dry-run] [--backup FILE]] POOL\n"
+	"                   [--repair [--yes] [--dry-run] [--backup FILE]\n"
+	"                   [--advanced]] POOL\n"
 	"\n"
 	"Check the pool's format and its PMAlloc heap (headers, region table,\n"
 	"bookkeeping logs, page map, slabs, extents, root word). Each finding\n"
@@ -53,6 +54,9 @@ static const char fsck_usage[] =
 	"                      be repaired\n"
 	"  -b, --backup FILE   with --repair: copy part 0 to FILE (part N to\n"
 	"                      FILE.N) before writing anything\n"
+	"  -A, --advanced      with --repair: also destructive repairs (drop\n"
+	"                      the records after a damaged log end); says\n"
+	"                      what is lost (--dry-run: what would be)\n"
 	"  -R, --recovery      also say what recovery would redo, run it on a\n"
 	"                      private copy-on-write view (the pool is not\n"
 	"                      written) and check the state it leaves\n" CMD_BASE_OPTIONS_HELP;
@@ -65,11 +69,12 @@ static const struct option fsck_options[] = {
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "backup", required_argument, NULL, 'b' },
 	{ "recovery", no_argument, NULL, 'R' },
+	{ "advanced", no_argument, NULL, 'A' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct fsck_opts {
-	int verbose, repair, yes, dry_run, recovery;
+	int verbose, repair, yes, dry_run, recovery, advanced;
 	const char *backup;
 };
 
@@ -83,6 +88,9 @@ struct fsck_run {
 	struct json_object *rec; /* --recovery --json: its object */
 	unsigned long rec_errors; /* errors of the recovered state */
 	unsigned long unrepairable; /* errors --repair does not repair */
+	unsigned long need_advanced; /* of them, repaired with --advanced */
+	unsigned long fix_warnings; /* warnings --repair repairs */
+	struct json_object *repairs; /* --json: what the repair did */
 	char first_unrepairable[64];
 };
 
@@ -110,7 +118,13 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 {
 	struct fsck_run *r = arg;
 
-	if (pma_fsck_blocks_repair(f) && !r->unrepairable++)
+	if (f->severity == POOL_FSCK_WARNING &&
+	    (pma_fsck_repairable(f->code) || (f->flags & POOL_FSCK_REPAIRABLE)))
+		r->fix_warnings++;
+	if (pma_fsck_blocks_repair(f, 0) && !pma_fsck_blocks_repair(f, 1) &&
+	    !r->opts->advanced)
+		r->need_advanced++;
+	if (pma_fsck_blocks_repair(f, r->opts->advanced) && !r->unrepairable++)
 		snprintf(r->first_unrepairable, sizeof(r->first_unrepairable),
 			 "%s", f->code);
 	if (r->quiet)
@@ -292,6 +306,46 @@ static int fsck_backup(struct fsck_run *r)
 	return rc < 0 ? FSCK_EXIT_INTERNAL : 0;
 }
 
+/* a note of the repair: what it does (or would do, or loses) */
+static int repair_note(const struct pool_fsck_finding *f, void *arg)
+{
+	struct fsck_run *r = arg;
+	struct json_object *o;
+	int err;
+
+	if (r->repairs) {
+		o = json_object_new_object();
+		if (!o)
+			return -ENOMEM;
+		err = util_json_add_str(o, "code", f->code);
+		err |= util_json_add_hex(o, "offset", f->off);
+		err |= util_json_add_str(o, "message", f->message);
+		if (err || json_object_array_add(r->repairs, o) < 0) {
+			json_object_put(o);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	printf("%s: %s: ", r->opts->dry_run ? "would" : "repair", f->code);
+	cmd_print_escaped(stdout, f->message);
+	putchar('\n');
+	return 0;
+}
+
+/* pma_fsck_repair_flags with the notes to stdout / r->repairs */
+static int repair_run(struct fsck_run *r, unsigned flags)
+{
+	struct pool_fsck_sink notes = { .fn = repair_note, .arg = r };
+	int rc;
+
+	if (r->arr && !r->repairs && !(r->repairs = json_object_new_array()))
+		return -ENOMEM;
+	rc = pma_fsck_repair_flags(
+		r->path, flags | (r->opts->advanced ? PMA_FSCK_ADVANCED : 0),
+		&notes);
+	return notes.rc < 0 ? notes.rc : rc;
+}
+
 /* ask on stderr, answer on stdin; 1 for yes */
 static int fsck_confirm(const struct fsck_run *r, unsigned long errors)
 {
@@ -321,18 +375,31 @@ static int fsck_repair(struct fsck_run *r, unsigned long errors,
 			"fsck does not do (the first: %s)\n",
 			r->path, r->unrepairable,
 			r->unrepairable == 1 ? "" : "s", r->first_unrepairable);
+		if (r->need_advanced)
+			fprintf(stderr,
+				"pmactl: %lu of them only destructively: "
+				"--advanced does it (--dry-run --advanced says "
+				"what would be lost)\n",
+				r->need_advanced);
 		return FSCK_EXIT_CANNOT_REPAIR;
 	}
 	*ret_action = "would_repair";
-	if (r->opts->dry_run)
-		return FSCK_EXIT_INCONSISTENT;
+	if (r->opts->dry_run) {
+		rc = repair_run(r, PMA_FSCK_DRY_RUN);
+		if (rc == -ENOMEM)
+			return -ENOMEM;
+		return errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
+	}
 	*ret_action = "declined";
 	if (!r->opts->yes && !fsck_confirm(r, errors))
-		return FSCK_EXIT_INCONSISTENT;
+		return errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
 	*ret_action = "cannot_repair";
 	if (r->opts->backup && (rc = fsck_backup(r)) != 0)
 		return rc;
-	if (pma_fsck_repair(r->path) < 0) {
+	rc = repair_run(r, 0);
+	if (rc == -ENOMEM)
+		return -ENOMEM;
+	if (rc < 0) {
 		cmd_error(r->ctx, "cannot repair '%s': %s", r->path,
 			  pool_errormsg());
 		return FSCK_EXIT_CANNOT_REPAIR;
@@ -356,13 +423,21 @@ static int fsck_text(const struct fsck_run *r, const struct pool_fsck_sink *s,
 	unsigned long errors = s->counts[POOL_FSCK_ERROR];
 	unsigned long warnings = s->counts[POOL_FSCK_WARNING];
 
-	if (!strcmp(action, "repaired"))
+	if (!strcmp(action, "repaired") && errors)
 		printf("repaired: %s (%lu error%s found, none left)\n", r->path,
 		       errors, errors == 1 ? "" : "s");
-	else if (!strcmp(action, "would_repair"))
+	else if (!strcmp(action, "repaired"))
+		printf("repaired: %s (%lu warning%s repaired)\n", r->path,
+		       r->fix_warnings, r->fix_warnings == 1 ? "" : "s");
+	else if (!strcmp(action, "would_repair") && errors)
 		printf("would repair: %s (%lu error%s; run without "
 		       "--dry-run)\n",
 		       r->path, errors, errors == 1 ? "" : "s");
+	else if (!strcmp(action, "would_repair"))
+		printf("would repair: %s (%lu warning%s; run without "
+		       "--dry-run)\n",
+		       r->path, r->fix_warnings,
+		       r->fix_warnings == 1 ? "" : "s");
 	else
 		printf("%s: %s (%lu error%s, %lu warning%s%s%s)\n",
 		       errors || r->rec_errors ? "inconsistent" : "consistent",
@@ -383,6 +458,7 @@ static int fsck_json(struct fsck_run *r, const struct pool_fsck_sink *s,
 	if (!root) {
 		json_object_put(r->arr);
 		json_object_put(r->rec);
+		json_object_put(r->repairs);
 		return -ENOMEM;
 	}
 	err = util_json_add_str(root, "pool", r->path);
@@ -399,6 +475,10 @@ static int fsck_json(struct fsck_run *r, const struct pool_fsck_sink *s,
 	if (r->opts->repair) {
 		err |= util_json_add_str(root, "repair", action);
 		err |= util_json_add_u64(root, "errors_after_repair", after);
+		err |= util_json_add_obj(root, "repairs",
+					 r->repairs ? r->repairs :
+						      json_object_new_array());
+		r->repairs = NULL;
 	}
 	if (err) {
 		json_object_put(root);
@@ -432,8 +512,14 @@ static int fsck_run(struct cmd_ctx *ctx, const char *path,
 	}
 	rc = errors || r.rec_errors ? FSCK_EXIT_INCONSISTENT :
 				      FSCK_EXIT_CONSISTENT;
-	if (errors && opts->repair)
+	if ((errors || r.fix_warnings) && opts->repair)
 		rc = fsck_repair(&r, errors, &action, &after);
+	if (rc == -ENOMEM) {
+		json_object_put(r.arr);
+		json_object_put(r.repairs);
+		cmd_error(ctx, "cannot repair: out of memory");
+		return FSCK_EXIT_INTERNAL;
+	}
 	out = r.arr ? fsck_json(&r, &sink, action, after) :
 		      fsck_text(&r, &sink, action, after);
 	if (out == -ENOMEM)
@@ -462,6 +548,9 @@ static int fsck_option(int c, struct fsck_opts *o)
 	case 'R':
 		o->recovery = 1;
 		return 1;
+	case 'A':
+		o->advanced = 1;
+		return 1;
 	default:
 		return 0;
 	}
@@ -473,7 +562,7 @@ int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
 	int c, rc;
 
 	while ((c = cmd_getopt(ctx, "fsck", argc, argv,
-			       CMD_BASE_OPTSTRING "vryb:nR", fsck_options)) !=
+			       CMD_BASE_OPTSTRING "vryb:nRA", fsck_options)) !=
 	       -1) {
 		if (fsck_option(c, &opts))
 			continue;
@@ -487,9 +576,10 @@ int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error(ctx, "fsck", "unexpected argument '%s'",
 				       argv[optind + 1]);
 	/* --dry-run alone is fine: a check writes nothing anyway */
-	if (!opts.repair && (opts.yes || opts.backup))
+	if (!opts.repair && (opts.yes || opts.backup || opts.advanced))
 		return cmd_usage_error(ctx, "fsck",
-				       "--yes and --backup need --repair");
+				       "--yes, --backup and --advanced need "
+				       "--repair");
 	if (opts.recovery && opts.repair)
 		return cmd_usage_error(ctx, "fsck",
 				       "--recovery checks, it does not repair: "

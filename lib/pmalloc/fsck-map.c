@@ -114,16 +114,27 @@ static int unmarked_fsck(struct pma_fsck *f)
 			continue;
 		if (!n++)
 			first = page;
+		if (pma_fsck_plan_store(
+			    f, f->region_off + f->g.pmap_off + page * 8, 0) < 0)
+			return -ENOMEM;
 	}
 	if (!n)
 		return 0;
 	off = f->region_off + f->g.pmap_off + first * 8;
-	return pma_fsck_report(f, "pmap-entry-unmarked", POOL_FSCK_WARNING, off,
-			       "%llu page map entries (the first: page %llu "
-			       "at 0x%llx) are in groups the summary does not "
-			       "mark: open ignores them",
-			       (unsigned long long)n, (unsigned long long)first,
-			       (unsigned long long)off);
+	if (pma_fsck_note(f, "repair-pmap-unmarked", off,
+			  "%llu page map entries in groups the summary does "
+			  "not mark (the first: page %llu at 0x%llx): zeroed",
+			  (unsigned long long)n, (unsigned long long)first,
+			  (unsigned long long)off) < 0)
+		return -ENOMEM;
+	return pma_fsck_report_flags(
+		f, "pmap-entry-unmarked", POOL_FSCK_WARNING,
+		POOL_FSCK_REPAIRABLE, off,
+		"%llu page map entries (the first: page %llu "
+		"at 0x%llx) are in groups the summary does not "
+		"mark: open ignores them",
+		(unsigned long long)n, (unsigned long long)first,
+		(unsigned long long)off);
 }
 
 int pma_fsck_spans(struct pma_fsck *f)
@@ -213,6 +224,46 @@ static const char *slab_hdr_bad(const struct pma_fsck *f,
 	return NULL;
 }
 
+/* bank l (untouched by the window) fails its check: repairable if one
+ * bit explains it (fsck-repair.c) */
+static int bank_bad(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
+		    unsigned l)
+{
+	uint64_t boff = off + PMA_SLAB_BITMAP_OFF + l * PMA_LINE;
+	struct pma_fsck_store fix;
+	int rc;
+
+	if (!pma_fsck_bank_fix(f, off, s, l, &fix))
+		return pma_fsck_report(f, "slab-bitmap-bank-check",
+				       POOL_FSCK_ERROR, boff,
+				       "slab at 0x%llx: allocation bitmap bank "
+				       "%u at 0x%llx fails its check",
+				       (unsigned long long)off, l,
+				       (unsigned long long)boff);
+	rc = pma_fsck_plan_store(f, fix.off, fix.value);
+	if (rc == 0)
+		rc = pma_fsck_note(f, "repair-bank-bit", fix.off,
+				   "slab at 0x%llx, bitmap bank %u: the word "
+				   "at 0x%llx is one bit off its check: "
+				   "restored to 0x%llx",
+				   (unsigned long long)off, l,
+				   (unsigned long long)fix.off,
+				   (unsigned long long)fix.value);
+	if (rc < 0)
+		return rc;
+	/* what the library reads: the repaired bank */
+	if (fix.off == boff + PMA_SLAB_BANK_CHECK * 8)
+		s->pm_check[l] = fix.value;
+	return pma_fsck_report_flags(
+		f, "slab-bitmap-bank-check", POOL_FSCK_ERROR,
+		POOL_FSCK_REPAIRABLE, boff,
+		"slab at 0x%llx: allocation bitmap bank %u at 0x%llx fails "
+		"its check by exactly one bit (the word at 0x%llx): --repair "
+		"restores it",
+		(unsigned long long)off, l, (unsigned long long)boff,
+		(unsigned long long)fix.off);
+}
+
 /* bank l of slab s: untouched banks against their check, and no bit
  * past the last block */
 static int bank_fsck(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
@@ -224,12 +275,7 @@ static int bank_fsck(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
 	if (f->checked && !s->fresh &&
 	    !(s->touched[l][0] | s->touched[l][1] | s->touched[l][2]) &&
 	    s->pm_check[l] != pma_check_bank(s->pm[l], off, l))
-		return pma_fsck_report(f, "slab-bitmap-bank-check",
-				       POOL_FSCK_ERROR, boff,
-				       "slab at 0x%llx: allocation bitmap bank "
-				       "%u at 0x%llx fails its check",
-				       (unsigned long long)off, l,
-				       (unsigned long long)boff);
+		return bank_bad(f, off, s, l);
 	/* bank l holds blocks l, l + NBANKS, ...: nbits of them */
 	nbits = s->hdr.nblocks > l ?
 			(s->hdr.nblocks - l + PMA_NBANKS - 1) / PMA_NBANKS :

@@ -17,21 +17,51 @@
 #include "pmalloc/fsck.h"
 #include "util/errmsg.h"
 
+static int vreport(struct pma_fsck *f, const char *code,
+		   enum pool_fsck_severity severity, unsigned flags,
+		   uint64_t off, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+
+static int vreport(struct pma_fsck *f, const char *code,
+		   enum pool_fsck_severity severity, unsigned flags,
+		   uint64_t off, const char *fmt, va_list ap)
+{
+	char msg[2 * UTIL_ERRMSG_MAX];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (severity == POOL_FSCK_ERROR)
+		f->heap_errors++;
+	return pool_fsck_report_flags(f->sink, code, severity, flags, 0, off,
+				      "%s", msg);
+}
+
 int pma_fsck_report(struct pma_fsck *f, const char *code,
 		    enum pool_fsck_severity severity, uint64_t off,
 		    const char *fmt, ...)
 {
-	char msg[2 * UTIL_ERRMSG_MAX];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
 	/* va_start is right above (an analyzer false positive) */
 	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = vreport(f, code, severity, 0, off, fmt, ap);
 	va_end(ap);
-	if (severity == POOL_FSCK_ERROR)
-		f->heap_errors++;
-	return pool_fsck_report(f->sink, code, severity, 0, off, "%s", msg);
+	return rc;
+}
+
+int pma_fsck_report_flags(struct pma_fsck *f, const char *code,
+			  enum pool_fsck_severity severity, unsigned flags,
+			  uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	rc = vreport(f, code, severity, flags, off, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int pma_fsck_sum_has(const struct pma_fsck *f, uint64_t page)
@@ -213,6 +243,88 @@ int pma_fsck_slot_torn(const struct pma_rec *log, uint32_t cap, uint64_t k)
 	return e != t;
 }
 
+static const char *op_where(const struct pma_fsck *f, unsigned a,
+			    const struct pma_op *op, char *buf, size_t len);
+
+/* a damaged slot k ahead of arena a's tail: zeroed by --repair */
+static int slot_ahead_bad(struct pma_fsck *f, unsigned a, uint64_t k)
+{
+	const struct pma_rec *slot = pma_booklog_slot(
+		(struct pma_rec *)log_of(f, a), f->g.log_cap, k);
+	int rc = pma_fsck_plan_zero_slot(f, slot);
+
+	if (rc == 0)
+		rc = pma_fsck_note(f, "repair-log-slot", rec_off(f, a, k),
+				   "arena %u log: the damaged slot of record "
+				   "%llu at 0x%llx (after the end of the log) "
+				   "is zeroed",
+				   a, (unsigned long long)k,
+				   (unsigned long long)rec_off(f, a, k));
+	if (rc < 0)
+		return rc;
+	return pma_fsck_report_flags(
+		f, "log-slot-damaged", POOL_FSCK_ERROR, POOL_FSCK_REPAIRABLE,
+		rec_off(f, a, k),
+		"arena %u log: the slot of record %llu at 0x%llx, after the "
+		"end of the log (record %llu), holds a damaged record: once "
+		"appends reach it, the log ends there and open refuses it",
+		a, (unsigned long long)k, (unsigned long long)rec_off(f, a, k),
+		(unsigned long long)f->arenas[a].tail);
+}
+
+/*
+ * --repair --advanced of a log that ends at record end with valid or
+ * damaged records after it (which make open refuse the heap): each
+ * operation after the end is told as lost, then the slots after the end
+ * are zeroed last first (until the last, the log still ends at end with
+ * records after it: as before), and the one at end last.
+ */
+static int log_drop(struct pma_fsck *f, unsigned a, uint64_t end)
+{
+	struct pma_fsck_arena *ar = &f->arenas[a];
+	uint32_t cap = f->g.log_cap;
+	const struct pma_rec *slot;
+	uint64_t k, last = end;
+	struct pma_op op;
+	char where[160];
+	int rc = 0;
+
+	if (!f->plan || !(f->plan->flags & PMA_FSCK_ADVANCED))
+		return 0;
+	for (k = end + 1; k - ar->head < cap; k++)
+		if (rec_valid(f, a, k) ||
+		    pma_booklog_slot_damaged(log_of(f, a), cap, k))
+			last = k;
+	for (k = end; rc == 0 && k <= last; k++) {
+		if (pma_booklog_read_op(log_of(f, a), cap, k, &op)) {
+			if (k == end || !rec_valid(f, a, k))
+				rc = pma_fsck_note(
+					f, "repair-drops-record",
+					rec_off(f, a, k),
+					"arena %u log record %llu at 0x%llx "
+					"(unreadable): dropped, its operation "
+					"(if any) is lost",
+					a, (unsigned long long)k,
+					(unsigned long long)rec_off(f, a, k));
+			continue;
+		}
+		rc = pma_fsck_note(
+			f, "repair-drops-record", rec_off(f, a, k),
+			"%s: 0x%llx, dest 0x%llx: dropped, the operation is "
+			"lost",
+			op_where(f, a, &op, where, sizeof(where)),
+			(unsigned long long)op.off,
+			(unsigned long long)op.dest);
+	}
+	for (k = last + 1; rc == 0 && k-- > end;) {
+		slot = pma_booklog_slot((struct pma_rec *)log_of(f, a), cap, k);
+		if (k == end || rec_valid(f, a, k) ||
+		    pma_booklog_slot_damaged(log_of(f, a), cap, k))
+			rc = pma_fsck_plan_zero_slot(f, slot);
+	}
+	return rc;
+}
+
 /* where the log ends: damage (see tail_check and log_end_check in
  * recovery.c), or a torn last append, which recovery drops */
 static int tail_fsck(struct pma_fsck *f, unsigned a)
@@ -226,41 +338,44 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 		k++; /* the first half of an extent op without its length */
 	end_checked = k;
 	if (f->checked && k - ar->head < cap &&
-	    pma_booklog_slot_damaged(log_of(f, a), cap, k))
-		return pma_fsck_report(
-			f, "log-record-damaged", POOL_FSCK_ERROR,
-			rec_off(f, a, k),
-			"arena %u log record %llu at 0x%llx is damaged "
-			"(written whole, fails its checksum): the log ends "
-			"there and the ops after it are lost",
-			a, (unsigned long long)k,
-			(unsigned long long)rec_off(f, a, k));
+	    pma_booklog_slot_damaged(log_of(f, a), cap, k)) {
+		rc = log_drop(f, a, k);
+		return rc < 0 ?
+			       rc :
+			       pma_fsck_report_flags(
+				       f, "log-record-damaged", POOL_FSCK_ERROR,
+				       POOL_FSCK_ADVANCED, rec_off(f, a, k),
+				       "arena %u log record %llu at 0x%llx is "
+				       "damaged (written whole, fails its "
+				       "checksum): the log ends there and the "
+				       "ops after it are lost",
+				       a, (unsigned long long)k,
+				       (unsigned long long)rec_off(f, a, k));
+	}
 	for (k = ar->tail + 2; k - ar->head < cap; k++)
-		if (rec_valid(f, a, k))
-			return pma_fsck_report(
-				f, "log-record-after-end", POOL_FSCK_ERROR,
-				rec_off(f, a, ar->tail),
-				"arena %u log: record %llu at 0x%llx is "
-				"invalid but record %llu after it is valid "
-				"(corrupt log)",
-				a, (unsigned long long)ar->tail,
-				(unsigned long long)rec_off(f, a, ar->tail),
-				(unsigned long long)k);
+		if (rec_valid(f, a, k)) {
+			rc = log_drop(f, a, ar->tail);
+			return rc < 0 ? rc :
+					pma_fsck_report_flags(
+						f, "log-record-after-end",
+						POOL_FSCK_ERROR,
+						POOL_FSCK_ADVANCED,
+						rec_off(f, a, ar->tail),
+						"arena %u log: record %llu at "
+						"0x%llx is invalid but record "
+						"%llu after it is valid "
+						"(corrupt log)",
+						a, (unsigned long long)ar->tail,
+						(unsigned long long)rec_off(
+							f, a, ar->tail),
+						(unsigned long long)k);
+		}
 	/* slots ahead: each holds the previous lap's record (or nothing);
 	 * a damaged one ends the log with an error once appends reach it */
 	for (k = ar->tail + 1; f->checked && k - ar->head < cap; k++)
 		if (k != end_checked &&
 		    pma_booklog_slot_damaged(log_of(f, a), cap, k))
-			return pma_fsck_report(
-				f, "log-slot-damaged", POOL_FSCK_ERROR,
-				rec_off(f, a, k),
-				"arena %u log: the slot of record %llu at 0x%llx, "
-				"after the end of the log (record %llu), holds "
-				"a damaged record: once appends reach it, the log "
-				"ends there and open refuses it",
-				a, (unsigned long long)k,
-				(unsigned long long)rec_off(f, a, k),
-				(unsigned long long)ar->tail);
+			return slot_ahead_bad(f, a, k);
 	rc = 0;
 	if (ar->tail - ar->head < cap &&
 	    pma_fsck_slot_torn(log_of(f, a), cap, ar->tail))
@@ -620,7 +735,7 @@ static int walk_alloc(struct pma_fsck *f)
 	return 0;
 }
 
-static void walk_free(struct pma_fsck *f)
+void pma_fsck_walk_free(struct pma_fsck *f)
 {
 	uint64_t c, nchunks = f->g.npages / PMA_CHUNK_PAGES + 1;
 
@@ -657,7 +772,7 @@ static int walk(struct pma_fsck *f)
 }
 
 /* the walk over the heap region of an open pool (none: a finding) */
-static int walk_pool(struct pma_fsck *f, struct pool *pool)
+int pma_fsck_walk_pool(struct pma_fsck *f, struct pool *pool)
 {
 	const struct pool_region *region;
 
@@ -687,24 +802,24 @@ int pma_fsck(const char *path, struct pool_fsck_sink *sink)
 					"the heap is not checked: the pool "
 					"cannot be opened (%s)",
 					pool_errormsg());
-	rc = walk_pool(&f, pool);
+	rc = pma_fsck_walk_pool(&f, pool);
 	f.pool = NULL;
 	pool_close(&pool); /* the library's open takes its own */
 	if (rc == 0 && !f.heap_errors && f.pmap)
 		rc = pma_fsck_library(&f, path);
-	walk_free(&f);
+	pma_fsck_walk_free(&f);
 	return rc;
 }
 
 int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink)
 {
 	struct pma_fsck f = { .sink = sink };
-	int rc = walk_pool(&f, heap->pool);
+	int rc = pma_fsck_walk_pool(&f, heap->pool);
 
 	f.pool = NULL;
 	if (rc == 0 && !f.heap_errors && f.pmap)
 		rc = pma_fsck_library_heap(&f, heap);
-	walk_free(&f);
+	pma_fsck_walk_free(&f);
 	return rc;
 }
 
@@ -726,31 +841,11 @@ int pma_fsck_repairable(const char *code)
 	return 0;
 }
 
-int pma_fsck_blocks_repair(const struct pool_fsck_finding *f)
+int pma_fsck_blocks_repair(const struct pool_fsck_finding *f, int advanced)
 {
 	if (f->severity == POOL_FSCK_ERROR)
-		return !pma_fsck_repairable(f->code);
+		return !pma_fsck_repairable(f->code) &&
+		       !(f->flags & POOL_FSCK_REPAIRABLE) &&
+		       !(advanced && (f->flags & POOL_FSCK_ADVANCED));
 	return !strcmp(f->code, "pool-feature-ro-compat");
-}
-
-int pma_fsck_repair(const char *path)
-{
-	struct pma_heap *heap;
-	struct pool *pool;
-	int has_heap, rc;
-
-	/* rewrites a damaged or older header copy of the same state */
-	rc = pool_open(path, 0, &pool);
-	if (rc < 0)
-		return rc;
-	has_heap = pool_region_find(pool, POOL_REGION_PMALLOC, 0) != NULL;
-	pool_close(&pool);
-	if (!has_heap)
-		return 0;
-	/* recovery, summary words, root check; close checkpoints */
-	rc = pma_heap_open(path, 0, &heap);
-	if (rc < 0)
-		return rc;
-	pma_heap_close(heap);
-	return 0;
 }

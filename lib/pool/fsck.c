@@ -36,28 +36,57 @@ struct pfsck {
 	int cur; /* the copy open would use, -1 if none */
 };
 
-int pool_fsck_report(struct pool_fsck_sink *sink, const char *code,
-		     enum pool_fsck_severity severity, unsigned part,
-		     uint64_t off, const char *fmt, ...)
+static int vreport(struct pool_fsck_sink *sink, const char *code,
+		   enum pool_fsck_severity severity, unsigned flags,
+		   unsigned part, uint64_t off, const char *fmt, va_list ap)
+	__attribute__((format(printf, 7, 0)));
+
+static int vreport(struct pool_fsck_sink *sink, const char *code,
+		   enum pool_fsck_severity severity, unsigned flags,
+		   unsigned part, uint64_t off, const char *fmt, va_list ap)
 {
-	struct pool_fsck_finding f = { code, severity, part, off, NULL };
+	struct pool_fsck_finding f = { code, severity, part, off, NULL, flags };
 	char msg[2 * UTIL_ERRMSG_MAX];
-	va_list ap;
 	int rc;
 
 	if (sink->rc < 0)
 		return sink->rc;
-	va_start(ap, fmt);
-	/* va_start is right above (an analyzer false positive) */
-	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	f.message = msg;
 	sink->counts[severity]++;
 	rc = sink->fn ? sink->fn(&f, sink->arg) : 0;
 	if (rc < 0)
 		sink->rc = rc;
 	return sink->rc;
+}
+
+int pool_fsck_report(struct pool_fsck_sink *sink, const char *code,
+		     enum pool_fsck_severity severity, unsigned part,
+		     uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	/* va_start is right above (an analyzer false positive) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	rc = vreport(sink, code, severity, 0, part, off, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int pool_fsck_report_flags(struct pool_fsck_sink *sink, const char *code,
+			   enum pool_fsck_severity severity, unsigned flags,
+			   unsigned part, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	rc = vreport(sink, code, severity, flags, part, off, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 const char *pool_fsck_severity_name(enum pool_fsck_severity severity)

@@ -232,7 +232,7 @@ try 'pmactl fsck --help'"
 @test "pmactl-fsck(1) lists every finding code the checkers report" {
 	local src=$BATS_TEST_DIRNAME/../.. code
 	local man=$src/man/pmactl-fsck.1.adoc
-	for code in $(grep -ohE '"(part|pool|region|heap|arena|log|pmap|slab|root|extent|recovery|bank|leak)-[a-z-]+"' \
+	for code in $(grep -ohE '"(part|pool|region|heap|arena|log|pmap|slab|root|extent|recovery|repair)-[a-z-]+"' \
 		"$src/lib/pool/fsck.c" "$src/lib/pmalloc/"fsck*.c |
 		tr -d '"' | sort -u); do
 		grep -q "\*$code\*" "$man" || fail "$code is not in $man"
@@ -308,7 +308,7 @@ try 'pmactl fsck --help'"
 	"$DAMAGE" make "$T/p"
 	run --separate-stderr pmactl fsck --yes "$T/p"
 	assert_equal "$status" 2
-	assert_equal "$stderr" "pmactl: --yes and --backup need --repair
+	assert_equal "$stderr" "pmactl: --yes, --backup and --advanced need --repair
 try 'pmactl fsck --help'"
 	run --separate-stderr pmactl fsck --backup "$T/bk" "$T/p"
 	assert_equal "$status" 2
@@ -450,4 +450,107 @@ fsck_json_recovery() {
 	assert_equal "$status" 2
 	[[ "$stderr" == *"--recovery checks, it does not repair"* ]] ||
 		fail "$stderr"
+}
+
+# ------------------------------------------------------------ repairs
+
+# repaired KIND CODE NOTE: a fresh base pool damaged by KIND reports
+# CODE (an error, or a warning when CODE is pmap-entry-unmarked);
+# --repair --yes repairs it with the note NOTE, and the pool then checks
+# clean, opens, takes a workload and checks clean again
+repaired() {
+	"$DAMAGE" make "$T/p" || fail "fsck-damage make failed"
+	"$DAMAGE" "$1" "$T/p" || fail "fsck-damage $1 failed"
+	fsck_json "$T/p"
+	jq -e --arg c "$2" 'any(.findings[]; .code == $c)' <<<"$output" \
+		>/dev/null || fail "no $2 in: $output"
+	run --separate-stderr pmactl --json fsck --repair --yes "$T/p"
+	assert_success
+	assert_equal "$(jq -r .repair <<<"$output")" repaired
+	jq -e --arg n "$3" 'any(.repairs[]; .code == $n)' <<<"$output" \
+		>/dev/null || fail "no repair $3 in: $output"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	run --separate-stderr "$WORKLOAD" "$T/p" 2 200
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+}
+
+@test "repair: a bitmap bank one bit off -> slab-bitmap-bank-check, restored" {
+	repaired bitmap-bank slab-bitmap-bank-check repair-bank-bit
+}
+
+@test "repair: a bit of a bank's check word -> slab-bitmap-bank-check, restored" {
+	repaired bank-check slab-bitmap-bank-check repair-bank-bit
+}
+
+@test "repair: a damaged slot ahead of a log's end -> log-slot-damaged, zeroed" {
+	repaired slot-ahead log-slot-damaged repair-log-slot
+}
+
+@test "repair: a page map entry in an unmarked group -> pmap-entry-unmarked, zeroed" {
+	repaired unmarked pmap-entry-unmarked repair-pmap-unmarked
+}
+
+@test "repair: a bank two bits off is not repaired (exit 3, nothing written)" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" bitmap-bank "$T/p"
+	# a second bit, in the bank's first word
+	fsck_json "$T/p"
+	local hex off b
+	hex=$(jq -r '.findings[] | select(.code == "slab-bitmap-bank-check") |
+		.offset' <<<"$output")
+	off=$((16#${hex#0x}))
+	b=$(dd if="$T/p" bs=1 skip="$off" count=1 2>/dev/null | od -An -tu1)
+	printf "\\x$(printf %02x $((b ^ 4)))" |
+		dd of="$T/p" bs=1 seek="$off" conv=notrunc 2>/dev/null
+	cp "$T/p" "$T/ref"
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_equal "$status" 3
+	assert_line --partial "error: slab-bitmap-bank-check: "
+	refute_line --partial "by exactly one bit"
+	cmp "$T/p" "$T/ref" || fail "the pool was written"
+}
+
+@test "--advanced: a damaged log record: exit 3 without it, says what is lost, repairs with it" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" log-record "$T/p"
+	cp "$T/p" "$T/ref"
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_equal "$status" 3
+	[[ "$stderr" == *"only destructively: --advanced does it"* ]] ||
+		fail "stderr: $stderr"
+	cmp "$T/p" "$T/ref" || fail "written without --advanced"
+	# --dry-run --advanced: every record after the damaged one is listed
+	run --separate-stderr pmactl --json fsck --repair --dry-run --advanced "$T/p"
+	assert_equal "$status" 1
+	assert_equal "$(jq -r .repair <<<"$output")" would_repair
+	local lost
+	lost=$(jq '[.repairs[] | select(.code == "repair-drops-record")] |
+		length' <<<"$output")
+	[ "$lost" -gt 5 ] || fail "lost: $output"
+	jq -e '.repairs[0].message | test("unreadable")' <<<"$output" \
+		>/dev/null || fail "the damaged record itself: $output"
+	cmp "$T/p" "$T/ref" || fail "--dry-run wrote the pool"
+	run --separate-stderr pmactl fsck --repair --yes --advanced "$T/p"
+	assert_success
+	assert_equal "$(grep -c '^repair: repair-drops-record: .*the operation is lost$' <<<"$output")" \
+		"$((lost - 1))"
+	assert_line "repaired: $T/p (1 error found, none left)"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	run --separate-stderr "$WORKLOAD" "$T/p" 2 200
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+}
+
+@test "--advanced without --repair is a usage error (exit 2)" {
+	"$DAMAGE" make "$T/p"
+	run --separate-stderr pmactl fsck --advanced "$T/p"
+	assert_equal "$status" 2
 }

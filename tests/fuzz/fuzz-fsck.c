@@ -8,8 +8,9 @@
  * again). The patched pool is checked (pool_fsck, then pma_fsck) as
  * `pmactl fsck` does; the check must run, report well-formed findings
  * and leave the file untouched. When every error it found is one fsck
- * repairs, the pool is repaired as `pmactl fsck --repair --yes` does (in
- * the file, a copy of the image) and checked again: no error may be left.
+ * repairs (--advanced too), the pool is repaired as `pmactl fsck --repair
+ * --yes --advanced` does (in the file, a copy of the image) and checked
+ * again: no error may be left.
  * A pool that checks clean must then open writable and serve a few
  * allocations and frees, and check clean after its close. Anything else
  * aborts (libFuzzer reports it as a crash).
@@ -50,7 +51,7 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 		fprintf(stderr, "fuzz-fsck: %s: %s: %s\n",
 			pool_fsck_severity_name(f->severity), f->code,
 			f->message);
-	if (pma_fsck_blocks_repair(f) && !c->unrepairable++)
+	if (pma_fsck_blocks_repair(f, 1) && !c->unrepairable++)
 		snprintf(c->first, sizeof(c->first), "%s", f->code);
 	else if (f->severity == POOL_FSCK_ERROR && !c->first[0])
 		snprintf(c->first, sizeof(c->first), "%s", f->code);
@@ -213,7 +214,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0; /* pmactl fsck --repair: exit 3, writes nothing;
 			   * or a pool only a read-only open accepts */
 	if (errors) {
-		if (pma_fsck_repair(fx.path) < 0) {
+		if (pma_fsck_repair_flags(fx.path, PMA_FSCK_ADVANCED, NULL) <
+		    0) {
 			fprintf(stderr,
 				"fuzz-fsck: repair of repairable errors (the "
 				"first: %s) fails: %s\n",
