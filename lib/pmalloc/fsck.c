@@ -277,7 +277,11 @@ static int slot_ahead_bad(struct pma_fsck *f, unsigned a, uint64_t k)
  * damaged records after it (which make open refuse the heap): each
  * operation after the end is told as lost, then the slots after the end
  * are zeroed last first (until the last, the log still ends at end with
- * records after it: as before), and the one at end last.
+ * records after it: as before), and the one at end last. Not when one of
+ * them is the slot of the record the head follows (head - 1 + cap, the
+ * same slot as head - 1): zeroing it orphans the head, and no single
+ * store can make it a record of the previous lap again. Returns
+ * POOL_FSCK_ADVANCED if the cut can be made, 0 if not, or -errno.
  */
 static int log_drop(struct pma_fsck *f, unsigned a, uint64_t end)
 {
@@ -289,12 +293,14 @@ static int log_drop(struct pma_fsck *f, unsigned a, uint64_t end)
 	char where[160];
 	int rc = 0;
 
-	if (!f->plan || !(f->plan->flags & PMA_FSCK_ADVANCED))
-		return 0;
 	for (k = end + 1; k - ar->head < cap; k++)
 		if (rec_valid(f, a, k) ||
 		    pma_booklog_slot_damaged(log_of(f, a), cap, k))
 			last = k;
+	if (ar->head && last >= ar->head - 1 + cap)
+		return 0;
+	if (!f->plan || !(f->plan->flags & PMA_FSCK_ADVANCED))
+		return POOL_FSCK_ADVANCED;
 	for (k = end; rc == 0 && k <= last; k++) {
 		if (pma_booklog_read_op(log_of(f, a), cap, k, &op)) {
 			if (k == end || !rec_valid(f, a, k))
@@ -322,7 +328,7 @@ static int log_drop(struct pma_fsck *f, unsigned a, uint64_t end)
 		    pma_booklog_slot_damaged(log_of(f, a), cap, k))
 			rc = pma_fsck_plan_zero_slot(f, slot);
 	}
-	return rc;
+	return rc < 0 ? rc : POOL_FSCK_ADVANCED;
 }
 
 /* where the log ends: damage (see tail_check and log_end_check in
@@ -344,7 +350,7 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 			       rc :
 			       pma_fsck_report_flags(
 				       f, "log-record-damaged", POOL_FSCK_ERROR,
-				       POOL_FSCK_ADVANCED, rec_off(f, a, k),
+				       (unsigned)rc, rec_off(f, a, k),
 				       "arena %u log record %llu at 0x%llx is "
 				       "damaged (written whole, fails its "
 				       "checksum): the log ends there and the "
@@ -358,8 +364,7 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 			return rc < 0 ? rc :
 					pma_fsck_report_flags(
 						f, "log-record-after-end",
-						POOL_FSCK_ERROR,
-						POOL_FSCK_ADVANCED,
+						POOL_FSCK_ERROR, (unsigned)rc,
 						rec_off(f, a, ar->tail),
 						"arena %u log: record %llu at "
 						"0x%llx is invalid but record "
