@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -140,18 +141,44 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 	return 0;
 }
 
+/* a pool this big (part 0, bytes) gets a progress bar on a terminal;
+ * $PMACTL_PROGRESS_MIN overrides it */
+#define FSCK_PROGRESS_MIN (1ULL << 30)
+
+/* the progress bar: on a terminal, not for JSON, for a big pool */
+static int fsck_wants_progress(const struct fsck_run *r)
+{
+	const char *env = getenv("PMACTL_PROGRESS_MIN");
+	uint64_t min = FSCK_PROGRESS_MIN;
+	struct stat st;
+
+	if (!r->ctx->is_tty || r->ctx->json || r->quiet ||
+	    stat(r->path, &st) < 0)
+		return 0;
+	if (env && *env)
+		min = strtoull(env, NULL, 0);
+	return (uint64_t)st.st_size >= min;
+}
+
 /* pool then heap into sink; 0, or FSCK_EXIT_INTERNAL after the message */
 static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 {
+	struct cmd_progress progress;
 	int rc;
 
 	sink->fn = finding;
 	sink->arg = r;
+	cmd_progress_init(&progress, "checking");
+	if (fsck_wants_progress(r)) {
+		sink->progress = cmd_progress_update;
+		sink->progress_arg = &progress;
+	}
 	rc = pool_fsck(r->path, sink);
 	/* the heap is checked even after pool findings: it opens on any
 	 * header copy the pool can open on, else says it was not checked */
 	if (rc == 0)
 		rc = pma_fsck(r->path, sink);
+	cmd_progress_done(&progress);
 	if (rc == 0)
 		return 0;
 	cmd_error(r->ctx, "cannot check '%s': %s", r->path,

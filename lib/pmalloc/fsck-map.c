@@ -81,6 +81,7 @@ int pma_fsck_pmap(struct pma_fsck *f)
 	int rc = f->sum ? sum_fsck(f) : 0;
 
 	for (page = 0; rc == 0 && page < f->g.npages; page++) {
+		pma_fsck_progress(f, page);
 		e = f->pmap_pm[page];
 		if (!e || !pma_fsck_sum_has(f, page))
 			continue; /* unmarked: pma_fsck_spans */
@@ -142,7 +143,9 @@ int pma_fsck_spans(struct pma_fsck *f)
 	uint64_t page, e, n, end = 0, owner = 0;
 	int rc = unmarked_fsck(f);
 
+	f->phase = 1;
 	for (page = 0; rc == 0 && page < f->g.npages; page++) {
+		pma_fsck_progress(f, page);
 		e = f->pmap[page];
 		if (!e)
 			continue;
@@ -328,9 +331,12 @@ int pma_fsck_slabs(struct pma_fsck *f)
 	for (c = 0; rc == 0 && c < nchunks; c++)
 		if (f->slabs[c])
 			rc = touched_fsck(f, c, f->slabs[c]);
-	for (page = 0; rc == 0 && page < f->g.npages; page++)
+	f->phase = 2;
+	for (page = 0; rc == 0 && page < f->g.npages; page++) {
+		pma_fsck_progress(f, page);
 		if (pma_pmap_kind(f->pmap[page]) == PMA_PMAP_SLAB)
 			rc = slab_fsck(f, page, f->pmap[page]);
+	}
 	return rc;
 }
 
@@ -421,7 +427,8 @@ static int library_compare(struct pma_fsck *f, struct pma_heap *heap)
 			"pages, the page map leaves %llu",
 			(unsigned long long)pma_ext_free_pages(&heap->ext),
 			(unsigned long long)free_pages);
-	for (page = 0; page < f->g.npages; page++)
+	f->phase = 3;
+	for (page = 0; page < f->g.npages; page++, pma_fsck_progress(f, page))
 		if (heap->pmap_pm[page] != f->pmap[page])
 			return pma_fsck_report(
 				f, "heap-replay-mismatch", POOL_FSCK_ERROR,

@@ -64,6 +64,18 @@ int pma_fsck_report_flags(struct pma_fsck *f, const char *code,
 	return rc;
 }
 
+void pma_fsck_progress(const struct pma_fsck *f, uint64_t page)
+{
+	const struct pool_fsck_sink *s = f->sink;
+	uint64_t bytes = f->g.npages * PMA_PAGE;
+
+	if (!s->progress || (page % 4096 && page != f->g.npages))
+		return;
+	s->progress((f->phase * f->g.npages + page) * PMA_PAGE /
+			    PMA_FSCK_PASSES,
+		    bytes, s->progress_arg);
+}
+
 int pma_fsck_sum_has(const struct pma_fsck *f, uint64_t page)
 {
 	uint64_t g;

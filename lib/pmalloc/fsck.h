@@ -182,6 +182,7 @@ struct pma_fsck {
 	struct pma_fsck_slab **slabs; /* per chunk, made when needed */
 	uint64_t used_pages; /* pages of slabs and extents after the window */
 	int root_logged; /* a window op allocates to the root word */
+	unsigned phase; /* progress: passes over the page map done */
 	struct pma_fsck_plan *plan; /* repair: record the stores (or NULL) */
 	int heap_errors; /* errors this walk reported */
 };
@@ -210,6 +211,10 @@ struct pma_fsck_slab *pma_fsck_slab_get(struct pma_fsck *f, uint64_t chunk);
  * its header does not match its class or off is not one of its blocks */
 int pma_fsck_block_of(const struct pma_fsck *f, const struct pma_fsck_slab *s,
 		      uint64_t chunk, uint64_t off);
+/* progress: page of the current pass over the page map (the walk makes
+ * PMA_FSCK_PASSES of them, the library's open one more) */
+#define PMA_FSCK_PASSES 4
+void pma_fsck_progress(const struct pma_fsck *f, uint64_t page);
 /* is page's summary group marked (or is there no summary)? */
 int pma_fsck_sum_has(const struct pma_fsck *f, uint64_t page);
 

@@ -44,6 +44,10 @@ struct pool_fsck_sink {
 	void *arg;
 	unsigned long counts[3]; /* findings per severity */
 	int rc; /* the first negative return of fn, else 0 */
+	/* progress of a long check (may be NULL): done of total bytes of
+	 * the structures walked so far */
+	void (*progress)(uint64_t done, uint64_t total, void *arg);
+	void *progress_arg;
 };
 
 /* format and report one finding; returns sink->rc */

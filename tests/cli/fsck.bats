@@ -554,3 +554,25 @@ repaired() {
 	run --separate-stderr pmactl fsck --advanced "$T/p"
 	assert_equal "$status" 2
 }
+
+# ------------------------------------------------------------ progress
+
+@test "progress bar: on a terminal for a big pool, never for JSON or a pipe" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	"$DAMAGE" make "$T/p"
+	# a big pool: here, bigger than PMACTL_PROGRESS_MIN bytes
+	run script -qec "PMACTL_PROGRESS_MIN=1 pmactl fsck '$T/p' 2>&1 >/dev/null" /dev/null
+	assert_success
+	assert_output --partial "checking  ["
+	assert_output --partial "100%"
+	# the default threshold is 1 GiB: this pool is small
+	run script -qec "pmactl fsck '$T/p' 2>&1 >/dev/null" /dev/null
+	assert_success
+	refute_output --partial "checking"
+	run script -qec "PMACTL_PROGRESS_MIN=1 pmactl --json fsck '$T/p' 2>&1 >/dev/null" /dev/null
+	assert_success
+	refute_output --partial "checking"
+	PMACTL_PROGRESS_MIN=1 run --separate-stderr pmactl fsck "$T/p"
+	assert_success
+	[ -z "$stderr" ] || fail "stderr is not a terminal: $stderr"
+}
