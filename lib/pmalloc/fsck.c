@@ -258,30 +258,47 @@ int pma_fsck_slot_torn(const struct pma_rec *log, uint32_t cap, uint64_t k)
 static const char *op_where(const struct pma_fsck *f, unsigned a,
 			    const struct pma_op *op, char *buf, size_t len);
 
-/* a damaged slot k ahead of arena a's tail: zeroed by --repair */
-static int slot_ahead_bad(struct pma_fsck *f, unsigned a, uint64_t k)
+/* damaged slots ahead of arena a's tail (after end_checked, the slot
+ * tail_fsck looked at): one finding; --repair zeroes them all */
+static int slots_ahead_fsck(struct pma_fsck *f, unsigned a,
+			    uint64_t end_checked)
 {
-	const struct pma_rec *slot = pma_booklog_slot(
-		(struct pma_rec *)log_of(f, a), f->g.log_cap, k);
-	int rc = pma_fsck_plan_zero_slot(f, slot);
+	struct pma_fsck_arena *ar = &f->arenas[a];
+	uint32_t cap = f->g.log_cap;
+	uint64_t k, first = 0, n = 0;
+	int rc = 0;
 
-	if (rc == 0)
-		rc = pma_fsck_note(f, "repair-log-slot", rec_off(f, a, k),
-				   "arena %u log: the damaged slot of record "
-				   "%llu at 0x%llx (after the end of the log) "
-				   "is zeroed",
-				   a, (unsigned long long)k,
-				   (unsigned long long)rec_off(f, a, k));
-	if (rc < 0)
+	for (k = ar->tail + 1; f->checked && rc == 0 && k - ar->head < cap;
+	     k++) {
+		if (k == end_checked ||
+		    !pma_booklog_slot_damaged(log_of(f, a), cap, k))
+			continue;
+		if (!n++)
+			first = k;
+		rc = pma_fsck_plan_zero_slot(
+			f, pma_booklog_slot((struct pma_rec *)log_of(f, a), cap,
+					    k));
+	}
+	if (rc == 0 && n)
+		rc = pma_fsck_note(f, "repair-log-slot", rec_off(f, a, first),
+				   "arena %u log: %llu damaged slots after the "
+				   "end of the log (the first: record %llu at "
+				   "0x%llx) are zeroed",
+				   a, (unsigned long long)n,
+				   (unsigned long long)first,
+				   (unsigned long long)rec_off(f, a, first));
+	if (rc < 0 || !n)
 		return rc;
 	return pma_fsck_report_flags(
 		f, "log-slot-damaged", POOL_FSCK_ERROR, POOL_FSCK_REPAIRABLE,
-		rec_off(f, a, k),
-		"arena %u log: the slot of record %llu at 0x%llx, after the "
-		"end of the log (record %llu), holds a damaged record: once "
-		"appends reach it, the log ends there and open refuses it",
-		a, (unsigned long long)k, (unsigned long long)rec_off(f, a, k),
-		(unsigned long long)f->arenas[a].tail);
+		rec_off(f, a, first),
+		"arena %u log: %llu slots after the end of the log (record "
+		"%llu) hold a damaged record (the first: record %llu at "
+		"0x%llx): once appends reach one, the log ends there and "
+		"open refuses it",
+		a, (unsigned long long)n, (unsigned long long)ar->tail,
+		(unsigned long long)first,
+		(unsigned long long)rec_off(f, a, first));
 }
 
 /*
@@ -389,10 +406,9 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 		}
 	/* slots ahead: each holds the previous lap's record (or nothing);
 	 * a damaged one ends the log with an error once appends reach it */
-	for (k = ar->tail + 1; f->checked && k - ar->head < cap; k++)
-		if (k != end_checked &&
-		    pma_booklog_slot_damaged(log_of(f, a), cap, k))
-			return slot_ahead_bad(f, a, k);
+	rc = slots_ahead_fsck(f, a, end_checked);
+	if (rc < 0 || f->sink->rc < 0)
+		return rc;
 	rc = 0;
 	if (ar->tail - ar->head < cap &&
 	    pma_fsck_slot_torn(log_of(f, a), cap, ar->tail))
