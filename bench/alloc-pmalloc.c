@@ -106,6 +106,22 @@ static int64_t bpma_checkpoints(void *ctx)
 	return (int64_t)(st.checkpoints + st.local_checkpoints);
 }
 
+/* the heap's pages in use (slabs, extents, freed extents waiting for a
+ * checkpoint) plus its metadata, and the library's exact peak of it */
+static int bpma_footprint(void *ctx, uint64_t *ret_now, uint64_t *ret_peak)
+{
+	struct bench_pma *b = ctx;
+	struct pma_heap_stats st;
+	int rc;
+
+	rc = pma_heap_stats(b->heap, &st);
+	if (rc < 0)
+		return rc;
+	*ret_now = st.footprint_bytes;
+	*ret_peak = st.peak_footprint_bytes;
+	return 0;
+}
+
 const struct bench_alloc bench_alloc_pmalloc = {
 	.name = "pmalloc",
 	.has_counters = 1,
@@ -116,6 +132,7 @@ const struct bench_alloc bench_alloc_pmalloc = {
 	.is_live = bpma_is_live,
 	.errormsg = pma_errormsg,
 	.checkpoints = bpma_checkpoints,
+	.footprint = bpma_footprint,
 };
 
 const struct bench_alloc bench_alloc_pmalloc_local = {
@@ -128,4 +145,5 @@ const struct bench_alloc bench_alloc_pmalloc_local = {
 	.is_live = bpma_is_live,
 	.errormsg = pma_errormsg,
 	.checkpoints = bpma_checkpoints,
+	.footprint = bpma_footprint,
 };

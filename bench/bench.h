@@ -38,12 +38,22 @@ struct bench_alloc {
 	const char *(*errormsg)(void);
 	/* checkpoints since open, or -1 if unknown; NULL if never known */
 	int64_t (*checkpoints)(void *ctx);
+	/* fragbench: bytes of the pool the allocator holds now (*ret_now)
+	 * and its own exact peak since open (*ret_peak, 0 if it keeps none:
+	 * the caller samples now); 0 or -errno; NULL if unknown */
+	int (*footprint)(void *ctx, uint64_t *ret_now, uint64_t *ret_peak);
 };
 
 extern const struct bench_alloc bench_alloc_pmalloc;
 extern const struct bench_alloc bench_alloc_pmalloc_local;
+/* a heap over one part per NUMA node: local-first, and parts in turn */
+extern const struct bench_alloc bench_alloc_pmalloc_numa;
+extern const struct bench_alloc bench_alloc_pmalloc_spread;
 extern const struct bench_alloc bench_alloc_pmemobj;
 extern const struct bench_alloc bench_alloc_jemalloc;
+/* alloc-pmemobj.c: pools opened next enable libpmemobj's persistent
+ * statistics too (fragbench; costs time, so pmabench leaves it off) */
+extern int bench_pobj_stats;
 
 /* ------------------------------------------------------------ sync */
 
@@ -131,7 +141,8 @@ struct bench_result {
 	double wait_frac;
 };
 
-#define BENCH_NALLOCS 4 /* pmalloc, pmemobj, jemalloc, pmalloc-local */
+/* pmalloc, pmemobj, jemalloc, pmalloc-local, pmalloc-numa, -spread */
+#define BENCH_NALLOCS 6
 
 struct bench_cfg;
 /* measure each of allocs on (wl, threads) into ret[i]: cfg->repeat

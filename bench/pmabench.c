@@ -47,6 +47,9 @@ static const struct bench_alloc *const all_allocs[BENCH_NALLOCS] = {
 	&bench_alloc_jemalloc,
 	/* pmalloc with per-arena checkpoints (layout 8) */
 	&bench_alloc_pmalloc_local,
+	/* a pool of one part per NUMA node: local-first, parts in turn */
+	&bench_alloc_pmalloc_numa,
+	&bench_alloc_pmalloc_spread,
 };
 
 static const char *const mode_names[] = { "CACHE_LINE", "BYTE" };
@@ -117,9 +120,9 @@ static const char *row_errmsg(const struct bench_result *r)
 
 static void print_table_header(void)
 {
-	printf("%-10s %3s %-10s %-8s %12s %9s %9s %10s %8s %s\n", "bench",
+	printf("%-10s %3s %-10s %-14s %12s %9s %9s %10s %9s %8s %s\n", "bench",
 	       "thr", "mode", "alloc", "ops/s", "flush/op", "fence/op",
-	       "reflush/op", "pma/this", "target");
+	       "reflush/op", "remote/op", "pma/this", "target");
 }
 
 static void print_cell(double v, int width, int prec)
@@ -134,7 +137,7 @@ static void print_row_table(const struct bench_workload *wl, unsigned thr,
 			    const char *mode, const struct bench_result *r,
 			    double ratio, double target)
 {
-	printf("%-10s %3u %-10s %-8s", wl->name, thr, mode, r->alloc->name);
+	printf("%-10s %3u %-10s %-14s", wl->name, thr, mode, r->alloc->name);
 	if (r->err) {
 		printf(" FAILED: %s\n", row_errmsg(r));
 		return;
@@ -143,6 +146,7 @@ static void print_row_table(const struct bench_workload *wl, unsigned thr,
 	print_cell(per_op(r->pm.lines_flushed, r), 9, 3);
 	print_cell(per_op(r->pm.fences, r), 9, 3);
 	print_cell(per_op(r->pm.reflushes, r), 10, 3);
+	print_cell(per_op(r->pm.remote_lines, r), 9, 3);
 	print_cell(ratio, 8, 2);
 	if (target > 0 && ratio > 0)
 		printf(" >=%.2g %s", target,
@@ -177,6 +181,8 @@ static void print_row_json(const struct bench_workload *wl, unsigned thr,
 	bench_json_num("fences_per_op", per_op(r->pm.fences, r), ",");
 	bench_json_num("reflushes_per_op", per_op(r->pm.reflushes, r), ",");
 	bench_json_num("xplines_per_op", per_op(r->pm.xplines, r), ",");
+	bench_json_num("remote_lines_per_op", per_op(r->pm.remote_lines, r),
+		       ",");
 	bench_json_num("checkpoints", r->err ? -1 : (double)r->checkpoints,
 		       ",");
 	bench_json_num("sync_wait_frac", r->err ? -1 : r->wait_frac, ",");
@@ -403,8 +409,10 @@ static void usage(void)
 	       "  -b, --bench LIST        threadtest,prod-con,shbench,larson,\n"
 	       "                          larson-q,large,recovery\n"
 	       "                          or all (default)\n"
-	       "  -a, --alloc LIST        pmalloc,pmemobj,jemalloc,pmalloc-local\n"
-	       "                          (default the first three)\n"
+	       "  -a, --alloc LIST        pmalloc,pmemobj,jemalloc,pmalloc-local,\n"
+	       "                          pmalloc-numa,pmalloc-spread (a pool of\n"
+	       "                          one part per NUMA node, local-first or\n"
+	       "                          parts in turn; default the first three)\n"
 	       "  -t, --threads LIST      thread counts (default 1,2)\n"
 	       "  -m, --mode MODE         cache_line, byte or both (default)\n"
 	       "  -n, --ops N             timed ops per row (default 500000)\n"

@@ -157,6 +157,7 @@ static void run_collect(const struct bench_run *run,
 	res->pm.fences = run->s1.fences - run->s0.fences;
 	res->pm.reflushes = run->s1.reflushes - run->s0.reflushes;
 	res->pm.xplines = run->s1.xplines - run->s0.xplines;
+	res->pm.remote_lines = run->s1.remote_lines - run->s0.remote_lines;
 	res->checkpoints =
 		run->ckpt0 < 0 || run->ckpt1 < 0 ? -1 : run->ckpt1 - run->ckpt0;
 	if (run->t1 > run->t0)

@@ -16,6 +16,7 @@ enum cmd_exit {
 };
 
 struct pool;
+struct cmd_seam;
 
 struct cmd_ctx {
 	int json; /* -j/--json: one JSON document on stdout */
@@ -23,7 +24,10 @@ struct cmd_ctx {
 	int is_tty; /* stderr is a terminal: progress bars allowed */
 	const char *prog; /* "pmactl" */
 	struct pool *pool; /* opened by cmd_pool_open(), closed by pmactl.c */
-	const char *socket; /* -S/--socket: pmad's control socket, or NULL */
+	const char *socket; /* -S/--socket or $PMAD_SOCKET, or NULL */
+	/* how the command reaches pools (seam.h), chosen by the dispatcher */
+	const struct cmd_seam *seam;
+	const char *cmd_name; /* "stat", "pool stat": for pmad's errors */
 };
 
 int cmd_create(int argc, char **argv, struct cmd_ctx *ctx);
@@ -33,5 +37,8 @@ int cmd_log(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_pool(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_gc(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_list(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_stat(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_compact(int argc, char **argv, struct cmd_ctx *ctx);
 
 #endif

@@ -138,16 +138,9 @@ void cmd_progress_done(struct cmd_progress *p);
 const char *cmd_size_str(uint64_t size, char *buf, size_t buf_size);
 
 /*
- * Print an open pool the way inspect does (human tables, or JSON with
- * ctx->json). Implemented in inspect.c; create prints what it created
- * with it. Returns the exit status.
- */
-int cmd_pool_print(const struct cmd_ctx *ctx, const struct pool *pool);
-
-/*
  * The PMAlloc heap of the pool at path, opened read-only (heap.c): add it
- * as "heap" to a JSON root, or print it as text. CMD_EXIT_OK or the exit
- * status after reporting the error.
+ * as "heap" to a JSON root (lib/view). CMD_EXIT_OK or the exit status
+ * after reporting the error.
  */
 int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
 		  struct json_object *root);
@@ -155,6 +148,5 @@ int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
 struct pma_heap;
 int cmd_heap_open(const struct cmd_ctx *ctx, const char *path,
 		  struct pma_heap **ret_heap);
-int cmd_heap_print(const struct cmd_ctx *ctx, const char *path);
 
 #endif

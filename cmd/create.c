@@ -6,6 +6,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +16,8 @@
 #include "common.h"
 #include "ns/ns.h"
 #include "pool/pool.h"
+#include "seam.h"
+#include "show.h"
 #include "util/size.h"
 
 #define CREATE_MAX_NODE 1023 /* the kernel's largest MAX_NUMNODES - 1 */
@@ -20,9 +25,12 @@
 static const char create_usage[] =
 	"usage: pmactl create POOL --size SIZE [--parts PATH[,PATH...]]\n"
 	"                     [--node N[,N...]] [--mode MODE] [--force]\n"
+	"       pmactl create POOL --size SIZE --all-nodes [--mode MODE] [--force]\n"
+	"       pmactl --socket PATH create NAME --size SIZE [--mode MODE]\n"
 	"\n"
 	"Create a pool. POOL is part 0 (a file or a devdax device); --parts\n"
-	"adds more parts, one per NUMA node.\n"
+	"adds more parts, one per NUMA node. With --socket (or $PMAD_SOCKET)\n"
+	"pmad creates the pool NAME, owned by you, in its state directory.\n"
 	"\n"
 	"options:\n"
 	"  -s, --size SIZE     size of each part, a multiple of 64 KiB\n"
@@ -30,7 +38,11 @@ static const char create_usage[] =
 	"                      optional for devdax parts (default: the device)\n"
 	"  -p, --parts LIST    comma-separated paths of parts 1, 2, ...\n"
 	"  -n, --node LIST     NUMA node of each part (default: detected)\n"
-	"  -m, --mode MODE     octal file mode of new files (default 0660)\n"
+	"  -A, --all-nodes     one part per NUMA node that has a mounted fsdax\n"
+	"                      namespace: POOL (on one of them) is part 0, the\n"
+	"                      others are NAME.partN on the other namespaces\n"
+	"  -m, --mode MODE     octal file mode of new files (default 0660;\n"
+	"                      through pmad 0600)\n"
 	"  -f, --force         overwrite an existing file or pool\n" CMD_BASE_OPTIONS_HELP;
 
 struct create_opts {
@@ -40,7 +52,10 @@ struct create_opts {
 	unsigned nnodes;
 	uint64_t size; /* 0: not given */
 	mode_t mode;
+	int mode_given;
+	int all_nodes; /* --all-nodes */
 	unsigned flags; /* enum pool_create_flags */
+	char all_paths[POOL_MAX_PARTS][PATH_MAX]; /* --all-nodes' parts */
 };
 
 static const struct option create_options[] = {
@@ -48,6 +63,7 @@ static const struct option create_options[] = {
 	{ "size", required_argument, NULL, 's' },
 	{ "parts", required_argument, NULL, 'p' },
 	{ "node", required_argument, NULL, 'n' },
+	{ "all-nodes", no_argument, NULL, 'A' },
 	{ "mode", required_argument, NULL, 'm' },
 	{ "force", no_argument, NULL, 'f' },
 	{ NULL, 0, NULL, 0 },
@@ -160,9 +176,13 @@ static int parse_option(int c, struct cmd_ctx *ctx, struct create_opts *o)
 	case 'n':
 		return parse_nodes(ctx, optarg, o);
 	case 'm':
+		o->mode_given = 1;
 		return parse_mode(ctx, optarg, &o->mode);
 	case 'f':
 		o->flags |= POOL_CREATE_FORCE;
+		return CMD_CONTINUE;
+	case 'A':
+		o->all_nodes = 1;
 		return CMD_CONTINUE;
 	default:
 		return cmd_base_option(c, ctx, "create", create_usage);
@@ -178,7 +198,7 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 	o->nparts = 1;
 	o->mode = 0660;
 	while ((c = cmd_getopt(ctx, "create", argc, argv,
-			       CMD_BASE_OPTSTRING "s:p:n:m:f",
+			       CMD_BASE_OPTSTRING "s:p:n:m:fA",
 			       create_options)) != -1) {
 		rc = parse_option(c, ctx, o);
 		if (rc != CMD_CONTINUE)
@@ -222,6 +242,102 @@ static int check_nodes(const struct cmd_ctx *ctx, const struct create_opts *o)
 	return CMD_CONTINUE;
 }
 
+/* the mounted fsdax namespace whose mount point holds dir (both
+ * resolved), or NULL */
+static const struct ns_namespace *ns_of_dir(const struct ns_namespace *list,
+					    size_t n, const char *dir)
+{
+	char rdir[PATH_MAX], rmnt[PATH_MAX];
+	size_t i, len;
+
+	if (!realpath(dir, rdir))
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (strcmp(list[i].mode, "fsdax") || !list[i].mount[0] ||
+		    !realpath(list[i].mount, rmnt))
+			continue;
+		len = strlen(rmnt);
+		if (!strncmp(rdir, rmnt, len) &&
+		    (rdir[len] == '/' || rdir[len] == '\0' ||
+		     !strcmp(rmnt, "/")))
+			return &list[i];
+	}
+	return NULL;
+}
+
+/*
+ * --all-nodes: POOL is part 0, on a mounted fsdax namespace (its node is
+ * that namespace's); every other node with one gets a part there, named
+ * after POOL (NAME.partN), in node order.
+ */
+static int place_all_nodes(const struct cmd_ctx *ctx, struct create_opts *o)
+{
+	struct ns_namespace *list = NULL;
+	const struct ns_namespace *home, *ns;
+	char dirbuf[PATH_MAX], basebuf[PATH_MAX];
+	size_t n = 0, i, k;
+	int rc, used[POOL_MAX_PARTS];
+
+	if (o->nparts > 1 || o->nnodes)
+		return cmd_usage_error(ctx, "create",
+				       "--all-nodes picks the parts and their "
+				       "nodes: not with --parts or --node");
+	rc = ns_list(&list, &n);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot list the PM namespaces: %s",
+				 ns_errormsg());
+	snprintf(dirbuf, sizeof(dirbuf), "%s", o->paths[0]);
+	snprintf(basebuf, sizeof(basebuf), "%s", o->paths[0]);
+	home = ns_of_dir(list, n, dirname(dirbuf));
+	if (!home || home->node < 0) {
+		free(list);
+		return cmd_usage_error(ctx, "create",
+				       "--all-nodes: '%s' is not on a mounted "
+				       "fsdax namespace with a NUMA node (see "
+				       "pmactl ns)",
+				       o->paths[0]);
+	}
+	o->nodes[0] = home->node;
+	used[0] = home->node;
+	o->nnodes = o->nparts = 1;
+	for (;;) { /* the lowest node not used yet that has a namespace */
+		ns = NULL;
+		for (i = 0; i < n; i++) {
+			if (strcmp(list[i].mode, "fsdax") ||
+			    !list[i].mount[0] || list[i].node < 0)
+				continue;
+			for (k = 0; k < o->nparts && used[k] != list[i].node;
+			     k++)
+				;
+			if (k == o->nparts && (!ns || list[i].node < ns->node))
+				ns = &list[i];
+		}
+		if (!ns)
+			break;
+		if (o->nparts == POOL_MAX_PARTS) {
+			free(list);
+			return cmd_usage_error(
+				ctx, "create",
+				"--all-nodes: more than %d nodes",
+				POOL_MAX_PARTS);
+		}
+		k = o->nparts++;
+		if ((size_t)snprintf(o->all_paths[k], sizeof(o->all_paths[k]),
+				     "%s/%s.part%zu", ns->mount,
+				     basename(basebuf),
+				     k) >= sizeof(o->all_paths[k])) {
+			free(list);
+			return cmd_usage_error(ctx, "create",
+					       "--all-nodes: path too long");
+		}
+		o->paths[k] = o->all_paths[k];
+		o->nodes[k] = used[k] = ns->node;
+		o->nnodes = o->nparts;
+	}
+	free(list);
+	return CMD_CONTINUE;
+}
+
 static int check_args(const struct cmd_ctx *ctx, const struct create_opts *o)
 {
 	unsigned i, j;
@@ -248,45 +364,39 @@ static int check_args(const struct cmd_ctx *ctx, const struct create_opts *o)
 	return CMD_CONTINUE;
 }
 
-static int create_pool(struct cmd_ctx *ctx, const struct create_opts *o)
-{
-	struct pool_create_params params = {
-		.nparts = o->nparts,
-		.paths = o->paths,
-		.nodes = o->nnodes ? o->nodes : NULL,
-		.part_size = o->size,
-		.mode = o->mode,
-		.flags = o->flags,
-	};
-	struct cmd_progress progress;
-	int rc;
-
-	cmd_progress_init(&progress, "creating");
-	if (ctx->is_tty) {
-		params.progress = cmd_progress_update;
-		params.progress_arg = &progress;
-	}
-	rc = pool_create(&params, &ctx->pool);
-	cmd_progress_done(&progress);
-	if (rc < 0)
-		return cmd_error(ctx, "cannot create pool '%s': %s",
-				 o->paths[0], pool_errormsg());
-	return CMD_EXIT_OK;
-}
-
 int cmd_create(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct create_opts opts = { 0 };
+	struct json_object *doc = NULL;
+	struct cmd_create_args args;
 	int rc;
 
 	rc = parse_args(argc, argv, ctx, &opts);
 	if (rc != CMD_CONTINUE)
 		return rc;
+	if (opts.all_nodes && ctx->seam != &cmd_seam_local)
+		return cmd_usage_error(ctx, "create",
+				       "--all-nodes is not available through "
+				       "pmad (its config places pools: "
+				       "parts: all-nodes)");
+	if (opts.all_nodes) {
+		rc = place_all_nodes(ctx, &opts);
+		if (rc != CMD_CONTINUE)
+			return rc;
+	}
 	rc = check_args(ctx, &opts);
 	if (rc != CMD_CONTINUE)
 		return rc;
-	rc = create_pool(ctx, &opts);
-	if (rc != CMD_EXIT_OK)
-		return rc;
-	return cmd_pool_print(ctx, ctx->pool);
+	args = (struct cmd_create_args){
+		.paths = opts.paths,
+		.nparts = opts.nparts,
+		.nodes = opts.nodes,
+		.nnodes = opts.nnodes,
+		.size = opts.size,
+		.mode = opts.mode,
+		.mode_given = opts.mode_given,
+		.flags = opts.flags,
+	};
+	rc = ctx->seam->create(ctx, &args, &doc);
+	return cmd_doc_print(ctx, rc, doc, cmd_show_pool);
 }

@@ -52,7 +52,8 @@ static int gc_heap(const struct cmd_ctx *ctx, struct pma_heap *heap,
 	struct hdpm_fs *fs = NULL;
 	int rc;
 
-	rc = hdpm_mount(heap, HDPM_HYBRID, &fs);
+	/* no thread of its own: the counts are this pass's */
+	rc = hdpm_mount(heap, HDPM_HYBRID | HDPM_NO_GC_THREAD, &fs);
 	if (rc == 0)
 		rc = hdpm_fs_info(fs, &r->before);
 	if (rc == 0)

@@ -16,14 +16,15 @@
 #include "util/json.h"
 
 static const char log_usage[] =
-	"usage: pmactl log [--json] [--human] [--arena N] POOL\n"
+	"usage: pmactl log [--json] [--human] [--arena [P.]N] POOL\n"
 	"       pmactl log [--json] [--human] --files POOL\n"
 	"\n"
 	"Decode the bookkeeping logs of the pool's heap: the records since the\n"
 	"last checkpoint, which recovery replays. The pool is opened read-only.\n"
 	"\n"
 	"options:\n"
-	"  -a, --arena N       only the log of arena N\n"
+	"  -a, --arena [P.]N   only the log of arena N (of part P, default 0,\n"
+	"                      in a heap over several parts)\n"
 	"      --files         the HDPM page logs instead: per file and page,\n"
 	"                      entries, log bytes, live and dead bytes\n" CMD_BASE_OPTIONS_HELP;
 
@@ -39,6 +40,8 @@ static const struct option log_options[] = {
 struct log_walk {
 	const struct cmd_ctx *ctx;
 	long arena; /* -1: all */
+	long part; /* with arena: its part */
+	int parts; /* the heap has several: arenas are shown as P.N */
 	struct json_object *arr; /* JSON output */
 	struct cmd_table table; /* human output */
 	uint64_t count;
@@ -58,6 +61,7 @@ static int log_json_entry(struct log_walk *w, const struct pma_log_entry *e)
 	if (!o)
 		return -ENOMEM;
 	err = util_json_add_u64(o, "arena", e->arena);
+	err |= util_json_add_u64(o, "part", e->part);
 	err |= util_json_add_u64(o, "index", e->index);
 	err |= util_json_add_str(o, "type", e->type);
 	err |= util_json_add_hex(o, "offset", e->off);
@@ -80,7 +84,10 @@ static int log_table_entry(struct log_walk *w, const struct pma_log_entry *e)
 	char cls[16];
 	const char *row[7] = { arena, idx, e->type, off, dest, size, cls };
 
-	snprintf(arena, sizeof(arena), "%u", e->arena);
+	if (w->parts)
+		snprintf(arena, sizeof(arena), "%u.%u", e->part, e->arena);
+	else
+		snprintf(arena, sizeof(arena), "%u", e->arena);
 	snprintf(idx, sizeof(idx), "%" PRIu64, e->index);
 	snprintf(off, sizeof(off), "0x%" PRIx64, e->off);
 	snprintf(dest, sizeof(dest), e->dest ? "0x%" PRIx64 : "-", e->dest);
@@ -96,7 +103,8 @@ static int log_entry(const struct pma_log_entry *e, void *arg)
 {
 	struct log_walk *w = arg;
 
-	if (w->arena >= 0 && (long)e->arena != w->arena)
+	if (w->arena >= 0 &&
+	    ((long)e->arena != w->arena || (long)e->part != w->part))
 		return 0;
 	w->count++;
 	return w->arr ? log_json_entry(w, e) : log_table_entry(w, e);
@@ -130,37 +138,43 @@ static int log_print(struct log_walk *w, int rc)
 	return CMD_EXIT_OK;
 }
 
-/* --arena must name an arena of this heap */
+/* --arena must name an arena of this heap (of part w->part) */
 static int log_arena_check(const struct cmd_ctx *ctx, struct pma_heap *heap,
-			   long arena)
+			   struct log_walk *w)
 {
-	struct pma_heap_stats st;
+	struct pma_heap_stats st, ps;
 
-	if (arena < 0)
-		return CMD_EXIT_OK;
 	if (pma_heap_stats(heap, &st) < 0)
 		return cmd_error(ctx, "cannot read the heap: %s",
 				 pma_errormsg());
-	if (arena >= (long)st.narenas)
+	w->parts = st.parts > 1;
+	if (w->arena < 0)
+		return CMD_EXIT_OK;
+	if (pma_heap_part_stats(heap, (unsigned)w->part, &ps) < 0)
 		return cmd_error(ctx,
-				 "arena %ld does not exist (the heap has "
-				 "%u arenas)",
-				 arena, st.narenas);
+				 "part %ld holds no heap (the heap has "
+				 "%u part%s)",
+				 w->part, st.parts, st.parts == 1 ? "" : "s");
+	if (w->arena >= (long)ps.narenas)
+		return cmd_error(
+			ctx, "arena %ld does not exist (%s%u arenas)", w->arena,
+			st.parts > 1 ? "its part has " : "the heap has ",
+			ps.narenas);
 	return CMD_EXIT_OK;
 }
 
-static int log_run(struct cmd_ctx *ctx, const char *path, long arena)
+static int log_run(struct cmd_ctx *ctx, const char *path, long part, long arena)
 {
 	static const char *const head[] = { "ARENA", "INDEX", "TYPE", "OFFSET",
 					    "DEST",  "SIZE",  "CLASS" };
-	struct log_walk w = { .ctx = ctx, .arena = arena };
+	struct log_walk w = { .ctx = ctx, .arena = arena, .part = part };
 	struct pma_heap *heap;
 	int rc;
 
 	rc = cmd_heap_open(ctx, path, &heap);
 	if (rc != CMD_EXIT_OK)
 		return rc;
-	rc = log_arena_check(ctx, heap, arena);
+	rc = log_arena_check(ctx, heap, &w);
 	if (rc != CMD_EXIT_OK) {
 		pma_heap_close(heap);
 		return rc;
@@ -178,7 +192,7 @@ static int log_run(struct cmd_ctx *ctx, const char *path, long arena)
 
 int cmd_log(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	long arena = -1;
+	long arena = -1, part = 0;
 	char *end;
 	int c, rc, files = 0;
 
@@ -186,10 +200,18 @@ int cmd_log(int argc, char **argv, struct cmd_ctx *ctx)
 			       CMD_BASE_OPTSTRING "a:", log_options)) != -1) {
 		if (c == 'a') {
 			errno = 0;
+			part = 0;
 			arena = strtol(optarg, &end, 10);
+			if (!errno && end != optarg && *end == '.' &&
+			    arena >= 0 && arena < 64 && end[1] >= '0' &&
+			    end[1] <= '9') { /* P.N */
+				part = arena;
+				arena = strtol(end + 1, &end, 10);
+			}
 			if (errno || end == optarg || *end || arena < 0)
 				return cmd_usage_error(ctx, "log",
-						       "invalid arena '%s'",
+						       "invalid arena '%s' "
+						       "(N or PART.N)",
 						       optarg);
 			continue;
 		}
@@ -211,5 +233,5 @@ int cmd_log(int argc, char **argv, struct cmd_ctx *ctx)
 			ctx, "log", "--files and --arena do not go together");
 	if (files)
 		return cmd_files_log(ctx, argv[optind]);
-	return log_run(ctx, argv[optind], arena);
+	return log_run(ctx, argv[optind], part, arena);
 }

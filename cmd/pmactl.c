@@ -14,6 +14,7 @@
 
 #include "builtin.h"
 #include "common.h"
+#include "seam.h"
 #include "ns/ns.h"
 #include "pool/pool.h"
 #include "util/io.h"
@@ -21,6 +22,10 @@
 
 enum cmd_flags {
 	CMD_TOPOLOGY = 1 << 0, /* needs the (possibly fake) NUMA topology */
+	/* reaches pools through ctx->seam: pmad's with --socket or
+	 * $PMAD_SOCKET, else the pool files named on the command line */
+	CMD_SEAM = 1 << 1,
+	CMD_PMAD = 1 << 2, /* only pmad can answer: always the pmad seam */
 };
 
 struct cmd_struct {
@@ -31,14 +36,18 @@ struct cmd_struct {
 };
 
 static const struct cmd_struct commands[] = {
-	{ "create", cmd_create, CMD_TOPOLOGY, "create a pool" },
-	{ "inspect", cmd_inspect, 0,
+	{ "create", cmd_create, CMD_TOPOLOGY | CMD_SEAM, "create a pool" },
+	{ "inspect", cmd_inspect, CMD_SEAM,
 	  "show a pool's header, parts and regions" },
+	{ "list", cmd_list, CMD_PMAD, "list the pools pmad serves" },
+	{ "stat", cmd_stat, CMD_SEAM, "show pool usage and pmad's services" },
 	{ "ns", cmd_ns, CMD_TOPOLOGY, "list persistent memory namespaces" },
 	{ "log", cmd_log, 0, "decode the heap's bookkeeping logs" },
 	{ "fsck", cmd_fsck, 0, "check a pool and its heap for damage" },
-	{ "pool", cmd_pool, 0, "list, create and show the pools pmad serves" },
+	{ "pool", cmd_pool, CMD_PMAD,
+	  "list, create and show the pools pmad serves" },
 	{ "gc", cmd_gc, 0, "merge the HDPM page logs of a pool now" },
+	{ "compact", cmd_compact, 0, "compact a pool's heap, give space back" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -57,8 +66,10 @@ static void usage(FILE *f)
 	fputs("\nglobal options:\n"
 	      "  -j, --json     print one JSON document on stdout\n"
 	      "  -H, --human    with --json: indent and print sizes with units\n"
-	      "  -S, --socket PATH  pmad's control socket, for 'pmactl pool'\n"
-	      "                 (default: $PMAD_SOCKET or /run/pmad/pmad.sock)\n"
+	      "  -S, --socket PATH  reach pools through pmad's control socket:\n"
+	      "                 create, inspect and stat then name pools pmad\n"
+	      "                 serves (default: $PMAD_SOCKET; list and pool\n"
+	      "                 use /run/pmad/pmad.sock without either)\n"
 	      "  -V, --version  show the version and exit\n"
 	      "  -h, --help     show this help and exit\n"
 	      "\n'pmactl help <command>' or 'pmactl <command> --help' shows "
@@ -93,6 +104,12 @@ static int cmd_run(const struct cmd_struct *cmd, int argc, char **argv,
 	if ((cmd->flags & CMD_TOPOLOGY) && ns_topology_init() < 0)
 		return cmd_error(ctx, "invalid PMAD_FAKE_NUMA: %s",
 				 ns_errormsg());
+	ctx->cmd_name = cmd->name;
+	/* the one place that decides how pools are reached */
+	ctx->seam = (cmd->flags & CMD_PMAD) ||
+				    ((cmd->flags & CMD_SEAM) && ctx->socket) ?
+			    &cmd_seam_pmad :
+			    &cmd_seam_local;
 	/* getopt_long names argv[0] in its messages: "pmactl create: ..." */
 	snprintf(name, sizeof(name), "pmactl %s", cmd->name);
 	argv[0] = name;
@@ -132,6 +149,7 @@ static const struct option global_options[] = {
 /* returns CMD_CONTINUE when a command is to run at argv[optind] */
 static int parse_global(int argc, char **argv, struct cmd_ctx *ctx)
 {
+	const char *env;
 	int c;
 
 	while ((c = cmd_getopt(ctx, NULL, argc, argv,
@@ -158,6 +176,9 @@ static int parse_global(int argc, char **argv, struct cmd_ctx *ctx)
 			return CMD_EXIT_USAGE;
 		}
 	}
+	env = getenv("PMAD_SOCKET");
+	if (!ctx->socket && env && *env)
+		ctx->socket = env;
 	if (optind >= argc) {
 		fputs("pmactl: no command given\n", stderr);
 		usage(stderr);

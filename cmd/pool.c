@@ -17,6 +17,8 @@
 
 #include "common.h"
 #include "proto/proto.h"
+#include "seam.h"
+#include "show.h"
 #include "util/size.h"
 
 static const char pool_usage[] =
@@ -147,32 +149,6 @@ static struct json_object *build_args(const struct pool_opts *o)
 	return args;
 }
 
-/* one request to pmad; *rep holds the reply (release it) */
-static int pool_call(const struct cmd_ctx *ctx, const char *op,
-		     struct json_object *args, struct proto_reply *rep)
-{
-	char path[4096];
-	int fd, rc;
-
-	if (ctx->socket)
-		snprintf(path, sizeof(path), "%s", ctx->socket);
-	else if (proto_default_socket(path, sizeof(path)) < 0) {
-		json_object_put(args);
-		return cmd_error(ctx, "%s", proto_errormsg());
-	}
-	fd = proto_connect(path);
-	if (fd < 0) {
-		json_object_put(args);
-		return cmd_error(ctx, "cannot reach pmad: %s",
-				 proto_errormsg());
-	}
-	rc = proto_call(fd, op, args, rep);
-	close(fd);
-	if (rc < 0)
-		return cmd_error(ctx, "pmad at %s: %s", path, proto_errormsg());
-	return CMD_EXIT_OK;
-}
-
 static const char *jstr(struct json_object *o, const char *key)
 {
 	struct json_object *v;
@@ -211,42 +187,6 @@ static const char *group_name(uint64_t gid, char *buf, size_t len)
 	return buf;
 }
 
-static int print_list(struct json_object *result)
-{
-	static const char *const head[] = { "NAME", "SIZE",  "OWNER",	"GROUP",
-					    "MODE", "STATE", "CLIENTS", "PATH" };
-	char size[UTIL_SIZE_BUF], owner[24], group[24], clients[24];
-	struct json_object *pools, *p;
-	const char *row[8];
-	struct cmd_table t;
-	size_t i;
-	int rc;
-
-	if (!json_object_object_get_ex(result, "pools", &pools) ||
-	    !json_object_is_type(pools, json_type_array))
-		return -EPROTO;
-	cmd_table_init(&t, 8, head, 0x42);
-	for (i = 0; i < json_object_array_length(pools); i++) {
-		p = json_object_array_get_idx(pools, i);
-		snprintf(clients, sizeof(clients), "%" PRIu64,
-			 ju64(p, "clients"));
-		row[0] = jstr(p, "name");
-		row[1] = cmd_size_str(ju64(p, "size"), size, sizeof(size));
-		row[2] = user_name(ju64(p, "owner"), owner, sizeof(owner));
-		row[3] = group_name(ju64(p, "group"), group, sizeof(group));
-		row[4] = jstr(p, "mode");
-		row[5] = jstr(p, "state");
-		row[6] = clients;
-		row[7] = jstr(p, "path");
-		cmd_table_add(&t, row);
-	}
-	rc = t.nrows > 1 ? cmd_table_print(&t, stdout, 0) : 0;
-	if (t.nrows == 1)
-		puts("no pools");
-	cmd_table_release(&t);
-	return rc;
-}
-
 static void print_field(const char *key, const char *value)
 {
 	if (value)
@@ -279,14 +219,12 @@ static void print_heap(struct json_object *result)
 	print_field("arenas:", buf);
 }
 
-static void print_header(struct json_object *result)
+static void print_header(struct json_object *h)
 {
-	struct json_object *h, *parts, *p;
+	struct json_object *parts, *p;
 	char buf[UTIL_SIZE_BUF], line[4200];
 	size_t i;
 
-	if (!json_object_object_get_ex(result, "header", &h))
-		return;
 	print_field("uuid:", jstr(h, "uuid"));
 	print_field("version:", jstr(h, "version"));
 	print_field("granularity:", jstr(h, "granularity"));
@@ -297,7 +235,7 @@ static void print_header(struct json_object *result)
 		snprintf(line, sizeof(line), "%s  %s  node %s",
 			 cmd_size_str(ju64(p, "size"), buf, sizeof(buf)),
 			 jstr(p, "path"),
-			 jstr(p, "node") ? jstr(p, "node") : "?");
+			 jstr(p, "numa_node") ? jstr(p, "numa_node") : "?");
 		print_field(i == 0 ? "parts:" : "", line);
 	}
 }
@@ -330,7 +268,7 @@ static int print_result(const struct cmd_ctx *ctx, const char *sub,
 	if (ctx->json)
 		return cmd_json_print(ctx, json_object_get(result));
 	if (strcmp(sub, "list") == 0) {
-		rc = print_list(result);
+		rc = cmd_show_list(result);
 		if (rc < 0)
 			return cmd_error(ctx, "unexpected reply from pmad");
 	} else {
@@ -355,7 +293,7 @@ int cmd_pool(int argc, char **argv, struct cmd_ctx *ctx)
 	args = build_args(&opts);
 	if (!args)
 		return cmd_error(ctx, "out of memory");
-	rc = pool_call(ctx, pool_subs[sub].op, args, &rep);
+	rc = cmd_pmad_call(ctx, pool_subs[sub].op, args, &rep);
 	if (rc != CMD_EXIT_OK)
 		return rc;
 	if (rep.err)

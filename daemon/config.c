@@ -342,10 +342,58 @@ static int pool_mode(const struct cfg *c, const yaml_node_t *v, void *item)
 	return cfg_mode(c, v, &((struct pmad_pool_conf *)item)->mode);
 }
 
+/* one node of a parts list, not listed twice */
+static int pool_part_node(const struct cfg *c, const yaml_node_t *v,
+			  struct pmad_pool_conf *p)
+{
+	unsigned long n = 0;
+	unsigned i;
+	int rc = cfg_uint(c, v, "node", CONFIG_MAX_NODE, &n);
+
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < p->nparts; i++)
+		if (p->parts[i] == (int)n)
+			return cfg_error(c, v, "node %lu is listed twice", n);
+	if (p->nparts == PMAD_MAX_PARTS)
+		return cfg_error(c, v, "too many parts (at most %d)",
+				 PMAD_MAX_PARTS);
+	p->parts[p->nparts++] = (int)n;
+	return 0;
+}
+
+/* parts: all-nodes, or a sequence of NUMA nodes */
+static int pool_parts(const struct cfg *c, const yaml_node_t *v, void *item)
+{
+	struct pmad_pool_conf *p = item;
+	yaml_node_item_t *it;
+	int rc;
+
+	if (p->parts_all_nodes || p->nparts)
+		return cfg_error(c, v, "parts are defined twice");
+	if (v->type == YAML_SCALAR_NODE && v->data.scalar.value &&
+	    strcmp((const char *)v->data.scalar.value, "all-nodes") == 0) {
+		p->parts_all_nodes = 1;
+		return 0;
+	}
+	if (v->type != YAML_SEQUENCE_NODE ||
+	    v->data.sequence.items.top == v->data.sequence.items.start)
+		return cfg_error(c, v,
+				 "parts must be 'all-nodes' or a non-empty "
+				 "sequence of NUMA nodes");
+	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+	     it++) {
+		rc = pool_part_node(c, cfg_node(c, *it), p);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static const struct cfg_key pool_keys[] = {
 	{ "name", pool_name },	 { "size", pool_size },	  { "path", pool_path },
 	{ "owner", pool_owner }, { "group", pool_group }, { "mode", pool_mode },
-	{ NULL, NULL },
+	{ "parts", pool_parts }, { NULL, NULL },
 };
 
 static int pool_entry(const struct cfg *c, const yaml_node_t *v,
@@ -364,6 +412,11 @@ static int pool_entry(const struct cfg *c, const yaml_node_t *v,
 		return cfg_error(c, v, "pool '%s' has no 'size'", p->name);
 	if (pmad_config_pool(c->conf, p->name) != p)
 		return cfg_error(c, v, "pool '%s' is defined twice", p->name);
+	if (p->path && (p->nparts || p->parts_all_nodes))
+		return cfg_error(c, v,
+				 "pool '%s' has both 'path' and 'parts': parts "
+				 "are placed on the namespaces",
+				 p->name);
 	return 0;
 }
 
@@ -418,10 +471,17 @@ static int root_namespaces(const struct cfg *c, const yaml_node_t *v,
 	int rc;
 
 	(void)item;
-	if (v->type != YAML_SEQUENCE_NODE)
-		return cfg_error(c, v, "namespaces must be a sequence");
-	if (conf->ns)
+	if (conf->ns || conf->ns_auto)
 		return cfg_error(c, v, "namespaces are defined twice");
+	if (v->type == YAML_SCALAR_NODE && v->data.scalar.value &&
+	    strcmp((const char *)v->data.scalar.value, "auto") == 0) {
+		conf->ns_auto = 1;
+		return 0;
+	}
+	if (v->type != YAML_SEQUENCE_NODE)
+		return cfg_error(c, v,
+				 "namespaces must be 'auto' or a sequence of "
+				 "node/path mappings");
 	n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
 	conf->ns = calloc(n ? n : 1, sizeof(*conf->ns));
 	if (!conf->ns)

@@ -15,6 +15,8 @@
 #define PMAD_CONFIG_DEFAULT "/etc/pmad/pmad.yaml"
 #define PMAD_POOL_NAME_MAX 64
 #define PMAD_MAX_POOLS 256
+/* parts of a pool placed on namespaces (lib/pool's POOL_MAX_PARTS) */
+#define PMAD_MAX_PARTS 16
 
 /* a pool the daemon creates (if missing) and opens at start */
 struct pmad_pool_conf {
@@ -24,6 +26,12 @@ struct pmad_pool_conf {
 	uid_t owner; /* who may use it, with group and mode */
 	gid_t group;
 	mode_t mode;
+	/* parts on namespaces: 0 = one part at path (the default); else
+	 * one part per node of parts[] (nparts of them), or with
+	 * parts_all_nodes one per node that has a namespace */
+	int parts_all_nodes;
+	int parts[PMAD_MAX_PARTS];
+	unsigned nparts;
 	unsigned line; /* 1-based line of its entry, for log messages */
 };
 
@@ -40,8 +48,9 @@ struct pmad_config {
 	gid_t socket_group; /* (gid_t)-1: leave the group alone */
 	char *state_dir; /* NULL: $XDG_RUNTIME_DIR/pmad or /run/pmad */
 	int log_level; /* syslog priority; -1 when not set */
+	int ns_auto; /* namespaces: auto (discovered through lib/ns) */
 	unsigned checkpoint_interval; /* seconds between checkpoints, 0 off */
-	struct pmad_ns_conf *ns;
+	struct pmad_ns_conf *ns; /* namespaces listed explicitly */
 	unsigned nns;
 	struct pmad_pool_conf *pools;
 	unsigned npools;

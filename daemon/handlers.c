@@ -19,6 +19,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "util/size.h"
+#include "view/view.h"
 
 #define ACCESS_R 4
 #define ACCESS_W 2
@@ -28,6 +29,7 @@ enum handler_flags {
 	H_READ = 1 << 1, /* ... that the client may read */
 	H_WRITE = 1 << 2, /* ... and write */
 	H_ADMIN = 1 << 3, /* root or pmad's own uid only */
+	H_POOL_OPT = 1 << 4, /* like H_POOL when args.name is present */
 };
 
 struct request {
@@ -36,6 +38,7 @@ struct request {
 	struct json_object *args;
 	struct pmad_pool *pool; /* with H_POOL */
 	struct json_object *result; /* set by the handler */
+	unsigned view_flags; /* VIEW_HUMAN with args.human */
 };
 
 struct handler {
@@ -75,16 +78,24 @@ static int h_pool_stat(struct request *r)
 {
 	int rc = pmad_pool_json(r->pool, &r->result);
 
-	return rc < 0 ? rc : pmad_pool_heap_json(r->pool, r->result, 0);
+	return rc < 0 ? rc :
+			pmad_pool_heap_json(r->pool, r->result, r->view_flags);
+}
+
+/* the pool as pmactl inspect shows it: pmad's fields, then lib/view's
+ * header, parts and regions, and the heap */
+static int pool_inspect_json(struct request *r, struct pmad_pool *p)
+{
+	int rc = pmad_pool_json(p, &r->result);
+
+	if (rc == 0)
+		rc = pmad_pool_view_json(p, r->result, r->view_flags);
+	return rc < 0 ? rc : pmad_pool_heap_json(p, r->result, r->view_flags);
 }
 
 static int h_pool_inspect(struct request *r)
 {
-	int rc = pmad_pool_json(r->pool, &r->result);
-
-	if (rc == 0)
-		rc = pmad_pool_header_json(r->pool, r->result);
-	return rc < 0 ? rc : pmad_pool_heap_json(r->pool, r->result, 1);
+	return pool_inspect_json(r, r->pool);
 }
 
 /* args.size: an integer of bytes or a string such as "64M" */
@@ -133,6 +144,16 @@ static int arg_mode(struct json_object *args, mode_t *ret_mode)
 	return 0;
 }
 
+/* args.human: true asks for sizes with units (lib/view's VIEW_HUMAN) */
+static int arg_human(struct json_object *args)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(args, "human", &v) &&
+	       json_object_is_type(v, json_type_boolean) &&
+	       json_object_get_boolean(v);
+}
+
 static int arg_name(struct json_object *args, const char **ret_name)
 {
 	struct json_object *v;
@@ -170,8 +191,7 @@ static int h_pool_create(struct request *r)
 		return rc;
 	util_info("pool '%s' created by uid %u (pid %d)", name,
 		  (unsigned)r->cl->uid, (int)r->cl->pid);
-	rc = pmad_pool_json(p, &r->result);
-	return rc < 0 ? rc : pmad_pool_heap_json(p, r->result, 0);
+	return pool_inspect_json(r, p);
 }
 
 static int client_has_open(const struct pmad_client *cl,
@@ -248,12 +268,12 @@ static int h_pool_compact(struct request *r)
 		return util_errmsg_set(r->pool->err,
 				       "pool '%s' is not open: %s",
 				       r->pool->name, r->pool->errmsg);
-	rc = pma_heap_checkpoint(r->pool->heap);
+	rc = pmad_pool_checkpoint(r->pool);
 	if (rc < 0)
-		return util_errmsg_set(-rc, "pool '%s': checkpoint: %s",
-				       r->pool->name, pma_errormsg());
+		return rc;
 	rc = pmad_pool_json(r->pool, &r->result);
-	return rc < 0 ? rc : pmad_pool_heap_json(r->pool, r->result, 0);
+	return rc < 0 ? rc :
+			pmad_pool_heap_json(r->pool, r->result, r->view_flags);
 }
 
 static int h_lease(struct request *r)
@@ -289,28 +309,91 @@ static int add_counters(struct request *r)
 	return err;
 }
 
-static int h_stats(struct request *r)
+/* pmad's own figures into obj (the stats reply, stat's "daemon") */
+static int daemon_json(struct request *r, struct json_object *obj)
 {
 	struct pmad *d = r->d;
+	struct json_object *saved = r->result;
 	unsigned i, open = 0;
 	int err;
 
-	if (new_result(r) < 0)
-		return -ENOMEM;
 	for (i = 0; i < d->npools; i++)
 		open += d->pools[i]->heap != NULL;
-	err = util_json_add_u64(r->result, "pid", (uint64_t)getpid());
-	err |= util_json_add_str(r->result, "version", PACKAGE_VERSION);
-	err |= util_json_add_u64(r->result, "protocol", PROTO_VERSION);
-	err |= util_json_add_str(r->result, "config",
+	err = util_json_add_u64(obj, "pid", (uint64_t)getpid());
+	err |= util_json_add_str(obj, "version", PACKAGE_VERSION);
+	err |= util_json_add_u64(obj, "protocol", PROTO_VERSION);
+	err |= util_json_add_str(obj, "config",
 				 d->conf->file ? d->conf->file : "(embedded)");
-	err |= util_json_add_str(r->result, "socket", d->socket_path);
-	err |= util_json_add_str(r->result, "state_dir", d->state_dir);
-	err |= util_json_add_u64(r->result, "clients", d->nclients);
-	err |= util_json_add_u64(r->result, "pools", d->npools);
-	err |= util_json_add_u64(r->result, "pools_open", open);
+	err |= util_json_add_str(obj, "socket", d->socket_path);
+	err |= util_json_add_str(obj, "state_dir", d->state_dir);
+	err |= util_json_add_u64(obj, "clients", d->nclients);
+	err |= util_json_add_u64(obj, "pools", d->npools);
+	err |= util_json_add_u64(obj, "pools_open", open);
+	err |= pmad_ns_json(d, obj);
+	r->result = obj;
 	err |= add_counters(r);
+	r->result = saved;
 	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
+}
+
+static int h_stats(struct request *r)
+{
+	if (new_result(r) < 0)
+		return -ENOMEM;
+	return daemon_json(r, r->result);
+}
+
+/* one pool (args.name) or every pool the client may read; pools it may
+ * not read are only counted ("pools_hidden"), as pool_stat would deny
+ * them */
+static int stat_pools(struct request *r, struct json_object *arr)
+{
+	struct json_object *o;
+	unsigned i, hidden = 0;
+	int rc;
+
+	for (i = 0; i < r->d->npools; i++) {
+		if (r->pool && r->d->pools[i] != r->pool)
+			continue;
+		/* a pool without a file (not placed) has nothing to hide */
+		if (!r->pool && pmad_pool_access(r->d->pools[i], r->cl,
+						 ACCESS_R) == -EACCES) {
+			hidden++;
+			continue;
+		}
+		rc = pmad_pool_stat_json(r->d->pools[i], r->view_flags, &o);
+		if (rc < 0)
+			return rc;
+		if (json_object_array_add(arr, o) < 0) {
+			json_object_put(o);
+			return util_errmsg_set(ENOMEM, "out of memory");
+		}
+	}
+	util_errmsg_clear();
+	return util_json_add_u64(r->result, "pools_hidden", hidden) < 0 ?
+		       util_errmsg_set(ENOMEM, "out of memory") :
+		       0;
+}
+
+static int h_stat(struct request *r)
+{
+	struct json_object *daemon = json_object_new_object();
+	struct json_object *pools = json_object_new_array();
+	int rc;
+
+	if (new_result(r) < 0 || !daemon || !pools) {
+		json_object_put(daemon);
+		json_object_put(pools);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	rc = daemon_json(r, daemon);
+	if (util_json_add_obj(r->result, "daemon", daemon) < 0)
+		rc = util_errmsg_set(ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = stat_pools(r, pools);
+	if (util_json_add_obj(r->result, "pools", pools) < 0 && rc == 0)
+		rc = util_errmsg_set(ENOMEM, "out of memory");
+	return rc;
 }
 
 static int h_shutdown(struct request *r)
@@ -332,6 +415,7 @@ static const struct handler handlers[] = {
 	{ "lease", h_lease, 0 },
 	{ "release", h_lease, 0 },
 	{ "stats", h_stats, 0 },
+	{ "stat", h_stat, H_POOL_OPT | H_READ },
 	{ "shutdown", h_shutdown, H_ADMIN },
 };
 
@@ -349,7 +433,10 @@ static int check_access(struct request *r, const struct handler *h)
 				       "are uid %u)",
 				       h->op, (unsigned)geteuid(),
 				       (unsigned)r->cl->uid);
-	if (!(h->flags & H_POOL))
+	if ((h->flags & H_POOL_OPT) &&
+	    !json_object_object_get_ex(r->args, "name", NULL))
+		return 0;
+	if (!(h->flags & (H_POOL | H_POOL_OPT)))
 		return 0;
 	rc = arg_name(r->args, &name);
 	if (rc < 0)
@@ -430,6 +517,7 @@ void pmad_handle(struct pmad *d, struct pmad_client *cl, const char *buf,
 		return;
 	}
 	r.args = req.args;
+	r.view_flags = arg_human(req.args) ? VIEW_HUMAN : 0;
 	util_errmsg_clear();
 	rc = run_request(&r, req.op);
 	proto_request_release(&req);

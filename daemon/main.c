@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "ns/ns.h"
 #include "pmad.h"
 #include "proto/proto.h"
 #include "util/errmsg.h"
@@ -230,6 +232,9 @@ static int serve(struct pmad *d)
 	int rc;
 
 	rc = pmad_paths_resolve(d);
+	/* PMAD_FAKE_NUMA: a fake topology for tests, as pmactl takes it */
+	if (rc == 0)
+		rc = ns_topology_init();
 	if (rc == 0)
 		rc = pmad_socket_setup(d);
 	if (rc == 0)
@@ -270,6 +275,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pmad_log_setup(&d);
+	/* "pmad" in /proc/PID/comm, whatever the binary is called (lt-pmad,
+	 * valgrind): pmactl names the holder of a locked pool by it */
+	(void)prctl(PR_SET_NAME, "pmad", 0, 0, 0);
 	clock_gettime(CLOCK_MONOTONIC, &d.started);
 	d.buf = malloc(PROTO_MSG_MAX);
 	rc = d.buf ? serve(&d) : 1;

@@ -30,6 +30,13 @@ struct pmad_pool {
 	char *errmsg; /* its message, NULL when open */
 	unsigned clients; /* client sessions that opened it */
 	int from_config; /* defined in the configuration */
+	uint64_t size; /* all parts, bytes; 0 until opened */
+	unsigned nparts;
+	struct {
+		uint64_t checkpoints; /* by services and compact requests */
+		uint64_t checkpoint_failures;
+		time_t last_checkpoint; /* wall clock; 0: never */
+	} svc;
 };
 
 /* a connected client, identified by SO_PEERCRED at accept */
@@ -40,6 +47,13 @@ struct pmad_client {
 	pid_t pid;
 	struct pmad_pool **open; /* pools this client opened (pool_open) */
 	unsigned nopen;
+};
+
+/* a namespace pool parts are placed on (ns.c) */
+struct pmad_ns {
+	int node;
+	char *path; /* a directory: an fsdax mount, or a configured path */
+	int is_auto; /* discovered through lib/ns */
 };
 
 struct pmad_opts {
@@ -75,6 +89,8 @@ struct pmad {
 	unsigned nclients;
 	struct pmad_pool **pools;
 	unsigned npools;
+	struct pmad_ns *ns; /* namespaces of this configuration */
+	unsigned nns;
 	struct pmad_counters count;
 	struct timespec started;
 	int stopping; /* a shutdown request or SIGTERM was seen */
@@ -84,10 +100,29 @@ struct pmad {
 /* config.c's result applied: effective socket and state dir */
 int pmad_paths_resolve(struct pmad *d);
 
+/* ns.c: the namespaces, from the configuration or discovered */
+int pmad_ns_load(struct pmad *d);
+void pmad_ns_release(struct pmad *d);
+/* the directory of node's first namespace, or NULL */
+const char *pmad_ns_path(const struct pmad *d, int node);
+/* the nodes that have a namespace, ascending, at most max */
+unsigned pmad_ns_nodes(const struct pmad *d, int *nodes, unsigned max);
+/* "namespaces": [{node, path, source}] into obj; 0 or -1 (ENOMEM) */
+int pmad_ns_json(const struct pmad *d, struct json_object *obj);
+
 /* pools.c: the pool table */
 int pmad_pools_load(struct pmad *d); /* config pools + state dir scan */
 void pmad_pools_release(struct pmad *d);
 struct pmad_pool *pmad_pool_find(const struct pmad *d, const char *name);
+/* a new entry of the table, not open yet */
+int pmad_pool_add(struct pmad *d, const char *name, const char *path,
+		  struct pmad_pool **ret_pool);
+/* open the heap (recovery runs); a failure is kept in p and logged */
+int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags);
+/* the util errmsg becomes p's error (positive err), logged */
+void pmad_pool_fail(struct pmad_pool *p, int err);
+/* parts.c: a configured pool with parts on the namespaces */
+int pmad_pool_from_parts(struct pmad *d, const struct pmad_pool_conf *pc);
 /* create a pool of size bytes owned by uid/gid with mode */
 int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
 		     gid_t gid, mode_t mode, struct pmad_pool **ret_pool);
@@ -96,11 +131,15 @@ int pmad_pool_access(const struct pmad_pool *p, const struct pmad_client *cl,
 		     int want);
 /* the pool as JSON: name, path, size, owner, group, mode, state, ... */
 int pmad_pool_json(const struct pmad_pool *p, struct json_object **ret_obj);
-/* heap statistics of an open pool, added as "heap" to obj */
+/* lib/view's documents of an open pool (flags: enum view_flags): its
+ * heap as "heap", its header, parts and regions as top-level keys */
 int pmad_pool_heap_json(const struct pmad_pool *p, struct json_object *obj,
-			int detail);
-/* header, parts and regions, added as "header" to obj */
-int pmad_pool_header_json(const struct pmad_pool *p, struct json_object *obj);
+			unsigned flags);
+int pmad_pool_view_json(const struct pmad_pool *p, struct json_object *obj,
+			unsigned flags);
+/* one pool of the stat request: state, size, usage, clients, services */
+int pmad_pool_stat_json(const struct pmad_pool *p, unsigned flags,
+			struct json_object **ret_obj);
 
 /* handlers.c: one request packet in, one reply packet out */
 void pmad_handle(struct pmad *d, struct pmad_client *cl, const char *buf,
@@ -120,6 +159,8 @@ int pmad_reload(struct pmad *d);
 int pmad_services_setup(struct pmad *d);
 int pmad_services_arm(struct pmad *d);
 void pmad_services_run(struct pmad *d);
+/* checkpoint an open pool now, counted in its services' figures */
+int pmad_pool_checkpoint(struct pmad_pool *p);
 
 /* logsink.c: journal when stderr is the journal, else stderr */
 void pmad_log_setup(const struct pmad *d);

@@ -21,6 +21,7 @@
 #include "util/errmsg.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "view/view.h"
 
 #define POOL_SUFFIX ".pool"
 
@@ -49,6 +50,7 @@ void pmad_pools_release(struct pmad *d)
 {
 	unsigned i;
 
+	pmad_ns_release(d);
 	for (i = 0; i < d->npools; i++)
 		pool_free(d->pools[i]);
 	free(d->pools);
@@ -56,8 +58,8 @@ void pmad_pools_release(struct pmad *d)
 	d->npools = 0;
 }
 
-static int pool_add(struct pmad *d, const char *name, const char *path,
-		    struct pmad_pool **ret_pool)
+int pmad_pool_add(struct pmad *d, const char *name, const char *path,
+		  struct pmad_pool **ret_pool)
 {
 	struct pmad_pool **pools, *p;
 
@@ -94,16 +96,43 @@ static char *pool_default_path(const struct pmad *d, const char *name)
 	return path;
 }
 
+/* the pool's total size (all parts) and part count, read once at open */
+static void pool_read_size(struct pmad_pool *p)
+{
+	const struct pool_hdr *h;
+	struct pool *pool;
+	unsigned i;
+
+	if (pool_open(p->path, POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK, &pool) < 0)
+		return;
+	h = pool_header(pool);
+	p->size = 0;
+	for (i = 0; i < h->nparts && i < POOL_MAX_PARTS; i++)
+		p->size += h->parts[i].size;
+	p->nparts = h->nparts;
+	pool_close(&pool);
+}
+
+void pmad_pool_fail(struct pmad_pool *p, int err)
+{
+	util_err("%s", util_errmsg());
+	p->err = err;
+	free(p->errmsg);
+	p->errmsg = strdup(util_errmsg());
+}
+
 /* open the heap (recovery runs here); a failure is kept, not fatal */
-static int pool_open_heap(struct pmad_pool *p, unsigned flags)
+int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags)
 {
 	int rc = pma_heap_open(p->path, flags, &p->heap);
 
 	free(p->errmsg);
 	p->errmsg = NULL;
 	p->err = 0;
-	if (rc == 0)
+	if (rc == 0) {
+		pool_read_size(p);
 		return 0;
+	}
 	p->heap = NULL;
 	p->err = -rc;
 	p->errmsg = strdup(pma_errormsg());
@@ -144,29 +173,28 @@ static int pool_make_file(const struct pmad_pool *p, uint64_t size)
 static int pool_from_conf(struct pmad *d, const struct pmad_pool_conf *pc)
 {
 	struct pmad_pool *p = pmad_pool_find(d, pc->name);
-	char *path = pc->path ? strdup(pc->path) :
-				pool_default_path(d, pc->name);
+	char *path;
 	int rc = 0;
 
+	if (pc->nparts || pc->parts_all_nodes)
+		return pmad_pool_from_parts(d, pc);
+	path = pc->path ? strdup(pc->path) : pool_default_path(d, pc->name);
 	if (!path)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	if (!p)
-		rc = pool_add(d, pc->name, path, &p);
+		rc = pmad_pool_add(d, pc->name, path, &p);
 	free(path);
 	if (rc < 0 || !p)
 		return rc;
 	p->from_config = 1;
 	if (!p->heap && access(p->path, F_OK) < 0 && errno == ENOENT &&
 	    pool_make_file(p, pc->size) < 0) {
-		util_err("%s", util_errmsg());
-		p->err = EIO;
-		free(p->errmsg);
-		p->errmsg = strdup(util_errmsg());
+		pmad_pool_fail(p, EIO);
 		return 0;
 	}
 	pool_apply_perms(p, pc);
 	if (!p->heap)
-		(void)pool_open_heap(p, PMA_HEAP_FORMAT);
+		(void)pmad_pool_open_heap(p, PMA_HEAP_FORMAT);
 	return 0;
 }
 
@@ -195,11 +223,11 @@ static int pools_scan(struct pmad *d)
 		if (rc == 0 && pmad_pool_name_valid(name) &&
 		    !pmad_pool_find(d, name)) {
 			path = pool_default_path(d, name);
-			rc = path ? pool_add(d, name, path, &p) :
+			rc = path ? pmad_pool_add(d, name, path, &p) :
 				    util_errmsg_set(ENOMEM, "out of memory");
 			free(path);
 			if (rc == 0 && p)
-				(void)pool_open_heap(p, 0);
+				(void)pmad_pool_open_heap(p, 0);
 		}
 		free(names[i]);
 	}
@@ -212,6 +240,9 @@ int pmad_pools_load(struct pmad *d)
 	unsigned i;
 	int rc;
 
+	rc = pmad_ns_load(d);
+	if (rc < 0)
+		return rc;
 	for (i = 0; i < d->conf->npools; i++) {
 		rc = pool_from_conf(d, &d->conf->pools[i]);
 		if (rc < 0)
@@ -241,7 +272,7 @@ int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
 				       " exists but is not a pool pmad serves",
 				       d->state_dir, name);
 	}
-	rc = pool_add(d, name, path, &p);
+	rc = pmad_pool_add(d, name, path, &p);
 	free(path);
 	if (rc < 0 || !p)
 		return rc;
@@ -252,7 +283,7 @@ int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
 		return rc;
 	}
 	pool_apply_perms(p, &pc);
-	if (pool_open_heap(p, 0) < 0)
+	if (pmad_pool_open_heap(p, 0) < 0)
 		return util_errmsg_set(p->err,
 				       "pool '%s' was created but "
 				       "cannot be opened: %s",
@@ -299,7 +330,8 @@ static int pool_json_stat(const struct pmad_pool *p, struct json_object *o)
 	if (stat(p->path, &st) < 0)
 		return 0; /* unknown values are omitted */
 	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
-	err |= util_json_add_u64(o, "size", (uint64_t)st.st_size);
+	err |= util_json_add_u64(o, "size",
+				 p->size ? p->size : (uint64_t)st.st_size);
 	err |= util_json_add_u64(o, "owner", st.st_uid);
 	err |= util_json_add_u64(o, "group", st.st_gid);
 	err |= util_json_add_str(o, "mode", mode);
@@ -330,133 +362,19 @@ int pmad_pool_json(const struct pmad_pool *p, struct json_object **ret_obj)
 	return 0;
 }
 
-static struct json_object *classes_json(const struct pma_heap_stats *st)
-{
-	struct json_object *arr = json_object_new_array(), *c;
-	unsigned i;
-	int err = 0;
-
-	for (i = 0; arr && i < st->nclasses && !err; i++) {
-		if (!st->classes[i].slabs)
-			continue;
-		c = json_object_new_object();
-		if (!c)
-			break;
-		err |= util_json_add_u64(c, "class", i);
-		err |= util_json_add_u64(c, "block_size",
-					 st->classes[i].block_size);
-		err |= util_json_add_u64(c, "slabs", st->classes[i].slabs);
-		err |= util_json_add_u64(c, "blocks", st->classes[i].blocks);
-		err |= util_json_add_u64(c, "used", st->classes[i].used);
-		err |= json_object_array_add(arr, c);
-	}
-	if (arr && (err || i < st->nclasses)) {
-		json_object_put(arr);
-		return NULL;
-	}
-	return arr;
-}
-
 int pmad_pool_heap_json(const struct pmad_pool *p, struct json_object *obj,
-			int detail)
+			unsigned flags)
 {
-	struct json_object *h;
-	struct pma_heap_stats st;
-	int err, rc;
-
 	if (!p->heap)
 		return util_errmsg_set(p->err ? p->err : EIO,
 				       "pool '%s' is not open: %s", p->name,
 				       p->errmsg ? p->errmsg : "");
-	rc = pma_heap_stats(p->heap, &st);
-	if (rc < 0)
-		return util_errmsg_set(-rc, "pool '%s': heap statistics: %s",
-				       p->name, pma_errormsg());
-	h = json_object_new_object();
-	if (!h)
-		return util_errmsg_set(ENOMEM, "out of memory");
-	err = util_json_add_u64(h, "size", st.heap_size);
-	err |= util_json_add_u64(h, "used", st.used_bytes);
-	err |= util_json_add_u64(h, "free", st.free_bytes);
-	err |= util_json_add_u64(h, "largest_free_extent", st.largest_free);
-	err |= util_json_add_u64(h, "extents", st.extents);
-	err |= util_json_add_u64(h, "narenas", st.narenas);
-	err |= util_json_add_u64(h, "log_capacity", st.log_cap);
-	err |= util_json_add_u64(h, "log_records", st.log_records);
-	err |= util_json_add_u64(h, "checkpoints", st.checkpoints);
-	err |= util_json_add_u64(h, "layout_version", st.layout_version);
-	if (detail)
-		err |= util_json_add_obj(h, "classes", classes_json(&st));
-	err |= util_json_add_obj(obj, "heap", h);
-	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
+	return view_heap_json(p->heap, flags, obj);
 }
 
-static int part_json(const struct pool *pool, unsigned i,
-		     struct json_object *arr)
+int pmad_pool_view_json(const struct pmad_pool *p, struct json_object *obj,
+			unsigned flags)
 {
-	const struct pool_hdr *h = pool_header(pool);
-	struct json_object *o = json_object_new_object();
-	int err;
-
-	if (!o)
-		return -1;
-	err = util_json_add_u64(o, "index", i);
-	err |= util_json_add_str(o, "path", pool_part_path(pool, i));
-	err |= util_json_add_u64(o, "size", h->parts[i].size);
-	if (h->parts[i].node >= 0)
-		err |= util_json_add_u64(o, "node", (uint64_t)h->parts[i].node);
-	return err | json_object_array_add(arr, o);
-}
-
-static int region_json(const struct pool_region *r, struct json_object *arr)
-{
-	static const char *const types[] = { "free", "pmalloc", "hdpm",
-					     "user" };
-	struct json_object *o = json_object_new_object();
-	char name[POOL_REGION_NAME_LEN + 1];
-	int err;
-
-	if (!o)
-		return -1;
-	memcpy(name, r->name, POOL_REGION_NAME_LEN);
-	name[POOL_REGION_NAME_LEN] = '\0';
-	err = util_json_add_str(o, "type",
-				r->type < 4 ? types[r->type] : "unknown");
-	err |= util_json_add_str(o, "name", name);
-	err |= util_json_add_u64(o, "part", r->part);
-	err |= util_json_add_hex(o, "offset", r->off);
-	err |= util_json_add_u64(o, "size", r->size);
-	return err | json_object_array_add(arr, o);
-}
-
-static int header_fill(const struct pool *pool, struct json_object *hj)
-{
-	const struct pool_hdr *h = pool_header(pool);
-	struct json_object *parts = json_object_new_array();
-	struct json_object *regions = json_object_new_array();
-	char uuid[37], version[16];
-	unsigned i;
-	int err;
-
-	pool_uuid_format(h->uuid, uuid);
-	snprintf(version, sizeof(version), "%u.%u", h->major, h->minor);
-	err = util_json_add_str(hj, "uuid", uuid);
-	err |= util_json_add_str(hj, "version", version);
-	err |= util_json_add_str(hj, "granularity",
-				 pm_granularity_name(pool_granularity(pool)));
-	err |= util_json_add_u64(hj, "generation", h->generation);
-	for (i = 0; parts && i < pool_part_count(pool); i++)
-		err |= part_json(pool, i, parts);
-	for (i = 0; regions && i < h->nregions && i < POOL_MAX_REGIONS; i++)
-		err |= region_json(&h->regions[i], regions);
-	err |= util_json_add_obj(hj, "parts", parts);
-	err |= util_json_add_obj(hj, "regions", regions);
-	return err || !parts || !regions ? -1 : 0;
-}
-
-int pmad_pool_header_json(const struct pmad_pool *p, struct json_object *obj)
-{
-	struct json_object *hj;
 	struct pool *pool;
 	int rc;
 
@@ -465,14 +383,54 @@ int pmad_pool_header_json(const struct pmad_pool *p, struct json_object *obj)
 	if (rc < 0)
 		return util_errmsg_set(-rc, "pool '%s': %s", p->name,
 				       pool_errormsg());
-	hj = json_object_new_object();
-	rc = hj ? header_fill(pool, hj) : -1;
+	rc = view_pool_json(pool, flags, obj);
 	pool_close(&pool);
-	if (rc < 0) {
-		json_object_put(hj);
+	return rc;
+}
+
+static int services_json(const struct pmad_pool *p, struct json_object *obj)
+{
+	struct json_object *svc = json_object_new_object();
+	int err;
+
+	if (!svc)
+		return -1;
+	err = util_json_add_u64(svc, "checkpoints", p->svc.checkpoints);
+	err |= util_json_add_u64(svc, "checkpoint_failures",
+				 p->svc.checkpoint_failures);
+	if (p->svc.last_checkpoint) /* unknown values are omitted */
+		err |= util_json_add_u64(svc, "last_checkpoint",
+					 (uint64_t)p->svc.last_checkpoint);
+	return err | util_json_add_obj(obj, "services", svc);
+}
+
+int pmad_pool_stat_json(const struct pmad_pool *p, unsigned flags,
+			struct json_object **ret_obj)
+{
+	struct json_object *o = json_object_new_object();
+	int err;
+
+	if (!o)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	err = util_json_add_str(o, "name", p->name);
+	err |= util_json_add_str(o, "path", p->path);
+	err |= util_json_add_str(o, "state", p->heap ? "open" : "error");
+	if (p->errmsg)
+		err |= util_json_add_str(o, "error", p->errmsg);
+	if (p->size)
+		err |= view_add_size(o, "size", p->size, flags);
+	if (p->nparts)
+		err |= util_json_add_u64(o, "nparts", p->nparts);
+	err |= util_json_add_u64(o, "clients", p->clients);
+	err |= services_json(p, o);
+	if (err) {
+		json_object_put(o);
 		return util_errmsg_set(ENOMEM, "out of memory");
 	}
-	if (util_json_add_obj(obj, "header", hj) < 0)
-		return util_errmsg_set(ENOMEM, "out of memory");
+	if (p->heap && view_heap_stat_json(p->heap, flags, o) < 0) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	*ret_obj = o;
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pmad.h"
@@ -44,15 +45,28 @@ int pmad_services_arm(struct pmad *d)
 	return 0;
 }
 
+int pmad_pool_checkpoint(struct pmad_pool *p)
+{
+	int rc = pma_heap_checkpoint(p->heap);
+
+	if (rc < 0) {
+		p->svc.checkpoint_failures++;
+		return util_errmsg_set(-rc, "pool '%s': checkpoint: %s",
+				       p->name, pma_errormsg());
+	}
+	p->svc.checkpoints++;
+	p->svc.last_checkpoint = time(NULL);
+	return 0;
+}
+
 static void checkpoint_pool(struct pmad *d, struct pmad_pool *p)
 {
 	struct pma_heap_stats st;
 
 	if (!p->heap || pma_heap_stats(p->heap, &st) < 0 || !st.log_records)
 		return;
-	if (pma_heap_checkpoint(p->heap) < 0) {
-		util_err("pool '%s': background checkpoint failed: %s", p->name,
-			 pma_errormsg());
+	if (pmad_pool_checkpoint(p) < 0) {
+		util_err("background checkpoint failed: %s", util_errmsg());
 		return;
 	}
 	d->count.service_checkpoints++;

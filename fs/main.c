@@ -2,7 +2,8 @@
 /*
  * hdpmfs: mount the HDPM file system of a pool with FUSE.
  *
- *   hdpmfs POOL MOUNTPOINT [-o hybrid|cow] [-f] [-d] [-s] [-o FUSE options]
+ *   hdpmfs POOL MOUNTPOINT [-o hybrid|cow] [-o nogc] [-o gc_free_pct=N]
+ *          [-f] [-d] [-s] [-o FUSE options]
  *
  * Opens the pool's PMAlloc heap (formatting a heap region, and an HDPM
  * file system in its root, when there is none), mounts it and serves
@@ -28,6 +29,8 @@ struct hdpmfs_opts {
 	const char *pool;
 	const char *mountpoint_seen; /* the second positional argument */
 	int cow; /* -o cow */
+	int nogc; /* -o nogc: no background GC thread */
+	unsigned gc_free_pct; /* -o gc_free_pct=N */
 	int show_help;
 	int show_version;
 	int extra_arg; /* a third positional argument */
@@ -38,6 +41,8 @@ enum { KEY_HELP, KEY_VERSION };
 static const struct fuse_opt hdpmfs_opts_spec[] = {
 	{ "hybrid", offsetof(struct hdpmfs_opts, cow), 0 },
 	{ "cow", offsetof(struct hdpmfs_opts, cow), 1 },
+	{ "nogc", offsetof(struct hdpmfs_opts, nogc), 1 },
+	{ "gc_free_pct=%u", offsetof(struct hdpmfs_opts, gc_free_pct), 0 },
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -55,6 +60,9 @@ static void usage(FILE *f)
 	      "options:\n"
 	      "  -o hybrid       small writes go to per-page logs (default)\n"
 	      "  -o cow          every write copies its pages (the baseline)\n"
+	      "  -o nogc         no background GC thread\n"
+	      "  -o gc_free_pct=N  background GC runs while free space is\n"
+	      "                  below N % of the heap (default 20)\n"
 	      "  -f              stay in the foreground\n"
 	      "  -d              debug: foreground, log every request and "
 	      "failure\n"
@@ -123,13 +131,17 @@ static int parse_args(struct fuse_args *args, struct hdpmfs_opts *o,
 		return usage_error("missing MOUNTPOINT argument");
 	if (o->extra_arg)
 		return usage_error("too many arguments");
+	if (o->gc_free_pct > 100)
+		return usage_error("gc_free_pct must be 0..100");
 	if (fuse_parse_cmdline(args, copts) != 0)
 		return usage_error("bad FUSE options");
 	return -1;
 }
 
-static int fs_open(struct hdpmfs *h, const char *pool, int cow)
+static int fs_open(struct hdpmfs *h, const char *pool,
+		   const struct hdpmfs_opts *o)
 {
+	struct hdpm_gc_config cfg;
 	int rc;
 
 	rc = pma_heap_open(pool, PMA_HEAP_FORMAT, &h->heap);
@@ -138,7 +150,13 @@ static int fs_open(struct hdpmfs *h, const char *pool, int cow)
 			pool, pma_errormsg());
 		return 1;
 	}
-	rc = hdpm_mount(h->heap, cow ? HDPM_COW_ONLY : HDPM_HYBRID, &h->fs);
+	hdpm_gc_config_init(&cfg);
+	cfg.free_pct = o->gc_free_pct;
+	/* the GC thread starts after fuse_daemonize's fork (serve) */
+	rc = hdpm_mount_config(h->heap,
+			       HDPM_NO_GC_THREAD |
+				       (o->cow ? HDPM_COW_ONLY : HDPM_HYBRID),
+			       &cfg, &h->fs);
 	if (rc < 0) {
 		fprintf(stderr, "hdpmfs: cannot mount '%s': %s\n", pool,
 			hdpm_errormsg());
@@ -148,14 +166,26 @@ static int fs_open(struct hdpmfs *h, const char *pool, int cow)
 	return 0;
 }
 
-static void fs_close(struct hdpmfs *h)
+static void fs_close(struct hdpmfs *h, int foreground)
 {
+	struct hdpm_stats st;
+
+	hdpm_gc_thread_stop(h->fs);
+	hdpm_stats(h->fs, &st);
+	if (foreground && st.bg_steps)
+		fprintf(stderr,
+			"hdpmfs: background gc: %llu steps, %llu pages "
+			"merged, %llu merges lost to a write\n",
+			(unsigned long long)st.bg_steps,
+			(unsigned long long)st.bg_merges,
+			(unsigned long long)st.bg_lost);
 	hdpm_unmount(h->fs);
 	pma_heap_close(h->heap);
 }
 
 /* mount se at copts->mountpoint and serve until unmounted */
-static int serve(struct fuse_session *se, const struct fuse_cmdline_opts *copts)
+static int serve(struct hdpmfs *h, struct fuse_session *se,
+		 const struct fuse_cmdline_opts *copts, int gc)
 {
 	struct fuse_loop_config config;
 	int rc = 1;
@@ -169,6 +199,10 @@ static int serve(struct fuse_session *se, const struct fuse_cmdline_opts *copts)
 	}
 	if (fuse_daemonize(copts->foreground) != 0)
 		goto out_unmount;
+	if (gc && hdpm_gc_thread_start(h->fs) < 0) {
+		fprintf(stderr, "hdpmfs: %s\n", hdpm_errormsg());
+		goto out_unmount;
+	}
 	memset(&config, 0, sizeof(config));
 	config.clone_fd = copts->clone_fd;
 	/* fuse_parse_cmdline's default (UINT_MAX) makes libfuse complain */
@@ -200,10 +234,10 @@ static int run(struct hdpmfs *h, struct fuse_args *args,
 		      stderr);
 		return EXIT_USAGE;
 	}
-	rc = fs_open(h, o->pool, o->cow);
+	rc = fs_open(h, o->pool, o);
 	if (rc == 0) {
-		rc = serve(se, copts);
-		fs_close(h);
+		rc = serve(h, se, copts, !o->nogc && !o->cow);
+		fs_close(h, copts->foreground);
 	}
 	fuse_session_destroy(se);
 	return rc;
@@ -218,6 +252,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	memset(&o, 0, sizeof(o));
+	o.gc_free_pct = 20;
 	memset(&copts, 0, sizeof(copts));
 	memset(&h, 0, sizeof(h));
 	util_log_init();

@@ -10,7 +10,8 @@
  * several pages included). Paths are absolute, '/'-separated; "." and ".."
  * are not supported (-EINVAL). Functions return 0 (or a byte count) or a
  * negative errno and set a per-thread message (hdpm_errormsg()). All calls
- * on one file system are serialized by one lock (thread-safe).
+ * on one file system are serialized by one lock (thread-safe), except the
+ * background GC step, which merges page logs without it.
  */
 #ifndef HDPM_H
 #define HDPM_H
@@ -45,6 +46,30 @@ enum {
 enum { HDPM_RDONLY = 1 << 1 };
 
 /*
+ * also for hdpm_mount: do not start the background GC thread (pmad runs
+ * the background step itself, see hdpm_gc; tests and tools that want no
+ * thread of their own).
+ */
+enum { HDPM_NO_GC_THREAD = 1 << 2 };
+
+/*
+ * Background GC tuning (hdpm_mount_config). The background GC merges the
+ * page logs with the most log bytes into new pages while the heap's free
+ * space is below free_pct percent, without taking the fs lock for the
+ * merge: a write to the same page either wins (the merge is discarded) or
+ * finds the merged page.
+ */
+struct hdpm_gc_config {
+	uint32_t free_pct; /* run while free space < free_pct % of the heap
+			      (0..100; default 20) */
+	uint32_t batch; /* pages merged per step, 1..32 (default 16) */
+	uint32_t interval_ms; /* the thread's check period (default 20) */
+	uint32_t min_log_bytes; /* pages with smaller logs stay (default 256) */
+};
+/* the defaults above */
+HDPM_API void hdpm_gc_config_init(struct hdpm_gc_config *cfg);
+
+/*
  * Mount the file system kept in heap's root object, formatting it if the
  * root is new (all zeros), and recover: an operation interrupted by a
  * crash is rolled back or completed, torn log tails are cut. The heap
@@ -54,7 +79,27 @@ enum { HDPM_RDONLY = 1 << 1 };
  */
 HDPM_API HDPM_WUR int hdpm_mount(struct pma_heap *heap, unsigned flags,
 				 struct hdpm_fs **ret_fs);
-/* free the DRAM state; accepts NULL. Every file must be closed. */
+/*
+ * hdpm_mount with a background GC configuration (NULL: the defaults).
+ * Unless flags has HDPM_NO_GC_THREAD (or HDPM_RDONLY, or HDPM_COW_ONLY,
+ * which keeps no logs), a GC thread is started that runs the background
+ * step every interval_ms. -EINVAL for a bad config, -EAGAIN if the thread
+ * cannot be started.
+ */
+HDPM_API HDPM_WUR int hdpm_mount_config(struct pma_heap *heap, unsigned flags,
+					const struct hdpm_gc_config *cfg,
+					struct hdpm_fs **ret_fs);
+/*
+ * Start the background GC thread of a mount made without it
+ * (HDPM_NO_GC_THREAD), for a program that forks after mounting (a
+ * daemon): threads do not survive fork. 0 if it runs (or already ran),
+ * -EROFS (read-only mount), -EAGAIN. hdpm_gc_thread_stop stops it
+ * (a no-op without one); hdpm_unmount does too.
+ */
+HDPM_API HDPM_WUR int hdpm_gc_thread_start(struct hdpm_fs *fs);
+HDPM_API void hdpm_gc_thread_stop(struct hdpm_fs *fs);
+/* stop the GC thread, free the DRAM state; accepts NULL. Every file must
+ * be closed. */
 HDPM_API void hdpm_unmount(struct hdpm_fs *fs);
 
 /*
@@ -111,10 +156,26 @@ typedef int (*hdpm_readdir_fn)(const char *name, const struct stat *st,
 HDPM_API HDPM_WUR int hdpm_readdir(struct hdpm_fs *fs, const char *path,
 				   hdpm_readdir_fn fn, void *arg);
 
+/* flags for hdpm_gc */
+enum {
+	/*
+	 * one step of the background GC (what the GC thread runs; pmad
+	 * calls it as a service on a mount with HDPM_NO_GC_THREAD): if free
+	 * space is below the configured threshold, merge up to batch pages
+	 * with the most log bytes, each built without the fs lock and
+	 * published by a compare-and-swap of its index word; a concurrent
+	 * write to the page wins and the merge is dropped. The replaced
+	 * pages are freed at the end under the fs lock (briefly: only the
+	 * frees). Safe to call from any thread, concurrently with any call.
+	 */
+	HDPM_GC_BACKGROUND_STEP = 1 << 0,
+	/* with HDPM_GC_BACKGROUND_STEP: ignore the free-space threshold */
+	HDPM_GC_FORCE = 1 << 1,
+};
 /*
- * Run a garbage-collection pass now: merge every page log into a new
- * page (copy-on-write). flags must be 0. Returns the number of pages
- * merged.
+ * Run a garbage-collection pass now. flags 0: merge every page log into
+ * a new page (copy-on-write) under the fs lock. Returns the number of
+ * pages merged. -EINVAL for unknown flags, -EROFS.
  */
 HDPM_API HDPM_WUR int hdpm_gc(struct hdpm_fs *fs, unsigned flags);
 
@@ -127,6 +188,12 @@ struct hdpm_stats {
 	uint64_t log_tails_cut; /* torn log tails cut at mount */
 	uint64_t rollbacks; /* interrupted operations undone at mount */
 	uint64_t rollforwards; /* committed ones completed at mount */
+	/* background GC (hdpm_gc with HDPM_GC_BACKGROUND_STEP) */
+	uint64_t bg_steps; /* steps that found work (space low or forced) */
+	uint64_t bg_merges; /* merges published */
+	uint64_t bg_lost; /* merges dropped: a write to the page won */
+	uint64_t bg_recovered; /* background merges finished or undone at
+				  mount */
 };
 HDPM_API void hdpm_stats(struct hdpm_fs *fs, struct hdpm_stats *ret_stats);
 

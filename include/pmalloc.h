@@ -52,6 +52,14 @@ enum pma_heap_flags {
 	 * on media: a heap may be opened either way.
 	 */
 	PMA_HEAP_LOCAL_CHECKPOINTS = 1 << 3,
+	/*
+	 * pma_heap_open, a heap over several parts: threads take the parts
+	 * in turn (the first thread part 0, the next part 1, ...) whatever
+	 * node they run on, instead of their own node's part first. For
+	 * comparisons (bench/pmabench --interleave) and for data that every
+	 * node uses alike.
+	 */
+	PMA_HEAP_INTERLEAVE = 1 << 5,
 };
 
 /*
@@ -78,6 +86,19 @@ PMA_API PMA_WUR int pma_heap_open(const char *path, unsigned flags,
 /* Checkpoint, unmap and free. Accepts NULL. No other call may be running
  * on the heap. */
 PMA_API void pma_heap_close(struct pma_heap *heap);
+
+/*
+ * pma_heap_open on a pool given as open descriptors, one per part (fds[0]
+ * part 0, then parts 1..nfds-1 in order), as pmad passes them to its
+ * clients: the caller needs no right to open the files by name. Each is
+ * duplicated (the caller may close its own after the call) and verified
+ * as at open (the part's pool and index). -EINVAL if nfds is not the
+ * pool's part count, -EROFS for a writable open of a read-only
+ * descriptor.
+ */
+PMA_API PMA_WUR int pma_heap_open_fds(const int *fds, unsigned nfds,
+				      unsigned flags,
+				      struct pma_heap **ret_heap);
 
 /*
  * NULL, or a message saying that a pool header copy failed its check when
@@ -194,11 +215,41 @@ struct pma_heap_stats {
 	 * blocks' owners have applied (SYNC_FREE records) */
 	uint64_t local_checkpoints;
 	uint64_t remote_frees_synced;
+	/* a heap over several parts (one per NUMA node): parts with a
+	 * heap; the part's node (pma_heap_part_stats; -1 for the whole
+	 * heap); allocations a full local part sent to another part, and
+	 * frees of a block of another part than the thread's (since open;
+	 * 0 in a part's stats) */
+	uint32_t parts;
+	int32_t node;
+	uint64_t fallbacks;
+	uint64_t remote_part_frees;
+	/*
+	 * The PM the heap holds (fragbench, pmactl compact). meta_bytes:
+	 * the heap region before the data area (header, arena descriptors,
+	 * logs, page map, summary; fixed by the heap's size).
+	 * footprint_bytes: meta_bytes plus every data page not free for any
+	 * allocation now: slabs (full, partial or empty), live extents, and
+	 * freed extents that wait for a checkpoint. peak_footprint_bytes:
+	 * the most footprint_bytes has been since open (exact: updated at
+	 * every take of free pages; over several parts, the sum of each
+	 * part's peak, which bounds the peak of the sum from above).
+	 */
+	uint64_t meta_bytes;
+	uint64_t footprint_bytes;
+	uint64_t peak_footprint_bytes;
 };
 
 /* a consistent snapshot (briefly locks every arena) */
 PMA_API PMA_WUR int pma_heap_stats(struct pma_heap *heap,
 				   struct pma_heap_stats *ret_stats);
+
+/*
+ * The same for the heap of one part of the pool (index 0 .. parts - 1 of
+ * the pool's parts): -ENOENT if that part holds no heap.
+ */
+PMA_API PMA_WUR int pma_heap_part_stats(struct pma_heap *heap, unsigned part,
+					struct pma_heap_stats *ret_stats);
 
 /* one arena's share of the heap (pma_heap_arena_stats) */
 struct pma_arena_stats {
@@ -212,15 +263,19 @@ struct pma_arena_stats {
 	/* extents freed through this arena, reusable by it before the next
 	 * checkpoint (counted as free in pma_heap_stats) */
 	uint64_t local_free_bytes;
+	unsigned part; /* the pool part of the arena */
+	unsigned arena; /* its index in that part */
 };
 
 /* per arena, a consistent snapshot like pma_heap_stats: fills
- * ret_stats[0 .. min(n, narenas) - 1] and returns narenas */
+ * ret_stats[0 .. min(n, narenas) - 1] and returns narenas (of every
+ * part, part by part) */
 PMA_API PMA_WUR int pma_heap_arena_stats(struct pma_heap *heap,
 					 struct pma_arena_stats *ret_stats,
 					 unsigned n);
 
-/* apply every log to the page map and bitmaps and truncate the logs */
+/* apply every log to the page map and bitmaps and truncate the logs
+ * (of every part) */
 PMA_API PMA_WUR int pma_heap_checkpoint(struct pma_heap *heap);
 
 /*
@@ -230,13 +285,73 @@ PMA_API PMA_WUR int pma_heap_checkpoint(struct pma_heap *heap);
  * it can without other arenas: records of frees of other arenas' blocks
  * that their owners have not applied yet stay for a later checkpoint.
  * Arenas do this themselves when their log fills; this call is for
- * tests and for callers that want the log short now.
+ * tests and for callers that want the log short now. In a heap over
+ * several parts: the thread's arena of each part it has used.
  */
 PMA_API PMA_WUR int pma_heap_checkpoint_arena(struct pma_heap *heap);
 
+/* what pma_heap_compact did (or pma_heap_compact_plan would do) */
+struct pma_compact_report {
+	/* records not yet checkpointed, before and after (after: 0) */
+	uint64_t log_records_before;
+	uint64_t log_records_after;
+	/* empty slabs given back to the free pages (plan: that would be) */
+	uint64_t slabs_released;
+	/* free page runs (coalesced) and the largest one in bytes, before
+	 * and after; plan: after is what they would be */
+	uint64_t free_runs_before;
+	uint64_t free_runs_after;
+	uint64_t largest_free_before;
+	uint64_t largest_free_after;
+	uint64_t free_bytes_after; /* bytes in the free runs after */
+	/* bytes of free runs holes were punched in (0 if punching was
+	 * skipped); plan: the bytes of free runs a compaction would punch */
+	uint64_t punched_bytes;
+	/* bytes the file system allocated for the heap's part (st_blocks *
+	 * 512), before and after; reclaimed: their difference (0 if the
+	 * file grew meanwhile: other threads allocate concurrently). Plan:
+	 * reclaimed is an upper bound (punched_bytes, at most the file's
+	 * allocated bytes), after is before less it */
+	uint64_t file_bytes_before;
+	uint64_t file_bytes_after;
+	uint64_t reclaimed_bytes;
+	/* 1 if holes were punched; 0 with a reason in note (a devdax
+	 * part, a file system without hole punching, a plan) */
+	int punched;
+	char note[128];
+};
+
+/*
+ * Compact the heap, online (other threads may allocate and free
+ * meanwhile) or offline: load every slab, checkpoint (the logs are
+ * truncated: every arena's head moves to its tail) releasing every empty
+ * slab to the free pages (layout version 6 and later), where free runs
+ * coalesce; then punch holes (fallocate PUNCH_HOLE) in every free run of a
+ * file-backed part and fdatasync it, so the file system gets the space
+ * back (a devdax part: skipped, said in ret->note). Objects are never
+ * moved. Crash-safe: the checkpoint is an ordinary one, and only pages
+ * that are free on media and named by no log record are punched, while
+ * no allocation can take them (concurrent allocations needing new
+ * pages wait until the punch is durable). A punched page reads as
+ * zeros. Fills ret (may be NULL). -EROFS on a read-only heap, -ENOMEM,
+ * -EIO from a checkpoint or the file system.
+ */
+PMA_API PMA_WUR int pma_heap_compact(struct pma_heap *heap,
+				     struct pma_compact_report *ret);
+
+/*
+ * What pma_heap_compact would do now, changing nothing (also on a
+ * PMA_HEAP_RDONLY heap): the empty slabs it would release (slabs without
+ * a live block), the free runs and largest free run after, the bytes it
+ * would punch, and an upper bound of the bytes reclaimed. Loads no slab:
+ * unloaded slabs are read from PM. -ENOMEM, -EIO.
+ */
+PMA_API PMA_WUR int pma_heap_compact_plan(struct pma_heap *heap,
+					  struct pma_compact_report *ret);
+
 /* one decoded bookkeeping-log record (pma_log_foreach) */
 struct pma_log_entry {
-	unsigned arena;
+	unsigned arena; /* index in its part */
 	uint64_t index; /* global record index in the arena's log */
 	const char *type; /* "alloc", "free", "rfree", "slab_new",
 			      "slab_free", "ext_alloc", "ext_free",
@@ -245,11 +360,12 @@ struct pma_log_entry {
 	uint64_t dest; /* dest pool offset, 0 if outside the pool */
 	uint64_t size; /* extent bytes, or block size (0 if unknown) */
 	unsigned cls; /* slab_new, slab_free: size class; otherwise 0 */
+	unsigned part; /* the pool part of the arena */
 };
 typedef int (*pma_log_fn)(const struct pma_log_entry *entry, void *arg);
 
-/* call fn for every record not yet checkpointed, arena by arena, in log
- * order; stops and returns fn's value if it is non-zero */
+/* call fn for every record not yet checkpointed, part by part, arena by
+ * arena, in log order; stops and returns fn's value if it is non-zero */
 PMA_API PMA_WUR int pma_log_foreach(struct pma_heap *heap, pma_log_fn fn,
 				    void *arg);
 

@@ -147,13 +147,23 @@ static int write_fast(struct hdpm_fs *fs, struct hdpm_inode *inode,
 {
 	uint64_t p = off / HDPM_PAGE_SIZE, *index = hdpm_inode_index(fs, inode);
 	unsigned a = (unsigned)(off % HDPM_PAGE_SIZE);
+	uint64_t page;
+	int rc = 1;
 
 	if (fs->cow_only || off + len > inode->size || !index ||
 	    p >= inode->index_cap || !index[p] || a + len > HDPM_PAGE_SIZE ||
-	    len == HDPM_PAGE_SIZE || !hdpm_page_hdr(fs, index[p])->log_off ||
-	    !hdpm_page_log_fits(fs, index[p], (unsigned)len))
+	    len == HDPM_PAGE_SIZE)
 		return 1;
-	return hdpm_page_log_append(fs, index[p], a, buf, (unsigned)len, 0);
+	/* the background GC may replace the page until it is claimed: the
+	 * entry read after the claim is the one to append to */
+	page = __atomic_load_n(&index[p], __ATOMIC_ACQUIRE);
+	hdpm_gc_claim_page(fs, page);
+	if (__atomic_load_n(&index[p], __ATOMIC_ACQUIRE) == page &&
+	    hdpm_page_hdr(fs, page)->log_off &&
+	    hdpm_page_log_fits(fs, page, (unsigned)len))
+		rc = hdpm_page_log_append(fs, page, a, buf, (unsigned)len, 0);
+	hdpm_gc_release(fs);
+	return rc;
 }
 
 static ssize_t do_pwrite(struct hdpm_file *file, const void *buf, size_t len,
@@ -230,7 +240,12 @@ static ssize_t do_pread(struct hdpm_file *file, char *buf, size_t len,
 		n = HDPM_PAGE_SIZE - a;
 		if (n > len - done)
 			n = (unsigned)(len - done);
-		hdpm_page_read(fs, index && p < inode->index_cap ? index[p] : 0,
+		/* acquire: the background GC publishes a page it wrote */
+		hdpm_page_read(fs,
+			       index && p < inode->index_cap ?
+				       __atomic_load_n(&index[p],
+						       __ATOMIC_ACQUIRE) :
+				       0,
 			       a, a + n, buf + done);
 		done += n;
 	}

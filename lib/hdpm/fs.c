@@ -115,6 +115,10 @@ static int fs_recover(struct hdpm_fs *fs)
 	int rc;
 
 	rc = fs->rdonly ? 0 : hdpm_tx_recover(fs);
+	/* after the tx journal: its undo may put back a word the GC's
+	 * recovery looks at */
+	if (rc == 0 && !fs->rdonly)
+		rc = hdpm_gc_recover(fs);
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < fs->ninodes; i++) {
@@ -129,12 +133,19 @@ static int fs_recover(struct hdpm_fs *fs)
 
 int hdpm_mount(struct pma_heap *heap, unsigned flags, struct hdpm_fs **ret_fs)
 {
+	return hdpm_mount_config(heap, flags, NULL, ret_fs);
+}
+
+int hdpm_mount_config(struct pma_heap *heap, unsigned flags,
+		      const struct hdpm_gc_config *cfg, struct hdpm_fs **ret_fs)
+{
 	struct hdpm_fs *fs;
 	uint64_t root;
 	int rc;
 
 	if (!heap || !ret_fs ||
-	    (flags & ~(unsigned)(HDPM_COW_ONLY | HDPM_RDONLY)))
+	    (flags &
+	     ~(unsigned)(HDPM_COW_ONLY | HDPM_RDONLY | HDPM_NO_GC_THREAD)))
 		return util_errmsg_set(EINVAL, "bad arguments");
 	rc = pma_root(heap, sizeof(struct hdpm_super), &root);
 	if (rc < 0)
@@ -147,9 +158,15 @@ int hdpm_mount(struct pma_heap *heap, unsigned flags, struct hdpm_fs **ret_fs)
 	fs->cow_only = (flags & HDPM_COW_ONLY) != 0;
 	fs->rdonly = (flags & HDPM_RDONLY) != 0;
 	pthread_mutex_init(&fs->lock, NULL);
-	rc = fs_attach(fs);
+	rc = hdpm_gc_init(fs, cfg);
+	if (rc == 0)
+		rc = fs_attach(fs);
 	if (rc == 0)
 		rc = fs_recover(fs);
+	/* CoW-only keeps no logs: nothing for a thread to merge */
+	if (rc == 0 && !(flags & (HDPM_NO_GC_THREAD | HDPM_RDONLY)) &&
+	    !fs->cow_only)
+		rc = hdpm_gc_start(fs);
 	if (rc < 0) {
 		hdpm_unmount(fs);
 		return rc;
@@ -162,6 +179,7 @@ void hdpm_unmount(struct hdpm_fs *fs)
 {
 	if (!fs)
 		return;
+	hdpm_gc_stop(fs);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);
 }
@@ -189,10 +207,14 @@ int hdpm_gc(struct hdpm_fs *fs, unsigned flags)
 	uint64_t i;
 	int rc = 0, n = 0;
 
-	if (!fs || flags)
+	if (!fs ||
+	    (flags & ~(unsigned)(HDPM_GC_BACKGROUND_STEP | HDPM_GC_FORCE)) ||
+	    flags == HDPM_GC_FORCE)
 		return util_errmsg_set(EINVAL, "bad arguments");
 	if (fs->rdonly)
 		return util_errmsg_set(EROFS, "read-only mount");
+	if (flags & HDPM_GC_BACKGROUND_STEP)
+		return hdpm_gc_background(fs, flags);
 	pthread_mutex_lock(&fs->lock);
 	for (i = 1; i < fs->ninodes && rc >= 0; i++) {
 		if (!S_ISREG(hdpm_mode(hdpm_inode(fs, i))))
@@ -212,4 +234,10 @@ void hdpm_stats(struct hdpm_fs *fs, struct hdpm_stats *ret_stats)
 	pthread_mutex_lock(&fs->lock);
 	*ret_stats = fs->stats;
 	pthread_mutex_unlock(&fs->lock);
+	ret_stats->bg_steps = __atomic_load_n(&fs->gc.steps, __ATOMIC_RELAXED);
+	ret_stats->bg_merges =
+		__atomic_load_n(&fs->gc.merges, __ATOMIC_RELAXED);
+	ret_stats->bg_lost = __atomic_load_n(&fs->gc.lost, __ATOMIC_RELAXED);
+	ret_stats->bg_recovered =
+		__atomic_load_n(&fs->gc.recovered, __ATOMIC_RELAXED);
 }

@@ -10,6 +10,7 @@
  *   file.c   open/close/pwrite/pread/ftruncate, index growth
  *   namei.c  paths, mkdir/rmdir/unlink/rename/stat/readdir
  *   fs.c     mount (format, recovery, log check), gc, stats, errors
+ *   gc.c     background GC: lock-free merges, CAS publish, its journal
  *   query.c  inode-number calls, per-file and per-page log use
  */
 #ifndef PMAD_HDPM_INTERNAL_H
@@ -24,6 +25,39 @@
 #include "hdpm/layout.h"
 #include "pmalloc.h"
 
+/*
+ * The handshake between the lock holders (writers) and the background GC,
+ * which merges without the lock (gc.c). All seq_cst: each side stores its
+ * claim, then loads the other's, so at least one of them sees the other.
+ *   - a writer claims the page it appends to (w_claim = page) or, for a
+ *     journaled operation, everything (w_claim = HDPM_CLAIM_ALL, and gen
+ *     odd while it runs), then waits while the GC publishes that page
+ *     (gc_claim[0..1] = old and new page; ALL waits for any);
+ *   - the GC publishes only if no writer claims the page or ALL, gen is
+ *     the even value it saw before it read the page, and the page's log
+ *     tail is the one it merged: otherwise the write won.
+ */
+#define HDPM_CLAIM_ALL UINT64_MAX
+
+struct hdpm_gc_state {
+	pthread_mutex_t step_lock; /* one background step at a time */
+	pthread_mutex_t mu; /* the thread's sleep and stop */
+	pthread_cond_t cond;
+	pthread_t thread;
+	int inited; /* the locks exist */
+	int running; /* the thread was started */
+	int stop;
+	struct hdpm_gc_config cfg;
+	uint64_t w_claim; /* writer side (under fs->lock) */
+	uint64_t gc_claim[2]; /* GC side: page being replaced, new page */
+	uint64_t gen; /* odd while a journaled operation runs */
+	uint64_t steps, merges, lost, recovered; /* atomic counters */
+	/* tests: called between a merge's build and its publish, without
+	 * any lock held (a write made there races the merge) */
+	void (*race_hook)(struct hdpm_fs *fs, void *arg);
+	void *race_arg;
+};
+
 struct hdpm_fs {
 	struct pma_heap *heap;
 	struct hdpm_super *sb;
@@ -35,6 +69,7 @@ struct hdpm_fs {
 	unsigned nrecs; /* records of the running tx */
 	int tx_frees; /* the running tx has commit actions */
 	struct hdpm_stats stats;
+	struct hdpm_gc_state gc;
 };
 
 struct hdpm_file {
@@ -69,12 +104,35 @@ int hdpm_tx_recover(struct hdpm_fs *fs);
 int hdpm_block_free(struct hdpm_fs *fs, uint64_t off, int is_page);
 int hdpm_block_live(struct hdpm_fs *fs, uint64_t off);
 
+/* does any word of the file system name block off? (a full scan) */
+int hdpm_block_named(struct hdpm_fs *fs, uint64_t off);
+
+/* ------------------------------------------------------------ gc.c */
+
+/* writer side of the handshake (fs->lock held): claim every page (a
+ * journaled operation) / one page; release either */
+void hdpm_gc_claim_all(struct hdpm_fs *fs);
+void hdpm_gc_claim_page(struct hdpm_fs *fs, uint64_t page_off);
+void hdpm_gc_release(struct hdpm_fs *fs);
+/* the background step (hdpm_gc with HDPM_GC_BACKGROUND_STEP) */
+int hdpm_gc_background(struct hdpm_fs *fs, unsigned flags);
+/* mount: finish or undo what the GC journal holds (after the tx journal) */
+int hdpm_gc_recover(struct hdpm_fs *fs);
+/* mount: check and take cfg (NULL: defaults); start the thread; stop
+ * it and free the state (accepts a state never set up) */
+int hdpm_gc_init(struct hdpm_fs *fs, const struct hdpm_gc_config *cfg);
+int hdpm_gc_start(struct hdpm_fs *fs);
+void hdpm_gc_stop(struct hdpm_fs *fs);
+
 /* ------------------------------------------------------------ page.c */
 
 struct hdpm_page_hdr *hdpm_page_hdr(struct hdpm_fs *fs, uint64_t page_off);
 /* read [a, b) of page (page_off may be 0: zeros) into dst: reverse scan */
 void hdpm_page_read(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
 		    unsigned b, char *dst);
+/* the same with the log read up to tail (the background GC's snapshot) */
+void hdpm_page_read_at(struct hdpm_fs *fs, uint64_t page_off, uint64_t log_off,
+		       uint64_t tail, unsigned a, unsigned b, char *dst);
 /* can [a, a+len) go to page's log (no merge due, room left)? */
 int hdpm_page_log_fits(struct hdpm_fs *fs, uint64_t page_off, unsigned len);
 /* append (the tx journals the tail unless tx_less) */

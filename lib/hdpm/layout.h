@@ -27,7 +27,7 @@
 
 #define HDPM_MAGIC "HDPMFS\0\1"
 #define HDPM_MAGIC_LEN 8
-#define HDPM_VERSION 1
+#define HDPM_VERSION 2 /* 2: the background GC journal */
 
 #define HDPM_PAGE_SIZE 4096u
 #define HDPM_NINODES 4096u /* inodes of a new file system */
@@ -39,6 +39,7 @@
 #define HDPM_TX_MAX 300u /* journal records of one operation */
 #define HDPM_WRITE_MAX_PAGES 256u /* pages of one atomic write */
 #define HDPM_MAX_PAGES (1ULL << 28) /* 1 TiB files */
+#define HDPM_GC_BATCH_MAX 32u /* pages one background GC step merges */
 
 /* at the start of every page object; the data follow */
 struct hdpm_page_hdr {
@@ -121,6 +122,36 @@ struct hdpm_intent {
 static_assert(sizeof(struct hdpm_intent) == 24, "intent size");
 
 /*
+ * The background GC's own journal (gc.c). The GC runs without the fs
+ * lock, so it cannot use the operation journal: it allocates through
+ * gc_slot (never freed, like alloc_slot) and says what it does here.
+ *
+ * A merge: the record {word, old, before} is made durable (state BUILD),
+ * the new page is allocated into gc_slot and written, then published by a
+ * compare-and-swap of the index word from old to the new page. The old
+ * page goes on the retire list (durable) before the record is cleared;
+ * the pages on the list are freed under the fs lock (so that no reader is
+ * still in them). Recovery frees the listed pages, then, for a BUILD
+ * record: if the word names gc_slot's block the merge was published and
+ * old is freed; otherwise the block is freed unless a word names it (the
+ * allocator's recovery may have put an older, published one back there).
+ */
+struct hdpm_gc_journal {
+	uint64_t state; /* HDPM_GC_BUILD | seq << 8, or seq << 8 (idle) */
+	uint64_t word; /* pool offset of the index word being merged */
+	uint64_t old; /* the page object it names */
+	uint64_t before; /* gc_slot before the allocation */
+	uint32_t before_live; /* before named a live block */
+	uint32_t crc; /* crc32c of the record with crc = 0 */
+	uint64_t rsvd[3];
+	uint64_t nretire; /* pages on the retire list */
+	uint64_t retire[HDPM_GC_BATCH_MAX]; /* replaced pages to free */
+};
+static_assert(sizeof(struct hdpm_gc_journal) == 72 + 8 * HDPM_GC_BATCH_MAX,
+	      "gc journal size");
+#define HDPM_GC_BUILD 1u
+
+/*
  * The superblock, in the heap's root object. alloc_slot and free_slot
  * are the only words HDPM hands to pma_malloc_to / pma_free_from: they are
  * never freed, so the allocator's redo of a dest word at its recovery
@@ -139,10 +170,17 @@ struct hdpm_super {
 	struct hdpm_intent intent; /* own cache line */
 	uint64_t rsvd2[5];
 	struct hdpm_rec recs[HDPM_TX_MAX];
+	uint64_t gc_slot; /* dest of every background GC allocation */
+	uint64_t rsvd3[7];
+	struct hdpm_gc_journal gc; /* own cache lines */
 };
 static_assert(offsetof(struct hdpm_super, intent) == 64, "intent line");
 static_assert(offsetof(struct hdpm_super, recs) == 128, "records");
-static_assert(sizeof(struct hdpm_super) == 128 + 32 * HDPM_TX_MAX,
+static_assert(offsetof(struct hdpm_super, gc) == 128 + 32 * HDPM_TX_MAX + 64,
+	      "gc journal line");
+static_assert(sizeof(struct hdpm_super) ==
+		      128 + 32 * HDPM_TX_MAX + 64 +
+			      sizeof(struct hdpm_gc_journal),
 	      "super size");
 
 #endif

@@ -125,6 +125,19 @@ void hdpm_page_read(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
 		    unsigned b, char *dst)
 {
 	struct hdpm_page_hdr *hdr;
+	uint64_t tail = 0, log_off = 0;
+
+	if (page_off) {
+		hdr = hdpm_page_hdr(fs, page_off);
+		tail = __atomic_load_n(&hdr->log_tail, __ATOMIC_ACQUIRE);
+		log_off = __atomic_load_n(&hdr->log_off, __ATOMIC_ACQUIRE);
+	}
+	hdpm_page_read_at(fs, page_off, log_off, tail, a, b, dst);
+}
+
+void hdpm_page_read_at(struct hdpm_fs *fs, uint64_t page_off, uint64_t log_off,
+		       uint64_t tail, unsigned a, unsigned b, char *dst)
+{
 	const struct hdpm_log_ent *ent;
 	uint16_t pos[MAX_ENTS];
 	struct gaps g;
@@ -136,20 +149,17 @@ void hdpm_page_read(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
 		memset(dst, 0, b - a);
 		return;
 	}
-	hdr = hdpm_page_hdr(fs, page_off);
 	base = page_data(fs, page_off);
-	if (!hdr->log_tail) {
+	if (!tail || tail > HDPM_LOG_SIZE) {
 		memcpy(dst, base + a, b - a);
 		return;
 	}
 	g.n = 1;
 	g.lo[0] = a;
 	g.hi[0] = b;
-	log = hdr->log_off ? hdpm_direct(fs, hdr->log_off) : NULL;
+	log = log_off ? hdpm_direct(fs, log_off) : NULL;
 	/* a read-only mount did not check the logs: it verifies them here */
-	n = log ? log_scan(fs, page_off, log, hdr->log_tail, fs->rdonly, pos,
-			   &end) :
-		  0;
+	n = log ? log_scan(fs, page_off, log, tail, fs->rdonly, pos, &end) : 0;
 	/* newest first: a byte comes from the newest entry that has it */
 	for (i = n; i-- > 0 && g.n;) {
 		ent = (const void *)(log + pos[i]);

@@ -81,6 +81,8 @@ void hdpm_tx_begin(struct hdpm_fs *fs)
 	fs->nrecs = 0;
 	fs->tx_frees = 0;
 	fs->stats.txs++;
+	/* the background GC publishes nothing while this runs */
+	hdpm_gc_claim_all(fs);
 	jstate_set(fs, HDPM_J_ACTIVE, hdpm_jseq(fs) + 1);
 }
 
@@ -240,8 +242,7 @@ static int rec_undo(struct hdpm_fs *fs, const struct hdpm_rec *rec)
 	return 0;
 }
 
-/* does any word of the file system name block off? (a full scan) */
-static int block_named(struct hdpm_fs *fs, uint64_t off)
+int hdpm_block_named(struct hdpm_fs *fs, uint64_t off)
 {
 	struct hdpm_inode *in;
 	uint64_t i, p, *index;
@@ -284,7 +285,7 @@ static int undo_intent(struct hdpm_fs *fs, uint64_t seq, unsigned nrecs)
 		return 0;
 	if (cur == in->before && in->before_live)
 		return 0; /* no allocation since the intent */
-	if (block_named(fs, cur))
+	if (hdpm_block_named(fs, cur))
 		return 0; /* in its word (rec_undo frees it) or older */
 	return hdpm_block_free(fs, cur, 0);
 }
@@ -339,6 +340,7 @@ int hdpm_tx_commit(struct hdpm_fs *fs)
 	pma_drain(fs->heap);
 	if (!fs->tx_frees) {
 		jstate_set(fs, HDPM_J_IDLE, seq);
+		hdpm_gc_release(fs);
 		return 0;
 	}
 	jstate_set(fs, HDPM_J_COMMITTED, seq);
@@ -346,6 +348,7 @@ int hdpm_tx_commit(struct hdpm_fs *fs)
 	if (rc < 0)
 		util_err("hdpm: commit actions of tx %llu failed: %s",
 			 (unsigned long long)seq, util_errmsg());
+	hdpm_gc_release(fs);
 	return rc;
 }
 
@@ -354,6 +357,7 @@ void hdpm_tx_abort(struct hdpm_fs *fs)
 	if (undo_all(fs) < 0)
 		util_err("hdpm: undo of tx %llu failed: %s",
 			 (unsigned long long)hdpm_jseq(fs), util_errmsg());
+	hdpm_gc_release(fs);
 }
 
 int hdpm_tx_recover(struct hdpm_fs *fs)

@@ -47,4 +47,12 @@ int ns_mountinfo_find(FILE *mountinfo, unsigned major, unsigned minor,
 int ns_fake_parse(const char *spec, unsigned *ret_nodes, int **ret_map,
 		  unsigned *ret_ncpus, unsigned char *ret_online);
 
+/*
+ * Parse a PMAD_FAKE_NS value, "NODE=DIR[,NODE=DIR...]", into one mounted
+ * fsdax namespace per entry (mount = DIR, node = NODE). 0 with *ret_list
+ * (free it; NULL for an empty spec), or -EINVAL naming the bad entry.
+ */
+int ns_fake_list(const char *spec, struct ns_namespace **ret_list,
+		 size_t *ret_count);
+
 #endif

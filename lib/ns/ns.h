@@ -4,6 +4,8 @@
  *
  * ns_list() enumerates PM namespaces through libndctl/libdaxctl. A machine
  * without PM (or without the nd bus) yields an empty list, not an error.
+ * For tests, PMAD_FAKE_NS="NODE=DIR[,NODE=DIR...]" replaces the list with
+ * one mounted fsdax namespace per entry, DIR being its mount point.
  *
  * Topology: the real one comes from libnuma. A fake topology lets tests run
  * multi-node logic on one node: PMAD_FAKE_NUMA="N" (N nodes, cpu c on node
@@ -67,6 +69,9 @@ int ns_node_nth_online(unsigned k);
 int ns_nodes_online_format(char *buf, size_t len);
 int ns_cpu_node(unsigned cpu); /* node of cpu, 0 if unknown */
 int ns_current_node(void); /* node of the calling thread's CPU */
+/* the distance between two nodes (10: the same; libnuma's table, 20 for
+ * any two fake nodes or where the table is unknown) */
+int ns_node_distance(int a, int b);
 
 const char *ns_errormsg(void);
 

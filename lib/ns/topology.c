@@ -510,3 +510,19 @@ int ns_nodes_online_format(char *buf, size_t len)
 	pthread_rwlock_unlock(&topo_lock);
 	return used < len ? 0 : -ENOSPC;
 }
+
+int ns_node_distance(int a, int b)
+{
+	int fake, d = -1;
+
+	if (a == b)
+		return 10;
+	if (topo_read() < 0)
+		return 20;
+	fake = topo_cur->is_fake;
+	pthread_rwlock_unlock(&topo_lock);
+	if (!fake && numa_available() >= 0)
+		d = numa_distance(a, b);
+	/* fake nodes, or no distance table: every other node one hop */
+	return d > 0 ? d : 20;
+}

@@ -788,32 +788,88 @@ static inline int op_check(struct pma_heap *heap, const uint64_t *dest,
 	return op_check_slow(heap, dest, ret_off);
 }
 
-int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
-		 unsigned flags)
+/* allocate in heap (one part); trim: a checkpoint that releases empty
+ * slabs may make room for a second try; -ENOMEM without a message */
+static int alloc_in(struct pma_heap *heap, size_t size, uint64_t *dest,
+		    uint64_t dest_off, unsigned flags, int trim)
 {
 	struct pma_arena *arena;
-	uint64_t dest_off;
 	int rc, attempt;
 
-	rc = op_check(heap, dest, &dest_off);
-	if (rc < 0)
-		return rc;
-	if (size == 0 || size > heap->data_len)
-		return size ? util_errmsg_set(ENOMEM,
-					      "%zu bytes exceed the "
-					      "heap",
-					      size) :
-			      util_errmsg_set(EINVAL, "size 0");
+	if (size > heap->data_len)
+		return -ENOMEM;
 	arena = pma_arena_get(heap);
 	for (attempt = 0;; attempt++) {
 		rc = alloc_one(arena, size, dest, dest_off, flags);
 		/* frees waiting for a checkpoint may make room */
-		if (rc != -ENOMEM || attempt)
+		if (rc != -ENOMEM || attempt || !trim)
 			break;
 		rc = pma_checkpoint_trim(heap);
 		if (rc < 0)
 			return rc;
 	}
+	return rc;
+}
+
+/*
+ * A heap over several parts: the thread's local part first, then the
+ * others nearest first (numa.c); each without a checkpoint first, then
+ * each with one (releasing empty slabs), so that a full local part does
+ * not cost a checkpoint per allocation while another part has room.
+ */
+static int alloc_parts(struct pma_heap *top, size_t size, uint64_t *dest,
+		       uint64_t dest_off, unsigned flags)
+{
+	const uint8_t *order;
+	struct pma_heap *local = pma_place_local(top), *h;
+	uint64_t largest = 0;
+	unsigned k, n;
+	int trim, rc;
+
+	order = pma_place_order(top, local->part, &n);
+	for (trim = 0; trim < 2; trim++) {
+		for (k = 0; k < n; k++) {
+			h = top->sib[order[k]];
+			rc = alloc_in(h, size, dest, dest_off, flags, trim);
+			if (rc == -ENOMEM)
+				continue;
+			if (rc == 0 && h != local)
+				atomic_fetch_add_explicit(&top->fallbacks, 1,
+							  memory_order_relaxed);
+			return rc;
+		}
+	}
+	for (k = 0; k < n; k++)
+		if (top->sib[order[k]]->data_len > largest)
+			largest = top->sib[order[k]]->data_len;
+	if (size > largest)
+		return util_errmsg_set(ENOMEM,
+				       "%zu bytes exceed every part of the "
+				       "heap (the largest holds %llu)",
+				       size, (unsigned long long)largest);
+	return util_errmsg_set(ENOMEM,
+			       "heap full: no room for %zu bytes in any of "
+			       "its %u parts",
+			       size, n);
+}
+
+int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
+		 unsigned flags)
+{
+	uint64_t dest_off;
+	int rc;
+
+	rc = op_check(heap, dest, &dest_off);
+	if (rc < 0)
+		return rc;
+	if (size == 0)
+		return util_errmsg_set(EINVAL, "size 0");
+	if (heap->nsib > 1 && !(flags & PMA_ALLOC_HERE))
+		return alloc_parts(heap, size, dest, dest_off, flags);
+	if (size > heap->data_len)
+		return util_errmsg_set(ENOMEM, "%zu bytes exceed the heap",
+				       size);
+	rc = alloc_in(heap, size, dest, dest_off, flags, 1);
 	if (rc == -ENOMEM)
 		return util_errmsg_set(ENOMEM,
 				       "heap full: no room for %zu "
@@ -1009,19 +1065,14 @@ out_slow:
 	return 1;
 }
 
-PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
+/* free the block at pool offset off, named by dest (checked) */
+static int free_off(struct pma_heap *heap, uint64_t *dest, uint64_t off,
+		    uint64_t dest_off)
 {
 	struct pma_arena *arena;
 	struct pma_slab *slab;
-	uint64_t off, rel, b, dest_off;
-	int rc;
+	uint64_t rel, b;
 
-	rc = op_check(heap, dest, &dest_off);
-	if (rc < 0)
-		return rc;
-	off = __atomic_load_n(dest, __ATOMIC_ACQUIRE);
-	if (!off)
-		return 0;
 	/* in this part's pages, 64-byte aligned (one test; which of the two
 	 * failed is only told apart on the error path) */
 	rel = off - heap->fast_dest_off;
@@ -1055,6 +1106,34 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	return free_block(arena, rel, b, dest, dest_off);
 }
 
+PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
+{
+	struct pma_heap *local = heap, *h;
+	uint64_t off, dest_off;
+	unsigned part;
+	int rc;
+
+	/* several parts: the dest check's one compare is against the local
+	 * part's data area, where a thread's dest words usually are */
+	if (heap && __builtin_expect(heap->nsib > 1, 0))
+		local = pma_place_local(heap);
+	rc = op_check(local, dest, &dest_off);
+	if (rc < 0)
+		return rc;
+	off = __atomic_load_n(dest, __ATOMIC_ACQUIRE);
+	if (!off)
+		return 0;
+	part = pool_off_part(off);
+	if (__builtin_expect(part != local->part, 0) && part < POOL_MAX_PARTS &&
+	    (h = local->top->sib[part])) {
+		/* another part's block: that part's heap frees it */
+		atomic_fetch_add_explicit(&h->top->remote_part_frees, 1,
+					  memory_order_relaxed);
+		local = h;
+	}
+	return free_off(local, dest, off, dest_off);
+}
+
 /*
  * pma_malloc_to's common case, the whole op inline: a small block for a
  * thread that owns its arena (the biased lock's fast path), which has a
@@ -1084,18 +1163,23 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 
 PMA_API int pma_malloc_to(struct pma_heap *heap, size_t size, uint64_t *dest)
 {
+	struct pma_heap *h = heap;
 	uint64_t dest_off;
 
+	/* several parts: the thread's local part, whose data area also
+	 * holds the dest words the check finds with one compare */
+	if (heap && __builtin_expect(heap->nsib > 1, 0))
+		h = pma_place_local(heap);
 	/* a failed check, a failed extent allocation (-ENOMEM: it
 	 * checkpoints and retries) or any other error: pma_alloc_to runs
 	 * and reports it */
-	if (size && op_check(heap, dest, &dest_off) == 0) {
+	if (size && op_check(h, dest, &dest_off) == 0) {
 		if (size <= PMA_SMALL_MAX) {
-			if (alloc_fast(heap, size, dest, dest_off) == 0)
+			if (alloc_fast(h, size, dest, dest_off) == 0)
 				return 0;
-		} else if (size <= heap->data_len &&
-			   alloc_large(pma_arena_get(heap), size, dest,
-				       dest_off, 0) == 0) {
+		} else if (size <= h->data_len &&
+			   alloc_large(pma_arena_get(h), size, dest, dest_off,
+				       0) == 0) {
 			return 0;
 		}
 	}

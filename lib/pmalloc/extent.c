@@ -319,6 +319,12 @@ int pma_ext_take(struct pma_ext_index *idx, uint64_t npages, uint64_t align,
 		}
 	}
 	idx->free_pages -= npages;
+	/* the high-water mark of the pages in use (stats): takes happen
+	 * only after the rebuild at open put every free run */
+	if (!idx->low_set || idx->free_pages < idx->free_low) {
+		idx->free_low = idx->free_pages;
+		idx->low_set = 1;
+	}
 	*ret_start = start;
 	return 0;
 }
@@ -387,6 +393,33 @@ uint64_t pma_ext_largest(const struct pma_ext_index *idx)
 uint64_t pma_ext_free_pages(const struct pma_ext_index *idx)
 {
 	return idx->free_pages;
+}
+
+uint64_t pma_ext_free_low(const struct pma_ext_index *idx)
+{
+	return idx->low_set && idx->free_low < idx->free_pages ?
+		       idx->free_low :
+		       idx->free_pages;
+}
+
+/* NOLINTNEXTLINE(misc-no-recursion): depth <= the AVL height */
+static int ext_walk_fn(const struct pma_ext_node *n, pma_ext_fn fn, void *arg)
+{
+	int rc;
+
+	if (!n)
+		return 0;
+	rc = ext_walk_fn(n->left, fn, arg);
+	if (rc == 0)
+		rc = fn(n->start, n->npages, arg);
+	if (rc == 0)
+		rc = ext_walk_fn(n->right, fn, arg);
+	return rc;
+}
+
+int pma_ext_foreach(const struct pma_ext_index *idx, pma_ext_fn fn, void *arg)
+{
+	return ext_walk_fn(idx->root, fn, arg);
 }
 
 /* ------------------------------------------------------------ checker */

@@ -6,6 +6,7 @@
  * Step 1 keeps the heap in part 0 of the pool.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -314,20 +315,19 @@ static void heap_free(struct pma_heap *heap)
 	pthread_mutex_destroy(&heap->ckpt_lock);
 	pthread_mutex_destroy(&heap->root_lock);
 	pthread_mutex_destroy(&heap->sum_lock);
-	pool_close(&heap->pool);
 	free(heap);
 }
 
-/* end of the free gap starting at s in part 0 (s if s is in a region) */
-static uint64_t gap_end(const struct pool_hdr *ph, uint64_t s)
+/* end of the free gap starting at s in part (s if s is in a region) */
+static uint64_t gap_end(const struct pool_hdr *ph, unsigned part, uint64_t s)
 {
-	uint64_t end = ph->parts[HEAP_PART].size;
+	uint64_t end = ph->parts[part].size;
 	unsigned i;
 
 	for (i = 0; i < ph->nregions && i < POOL_MAX_REGIONS; i++) {
 		const struct pool_region *r = &ph->regions[i];
 
-		if (r->type == POOL_REGION_FREE || r->part != HEAP_PART)
+		if (r->type == POOL_REGION_FREE || r->part != part)
 			continue;
 		if (s >= r->off && s < r->off + r->size)
 			return s;
@@ -337,8 +337,9 @@ static uint64_t gap_end(const struct pool_hdr *ph, uint64_t s)
 	return end;
 }
 
-/* the largest gap of part 0's data area not used by a region */
-static uint64_t largest_gap(const struct pool *pool, uint64_t *ret_off)
+/* the largest gap of part's data area not used by a region */
+static uint64_t largest_gap(const struct pool *pool, unsigned part,
+			    uint64_t *ret_off)
 {
 	const struct pool_hdr *ph = pool_header(pool);
 	uint64_t s, e, best = 0;
@@ -347,10 +348,10 @@ static uint64_t largest_gap(const struct pool *pool, uint64_t *ret_off)
 	for (i = 0; i <= ph->nregions && i <= POOL_MAX_REGIONS; i++) {
 		s = i == 0 ? POOL_DATA_OFF :
 			     ph->regions[i - 1].off + ph->regions[i - 1].size;
-		if (i && (ph->regions[i - 1].part != HEAP_PART ||
+		if (i && (ph->regions[i - 1].part != part ||
 			  ph->regions[i - 1].type == POOL_REGION_FREE))
 			continue;
-		e = gap_end(ph, s);
+		e = gap_end(ph, part, s);
 		if (e > s && e - s > best) {
 			best = e - s;
 			*ret_off = s;
@@ -366,17 +367,33 @@ int pma_heap_hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
 	return hdr_check(hdr, region_size, ret_geom);
 }
 
+/*
+ * A new heap: a region in every part with room for one (the largest gap
+ * of each), added in one pool header update, so that a crash leaves the
+ * pool with a region in every part or in none. A region whose format a
+ * crash cut short has no magic and is formatted at the next open.
+ */
 static int heap_region_add(struct pool *pool)
 {
-	uint64_t off = 0, size = largest_gap(pool, &off);
-	unsigned idx;
+	uint64_t sizes[POOL_MAX_PARTS], off = 0, size;
+	unsigned parts[POOL_MAX_PARTS], p, n = 0;
+	struct pma_geom g;
 
-	size = size / POOL_ALIGN * POOL_ALIGN;
-	if (size == 0)
-		return util_errmsg_set(ENOSPC, "no free space in the pool for "
-					       "a heap");
-	return pool_region_add(pool, POOL_REGION_PMALLOC, HEAP_PART, size,
-			       "pmalloc", &idx);
+	for (p = 0; p < pool_part_count(pool) && p < POOL_MAX_PARTS; p++) {
+		size = largest_gap(pool, p, &off) / POOL_ALIGN * POOL_ALIGN;
+		if (geom_compute(size, pma_format_opts.version,
+				 pma_format_opts.sum_shift, &g) < 0) {
+			if (p == HEAP_PART)
+				return util_errmsg_set(ENOSPC,
+						       "no free space in the "
+						       "pool for a heap");
+			continue; /* this part holds no heap */
+		}
+		parts[n] = p;
+		sizes[n++] = size;
+	}
+	return pool_regions_add(pool, POOL_REGION_PMALLOC, n, parts, sizes,
+				"pmalloc");
 }
 
 static const uint8_t zero_magic[PMA_HEAP_MAGIC_LEN];
@@ -400,24 +417,15 @@ static int pmap_copy(struct pma_heap *heap)
 	return 0;
 }
 
-/* the heap region of an open pool: format if new, check, map the rest */
-static int heap_setup(struct pma_heap *heap, unsigned flags)
+/* the heap region of heap->part in an open pool (region): format if new,
+ * check, map the rest */
+static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
+		      unsigned flags)
 {
-	const struct pool_region *region;
 	int rc;
 
-	region = pool_region_find(heap->pool, POOL_REGION_PMALLOC, HEAP_PART);
-	if (!region && !(flags & PMA_HEAP_FORMAT))
-		return util_errmsg_set(ENOENT, "pool has no pmalloc heap");
-	if (!region) {
-		rc = heap_region_add(heap->pool);
-		if (rc < 0)
-			return rc;
-		region = pool_region_find(heap->pool, POOL_REGION_PMALLOC,
-					  HEAP_PART);
-	}
-	heap->map = pool_part_map(heap->pool, HEAP_PART);
-	heap->part = HEAP_PART;
+	heap->map = pool_part_map(heap->pool, heap->part);
+	heap->node = pool_part_node(heap->pool, heap->part);
 	heap->part_base = pm_map_addr(heap->map);
 	heap->part_size = pm_map_size(heap->map);
 	heap->region_off = region->off;
@@ -471,41 +479,130 @@ static int heap_setup(struct pma_heap *heap, unsigned flags)
 	return heap->rdonly ? pmap_copy(heap) : 0;
 }
 
-/* take ownership of an open pool: set up, recover, rebuild */
-static int heap_attach(struct pool *pool, unsigned flags,
-		       struct pma_heap **ret_heap)
+/* the address of byte off of part in pool */
+static void *pma_addr_part(struct pool *pool, unsigned part, uint64_t off)
+{
+	return (char *)pm_map_addr(pool_part_map(pool, part)) + off;
+}
+
+/* a heap struct for part of pool (not set up) */
+static struct pma_heap *heap_new(struct pool *pool, unsigned part,
+				 unsigned flags)
 {
 	struct pma_heap *heap = zalloc_lines(sizeof(*heap));
-	int rc;
 
-	if (!heap) {
-		pool_close(&pool);
-		return util_errmsg_set(ENOMEM, "out of memory");
-	}
+	if (!heap)
+		return NULL;
 	heap->pool = pool;
+	heap->part = part;
+	heap->top = heap;
+	heap->nsib = 1;
+	heap->sib[part] = heap;
 	pthread_mutex_init(&heap->ext_lock, NULL);
 	pthread_mutex_init(&heap->ckpt_lock, NULL);
 	pthread_mutex_init(&heap->root_lock, NULL);
 	pthread_mutex_init(&heap->sum_lock, NULL);
 	heap->id = atomic_fetch_add(&heap_ids, 1);
 	heap->rdonly = !!(flags & PMA_HEAP_RDONLY);
-	rc = heap_setup(heap, flags);
+	return heap;
+}
+
+/* free top and its siblings, close the pool */
+static void heap_free_all(struct pma_heap *top)
+{
+	struct pool *pool = top->pool;
+	unsigned p;
+
+	for (p = 1; p < POOL_MAX_PARTS; p++)
+		if (top->sib[p])
+			heap_free(top->sib[p]);
+	pma_place_free(top);
+	heap_free(top);
+	pool_close(&pool);
+}
+
+/*
+ * The heap of every part after part 0 that has a heap region (made with
+ * part 0's, heap_region_add): set up next to top. A read-only open skips
+ * a region whose format a crash cut short (nothing was ever allocated in
+ * it); a writable open formats it now.
+ */
+static int heap_add_siblings(struct pma_heap *top, unsigned flags)
+{
+	const struct pool_region *region;
+	struct pma_heap *sib;
+	unsigned p;
+	int rc;
+
+	for (p = 1; p < pool_part_count(top->pool) && p < POOL_MAX_PARTS; p++) {
+		region = pool_region_find(top->pool, POOL_REGION_PMALLOC, p);
+		if (!region)
+			continue;
+		if (top->rdonly &&
+		    !memcmp(pma_addr_part(top->pool, p, region->off),
+			    zero_magic, sizeof(zero_magic)))
+			continue;
+		sib = heap_new(top->pool, p, flags);
+		if (!sib)
+			return util_errmsg_set(ENOMEM, "out of memory");
+		sib->top = top;
+		top->sib[p] = sib;
+		top->nsib++;
+		rc = heap_setup(sib, region, flags);
+		if (rc == 0)
+			rc = heap_dram_init(sib);
+		if (rc < 0) {
+			util_errmsg_prefix("part %u", p);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* take ownership of an open pool: set up, recover, rebuild (every part) */
+static int heap_attach(struct pool *pool, unsigned flags,
+		       struct pma_heap **ret_heap)
+{
+	const struct pool_region *region;
+	struct pma_heap *heap = heap_new(pool, HEAP_PART, flags);
+	unsigned p;
+	int rc = 0;
+
+	if (!heap) {
+		pool_close(&pool);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	region = pool_region_find(pool, POOL_REGION_PMALLOC, HEAP_PART);
+	if (!region && !(flags & PMA_HEAP_FORMAT))
+		rc = util_errmsg_set(ENOENT, "pool has no pmalloc heap");
+	else if (!region)
+		rc = heap_region_add(pool);
+	if (rc == 0 && !region)
+		region = pool_region_find(pool, POOL_REGION_PMALLOC, HEAP_PART);
+	if (rc == 0)
+		rc = heap_setup(heap, region, flags);
 	if (rc == 0)
 		rc = heap_dram_init(heap);
 	if (rc == 0)
+		rc = heap_add_siblings(heap, flags);
+	if (rc == 0)
 		rc = pma_root_verify(heap, 0);
 	if (rc == 0)
-		rc = heap->rdonly ? pma_recover_rdonly(heap) :
-				    pma_recover(heap);
+		rc = pma_place_init(heap, flags);
 	if (rc == 0)
-		rc = pma_rebuild(heap);
+		rc = pma_recover_parts(heap);
+	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+		if (heap->sib[p])
+			rc = pma_rebuild(heap->sib[p]);
 	if (rc == 0)
 		rc = pma_root_verify(heap, 1);
 	if (rc < 0) {
-		heap_free(heap);
+		heap_free_all(heap);
 		return rc;
 	}
-	pma_heap_register(heap);
+	for (p = 0; p < POOL_MAX_PARTS; p++)
+		if (heap->sib[p])
+			pma_heap_register(heap->sib[p]);
 	*ret_heap = heap;
 	return 0;
 }
@@ -513,6 +610,17 @@ static int heap_attach(struct pool *pool, unsigned flags,
 PMA_API int pma_heap_open(const char *path, unsigned flags,
 			  struct pma_heap **ret_heap)
 {
+	return pma_heap_open_parts(&path, 1, flags, ret_heap);
+}
+
+/* open the pool's parts at paths, or from fds if not NULL */
+static int heap_open(const char *const *paths, unsigned npaths, const int *fds,
+		     unsigned flags, struct pma_heap **ret_heap)
+{
+	const char *path = npaths ? paths[0] : NULL;
+	unsigned pool_flags = (flags & PMA_HEAP_RDONLY)	 ? POOL_OPEN_RDONLY :
+			      (flags & PMA_HEAP_PRIVATE) ? POOL_OPEN_PRIVATE :
+							   0;
 	struct pool *pool;
 	int rc;
 
@@ -522,17 +630,37 @@ PMA_API int pma_heap_open(const char *path, unsigned flags,
 	if ((flags & PMA_HEAP_RDONLY) && (flags & PMA_HEAP_FORMAT))
 		return util_errmsg_set(EINVAL, "PMA_HEAP_RDONLY with "
 					       "PMA_HEAP_FORMAT");
-	rc = pool_open(path,
-		       (flags & PMA_HEAP_RDONLY)  ? POOL_OPEN_RDONLY :
-		       (flags & PMA_HEAP_PRIVATE) ? POOL_OPEN_PRIVATE :
-						    0,
-		       &pool);
+	rc = fds ? pool_open_fds(fds, npaths, pool_flags, &pool) :
+		   pool_open_parts(paths, npaths, pool_flags, &pool);
 	if (rc < 0)
 		return rc;
 	rc = heap_attach(pool, flags, ret_heap);
 	if (rc < 0)
 		util_errmsg_prefix("heap '%s'", path);
 	return rc;
+}
+
+int pma_heap_open_parts(const char *const *paths, unsigned npaths,
+			unsigned flags, struct pma_heap **ret_heap)
+{
+	return heap_open(paths, npaths, NULL, flags, ret_heap);
+}
+
+PMA_API int pma_heap_open_fds(const int *fds, unsigned nfds, unsigned flags,
+			      struct pma_heap **ret_heap)
+{
+	char names[POOL_MAX_PARTS][32];
+	const char *paths[POOL_MAX_PARTS];
+	unsigned i;
+
+	if (!fds || !nfds || nfds > POOL_MAX_PARTS)
+		return util_errmsg_set(EINVAL, "%u descriptors (1..%u)", nfds,
+				       POOL_MAX_PARTS);
+	for (i = 0; i < nfds; i++) { /* names for messages */
+		snprintf(names[i], sizeof(names[i]), "fd %d", fds[i]);
+		paths[i] = names[i];
+	}
+	return heap_open(paths, nfds, fds, flags, ret_heap);
 }
 
 PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,
@@ -574,12 +702,20 @@ PMA_API const char *pma_heap_damage(const struct pma_heap *heap)
 
 PMA_API void pma_heap_close(struct pma_heap *heap)
 {
+	unsigned p;
+
 	if (!heap)
 		return;
-	/* exiting threads no longer release arenas of this heap */
-	pma_heap_unregister(heap);
-	/* XXX: on failure the logs stay and the next open replays them */
-	if (!heap->rdonly)
-		(void)pma_checkpoint(heap);
-	heap_free(heap);
+	heap = heap->top;
+	for (p = 0; p < POOL_MAX_PARTS; p++) {
+		if (!heap->sib[p])
+			continue;
+		/* exiting threads no longer release arenas of this heap */
+		pma_heap_unregister(heap->sib[p]);
+		/* XXX: on failure the logs stay and the next open replays
+		 * them */
+		if (!heap->rdonly)
+			(void)pma_checkpoint(heap->sib[p]);
+	}
+	heap_free_all(heap);
 }

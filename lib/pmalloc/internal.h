@@ -677,7 +677,9 @@ struct pma_tls_binding {
 	unsigned arena;
 	int owns; /* this thread owns that arena */
 };
-extern UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding;
+/* one binding per part index: a thread keeps its arena in every part of
+ * a multi-part heap it uses (the heaps of one pool's parts) */
+extern UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding[POOL_MAX_PARTS];
 extern UTIL_TLS_FAST char pma_tls_token;
 extern int pma_use_membarrier;
 
@@ -765,6 +767,8 @@ int pma_pending_push(struct pma_pending *p, uint64_t off);
 /* alloc.c (the malloc_to / free_from paths) */
 enum pma_alloc_flags {
 	PMA_ALLOC_ZERO = 1 << 0,
+	/* in this heap's part only (the root object: part 0) */
+	PMA_ALLOC_HERE = 1 << 1,
 };
 int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 		 unsigned flags);
@@ -790,6 +794,10 @@ struct pma_ext_index {
 	size_t nfresh; /* never used nodes at the end of the newest block */
 	size_t count; /* free runs */
 	uint64_t free_pages; /* their total length */
+	/* the least free_pages after a take since open (low_set: there was
+	 * one): the peak of the pages in use (pma_heap_stats) */
+	uint64_t free_low;
+	int low_set;
 };
 
 void pma_ext_index_release(struct pma_ext_index *idx);
@@ -807,6 +815,12 @@ int pma_ext_reserve(struct pma_ext_index *idx, size_t n);
 
 uint64_t pma_ext_largest(const struct pma_ext_index *idx);
 uint64_t pma_ext_free_pages(const struct pma_ext_index *idx);
+/* the fewest free pages there were since open (after any take) */
+uint64_t pma_ext_free_low(const struct pma_ext_index *idx);
+/* call fn(start, npages, arg) for every free run, in page order, until it
+ * returns non-zero (returned); the index must not change meanwhile */
+typedef int (*pma_ext_fn)(uint64_t start, uint64_t npages, void *arg);
+int pma_ext_foreach(const struct pma_ext_index *idx, pma_ext_fn fn, void *arg);
 /* tests: 0 if the tree is sorted, coalesced, balanced and its counters and
  * subtree maxima are right, else -EINVAL with a message */
 int pma_ext_check(const struct pma_ext_index *idx);
@@ -845,6 +859,20 @@ struct pma_heap {
 	struct pool *pool;
 	struct pm_map *map; /* the heap's part */
 	unsigned part; /* part index */
+	/*
+	 * A heap over several parts is one struct pma_heap per part with a
+	 * heap region (its own arenas, logs, page map and extents): the
+	 * one of part 0, top, is the user's handle, the others are its
+	 * siblings. Every heap points at top; top alone holds sib[] and
+	 * the placement tables (numa.c). A block's part is in its offset,
+	 * so a free goes to the heap that owns it; only dest words cross
+	 * parts (recovery redoes them over all parts, pma_recover_parts).
+	 */
+	struct pma_heap *top;
+	struct pma_heap *sib[POOL_MAX_PARTS]; /* top: by part, NULL if none */
+	unsigned nsib; /* top: parts with a heap (1 for one part) */
+	int node; /* NUMA node of this part (pool_part_node) */
+	struct pma_place *place; /* top, nsib > 1: numa.c */
 	char *part_base; /* address of byte 0 of the part */
 	uint64_t part_size; /* bytes mapped from part_base */
 	uint64_t region_off; /* byte offset of the region in the part */
@@ -928,6 +956,10 @@ struct pma_heap {
 	atomic_ulong local_checkpoints; /* version 8: one arena's */
 	atomic_ulong rfrees_synced; /* version 8: SYNC_FREE records */
 	atomic_ulong local_partial; /* local checkpoints cut in the window */
+	/* top: allocations served by another part than the thread's
+	 * local one (it was full), and frees of another part's blocks */
+	atomic_ulong fallbacks;
+	atomic_ulong remote_part_frees;
 	/* pages of freed extents other arenas cannot take before a
 	 * checkpoint (arenas' ext_freed and local runs), as the arenas
 	 * published them (pma_arena.pend_pub, within pend_slack of each
@@ -938,11 +970,38 @@ struct pma_heap {
 	atomic_ulong log_records;
 };
 
+/* ------------------------------------------------------------ numa.c */
+
+/* placement tables of a heap over several parts (top->place) */
+struct pma_place {
+	unsigned ncpus;
+	uint8_t *cpu_part; /* by CPU: the part of its node, or the nearest */
+	int *cpu_node; /* by CPU: its node (pm_thread_set_node) */
+	int interleave; /* PMA_HEAP_INTERLEAVE: parts in turn by thread */
+	atomic_uint next_thread; /* interleave: the next thread's turn */
+	uint8_t parts[POOL_MAX_PARTS]; /* the parts with a heap */
+	/* by part: the parts with a heap, that part first, then by
+	 * distance between the parts' nodes (then by index) */
+	uint8_t order[POOL_MAX_PARTS][POOL_MAX_PARTS];
+	unsigned norder;
+};
+/* build top->place (nothing for a heap of one part); 0 or -ENOMEM */
+int pma_place_init(struct pma_heap *top, unsigned flags);
+void pma_place_free(struct pma_heap *top);
+/* the heap of the part of the calling thread's node (top if one part);
+ * the CPU is looked up again every PMA_PLACE_RECHECK calls */
+struct pma_heap *pma_place_local(struct pma_heap *top);
+/* the parts to try for an allocation from part (its own first) */
+const uint8_t *pma_place_order(struct pma_heap *top, unsigned part,
+			       unsigned *ret_n);
+
 /* owner.c: the calling thread's arena (bound, and owned if possible) */
 static inline struct pma_arena *pma_arena_get(struct pma_heap *heap)
 {
-	if (__builtin_expect(pma_tls_binding.heap_id == heap->id, 1))
-		return pma_tls_binding.arena_p;
+	struct pma_tls_binding *b = &pma_tls_binding[heap->part];
+
+	if (__builtin_expect(b->heap_id == heap->id, 1))
+		return b->arena_p;
 	return pma_arena_bind_first(heap);
 }
 
@@ -1050,8 +1109,14 @@ static inline int pma_heap_dest_check(struct pma_heap *heap, uint64_t off)
 
 	if (b < POOL_DATA_OFF || off % sizeof(uint64_t))
 		return -EINVAL;
-	if (pool_off_part(off) != heap->part)
-		return 0;
+	if (pool_off_part(off) != heap->part) {
+		/* another part: its heap's metadata, if it has one */
+		heap = pool_off_part(off) < POOL_MAX_PARTS ?
+			       heap->top->sib[pool_off_part(off)] :
+			       NULL;
+		if (!heap)
+			return 0;
+	}
 	if (b >= heap->region_off && b < heap->data_base &&
 	    b != heap->region_off + PMA_ROOT_WORD_OFF)
 		return -EINVAL;
@@ -1095,6 +1160,11 @@ int pma_checkpoint_local(struct pma_arena *arena);
 uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room);
 /* run at open: replay logs, redo dests, persist heads, rebuild DRAM */
 int pma_recover(struct pma_heap *heap);
+/* pma_heap_open with every part's path given (pool_open_parts) */
+int pma_heap_open_parts(const char *const *paths, unsigned npaths,
+			unsigned flags, struct pma_heap **ret_heap);
+/* recover top and its siblings (read-only: each into DRAM copies) */
+int pma_recover_parts(struct pma_heap *top);
 
 /* apply.c: one op to the PM page map / bitmaps */
 struct pma_dirty;

@@ -56,6 +56,9 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 	struct pma_slab *slab;
 	uint32_t idx;
 
+	if (heap && pool_off_part(off) != heap->part &&
+	    pool_off_part(off) < POOL_MAX_PARTS)
+		heap = heap->top->sib[pool_off_part(off)]; /* its part's */
 	if (!heap || pool_off_part(off) != heap->part || b < heap->data_base ||
 	    pma_page_of(heap, b) >= heap->geom.npages)
 		return 0;
@@ -192,11 +195,12 @@ PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
 
 	if (!heap || !ret_off || !size)
 		return util_errmsg_set(EINVAL, "no heap, size or ret_off");
+	heap = heap->top; /* the root word and its block are in part 0 */
 	pthread_mutex_lock(&heap->root_lock);
 	off = __atomic_load_n(&heap->hdr->root_off, __ATOMIC_ACQUIRE);
 	if (!off) { /* -EROFS if read-only */
 		rc = pma_alloc_to(heap, size, &heap->hdr->root_off,
-				  PMA_ALLOC_ZERO);
+				  PMA_ALLOC_ZERO | PMA_ALLOC_HERE);
 		off = heap->hdr->root_off;
 		if (rc == 0 && heap->checked)
 			pma_root_seal(heap);

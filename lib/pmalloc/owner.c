@@ -14,7 +14,9 @@
  * switch is one too). Where membarrier is not available the owner issues
  * a full fence instead (still no lock). The owner's slow path (it saw
  * revoked) is the mutex, which the revoker holds until it clears revoked.
- * An owner releases its arena when it binds to another heap or exits
+ * A thread has one binding per part index (a multi-part heap is one heap
+ * per part, see heap.c). An owner releases its arena when it binds to
+ * another heap of the same part index or exits
  * (thread-specific destructor), through a registry of open heaps, so a
  * closed heap is never touched. Lock order: heaps_lock, then an arena
  * mutex.
@@ -34,8 +36,8 @@
  * the dead thread released its arena at exit) */
 UTIL_TLS_FAST char pma_tls_token;
 
-/* the heap this thread used last and its arena there */
-UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding;
+/* per part index, the heap this thread used last and its arena there */
+UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding[POOL_MAX_PARTS];
 
 static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
 static pthread_key_t owner_key; /* destructor: release at thread exit */
@@ -45,12 +47,15 @@ int pma_use_membarrier; /* set once, before any heap is open */
 static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pma_heap *heaps; /* open heaps (heap->next_open) */
 
-static void binding_release(void);
+static void binding_release(struct pma_tls_binding *b);
 
 static void owner_thread_exit(void *arg)
 {
+	unsigned i;
+
 	(void)arg;
-	binding_release();
+	for (i = 0; i < POOL_MAX_PARTS; i++)
+		binding_release(&pma_tls_binding[i]);
 }
 
 static void owner_init(void)
@@ -121,25 +126,40 @@ void pma_heap_unregister(struct pma_heap *heap)
 	pthread_mutex_unlock(&heaps_lock);
 }
 
-/* give up the arena this thread owns, if its heap is still open */
-static void binding_release(void)
+/* give up the arena this thread owns through b, if its heap is still
+ * open */
+static void binding_release(struct pma_tls_binding *b)
 {
 	struct pma_heap *h;
 	uintptr_t me = pma_self_token();
 
-	if (!pma_tls_binding.owns)
+	if (!b->owns)
 		return;
-	pma_tls_binding.owns = 0;
+	b->owns = 0;
 	pthread_mutex_lock(&heaps_lock);
 	for (h = heaps; h; h = h->next_open)
-		if (h == pma_tls_binding.heap &&
-		    h->id == pma_tls_binding.heap_id) {
+		if (h == b->heap && h->id == b->heap_id) {
 			atomic_compare_exchange_strong(
-				&h->arenas[pma_tls_binding.arena].owner, &me,
-				0);
+				&h->arenas[b->arena].owner, &me, 0);
 			break;
 		}
 	pthread_mutex_unlock(&heaps_lock);
+}
+
+/* bind the calling thread to arena idx of heap (owns: it owns it) */
+static struct pma_arena *binding_set(struct pma_heap *heap, unsigned idx,
+				     int owns)
+{
+	struct pma_tls_binding *b = &pma_tls_binding[heap->part];
+
+	b->heap_id = heap->id;
+	b->heap = heap;
+	b->arena = idx;
+	b->arena_p = &heap->arenas[idx];
+	b->owns = owns;
+	if (owns && owner_key_ok)
+		(void)pthread_setspecific(owner_key, pma_tls_binding);
+	return &heap->arenas[idx];
 }
 
 /* own arena if nobody does (under its mutex: a revoker that found no
@@ -167,7 +187,7 @@ struct pma_arena *pma_arena_bind_first(struct pma_heap *heap)
 	unsigned n = heap->geom.narenas, start, i, idx;
 	int owns = 0;
 
-	binding_release();
+	binding_release(&pma_tls_binding[heap->part]);
 	start = atomic_fetch_add(&heap->next_arena, 1) % n;
 	idx = start;
 	for (i = 0; i < n && !owns; i++) {
@@ -176,28 +196,14 @@ struct pma_arena *pma_arena_bind_first(struct pma_heap *heap)
 	}
 	if (!owns)
 		idx = start;
-	pma_tls_binding.heap_id = heap->id;
-	pma_tls_binding.heap = heap;
-	pma_tls_binding.arena = idx;
-	pma_tls_binding.arena_p = &heap->arenas[idx];
-	pma_tls_binding.owns = owns;
-	if (owns && owner_key_ok)
-		(void)pthread_setspecific(owner_key, &pma_tls_binding);
-	return &heap->arenas[idx];
+	return binding_set(heap, idx, owns);
 }
 
 struct pma_arena *pma_arena_bind(struct pma_heap *heap, unsigned idx)
 {
-	binding_release();
+	binding_release(&pma_tls_binding[heap->part]);
 	idx %= heap->geom.narenas;
-	pma_tls_binding.heap_id = heap->id;
-	pma_tls_binding.heap = heap;
-	pma_tls_binding.arena = idx;
-	pma_tls_binding.arena_p = &heap->arenas[idx];
-	pma_tls_binding.owns = arena_claim(&heap->arenas[idx]);
-	if (pma_tls_binding.owns && owner_key_ok)
-		(void)pthread_setspecific(owner_key, &pma_tls_binding);
-	return &heap->arenas[idx];
+	return binding_set(heap, idx, arena_claim(&heap->arenas[idx]));
 }
 
 /* mutex held: keep the owner (if another thread) out of its fast path */

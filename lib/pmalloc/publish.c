@@ -3,8 +3,8 @@
  * pma publish: persistence entry points for the layers above PMAlloc
  * (HDPM), which store into blocks of the heap and must make those stores
  * durable without flushing themselves (only lib/pmem flushes or fences).
- * They act on the heap's part mapping; the caller keeps its addresses
- * inside that part (pma_direct of a block of this heap).
+ * They act on the mapping of the part addr lies in (a block of any part
+ * of the heap: pma_direct).
  */
 #include <string.h>
 
@@ -12,9 +12,20 @@
 #include "pmalloc/internal.h"
 #include "pmem/pm.h"
 
+/* the mapping of the part addr is in (part 0's first: one compare) */
+static struct pm_map *map_of(struct pma_heap *heap, const void *addr)
+{
+	uint64_t off;
+
+	if ((uintptr_t)addr - (uintptr_t)heap->part_base < heap->part_size)
+		return heap->map;
+	off = pool_offset(heap->pool, addr);
+	return off ? pool_part_map(heap->pool, pool_off_part(off)) : heap->map;
+}
+
 void pma_flush(struct pma_heap *heap, const void *addr, size_t len)
 {
-	pm_flush(heap->map, addr, len);
+	pm_flush(map_of(heap, addr), addr, len);
 }
 
 void pma_drain(struct pma_heap *heap)
@@ -24,16 +35,16 @@ void pma_drain(struct pma_heap *heap)
 
 void pma_persist(struct pma_heap *heap, const void *addr, size_t len)
 {
-	pm_persist(heap->map, addr, len);
+	pm_persist(map_of(heap, addr), addr, len);
 }
 
 void pma_memcpy_flush(struct pma_heap *heap, void *dst, const void *src,
 		      size_t len)
 {
-	pm_memcpy(heap->map, dst, src, len, PM_COPY_NODRAIN);
+	pm_memcpy(map_of(heap, dst), dst, src, len, PM_COPY_NODRAIN);
 }
 
 void pma_memset_flush(struct pma_heap *heap, void *dst, int c, size_t len)
 {
-	pm_memset(heap->map, dst, c, len, PM_COPY_NODRAIN);
+	pm_memset(map_of(heap, dst), dst, c, len, PM_COPY_NODRAIN);
 }

@@ -595,22 +595,25 @@ static int any_records(const struct pma_heap *heap)
 
 PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
 {
+	unsigned p;
+	int rc = 0;
+
 	if (!heap)
 		return util_errmsg_set(EINVAL, "no heap");
 	if (pma_heap_writable(heap) < 0)
 		return -EROFS;
-	return pma_checkpoint(heap);
+	heap = heap->top;
+	for (p = 0; p < POOL_MAX_PARTS && rc == 0; p++)
+		if (heap->sib[p])
+			rc = pma_checkpoint(heap->sib[p]);
+	return rc;
 }
 
-PMA_API int pma_heap_checkpoint_arena(struct pma_heap *heap)
+static int checkpoint_arena(struct pma_heap *heap)
 {
 	struct pma_arena *arena;
 	int rc;
 
-	if (!heap)
-		return util_errmsg_set(EINVAL, "no heap");
-	if (pma_heap_writable(heap) < 0)
-		return -EROFS;
 	if (!heap->local)
 		return pma_checkpoint(heap);
 	arena = pma_arena_get(heap);
@@ -619,6 +622,26 @@ PMA_API int pma_heap_checkpoint_arena(struct pma_heap *heap)
 	/* the owner's fast paths look at fast_end: the head moved */
 	arena->fast_end = 0;
 	pma_arena_unlock(arena);
+	return rc;
+}
+
+PMA_API int pma_heap_checkpoint_arena(struct pma_heap *heap)
+{
+	unsigned p;
+	int rc = 0;
+
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
+	if (pma_heap_writable(heap) < 0)
+		return -EROFS;
+	heap = heap->top;
+	if (heap->nsib == 1)
+		return checkpoint_arena(heap);
+	/* the thread's arena in each part it has used */
+	for (p = 0; p < POOL_MAX_PARTS && rc == 0; p++)
+		if (heap->sib[p] &&
+		    pma_tls_binding[p].heap_id == heap->sib[p]->id)
+			rc = checkpoint_arena(heap->sib[p]);
 	return rc;
 }
 
@@ -1050,6 +1073,16 @@ int pma_checkpoint_local(struct pma_arena *arena)
  * owns it. Invariant: after recovery no dest word named by a replayed op
  * names a block that is not live.
  */
+/* cur (a pool offset) names a live block of the heap of its part (after
+ * that heap's replay: pma_recover_parts replays every part first) */
+static int pm_live_anywhere(struct pma_heap *heap, uint64_t cur)
+{
+	unsigned part = pool_off_part(cur);
+
+	heap = part < POOL_MAX_PARTS ? heap->top->sib[part] : NULL;
+	return heap && pma_pm_live_at(heap, pool_off_byte(cur));
+}
+
 static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs,
 		     int dry_run)
 {
@@ -1071,8 +1104,7 @@ static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs,
 			return 0;
 		value = pma_pool_off(heap, op->off);
 	} else if (!cur || (cur != pma_pool_off(heap, op->off) &&
-			    pool_off_part(cur) == heap->part &&
-			    pma_pm_live_at(heap, pool_off_byte(cur)))) {
+			    pm_live_anywhere(heap, cur))) {
 		return 0; /* a later op (or the user) owns the word now */
 	}
 	if (cur == value)
@@ -1333,6 +1365,106 @@ int pma_recover_rdonly(struct pma_heap *heap)
 	if (rc == 0)
 		rc = pma_pmap_check(heap);
 	return rc < 0 ? rc : pma_pmap_check_spans(heap, NULL);
+}
+
+/* a part's recovery state while pma_recover_parts runs */
+struct part_recovery {
+	struct redo_ring *redo;
+	struct pma_dirty dirty;
+};
+
+/* the checks and the dry run of pma_recover, for one part */
+static int recover_prepare(struct pma_heap *heap, struct part_recovery *pr)
+{
+	int rc;
+
+	pr->redo = calloc(heap->geom.narenas, sizeof(*pr->redo));
+	if (!pr->redo)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	rc = find_tails(heap);
+	if (rc == 0)
+		rc = pma_pmap_check(heap);
+	if (rc == 0)
+		rc = recover_dry_run(heap, pr->redo);
+	return rc;
+}
+
+/*
+ * Recovery of a heap over several parts: a dest word may lie in another
+ * part than the block it names, so the redo of dest words (frees, then
+ * allocations, see redo_dest) runs over every part's windows together,
+ * after every part's replay (its liveness tests read the part that owns
+ * the block). Everything is checked (every part's dry run) before
+ * anything is written. The parts' heads move independently: no block has
+ * records in two parts' logs, and a re-run redo meets the words it wrote
+ * (their blocks live, or cleared) as a later op's.
+ */
+static int recover_multi(struct pma_heap *top)
+{
+	struct part_recovery pr[POOL_MAX_PARTS];
+	struct pma_heap *h;
+	unsigned p, i;
+	int rc = 0, step;
+
+	memset(pr, 0, sizeof(pr));
+	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+		if (top->sib[p]) {
+			rc = recover_prepare(top->sib[p], &pr[p]);
+			if (rc < 0)
+				util_errmsg_prefix("part %u", p);
+		}
+	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+		if ((h = top->sib[p])) {
+			memset(pr[p].redo, 0,
+			       h->geom.narenas * sizeof(*pr[p].redo));
+			rc = replay(h, &pr[p].dirty, pr[p].redo);
+		}
+	/* every part's frees, then every part's allocations */
+	for (step = 0; rc == 0 && step < 2; step++)
+		for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+			for (i = 0; (h = top->sib[p]) && rc == 0 &&
+				    i < h->geom.narenas;
+			     i++)
+				rc = redo_ring(h, &pr[p].redo[i], step, 0);
+	for (p = 0; p < POOL_MAX_PARTS; p++) {
+		if (!(h = top->sib[p]))
+			continue;
+		if (rc == 0)
+			pma_dirty_flush(h, &pr[p].dirty);
+		pma_dirty_release(&pr[p].dirty);
+		free(pr[p].redo);
+	}
+	if (rc < 0)
+		return rc;
+	for (p = 0; p < POOL_MAX_PARTS; p++) {
+		if (!(h = top->sib[p]))
+			continue;
+		for (i = 0; i < h->geom.narenas; i++)
+			clear_tail(h, &h->arenas[i]);
+		stage_heads(h);
+		/* applied state and dests (of every part: one fence
+		 * orders the thread's flushes to every mapping) durable
+		 * before the records can go */
+		pm_drain(h->map);
+		flip_heads(h);
+	}
+	return 0;
+}
+
+int pma_recover_parts(struct pma_heap *top)
+{
+	unsigned p;
+	int rc;
+
+	if (!top->rdonly)
+		return top->nsib > 1 ? recover_multi(top) : pma_recover(top);
+	for (p = 0; p < POOL_MAX_PARTS; p++)
+		if (top->sib[p]) {
+			rc = pma_recover_rdonly(top->sib[p]);
+			if (rc < 0)
+				return rc;
+		}
+	return 0;
 }
 
 int pma_recover(struct pma_heap *heap)

@@ -129,38 +129,124 @@ static int stats_collect(struct pma_heap *heap, struct pma_heap_stats *ret_st,
 	rc = stats_scan(heap, &st, as, nas);
 	st.free_bytes += pma_ext_free_pages(&heap->ext) * PMA_PAGE;
 	st.largest_free = pma_ext_largest(&heap->ext) * PMA_PAGE;
+	st.meta_bytes = heap->geom.data_off;
+	st.footprint_bytes =
+		st.meta_bytes +
+		(heap->geom.npages - pma_ext_free_pages(&heap->ext)) * PMA_PAGE;
+	st.peak_footprint_bytes =
+		st.meta_bytes +
+		(heap->geom.npages - pma_ext_free_low(&heap->ext)) * PMA_PAGE;
 	/* extents freed locally, not yet given back to the heap */
 	for (i = 0; i < heap->geom.narenas; i++)
 		stats_local(&heap->arenas[i].local, &st);
 	pthread_mutex_unlock(&heap->ext_lock);
 	pma_arenas_unlock(heap);
+	st.parts = 1;
+	st.node = heap->node;
+	for (i = 0; i < nas; i++) {
+		as[i].part = heap->part;
+		as[i].arena = i;
+	}
 	if (rc == 0)
 		*ret_st = st;
 	return rc;
 }
 
+/* add part's stats b to the whole heap's a */
+static void stats_add(struct pma_heap_stats *a, const struct pma_heap_stats *b)
+{
+	unsigned i;
+
+	a->narenas += b->narenas;
+	a->heap_size += b->heap_size;
+	a->used_bytes += b->used_bytes;
+	a->free_bytes += b->free_bytes;
+	a->slab_bytes += b->slab_bytes;
+	a->extents += b->extents;
+	a->extent_bytes += b->extent_bytes;
+	if (b->largest_free > a->largest_free)
+		a->largest_free = b->largest_free;
+	a->log_records += b->log_records;
+	a->checkpoints += b->checkpoints;
+	for (i = 0; i < b->nclasses && i < PMA_STATS_MAX_CLASSES; i++) {
+		a->classes[i].slabs += b->classes[i].slabs;
+		a->classes[i].blocks += b->classes[i].blocks;
+		a->classes[i].used += b->classes[i].used;
+	}
+	a->map_groups += b->map_groups;
+	a->map_groups_marked += b->map_groups_marked;
+	a->map_summary_invalid += b->map_summary_invalid;
+	a->local_checkpoints += b->local_checkpoints;
+	a->remote_frees_synced += b->remote_frees_synced;
+	a->meta_bytes += b->meta_bytes;
+	a->footprint_bytes += b->footprint_bytes;
+	a->peak_footprint_bytes += b->peak_footprint_bytes;
+	a->parts++;
+}
+
 PMA_API int pma_heap_stats(struct pma_heap *heap,
 			   struct pma_heap_stats *ret_stats)
 {
+	struct pma_heap_stats st, part;
+	unsigned p;
+	int rc;
+
 	if (!heap || !ret_stats)
 		return util_errmsg_set(EINVAL, "no heap or ret_stats");
-	return stats_collect(heap, ret_stats, NULL, 0);
+	heap = heap->top;
+	rc = stats_collect(heap, &st, NULL, 0);
+	for (p = 1; rc == 0 && p < POOL_MAX_PARTS; p++) {
+		if (!heap->sib[p])
+			continue;
+		rc = stats_collect(heap->sib[p], &part, NULL, 0);
+		if (rc == 0)
+			stats_add(&st, &part);
+	}
+	if (rc < 0)
+		return rc;
+	if (heap->nsib > 1)
+		st.node = -1;
+	st.fallbacks = atomic_load(&heap->fallbacks);
+	st.remote_part_frees = atomic_load(&heap->remote_part_frees);
+	*ret_stats = st;
+	return 0;
+}
+
+PMA_API int pma_heap_part_stats(struct pma_heap *heap, unsigned part,
+				struct pma_heap_stats *ret_stats)
+{
+	if (!heap || !ret_stats)
+		return util_errmsg_set(EINVAL, "no heap or ret_stats");
+	if (part >= POOL_MAX_PARTS || !heap->top->sib[part])
+		return util_errmsg_set(ENOENT, "part %u holds no heap", part);
+	return stats_collect(heap->top->sib[part], ret_stats, NULL, 0);
 }
 
 PMA_API int pma_heap_arena_stats(struct pma_heap *heap,
 				 struct pma_arena_stats *ret_stats, unsigned n)
 {
 	struct pma_heap_stats st;
-	unsigned nas;
+	struct pma_heap *h;
+	unsigned p, nas, total = 0;
 	int rc;
 
 	if (!heap || (!ret_stats && n))
 		return util_errmsg_set(EINVAL, "no heap or ret_stats");
-	nas = n < heap->geom.narenas ? n : heap->geom.narenas;
-	if (nas)
-		memset(ret_stats, 0, nas * sizeof(*ret_stats));
-	rc = stats_collect(heap, &st, ret_stats, nas);
-	return rc < 0 ? rc : (int)heap->geom.narenas;
+	heap = heap->top;
+	for (p = 0; p < POOL_MAX_PARTS; p++) {
+		if (!(h = heap->sib[p]))
+			continue;
+		nas = total >= n		  ? 0 :
+		      n - total < h->geom.narenas ? n - total :
+						    h->geom.narenas;
+		if (nas)
+			memset(ret_stats + total, 0, nas * sizeof(*ret_stats));
+		rc = stats_collect(h, &st, nas ? ret_stats + total : NULL, nas);
+		if (rc < 0)
+			return rc;
+		total += h->geom.narenas;
+	}
+	return (int)total;
 }
 
 static void entry_fill(struct pma_heap *heap, unsigned arena,
@@ -170,6 +256,7 @@ static void entry_fill(struct pma_heap *heap, unsigned arena,
 
 	memset(e, 0, sizeof(*e));
 	e->arena = arena;
+	e->part = heap->part;
 	e->index = op->index;
 	e->type = pma_booklog_type_name(op->type);
 	e->off = pma_pool_off(heap, op->off);
@@ -210,14 +297,19 @@ static int foreach_arena(struct pma_heap *heap, struct pma_arena *arena,
 
 PMA_API int pma_log_foreach(struct pma_heap *heap, pma_log_fn fn, void *arg)
 {
-	unsigned i;
+	struct pma_heap *h;
+	unsigned i, p;
 	int rc = 0;
 
 	if (!heap || !fn)
 		return util_errmsg_set(EINVAL, "no heap or callback");
-	pma_arenas_lock(heap);
-	for (i = 0; i < heap->geom.narenas && rc == 0; i++)
-		rc = foreach_arena(heap, &heap->arenas[i], fn, arg);
-	pma_arenas_unlock(heap);
+	for (p = 0; p < POOL_MAX_PARTS && rc == 0; p++) {
+		if (!(h = heap->top->sib[p]))
+			continue;
+		pma_arenas_lock(h);
+		for (i = 0; i < h->geom.narenas && rc == 0; i++)
+			rc = foreach_arena(h, &h->arenas[i], fn, arg);
+		pma_arenas_unlock(h);
+	}
 	return rc;
 }

@@ -85,3 +85,10 @@ void pm_crash_on_fence(struct pm_map *map)
 {
 	(void)map;
 }
+
+void pm_crash_on_discard(struct pm_map *map, size_t off, size_t len)
+{
+	(void)map;
+	(void)off;
+	(void)len;
+}

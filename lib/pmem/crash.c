@@ -303,6 +303,19 @@ void pm_crash_on_flush(struct pm_map *map, const void *addr, size_t len)
 	sim_unlock();
 }
 
+void pm_crash_on_discard(struct pm_map *map, size_t off, size_t len)
+{
+	struct pm_crash_map *cm = map->crash;
+
+	if (off >= map->size)
+		return;
+	if (len > map->size - off)
+		len = map->size - off;
+	sim_lock();
+	memset(cm->shadow + off, 0, len);
+	sim_unlock();
+}
+
 /* ------------------------------------------------------------ images */
 
 static uint64_t splitmix64(uint64_t *state)

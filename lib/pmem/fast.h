@@ -37,6 +37,8 @@ static inline void pm_flush_fast(struct pm_map *map, const void *addr,
 		return;
 	}
 	pm_stats_count_line(&pm_tls_stats, line, len);
+	if (__builtin_expect(map->node != pm_tls_stats.node, 0))
+		pm_stats_count_remote(&pm_tls_stats, map->node, addr, len);
 	map->flush_fn(addr, len);
 }
 

@@ -19,6 +19,7 @@ void pm_flush_general(struct pm_map *map, const void *addr, size_t len)
 	if (len == 0 || pm_flush_is_noop(map))
 		return;
 	pm_stats_count_range(addr, len);
+	pm_stats_count_remote(&pm_tls_stats, map->node, addr, len);
 	if (map->crash)
 		pm_crash_on_flush(map, addr, len);
 	map->flush_fn(addr, len);
@@ -50,8 +51,10 @@ void pm_persist(struct pm_map *map, const void *addr, size_t len)
 		pm_drain(map);
 		return;
 	}
-	if (len && !pm_flush_is_noop(map))
+	if (len && !pm_flush_is_noop(map)) {
 		pm_stats_count_range(addr, len);
+		pm_stats_count_remote(&pm_tls_stats, map->node, addr, len);
+	}
 	pm_stats_count_fence();
 	map->persist_fn(addr, len);
 }
@@ -72,6 +75,7 @@ static void pm_mem_done(struct pm_map *map, const void *dst, size_t len,
 {
 	if (len) {
 		pm_stats_count_range(dst, len);
+		pm_stats_count_remote(&pm_tls_stats, map->node, dst, len);
 		if (map->crash)
 			pm_crash_on_flush(map, dst, len);
 	}

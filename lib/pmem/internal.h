@@ -27,6 +27,7 @@ struct pm_tstats {
 	uintptr_t mru[PM_MRU_LINES]; /* last distinct lines, [0] newest */
 	uintptr_t last_xpline; /* XPLine of the last flushed line */
 	int registered; /* on stats_threads, key set */
+	int node; /* pm_thread_set_node, -1 unknown */
 	struct pm_tstats *next, **pprev; /* stats_threads links */
 };
 
@@ -37,6 +38,11 @@ static inline void ctr_add(uint64_t *ctr, uint64_t v)
 {
 	__atomic_store_n(ctr, *ctr + v, __ATOMIC_RELAXED);
 }
+
+/* count the lines of [addr, addr+len) as remote if map's node and the
+ * thread's are known and differ (the caller saw map->node != t->node) */
+void pm_stats_count_remote(struct pm_tstats *t, int map_node, const void *addr,
+			   size_t len);
 
 static inline struct pm_tstats *pm_stats_self(void)
 {
@@ -95,6 +101,7 @@ struct pm_map {
 	/* pm_flush does nothing: a BYTE mapping the crash simulator does not
 	 * watch (pm_map_noflush_update keeps it; read at every flush) */
 	int noflush;
+	int node; /* NUMA node of the memory, -1 unknown */
 };
 
 /* recompute map->noflush after gran or crash changed: a BYTE mapping
@@ -140,5 +147,7 @@ int pm_crash_map_attach(struct pm_map *map, int fd);
 void pm_crash_map_detach(struct pm_map *map);
 void pm_crash_on_flush(struct pm_map *map, const void *addr, size_t len);
 void pm_crash_on_fence(struct pm_map *map);
+/* discard: [off, off + len) reads as zeros and is durable (pm_map_discarded) */
+void pm_crash_on_discard(struct pm_map *map, size_t off, size_t len);
 
 #endif

@@ -163,6 +163,7 @@ int pm_map_new(int fd, unsigned flags, struct pm_map **ret_map)
 	map = calloc(1, sizeof(*map));
 	if (!map)
 		return util_errmsg_set(ENOMEM, "pm_map_new: out of memory");
+	map->node = -1;
 	ret = pm_source_make(fd, &src);
 	if (ret)
 		goto err_map;
@@ -223,4 +224,15 @@ enum pm_granularity pm_map_granularity(const struct pm_map *map)
 const char *pm_errormsg(void)
 {
 	return util_errmsg();
+}
+
+void pm_map_discarded(struct pm_map *map, size_t off, size_t len)
+{
+	if (map->crash)
+		pm_crash_on_discard(map, off, len);
+}
+
+void pm_map_set_node(struct pm_map *map, int node)
+{
+	map->node = node < 0 ? -1 : node;
 }

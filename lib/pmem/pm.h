@@ -58,6 +58,14 @@ void *pm_map_addr(const struct pm_map *map);
 size_t pm_map_size(const struct pm_map *map);
 enum pm_granularity pm_map_granularity(const struct pm_map *map);
 
+/*
+ * The file range [off, off + len) under map was deallocated (a hole
+ * punched by lib/pool, made durable by the caller): it reads as zeros,
+ * also after a crash. Nothing to do for the mapping itself; the crash
+ * simulator's durable image gets the zeros too.
+ */
+void pm_map_discarded(struct pm_map *map, size_t off, size_t len);
+
 /* write back the cache lines covering [addr, addr+len); no ordering */
 void pm_flush(struct pm_map *map, const void *addr, size_t len);
 /* fence: every earlier flush of this thread is durable when it returns */
@@ -89,7 +97,16 @@ struct pm_stats {
 				     line in a different XPLine than the
 				     previously flushed line counts one */
 	uint64_t bytes_persisted; /* bytes in flush/persist/memcpy ranges */
+	/* of lines_flushed, those of a mapping on another NUMA node than
+	 * the thread's (both known: pm_map_set_node, pm_thread_set_node) */
+	uint64_t remote_lines;
 };
+/* the NUMA node a mapping's memory is on (-1: unknown, the default) */
+void pm_map_set_node(struct pm_map *map, int node);
+/* the node the calling thread runs on, as its caller last saw it (-1:
+ * unknown, the default); flushes into a mapping on another node count
+ * as remote_lines */
+void pm_thread_set_node(int node);
 /* the calling thread's counters */
 void pm_stats_get(struct pm_stats *ret_stats);
 void pm_stats_reset(void);

@@ -15,6 +15,7 @@
 UTIL_TLS_FAST struct pm_tstats pm_tls_stats = {
 	.mru = { PM_NO_LINE, PM_NO_LINE, PM_NO_LINE, PM_NO_LINE },
 	.last_xpline = PM_NO_LINE,
+	.node = -1,
 };
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,6 +36,7 @@ static void stats_sum(struct pm_stats *acc, const struct pm_stats *s)
 	acc->reflushes += ctr_get(&s->reflushes);
 	acc->xplines += ctr_get(&s->xplines);
 	acc->bytes_persisted += ctr_get(&s->bytes_persisted);
+	acc->remote_lines += ctr_get(&s->remote_lines);
 }
 
 /* thread exit: keep the thread's counts in the global total */
@@ -137,6 +139,23 @@ count_lines(struct pm_tstats *t, uintptr_t first, uintptr_t last, size_t len)
 	mru_update(t->mru, first, n);
 }
 
+void pm_stats_count_remote(struct pm_tstats *t, int map_node, const void *addr,
+			   size_t len)
+{
+	uintptr_t first = (uintptr_t)addr & ~(uintptr_t)(PM_CACHELINE - 1);
+	uintptr_t last = ((uintptr_t)addr + len - 1) &
+			 ~(uintptr_t)(PM_CACHELINE - 1);
+
+	if (map_node < 0 || t->node < 0 || map_node == t->node || !len)
+		return;
+	ctr_add(&t->s.remote_lines, (last - first) / PM_CACHELINE + 1);
+}
+
+void pm_thread_set_node(int node)
+{
+	pm_tls_stats.node = node;
+}
+
 void pm_stats_count_range(const void *addr, size_t len)
 {
 	struct pm_tstats *t;
@@ -173,6 +192,7 @@ void pm_stats_reset(void)
 	__atomic_store_n(&t->s.reflushes, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->s.xplines, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->s.bytes_persisted, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->s.remote_lines, 0, __ATOMIC_RELAXED);
 	for (i = 0; i < PM_MRU_LINES; i++)
 		t->mru[i] = PM_NO_LINE;
 	t->last_xpline = PM_NO_LINE;

@@ -511,8 +511,7 @@ static int part0_open(struct pfsck *c)
 		if (errno == EINTR)
 			continue;
 		if (errno == EWOULDBLOCK)
-			return util_errmsg_set(EBUSY, "pool is in use by "
-						      "another process");
+			return pool_lock_busy(c->fd0, NULL);
 		return util_errmsg_set(errno, "cannot lock: %s",
 				       strerror(errno));
 	}

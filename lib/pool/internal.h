@@ -39,6 +39,8 @@ struct pool {
 	char damage_msg[2 * UTIL_ERRMSG_MAX]; /* what hdr_damaged means */
 	/* a copy failed its check, the other holds the same state: used */
 	char note_msg[2 * UTIL_ERRMSG_MAX]; /* "" if none */
+	/* pool_open_fds while it runs: part i is opened from open_fds[i] */
+	const int *open_fds;
 };
 
 /* order of the two parts of a header copy write (layout.h) */
@@ -81,6 +83,9 @@ struct pool *pool_alloc(unsigned flags);
 /* take part i's (part 0's) advisory lock per pool->flags; -EBUSY if held */
 int pool_part_lock(struct pool *pool, unsigned i);
 int pool_lock(struct pool *pool);
+/* fd's lock is taken: set the EBUSY message "LABEL: pool is in use by
+ * another process", or "... is held by pmad (pid N); use --socket" */
+int pool_lock_busy(int fd, const char *label);
 /* -EINVAL if open part i is the same file (device, inode) as a part < i */
 int pool_part_same_file(const struct pool *pool, unsigned i);
 /* pm_map_new every part not mapped yet */

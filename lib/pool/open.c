@@ -131,9 +131,16 @@ static int part_open(struct pool *pool, unsigned i, const char *path)
 	part->path = strdup(path);
 	if (!part->path)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	part->fd = open(path, (files_ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	/* pool_open_fds: the caller's descriptor (it may have no right to
+	 * open the file by name: pmad passes descriptors), duplicated */
+	part->fd = pool->open_fds ?
+			   fcntl(pool->open_fds[i], F_DUPFD_CLOEXEC, 0) :
+			   open(path, (files_ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (part->fd < 0)
 		return part_open_error(pool, i, path, errno);
+	if (pool->open_fds && !rdonly &&
+	    (fcntl(part->fd, F_GETFL) & O_ACCMODE) != O_RDWR)
+		return part_open_error(pool, i, path, EROFS);
 	rc = part_stat(pool, i, part);
 	if (rc < 0 || !part->is_devdax)
 		return rc;
@@ -213,9 +220,7 @@ int pool_part_lock(struct pool *pool, unsigned i)
 		if (errno == EINTR)
 			continue;
 		if (errno == EWOULDBLOCK)
-			return util_errmsg_set(
-				EBUSY, "%s: pool is in use by another process",
-				label);
+			return pool_lock_busy(pool->parts[i].fd, label);
 		return util_errmsg_set(errno, "%s: cannot lock: %s", label,
 				       strerror(errno));
 	}
@@ -559,6 +564,9 @@ int pool_parts_map(struct pool *pool)
 			return rc;
 		}
 	}
+	/* flushes into another node's part count as remote (pm_stats) */
+	for (i = 0; i < pool->nparts; i++)
+		pm_map_set_node(pool->parts[i].map, pool->hdr.parts[i].node);
 	return 0;
 }
 
@@ -590,6 +598,43 @@ static int part0_load(struct pool *pool, const char *path)
 
 int pool_open(const char *path, unsigned flags, struct pool **ret_pool)
 {
+	return pool_open_parts(&path, 1, flags, ret_pool);
+}
+
+int pool_open_fds(const int *fds, unsigned nfds, unsigned flags,
+		  struct pool **ret_pool)
+{
+	char names[POOL_MAX_PARTS][32];
+	const char *paths[POOL_MAX_PARTS];
+	unsigned i;
+
+	if (!fds || !nfds || nfds > POOL_MAX_PARTS || !ret_pool)
+		return util_errmsg_set(EINVAL, "pool_open_fds: %u descriptors",
+				       nfds);
+	for (i = 0; i < nfds; i++) {
+		if (fds[i] < 0)
+			return util_errmsg_set(EBADF, "part %u: descriptor %d",
+					       i, fds[i]);
+		/* the names stand for the descriptors in messages and in
+		 * the devdax test (stat follows the link) */
+		snprintf(names[i], sizeof(names[i]), "/proc/self/fd/%d",
+			 fds[i]);
+		paths[i] = names[i];
+	}
+	return pool_open_parts_fds(paths, nfds, fds, flags, ret_pool);
+}
+
+int pool_open_parts(const char *const *paths, unsigned npaths, unsigned flags,
+		    struct pool **ret_pool)
+{
+	return pool_open_parts_fds(paths, npaths, NULL, flags, ret_pool);
+}
+
+/* pool_open_parts; with fds (npaths of them), from those descriptors */
+int pool_open_parts_fds(const char *const *paths, unsigned npaths,
+			const int *fds, unsigned flags, struct pool **ret_pool)
+{
+	const char *path = npaths ? paths[0] : NULL;
 	struct pool *pool;
 	unsigned i;
 	int rc;
@@ -599,12 +644,25 @@ int pool_open(const char *path, unsigned flags, struct pool **ret_pool)
 	pool = pool_alloc(flags);
 	if (!pool)
 		return util_errmsg_set(ENOMEM, "out of memory");
+	pool->open_fds = fds;
 	rc = part0_load(pool, path);
 	if (rc < 0)
 		goto out_close;
 	pool->nparts = pool->hdr.nparts;
+	if ((npaths > 1 || fds) && npaths != pool->nparts) {
+		rc = util_errmsg_set(EINVAL,
+				     "'%s': %u part %s given, the pool has "
+				     "%u parts",
+				     path, npaths,
+				     fds ? "descriptors" : "paths",
+				     pool->nparts);
+		goto out_close;
+	}
 	for (i = 1; i < pool->nparts; i++) {
-		rc = part_verify(pool, i);
+		/* a path given instead of the hint: verified the same way
+		 * (uuid, index), never moved */
+		rc = npaths > 1 ? part_verify_at(pool, i, paths[i]) :
+				  part_verify(pool, i);
 		if (rc < 0)
 			goto out_close;
 	}
@@ -624,6 +682,7 @@ int pool_open(const char *path, unsigned flags, struct pool **ret_pool)
 		if (rc < 0)
 			goto out_close;
 	}
+	pool->open_fds = NULL; /* the caller's array */
 	*ret_pool = pool;
 	return 0;
 

@@ -16,7 +16,8 @@
  *   -EIO              file smaller than its header claims
  *   -EROFS            read-only file opened for writing
  *   -ENOSPC           device or file system too small (create)
- *   -EBUSY            locked by another process
+ *   -EBUSY            locked by another process ("pool is held by pmad
+ *                     (pid N); use --socket" when that process is pmad)
  *   -EEXIST           create: target exists (use POOL_CREATE_FORCE)
  * Not thread-safe for concurrent open/close of the same struct pool; the
  * accessors are read-only and safe from any thread.
@@ -73,6 +74,25 @@ enum pool_open_flags {
 };
 /* open part 0 at path and every part its table names; verify everything */
 int pool_open(const char *path, unsigned flags, struct pool **ret_pool);
+/*
+ * The same with the path of every part given (paths[0] is part 0's;
+ * npaths 1: the others at their path hints): a copy of a pool's files
+ * elsewhere (crash images, backups). Each part is verified as at open.
+ */
+int pool_open_parts(const char *const *paths, unsigned npaths, unsigned flags,
+		    struct pool **ret_pool);
+/*
+ * The same from open descriptors, one per part (fds[0] part 0), as pmad
+ * passes them to its clients: each is duplicated (the caller keeps its
+ * own) and verified as at open; the caller needs no right to open the
+ * files by name. A writable open needs descriptors open for writing
+ * (-EROFS). nfds must be the pool's part count (-EINVAL).
+ */
+int pool_open_fds(const int *fds, unsigned nfds, unsigned flags,
+		  struct pool **ret_pool);
+/* pool_open_parts, or with fds (npaths of them) from those descriptors */
+int pool_open_parts_fds(const char *const *paths, unsigned npaths,
+			const int *fds, unsigned flags, struct pool **ret_pool);
 /* unmap, unlock, close; *pool becomes NULL; accepts NULL */
 void pool_close(struct pool **pool);
 
@@ -93,6 +113,22 @@ unsigned pool_part_count(const struct pool *pool);
 struct pm_map *pool_part_map(const struct pool *pool, unsigned part);
 const char *pool_part_path(const struct pool *pool, unsigned part);
 int pool_part_node(const struct pool *pool, unsigned part);
+/* space.c (compaction): 1 if part is a devdax device (no hole punching) */
+int pool_part_is_devdax(const struct pool *pool, unsigned part);
+/* bytes the file system has allocated for part (st_blocks * 512) */
+int pool_part_alloc_bytes(struct pool *pool, unsigned part,
+			  uint64_t *ret_bytes);
+/*
+ * Deallocate [off, off + len) of part (fallocate PUNCH_HOLE | KEEP_SIZE):
+ * it reads as zeros from now on. The caller guarantees nothing in the
+ * range is in use and none of it is used again before pool_part_sync
+ * returned (which makes the punch durable). -EOPNOTSUPP on a devdax part
+ * or a file system without hole punching, -EROFS, -EINVAL out of range.
+ */
+int pool_part_punch(struct pool *pool, unsigned part, uint64_t off,
+		    uint64_t len);
+/* fdatasync the part's file (nothing for devdax); 0 or -errno */
+int pool_part_sync(struct pool *pool, unsigned part);
 /* granularity of the pool (the coarsest over its parts) */
 enum pm_granularity pool_granularity(const struct pool *pool);
 
@@ -107,6 +143,13 @@ uint64_t pool_offset(const struct pool *pool, const void *addr);
  */
 int pool_region_add(struct pool *pool, uint32_t type, unsigned part,
 		    uint64_t size, const char *name, unsigned *ret_index);
+/*
+ * The same for n regions (sizes[i] bytes in parts[i]) in one header
+ * update: after a crash the pool has all of them or none.
+ */
+int pool_regions_add(struct pool *pool, uint32_t type, unsigned n,
+		     const unsigned *parts, const uint64_t *sizes,
+		     const char *name);
 /* first region of type in part, or NULL */
 const struct pool_region *pool_region_find(const struct pool *pool,
 					   uint32_t type, unsigned part);
@@ -120,6 +163,14 @@ const struct pool_region *pool_region_find(const struct pool *pool,
 int pool_hdr_check(const void *buf, size_t len);
 /* same for a part header (POOL_PART_HDR_OFF of any part) */
 int pool_part_hdr_check(const void *buf, size_t len);
+
+/*
+ * Who holds the flock of the open file fd (a part): its pid from
+ * /proc/locks. 0, -ESRCH (no holder listed) or -errno. pool_pid_is_pmad()
+ * is 1 when pid is a pmad (its /proc/PID/comm is "pmad").
+ */
+int pool_lock_holder(int fd, pid_t *ret_pid);
+int pool_pid_is_pmad(pid_t pid);
 
 /* format a UUID as 36 chars + NUL */
 void pool_uuid_format(const uint8_t uuid[16], char out[37]);

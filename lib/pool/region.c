@@ -86,39 +86,60 @@ static int region_args_check(const struct pool *pool, uint32_t type,
 	return 0;
 }
 
-int pool_region_add(struct pool *pool, uint32_t type, unsigned part,
-		    uint64_t size, const char *name, unsigned *ret_index)
+int pool_regions_add(struct pool *pool, uint32_t type, unsigned n,
+		     const unsigned *parts, const uint64_t *sizes,
+		     const char *name)
 {
 	struct pool_region *r;
 	struct pool_hdr *h;
-	uint64_t off = 0;
+	uint64_t off = 0, size;
+	unsigned i;
 	int rc;
 
-	rc = region_args_check(pool, type, part, size, name);
-	if (rc < 0)
-		return rc;
-	/* no overflow: size <= part size <= 2^56 */
-	size = (size + POOL_ALIGN - 1) & ~(POOL_ALIGN - 1);
-	rc = region_fit(&pool->hdr, part, size, &off);
-	if (rc < 0)
-		return rc;
+	if (n == 0)
+		return util_errmsg_set(EINVAL, "no region to add");
+	for (i = 0; i < n; i++) {
+		rc = region_args_check(pool, type, parts[i], sizes[i], name);
+		if (rc < 0)
+			return rc;
+	}
+	if (pool->hdr.nregions + n > POOL_MAX_REGIONS)
+		return util_errmsg_set(ENFILE,
+				       "region table is full (%u regions)",
+				       POOL_MAX_REGIONS);
 	h = malloc(sizeof(*h));
 	if (!h)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	*h = pool->hdr;
-	r = &h->regions[h->nregions];
-	memset(r, 0, sizeof(*r));
-	r->type = type;
-	r->part = part;
-	r->off = off;
-	r->size = size;
-	if (name) /* NUL-padded, not necessarily NUL-terminated */
-		memcpy(r->name, name, strlen(name));
-	h->nregions++;
+	for (i = 0; i < n; i++) {
+		/* no overflow: size <= part size <= 2^56 */
+		size = (sizes[i] + POOL_ALIGN - 1) & ~(POOL_ALIGN - 1);
+		rc = region_fit(h, parts[i], size, &off);
+		if (rc < 0) {
+			free(h);
+			return rc;
+		}
+		r = &h->regions[h->nregions++];
+		memset(r, 0, sizeof(*r));
+		r->type = type;
+		r->part = parts[i];
+		r->off = off;
+		r->size = size;
+		if (name) /* NUL-padded, not necessarily NUL-terminated */
+			memcpy(r->name, name, strlen(name));
+	}
 	rc = pool_hdr_write(pool, h);
-	if (!rc && ret_index)
-		*ret_index = h->nregions - 1;
 	free(h);
+	return rc;
+}
+
+int pool_region_add(struct pool *pool, uint32_t type, unsigned part,
+		    uint64_t size, const char *name, unsigned *ret_index)
+{
+	int rc = pool_regions_add(pool, type, 1, &part, &size, name);
+
+	if (!rc && ret_index)
+		*ret_index = pool->hdr.nregions - 1;
 	return rc;
 }
 

@@ -182,6 +182,35 @@ fio_job() {
 	umount_fs
 }
 
+@test "fio with the background GC thread merging: verify passes, again after a remount" {
+	need_fuse
+	command -v fio >/dev/null || skip "SKIP: fio is not installed"
+	# free space is always "short": the thread merges while fio writes
+	mount_fs -o gc_free_pct=100
+	run --separate-stderr fio_job --rw=randwrite --loops=4
+	assert_success
+	[ "$(jq '.jobs[0].error' <<<"$output")" = 0 ]
+	[ "$(jq '.jobs[0].write.io_bytes' <<<"$output")" = 8388608 ]
+	umount_fs
+	# hdpmfs -f reports what its GC thread did at exit
+	run grep -o 'background gc: [0-9]* steps, [0-9]* pages merged' \
+		"$T/hdpmfs.err"
+	assert_success
+	merged=$(sed -n 's/.*steps, \([0-9]*\) pages merged.*/\1/p' <<<"$output" | tail -1)
+	[ "$merged" -gt 0 ] || fail "the GC thread merged nothing: $output"
+	mount_fs -o nogc
+	run --separate-stderr fio_job --rw=randwrite --verify_only
+	assert_success
+	[ "$(jq '.jobs[0].read.io_bytes' <<<"$output")" = 2097152 ]
+	umount_fs
+}
+
+@test "hdpmfs -o gc_free_pct above 100 is a usage error" {
+	run hdpmfs "$T/p" "$M" -o gc_free_pct=101
+	[ "$status" -eq 2 ]
+	assert_output --partial "gc_free_pct must be 0..100"
+}
+
 @test "fio random mixed reads and writes of 64 B to 4 KiB with verification" {
 	need_fuse
 	command -v fio >/dev/null || skip "SKIP: fio is not installed"

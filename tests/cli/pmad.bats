@@ -187,9 +187,9 @@ expect_errno() {
 	[ "$(jq -r '.heap.size > 0' <<<"$output")" = true ]
 	run pmactl --socket "$S" --json pool inspect db
 	assert_success
-	[[ "$(jq -r .header.uuid <<<"$output")" =~ ^[0-9a-f-]{36}$ ]]
-	[ "$(jq -r '.header.regions[0].type' <<<"$output")" = pmalloc ]
-	[ "$(jq -r '.header.parts[0].path' <<<"$output")" = "$SD/db.pool" ]
+	[[ "$(jq -r .uuid <<<"$output")" =~ ^[0-9a-f-]{36}$ ]]
+	[ "$(jq -r '.regions[0].type' <<<"$output")" = pmalloc ]
+	[ "$(jq -r '.parts[0].path' <<<"$output")" = "$SD/db.pool" ]
 	[ "$(jq -r '.heap.classes | type' <<<"$output")" = array ]
 	run pmactl --socket "$S" pool inspect db
 	assert_success
@@ -287,11 +287,23 @@ expect_errno() {
 	stop_pmad
 }
 
-@test "pmad holds the pool: offline tools see it locked" {
+@test "pmad holds the pool: offline tools name it and do not wait" {
 	start_pmad
 	run --separate-stderr pmactl inspect --heap "$SD/cfg.pool"
 	assert_failure 1
 	[[ "$stderr" == *"cfg.pool"* ]] || fail "$stderr"
+	# the holder is named (from /proc/locks), and the way around it
+	[[ "$stderr" == *"pool is held by pmad (pid $PMAD_PID); use --socket" ]] ||
+		fail "$stderr"
+	# every offline command that opens the pool says the same
+	run --separate-stderr pmactl log "$SD/cfg.pool"
+	assert_failure
+	[[ "$stderr" == *"held by pmad (pid $PMAD_PID); use --socket"* ]] ||
+		fail "$stderr"
+	run --separate-stderr pmactl fsck "$SD/cfg.pool"
+	assert_failure
+	[[ "$stderr" == *"held by pmad (pid $PMAD_PID); use --socket"* ]] ||
+		fail "$stderr"
 	stop_pmad
 	run pmactl inspect "$SD/cfg.pool"
 	assert_success
@@ -402,12 +414,33 @@ expect_errno() {
 	if ldd "$(command -v pmad)" | grep -q libasan; then
 		skip "pmad is built with ASan, which valgrind cannot run"
 	fi
-	start_pmad valgrind --quiet --error-exitcode=1 --leak-check=full \
-		--log-file="$D/valgrind.log"
+	# namespaces and a pool with parts on them (pools.c, ns.c, parts.c)
+	mkdir "$D/ns0" "$D/ns1"
+	cat >>"$CONF" <<-EOF
+	  - {name: wide, size: 4M, parts: all-nodes}
+	  - {name: lost, size: 4M, parts: [7]}
+	namespaces:
+	  - {node: 0, path: $D/ns0}
+	  - {node: 1, path: $D/ns1}
+	EOF
+	PMAD_FAKE_NUMA=2 start_pmad valgrind --quiet --error-exitcode=1 \
+		--leak-check=full --log-file="$D/valgrind.log"
 	run pmactl --socket "$S" pool create v --size 2M
 	assert_success
 	send "$(req pool_list)" "$(req pool_inspect '{"name":"v"}')" \
-		"$(req pool_open '{"name":"v"}')" 'garbage' "$(req lease)"
+		"$(req pool_open '{"name":"v"}')" 'garbage' "$(req lease)" \
+		"$(req stat)" "$(req stat '{"name":"wide","human":true}')" \
+		"$(req stat '{"name":"nope"}')" "$(req pool_compact '{"name":"v"}')" \
+		"$(req pool_inspect '{"name":"wide","human":true}')"
+	[ "$(jq -r .result.pools[0].nparts <<<"${lines[6]}")" = 2 ] ||
+		fail "${lines[6]}"
+	# the pmactl side of the seam, with pmad under valgrind
+	run pmactl --socket "$S" create v2 --size 2M
+	assert_success
+	run pmactl --socket "$S" stat --prometheus
+	assert_success
+	run pmactl --socket "$S" inspect --heap wide
+	assert_success
 	run "$SEND" "$S" - < <(head -c 70000 /dev/zero)
 	kill -HUP "$PMAD_PID"
 	wait_for grep -q "configuration reloaded" "$LOG"

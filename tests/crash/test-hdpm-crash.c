@@ -48,7 +48,9 @@ enum op_kind {
 	OP_TRUNC,
 	OP_RENAME,
 	OP_UNLINK,
-	OP_GC
+	OP_GC,
+	OP_BGGC, /* a background GC step (forced) */
+	OP_BGGC_RACE /* one with a small write between build and publish */
 };
 
 struct op {
@@ -67,6 +69,7 @@ struct model {
 struct shared {
 	int op; /* index of the running operation */
 	int cow_only; /* mount flag of the sweep */
+	int gc_heavy; /* op mix of the background GC sweeps */
 	uint64_t seed; /* the op list of this run */
 };
 static struct shared *sh;
@@ -134,6 +137,11 @@ static void model_apply(struct model *m, const struct op *op)
 		m->exists[f] = 0;
 		break;
 	case OP_GC:
+	case OP_BGGC:
+		break;
+	case OP_BGGC_RACE:
+		fill(buf, op->len, op->seed);
+		memcpy(m->data[f] + op->off, buf, op->len);
 		break;
 	}
 }
@@ -144,6 +152,12 @@ static void ops_make(uint64_t rnd, struct op *ops)
 	static struct model m;
 	uint64_t r = rnd * 0x9e3779b97f4a7c15ULL + 12345;
 	unsigned i, pick;
+	int last_burst = -1;
+	/* small x3, page, large, burst x4, trunc, unlink, gc/step x2,
+	 * step with a racing write x3 */
+	static const unsigned char heavy[16] = {
+		0, 0, 0, 5, 7, 9, 9, 9, 9, 11, 13, 14, 14, 15, 15, 15
+	};
 	struct op *op;
 
 	memset(&m, 0, sizeof(m));
@@ -153,6 +167,9 @@ static void ops_make(uint64_t rnd, struct op *ops)
 		op->file = (unsigned)(xorshift(&r) % NFILES);
 		op->seed = (unsigned)xorshift(&r);
 		pick = (unsigned)(xorshift(&r) % 16);
+		/* background GC sweeps: bursts and steps, fewer of the rest */
+		if (sh->gc_heavy)
+			pick = heavy[pick];
 		op->off = xorshift(&r) % FSIZE;
 		if (!m.exists[op->file]) {
 			op->kind = OP_CREATE;
@@ -166,6 +183,9 @@ static void ops_make(uint64_t rnd, struct op *ops)
 		} else if (pick < 9) {
 			op->kind = OP_LARGE;
 			op->len = PG + op->seed % (PG + 500);
+			/* inside the model's buffer */
+			if (op->off + op->len > FSIZE + 2 * PG)
+				op->len = (unsigned)(FSIZE + 2 * PG - op->off);
 		} else if (pick < 11) {
 			op->kind = OP_BURST;
 			op->off %= PG - 8 * 40;
@@ -176,9 +196,28 @@ static void ops_make(uint64_t rnd, struct op *ops)
 			op->kind = OP_RENAME;
 		} else if (pick < 14) {
 			op->kind = OP_UNLINK;
+		} else if (pick < 15) {
+			op->kind = (xorshift(&r) & 1) ? OP_GC : OP_BGGC;
 		} else {
-			op->kind = OP_GC;
+			/* a write inside the file, to the last burst's page
+			 * if there was one: the page the step merges first */
+			op->kind = OP_BGGC_RACE;
+			op->len = 1 + op->seed % 40;
+			op->off = m.size[op->file] > op->len ?
+					  xorshift(&r) %
+						  (m.size[op->file] - op->len) :
+					  0;
+			if (last_burst >= 0 && m.exists[ops[last_burst].file] &&
+			    m.size[ops[last_burst].file] >=
+				    ops[last_burst].off + 64) {
+				op->file = ops[last_burst].file;
+				op->off = ops[last_burst].off + 3;
+			}
+			if (op->off + op->len > m.size[op->file])
+				op->kind = OP_BGGC;
 		}
+		if (op->kind == OP_BURST)
+			last_burst = (int)i;
 		model_apply(&m, op);
 	}
 }
@@ -194,6 +233,22 @@ static int fs_write(struct hdpm_fs *fs, unsigned f, const char *buf, size_t len,
 	n = hdpm_pwrite(file, buf, len, off);
 	hdpm_close(file);
 	return n == (ssize_t)len ? 0 : -1;
+}
+
+/* OP_BGGC_RACE: its write, made by the first merge's race hook */
+static const struct op *race_op;
+
+static void race_write(struct hdpm_fs *fs, void *arg)
+{
+	char buf[64];
+
+	(void)arg;
+	if (!race_op)
+		return;
+	fill(buf, race_op->len, race_op->seed);
+	if (fs_write(fs, race_op->file, buf, race_op->len, race_op->off))
+		_exit(5);
+	race_op = NULL;
 }
 
 static int fs_apply(struct hdpm_fs *fs, const struct op *op)
@@ -236,6 +291,23 @@ static int fs_apply(struct hdpm_fs *fs, const struct op *op)
 		return hdpm_unlink(fs, fname(op->file));
 	case OP_GC:
 		return hdpm_gc(fs, 0) < 0 ? -1 : 0;
+	case OP_BGGC:
+		return hdpm_gc(fs, HDPM_GC_BACKGROUND_STEP | HDPM_GC_FORCE) <
+				       0 ?
+			       -1 :
+			       0;
+	case OP_BGGC_RACE:
+		race_op = op;
+		fs->gc.race_hook = race_write;
+		rc = hdpm_gc(fs, HDPM_GC_BACKGROUND_STEP | HDPM_GC_FORCE);
+		fs->gc.race_hook = NULL;
+		/* no merge ran (no log big enough): the write alone */
+		race_write(fs, NULL);
+		/* and a step the write does not race: it wins */
+		if (rc >= 0)
+			rc = hdpm_gc(fs,
+				     HDPM_GC_BACKGROUND_STEP | HDPM_GC_FORCE);
+		return rc < 0 ? -1 : 0;
 	}
 	return -1;
 }
@@ -266,6 +338,7 @@ static unsigned ops_expand(const struct op *ops, struct op *out)
 static void workload(const char *path, uint64_t rnd)
 {
 	static struct op ops[NOPS], list[NOPS * 8];
+	struct hdpm_gc_config cfg;
 	struct hdpm_stats st;
 	struct pma_heap *heap;
 	struct hdpm_fs *fs;
@@ -274,8 +347,13 @@ static void workload(const char *path, uint64_t rnd)
 	ops_make(rnd + sh->seed, ops);
 	n = ops_expand(ops, list);
 	sh->op = 0;
+	hdpm_gc_config_init(&cfg);
+	cfg.min_log_bytes = 16; /* the bursts' logs are small */
 	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap) ||
-	    hdpm_mount(heap, sh->cow_only ? HDPM_COW_ONLY : 0, &fs) ||
+	    hdpm_mount_config(heap,
+			      HDPM_NO_GC_THREAD |
+				      (sh->cow_only ? HDPM_COW_ONLY : 0),
+			      &cfg, &fs) ||
 	    hdpm_mkdir(fs, "/d", 0755))
 		_exit(7);
 	crash_sweep_arm(heap->map);
@@ -286,7 +364,11 @@ static void workload(const char *path, uint64_t rnd)
 	}
 	sh->op = (int)n;
 	hdpm_stats(fs, &st);
-	crash_sweep_finish(st.gc_merges);
+	if (sh->gc_heavy && (!st.bg_merges || !st.bg_lost))
+		_exit(6);
+	/* the run must publish merges and lose some */ /* the run must publish merges and lose some */
+	crash_sweep_finish(sh->gc_heavy ? st.bg_merges + st.bg_lost :
+					  st.gc_merges + st.bg_merges);
 }
 
 /* ------------------------------------------------------------ check */
@@ -484,8 +566,8 @@ static int check_fs(const char *file, unsigned *ret_files, char *why,
 		snprintf(why, why_len, "heap open: %s", pma_errormsg());
 		return -1;
 	}
-	CHECK(hdpm_mount(heap, 0, &fs) == 0, "mount: %s (%s)", hdpm_errormsg(),
-	      op_describe(sh->op));
+	CHECK(hdpm_mount(heap, HDPM_NO_GC_THREAD, &fs) == 0, "mount: %s (%s)",
+	      hdpm_errormsg(), op_describe(sh->op));
 	CHECK(state_match(fs, sh->seed, sh->op) == 0,
 	      "fs is neither before nor after %s", op_describe(sh->op));
 	if (ownership(heap, fs, why, why_len) < 0)
@@ -568,7 +650,7 @@ static int recover_only(const char *file)
 
 	if (pma_heap_open(file, 0, &heap))
 		return 1;
-	rc = hdpm_mount(heap, 0, &fs);
+	rc = hdpm_mount(heap, HDPM_NO_GC_THREAD, &fs);
 	hdpm_unmount(fs);
 	pma_heap_close(heap);
 	return rc != 0;
@@ -586,7 +668,8 @@ static const struct crash_sweep_ops hdpm_ops = {
 	.recover = recover_only,
 	.dump = dump_image,
 	.stat_name = "files",
-	.extra_name = "inline/explicit GC merges",
+	.extra_name = "GC merges (inline, explicit, background; "
+		      "background sweeps: published + lost)",
 };
 
 /* ------------------------------------------------------------ sweeps */
@@ -594,6 +677,7 @@ static const struct crash_sweep_ops hdpm_ops = {
 struct hdpm_sweep {
 	struct crash_sweep sw;
 	int cow_only;
+	int gc_heavy;
 };
 
 static struct hdpm_sweep sweeps[] = {
@@ -609,6 +693,17 @@ static struct hdpm_sweep sweeps[] = {
 		  .seed_base = 0xb17e0000,
 		  .runs = 1,
 		  .byte = 1 } },
+	{ .sw = { .name = "background gc durable", .runs = 2 }, .gc_heavy = 1 },
+	{ .sw = { .name = "background gc torn",
+		  .seed_base = 0x6c6c0000,
+		  .runs = 1 },
+	  .gc_heavy = 1 },
+	{ .sw = { .name = "background gc recrash",
+		  .seed_base = 0x6c6d0000,
+		  .recrash_every = 2,
+		  .recrash_fences = 8,
+		  .runs = 1 },
+	  .gc_heavy = 1 },
 };
 
 static void test_sweep(void **state)
@@ -618,6 +713,7 @@ static void test_sweep(void **state)
 	unsigned r, runs = sw->runs;
 
 	sh->cow_only = hs.cow_only;
+	sh->gc_heavy = hs.gc_heavy;
 	/* one run at a time: the checker regenerates the run's op list */
 	sw->runs = 1;
 	for (r = 0; r < runs; r++) {
@@ -639,6 +735,10 @@ int main(int argc, char **argv)
 		{ "test_sweep_recrash", test_sweep, NULL, NULL, &sweeps[2] },
 		{ "test_sweep_cow_only", test_sweep, NULL, NULL, &sweeps[3] },
 		{ "test_sweep_byte_torn", test_sweep, NULL, NULL, &sweeps[4] },
+		{ "test_sweep_bg_gc", test_sweep, NULL, NULL, &sweeps[5] },
+		{ "test_sweep_bg_gc_torn", test_sweep, NULL, NULL, &sweeps[6] },
+		{ "test_sweep_bg_gc_recrash", test_sweep, NULL, NULL,
+		  &sweeps[7] },
 	};
 	int rc;
 

@@ -25,10 +25,13 @@ static char img_path[112]; /* crash image written by the child's hook */
 static char work_path[112]; /* copy of the image that is recovered */
 static char orig_path[112]; /* recrash: the image before the re-crash */
 static const char *self_name = "test";
+/* files per image: 1, or a multi-part pool's parts (FILE, FILE.1, ...) */
+static unsigned sweep_nparts = 1;
 
 /* the child's side */
 static struct {
-	struct pm_map *map;
+	struct pm_map *maps[CRASH_SWEEP_MAX_PARTS];
+	unsigned nmaps;
 	uint64_t base; /* fence count when the workload started */
 	uint64_t seed_base; /* 0: durable images; else torn, seed + n */
 	int to_parent, from_parent;
@@ -40,15 +43,22 @@ static struct {
 static void crash_hook(uint64_t fence_no, void *arg)
 {
 	uint64_t n = fence_no - child.base;
-	char ack;
+	char ack, file[128];
+	unsigned i;
 
 	(void)arg;
 	if (fence_no <= child.base)
 		return;
-	if (pm_crash_write_image(child.map,
-				 child.seed_base ? child.seed_base + n : 0,
-				 img_path))
-		_exit(3);
+	for (i = 0; i < child.nmaps; i++) {
+		crash_sweep_part_path(img_path, i, file, sizeof(file));
+		if (pm_crash_write_image(child.maps[i],
+					 child.seed_base ?
+						 child.seed_base + n +
+							 i * 0x9e3779b9ULL :
+						 0,
+					 file))
+			_exit(3);
+	}
 	if (write(child.to_parent, &n, sizeof(n)) != sizeof(n) ||
 	    read(child.from_parent, &ack, 1) != 1)
 		_exit(0); /* the parent gave up */
@@ -56,9 +66,29 @@ static void crash_hook(uint64_t fence_no, void *arg)
 
 void crash_sweep_arm(struct pm_map *map)
 {
-	child.map = map;
+	crash_sweep_arm_parts(&map, 1);
+}
+
+void crash_sweep_arm_parts(struct pm_map *const *maps, unsigned n)
+{
+	unsigned i;
+
+	if (n == 0 || n > CRASH_SWEEP_MAX_PARTS)
+		_exit(7);
+	for (i = 0; i < n; i++)
+		child.maps[i] = maps[i];
+	child.nmaps = n;
 	child.base = pm_crash_fence_count();
 	pm_crash_set_hook(crash_hook, NULL);
+}
+
+void crash_sweep_part_path(const char *file, unsigned part, char *buf,
+			   size_t len)
+{
+	if (part == 0)
+		snprintf(buf, len, "%s", file);
+	else
+		snprintf(buf, len, "%s.%u", file, part);
 }
 
 void crash_sweep_finish(uint64_t extra)
@@ -97,6 +127,23 @@ int crash_sweep_copy_file(const char *from, const char *to)
 		rc = -errno;
 	close(out);
 	close(in);
+	return rc;
+}
+
+/* copy an image of sweep_nparts files (a saved one: as many as exist) */
+static int copy_image(const char *from, const char *to)
+{
+	char f[128], t[128];
+	unsigned i;
+	int rc = 0;
+
+	for (i = 0; i < CRASH_SWEEP_MAX_PARTS && rc == 0; i++) {
+		crash_sweep_part_path(from, i, f, sizeof(f));
+		if (i >= sweep_nparts && access(f, F_OK) < 0)
+			break;
+		crash_sweep_part_path(to, i, t, sizeof(t));
+		rc = crash_sweep_copy_file(f, t);
+	}
 	return rc;
 }
 
@@ -139,10 +186,10 @@ static void save_failure(const struct crash_sweep_ops *ops,
 			break;
 	}
 	snprintf(file, sizeof(file), "%s/pool", fdir);
-	crash_sweep_copy_file(sw->recrash_every ? orig_path : img_path, file);
+	copy_image(sw->recrash_every ? orig_path : img_path, file);
 	if (sw->recrash_every) {
 		snprintf(file, sizeof(file), "%s/pool.recrashed", fdir);
-		crash_sweep_copy_file(img_path, file);
+		copy_image(img_path, file);
 	}
 	snprintf(file, sizeof(file), "%s/info", fdir);
 	f = fopen(file, "w");
@@ -179,7 +226,7 @@ static int check_image(const struct crash_sweep_ops *ops,
 	int rc;
 
 	if (sw->recrash_every && n % sw->recrash_every == 0) {
-		crash_sweep_copy_file(img_path, orig_path);
+		copy_image(img_path, orig_path);
 		rc = run_recover_crash(1 + n / sw->recrash_every % fences,
 				       seed * 31 + 7);
 		if (rc != PM_CRASH_EXIT_CODE && rc != 0) {
@@ -189,7 +236,7 @@ static int check_image(const struct crash_sweep_ops *ops,
 		}
 		sw->recrashes += rc == PM_CRASH_EXIT_CODE;
 	}
-	if (crash_sweep_copy_file(img_path, work_path) < 0 ||
+	if (copy_image(img_path, work_path) < 0 ||
 	    ops->check(work_path, &stat, why, sizeof(why)) < 0) {
 		save_failure(ops, sw, n, why);
 		return -1;
@@ -271,6 +318,7 @@ int crash_sweep_run(const struct crash_sweep_ops *ops, struct crash_sweep *sw)
 	/* the workload, the recoveries and the checks all map BYTE: the
 	 * simulator's eADR model, the code's paths that flush nothing */
 	snprintf(saved, sizeof(saved), "%s", gran ? gran : "CACHE_LINE");
+	sweep_nparts = sw->nparts ? sw->nparts : 1;
 	if (sw->byte)
 		setenv("PMEM2_FORCE_GRANULARITY", "BYTE", 1);
 	for (r = 0; r < sw->runs && rc == 0; r++)
@@ -297,7 +345,7 @@ static int replay(const struct crash_sweep_ops *ops, const char *file)
 
 	if (ops->dump)
 		ops->dump(file);
-	if (crash_sweep_copy_file(file, work_path) < 0)
+	if (copy_image(file, work_path) < 0)
 		return 1;
 	if (ops->check(work_path, &stat, why, sizeof(why)) < 0) {
 		printf("replay: FAIL: %s\n", why);
@@ -321,10 +369,15 @@ static int make_dir(const struct crash_sweep_ops *ops)
 
 void crash_sweep_cleanup(void)
 {
-	unlink(path);
-	unlink(img_path);
-	unlink(work_path);
-	unlink(orig_path);
+	const char *files[] = { path, img_path, work_path, orig_path };
+	char f[128];
+	unsigned i, k;
+
+	for (k = 0; k < 4; k++)
+		for (i = 0; i < CRASH_SWEEP_MAX_PARTS; i++) {
+			crash_sweep_part_path(files[k], i, f, sizeof(f));
+			unlink(f);
+		}
 	rmdir(dir);
 }
 

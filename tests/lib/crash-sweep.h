@@ -17,6 +17,8 @@
 
 struct pm_map;
 
+#define CRASH_SWEEP_MAX_PARTS 16
+
 /* what a test supplies */
 struct crash_sweep_ops {
 	const char *name; /* "pmalloc": /tmp/pmalloc-fail-N, work dir name */
@@ -45,6 +47,7 @@ struct crash_sweep {
 	unsigned recrash_fences; /* crash recovery at one of its first N */
 	unsigned runs; /* workload runs (interleavings) */
 	int byte; /* BYTE mappings (eADR), else CACHE_LINE */
+	unsigned nparts; /* files per image (0 or 1: one) */
 	unsigned images; /* crash images recovered and checked */
 	unsigned recrashes; /* of those, re-crashed inside recovery first */
 	unsigned stat_max; /* most of ops->check's stat seen in an image */
@@ -54,6 +57,12 @@ struct crash_sweep {
 
 /* child: image every later fence of map (the workload starts now) */
 void crash_sweep_arm(struct pm_map *map);
+/* the same for a pool of n parts: an image is n files, FILE for part 0
+ * and FILE.i for part i (crash_sweep_part_path); set sw->nparts = n */
+void crash_sweep_arm_parts(struct pm_map *const *maps, unsigned n);
+/* the file of part of an image (or pool) file */
+void crash_sweep_part_path(const char *file, unsigned part, char *buf,
+			   size_t len);
 /* child: the workload ended; extra is summed into sweep->extra; exits */
 void crash_sweep_finish(uint64_t extra) __attribute__((noreturn));
 

@@ -15,11 +15,25 @@
  *     recovers the heap and checks the stress root (see wl_verify()).
  *   pma-workload --corrupt PATH
  *     names a live block from a second slot, which --verify must reject.
+ *   pma-workload --frag PATH COUNT SIZE KEEP
+ *     formats the heap if needed, allocates COUNT blocks of SIZE bytes
+ *     filled with a pattern of their slot (persisted), frees all but
+ *     every KEEP-th one and closes: empty slabs and free runs to compact.
+ *   pma-workload --frag-check PATH
+ *     checks that every block --frag kept is live and holds its pattern.
+ *   pma-workload --numa PATH [--mempolicy]
+ *     a heap over several parts (one per NUMA node): for each part, a
+ *     thread pinned to a CPU of the part's node allocates 64 blocks and
+ *     checks they are in that part (local-first); with --mempolicy also
+ *     that the kernel puts their pages on that node (get_mempolicy: real
+ *     PM, e.g. fsdax in the VM). One JSON line per node on stdout.
  * Exit status: 0 ok, 1 failed (message on stderr), 2 usage error.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <numaif.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ns/ns.h"
 #include "pmalloc.h"
+#include "pool/layout.h"
 
 #define WL_MAGIC 0x31534552544c5750ULL /* "PWLTRES1" */
 #define WL_NSLOTS 512U
@@ -83,7 +99,10 @@ static int usage(FILE *out, int status)
 	fprintf(out, "usage: pma-workload PATH COUNT SIZE [crash]\n"
 		     "       pma-workload --stress PATH [OPS | SECONDSs]\n"
 		     "       pma-workload --verify PATH\n"
-		     "       pma-workload --corrupt PATH\n");
+		     "       pma-workload --corrupt PATH\n"
+		     "       pma-workload --frag PATH COUNT SIZE KEEP\n"
+		     "       pma-workload --frag-check PATH\n"
+		     "       pma-workload --numa PATH [--mempolicy]\n");
 	return status;
 }
 
@@ -162,6 +181,90 @@ static int wl_fill(int argc, char **argv)
 		_exit(0); /* a crash: no checkpoint, no close */
 	pma_heap_close(heap);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ frag */
+
+/* the pattern byte j of the block of slot i */
+static unsigned char frag_byte(uint64_t i, uint64_t j)
+{
+	return (unsigned char)(i * 131 + j * 7 + 1);
+}
+
+/* root: word 0 the block size, word 1 COUNT, then COUNT slots */
+static int wl_frag(int argc, char **argv)
+{
+	uint64_t root, *r, i, j, count, size, keep;
+	struct pma_heap *heap;
+	unsigned char *p;
+
+	if (argc != 6 || parse_u64(argv[3], &count) < 0 ||
+	    parse_u64(argv[4], &size) < 0 || parse_u64(argv[5], &keep) < 0 ||
+	    !count || !size || !keep)
+		return usage(stderr, 2);
+	if (pma_heap_open(argv[2], PMA_HEAP_FORMAT, &heap) < 0)
+		return fail("open");
+	if (pma_root(heap, (count + 2) * sizeof(uint64_t), &root) < 0)
+		return fail("root");
+	r = pma_direct(heap, root);
+	r[0] = size;
+	r[1] = count;
+	pma_persist(heap, r, 2 * sizeof(uint64_t));
+	for (i = 0; i < count; i++) {
+		if (pma_malloc_to(heap, size, &r[2 + i]) < 0)
+			return fail("malloc_to");
+		p = pma_direct(heap, r[2 + i]);
+		for (j = 0; j < size; j++)
+			p[j] = frag_byte(i, j);
+		pma_persist(heap, p, size);
+	}
+	for (i = 0; i < count; i++)
+		if (i % keep && pma_free_from(heap, &r[2 + i]) < 0)
+			return fail("free_from");
+	pma_heap_close(heap);
+	return 0;
+}
+
+static int wl_frag_check(const char *path)
+{
+	uint64_t root, *r, i, j, kept = 0;
+	struct pma_heap *heap;
+	unsigned char *p;
+	int rc = 1;
+
+	if (pma_heap_open(path, 0, &heap) < 0)
+		return fail("open");
+	if (pma_root(heap, 2 * sizeof(uint64_t), &root) < 0) {
+		fail("root");
+		goto out_close;
+	}
+	r = pma_direct(heap, root);
+	for (i = 0; i < r[1]; i++) {
+		if (!r[2 + i])
+			continue;
+		kept++;
+		p = pma_direct(heap, r[2 + i]);
+		if (!p || pma_usable_size(heap, r[2 + i]) < r[0]) {
+			fprintf(stderr,
+				"pma-workload: slot %" PRIu64
+				" names no live block\n",
+				i);
+			goto out_close;
+		}
+		for (j = 0; j < r[0]; j++)
+			if (p[j] != frag_byte(i, j)) {
+				fprintf(stderr,
+					"pma-workload: slot %" PRIu64
+					": byte %" PRIu64 " changed\n",
+					i, j);
+				goto out_close;
+			}
+	}
+	printf("%" PRIu64 " blocks intact\n", kept);
+	rc = 0;
+out_close:
+	pma_heap_close(heap);
+	return rc;
 }
 
 /* ------------------------------------------------------------- stress root */
@@ -555,6 +658,117 @@ out_close:
 	return rc;
 }
 
+/* ------------------------------------------------------------ --numa */
+
+#define NUMA_BLOCKS 64
+
+struct numa_worker {
+	struct pma_heap *heap;
+	uint64_t *slots; /* NUMA_BLOCKS dest words in the root */
+	int cpu, node, mempolicy;
+	unsigned in_part, page_on_node;
+	int rc;
+};
+
+static void *numa_worker(void *arg)
+{
+	struct numa_worker *w = arg;
+	struct pma_heap_stats ps;
+	cpu_set_t one;
+	unsigned i;
+	int pnode;
+
+	CPU_ZERO(&one);
+	CPU_SET(w->cpu, &one);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one)) {
+		w->rc = -EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < NUMA_BLOCKS; i++) {
+		w->rc = pma_malloc_to(w->heap, 256, &w->slots[i]);
+		if (w->rc < 0)
+			return NULL;
+		/* the part's node, from the heap */
+		if (pma_heap_part_stats(w->heap, (unsigned)(w->slots[i] >> 56),
+					&ps) == 0 &&
+		    ps.node == w->node)
+			w->in_part++;
+		if (!w->mempolicy)
+			continue;
+		/* touch it, then ask the kernel where its page is */
+		memset(pma_direct(w->heap, w->slots[i]), 0x5a, 256);
+		if (get_mempolicy(&pnode, NULL, 0,
+				  pma_direct(w->heap, w->slots[i]),
+				  MPOL_F_NODE | MPOL_F_ADDR) == 0 &&
+		    pnode == w->node)
+			w->page_on_node++;
+	}
+	return NULL;
+}
+
+static int wl_numa(int argc, char **argv)
+{
+	struct numa_worker w;
+	struct pma_heap_stats st, ps;
+	struct pma_heap *heap;
+	uint64_t root, *slots;
+	unsigned p, k = 0;
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	pthread_t tid;
+	int rc = 1, mempolicy, c;
+
+	mempolicy = argc == 4 && !strcmp(argv[3], "--mempolicy");
+	if (argc != 3 && !mempolicy)
+		return usage(stderr, 2);
+	if (ns_topology_init() < 0 ||
+	    pma_heap_open(argv[2], PMA_HEAP_FORMAT, &heap) < 0) {
+		fprintf(stderr, "pma-workload: %s\n", pma_errormsg());
+		return 1;
+	}
+	if (pma_heap_stats(heap, &st) < 0 || st.parts < 2) {
+		fprintf(stderr, "pma-workload: '%s': a heap of %u part(s)\n",
+			argv[2], st.parts);
+		goto out_close;
+	}
+	if (pma_root(heap, POOL_MAX_PARTS * NUMA_BLOCKS * 8, &root) < 0)
+		goto out_msg;
+	slots = pma_direct(heap, root);
+	for (p = 0; p < POOL_MAX_PARTS; p++) {
+		if (pma_heap_part_stats(heap, p, &ps) < 0)
+			continue;
+		memset(&w, 0, sizeof(w));
+		w.heap = heap;
+		w.slots = slots + NUMA_BLOCKS * k++;
+		w.node = ps.node;
+		w.mempolicy = mempolicy;
+		w.cpu = -1;
+		for (c = 0; c < ncpus && w.cpu < 0; c++)
+			if (ns_cpu_node((unsigned)c) == ps.node)
+				w.cpu = c;
+		if (w.cpu < 0) {
+			fprintf(stderr, "pma-workload: no CPU on node %d\n",
+				ps.node);
+			goto out_close;
+		}
+		if (pthread_create(&tid, NULL, numa_worker, &w) ||
+		    pthread_join(tid, NULL))
+			goto out_close;
+		if (w.rc < 0)
+			goto out_msg;
+		printf("{\"part\":%u,\"node\":%d,\"cpu\":%d,\"blocks\":%u,"
+		       "\"in_part\":%u,\"page_on_node\":%d}\n",
+		       p, w.node, w.cpu, NUMA_BLOCKS, w.in_part,
+		       mempolicy ? (int)w.page_on_node : -1);
+	}
+	rc = 0;
+	goto out_close;
+out_msg:
+	fprintf(stderr, "pma-workload: %s\n", pma_errormsg());
+out_close:
+	pma_heap_close(heap);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -563,6 +777,12 @@ int main(int argc, char **argv)
 		return usage(stdout, 0);
 	if (!strcmp(argv[1], "--stress"))
 		return wl_stress(argc, argv);
+	if (!strcmp(argv[1], "--frag"))
+		return wl_frag(argc, argv);
+	if (!strcmp(argv[1], "--numa"))
+		return wl_numa(argc, argv);
+	if (!strcmp(argv[1], "--frag-check"))
+		return argc == 3 ? wl_frag_check(argv[2]) : usage(stderr, 2);
 	if (!strcmp(argv[1], "--verify") || !strcmp(argv[1], "--corrupt")) {
 		if (argc != 3)
 			return usage(stderr, 2);

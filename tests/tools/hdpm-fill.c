@@ -52,7 +52,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hdpm-fill: %s\n", pma_errormsg());
 		return 1;
 	}
-	rc = hdpm_mount(heap, argc == 3 ? HDPM_COW_ONLY : HDPM_HYBRID, &fs);
+	rc = hdpm_mount(heap,
+			(argc == 3 ? HDPM_COW_ONLY : HDPM_HYBRID) |
+				HDPM_NO_GC_THREAD,
+			&fs);
 	if (rc == 0) {
 		rc = fill(fs);
 		hdpm_unmount(fs);

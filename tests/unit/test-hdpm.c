@@ -123,7 +123,7 @@ static void test_mount_args(void **state)
 
 	assert_int_equal(hdpm_mount(NULL, 0, &fs), -EINVAL);
 	assert_int_equal(hdpm_mount(e->heap, 0, NULL), -EINVAL);
-	assert_int_equal(hdpm_mount(e->heap, 4, &fs), -EINVAL);
+	assert_int_equal(hdpm_mount(e->heap, 1 << 5, &fs), -EINVAL);
 	assert_null(fs);
 	assert_true(strlen(hdpm_errormsg()) > 0);
 	hdpm_unmount(NULL);
@@ -305,7 +305,8 @@ static void test_inline_gc(void **state)
 	assert_int_equal(hdpm_pread(f, out, PG, 0), PG);
 	assert_memory_equal(out, ref, PG);
 	/* an explicit pass merges what is left, the data stay */
-	assert_int_equal(hdpm_gc(e->fs, 1), -EINVAL);
+	assert_int_equal(hdpm_gc(e->fs, 1 << 4), -EINVAL);
+	assert_int_equal(hdpm_gc(e->fs, HDPM_GC_FORCE), -EINVAL);
 	assert_int_equal(hdpm_gc(NULL, 0), -EINVAL);
 	xwrite(f, b, 10, 5);
 	memcpy(ref + 5, b, 10);

@@ -62,6 +62,41 @@ static void test_list_no_pm(void **state)
 	free(list);
 }
 
+/* PMAD_FAKE_NS: directories stand for mounted fsdax namespaces */
+static void test_list_fake(void **state)
+{
+	struct ns_namespace *list = NULL;
+	size_t count = 0;
+
+	(void)state;
+	setenv("PMAD_FAKE_NS", "1=/tmp,0=/", 1);
+	assert_int_equal(ns_list(&list, &count), 0);
+	assert_int_equal(count, 2);
+	assert_int_equal(list[0].node, 1);
+	assert_string_equal(list[0].mount, "/tmp");
+	assert_string_equal(list[0].mode, "fsdax");
+	assert_string_equal(list[1].name, "namespace1.0");
+	assert_int_equal(list[1].node, 0);
+	assert_string_equal(list[1].mount, "/");
+	assert_true(list[1].size > 0);
+	free(list);
+	setenv("PMAD_FAKE_NS", "", 1);
+	assert_int_equal(ns_list(&list, &count), 0);
+	assert_int_equal(count, 0);
+	assert_null(list);
+	setenv("PMAD_FAKE_NS", "0=/a,x=/b", 1);
+	assert_int_equal(ns_list(&list, &count), -EINVAL);
+	assert_string_equal(ns_errormsg(),
+			    "PMAD_FAKE_NS '0=/a,x=/b': entry 'x=/b' is not "
+			    "NODE=DIR");
+	setenv("PMAD_FAKE_NS", "0=rel", 1);
+	assert_int_equal(ns_list(&list, &count), -EINVAL);
+	assert_string_equal(ns_errormsg(),
+			    "PMAD_FAKE_NS '0=rel': 'rel' is not an absolute "
+			    "path");
+	unsetenv("PMAD_FAKE_NS");
+}
+
 /* inside pmem-vm only: region N holds one namespace on node N */
 static void test_list_vm(void **state)
 {
@@ -415,6 +450,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_list_no_pm, reset),
+		cmocka_unit_test_teardown(test_list_fake, reset),
 		cmocka_unit_test_teardown(test_path_tmpfs, reset),
 		cmocka_unit_test_teardown(test_path_not_devdax, reset),
 		cmocka_unit_test_teardown(test_fake_env_plain, reset),

@@ -240,6 +240,52 @@ static void test_pool_names(void **state)
 	assert_true(pmad_pool_name_valid(long_name));
 }
 
+/* namespaces: auto or listed; pools with parts on all nodes or some */
+static void test_namespaces_parts(void **state)
+{
+	struct pmad_config *c;
+
+	(void)state;
+	assert_int_equal(parse("namespaces: auto\n"
+			       "pools:\n"
+			       "  - {name: wide, size: 4M, parts: all-nodes}\n"
+			       "  - {name: two, size: 4M, parts: [1, 0]}\n"
+			       "  - {name: one, size: 4M}\n",
+			       &c),
+			 0);
+	assert_true(c->ns_auto);
+	assert_int_equal(c->nns, 0);
+	assert_true(c->pools[0].parts_all_nodes);
+	assert_int_equal(c->pools[0].nparts, 0);
+	assert_false(c->pools[1].parts_all_nodes);
+	assert_int_equal(c->pools[1].nparts, 2);
+	assert_int_equal(c->pools[1].parts[0], 1);
+	assert_int_equal(c->pools[1].parts[1], 0);
+	assert_int_equal(c->pools[2].nparts, 0);
+	assert_false(c->pools[2].parts_all_nodes);
+	pmad_config_free(c);
+	expect_error("namespaces: manual\n",
+		     "t.yaml:1:13: namespaces must be 'auto' or a sequence of "
+		     "node/path mappings");
+	expect_error("pools:\n  - {name: a, size: 1M, parts: [0, 0]}\n",
+		     "t.yaml:2:36: node 0 is listed twice");
+	expect_error("pools:\n  - {name: a, size: 1M, parts: []}\n",
+		     "t.yaml:2:32: parts must be 'all-nodes' or a non-empty "
+		     "sequence of NUMA nodes");
+	expect_error("pools:\n  - {name: a, size: 1M, parts: some}\n",
+		     "t.yaml:2:32: parts must be 'all-nodes' or a non-empty "
+		     "sequence of NUMA nodes");
+	expect_error("pools:\n  - {name: a, size: 1M, parts: [x]}\n",
+		     "t.yaml:2:33: node 'x' is not an integer 0..1023");
+	expect_error("pools:\n  - {name: a, size: 1M, path: /p, "
+		     "parts: all-nodes}\n",
+		     "t.yaml:2:5: pool 'a' has both 'path' and 'parts': parts "
+		     "are placed on the namespaces");
+	expect_error("pools:\n  - {name: a, size: 1M, parts: [0,1,2,3,4,5,6,"
+		     "7,8,9,10,11,12,13,14,15,16]}\n",
+		     "t.yaml:2:71: too many parts (at most 16)");
+}
+
 #define T(f) cmocka_unit_test(f)
 
 int main(void)
@@ -248,7 +294,7 @@ int main(void)
 		T(test_full),	       T(test_empty),
 		T(test_syntax_errors), T(test_bad_values),
 		T(test_bad_structure), T(test_load_file),
-		T(test_pool_names),
+		T(test_pool_names),    T(test_namespaces_parts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,6 +77,23 @@ pool_checks_fsdax() {
 	run_json two pmactl inspect --json /mnt/pmem0/pool2
 	json "inspect: 2-part pool reports nodes 0 and 1" "$tmp/two.json" \
 		'[.parts[].numa_node] == [0, 1] and .granularity == "CACHE_LINE"'
+	# a heap over both parts: a thread on each node's CPU gets blocks of
+	# its node's part, whose pages the kernel puts on that node
+	# shellcheck disable=SC2016 # $0 expands in the inner sh
+	check "pmalloc over 2 parts: local-first, each node's pages on it" \
+		sh -c 'pma-workload --numa "$1" --mempolicy >"$0" &&
+			jq -se "length == 2 and ([.[].node] | sort) == [0, 1] and
+				all(.[]; .in_part == .blocks and .page_on_node == .blocks)" "$0"' \
+		"$tmp/numa.json" /mnt/pmem0/pool2
+	# the issue's command: one part per node's namespace, shown by --numa
+	check "create /mnt/pmem0/pool4 --size 64M --all-nodes" \
+		pmactl create /mnt/pmem0/pool4 --size 64M --all-nodes
+	check "pma-workload --numa on the --all-nodes pool" \
+		pma-workload --numa /mnt/pmem0/pool4 --mempolicy
+	run_json allnodes pmactl inspect --numa --json /mnt/pmem0/pool4
+	json "inspect --numa: parts on nodes 0 and 1, blocks in both" "$tmp/allnodes.json" \
+		'[.numa.parts[].node] == [0, 1] and all(.numa.parts[]; .used > 0)
+		 and .parts[1].path == "/mnt/pmem1/pool4.part1"'
 
 	check "create 2-part pool with part 0 on node 1" \
 		pmactl create /mnt/pmem1/pool3 --size 64M --parts /mnt/pmem0/pool3

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmabench backends for a PMAlloc heap over several parts, one per NUMA
+ * node (lib/ns topology: the real one, or PMAD_FAKE_NUMA): "pmalloc-numa"
+ * places each thread's blocks in its own node's part (local-first, the
+ * default), "pmalloc-spread" lets the threads take the parts in turn
+ * whatever node they run on (PMA_HEAP_INTERLEAVE). pmabench pins worker
+ * i to the i-th CPU it may use, so the dest words of a thread's slots go
+ * into a table in the part of that CPU's node (made at open by a thread
+ * pinned there): with local-first, a thread writes nothing on another
+ * node while its part has room, which lib/pmem's remote_lines counts.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "ns/ns.h"
+#include "pmalloc.h"
+#include "pool/pool.h"
+
+#define NUMA_MAX_PARTS 8
+
+struct bench_numa {
+	struct pma_heap *heap;
+	unsigned nparts;
+	char paths[NUMA_MAX_PARTS][PATH_MAX];
+	uint64_t *root; /* the tables' offsets, one per part */
+	uint64_t *table[NUMA_MAX_PARTS]; /* by part; NULL if no CPU's */
+	/* by the k-th CPU the process may use: the table of its part */
+	unsigned ncpus;
+	uint64_t **cpu_table;
+};
+
+/* the CPUs the process may use, in order (pmabench's pinning) */
+static unsigned allowed_cpus(int *cpus, unsigned max)
+{
+	cpu_set_t set;
+	unsigned n = 0;
+	int c;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (c = 0; c < CPU_SETSIZE && n < max; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
+
+static int pin_cpu(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+}
+
+/* a pool with one part per online node (at least 2), a heap over all */
+static int numa_create(struct bench_numa *b, const char *dir,
+		       uint64_t pool_size, unsigned flags)
+{
+	struct pool_create_params params = { 0 };
+	const char *paths[NUMA_MAX_PARTS];
+	int nodes[NUMA_MAX_PARTS];
+	struct pool *pool;
+	unsigned i, n = 0;
+	int rc;
+
+	for (i = 0; i < ns_node_count() && n < NUMA_MAX_PARTS; i++)
+		if (ns_node_is_online((int)i))
+			nodes[n++] = (int)i;
+	if (n < 2)
+		return -ENODEV; /* one node: the plain pmalloc rows */
+	for (i = 0; i < n; i++) {
+		snprintf(b->paths[i], sizeof(b->paths[i]),
+			 "%s/pmabench-%d-numa.pool%s%u", dir, (int)getpid(),
+			 i ? "." : "", i);
+		if (!i) /* part 0 without a suffix */
+			snprintf(b->paths[0], sizeof(b->paths[0]),
+				 "%s/pmabench-%d-numa.pool", dir,
+				 (int)getpid());
+		paths[i] = b->paths[i];
+	}
+	params.nparts = n;
+	params.paths = paths;
+	params.nodes = nodes;
+	params.part_size = pool_size / n / (64 << 10) * (64 << 10);
+	params.mode = 0600;
+	params.flags = POOL_CREATE_FORCE;
+	rc = pool_create(&params, &pool);
+	if (rc < 0)
+		return rc;
+	pool_close(&pool);
+	b->nparts = n;
+	rc = pma_heap_open(b->paths[0], PMA_HEAP_FORMAT, &b->heap);
+	if (rc == 0 && flags) { /* reopen with the placement asked */
+		pma_heap_close(b->heap);
+		rc = pma_heap_open(b->paths[0], flags, &b->heap);
+	}
+	return rc;
+}
+
+/* a table of nslots dest words in the part of each CPU's node, made by
+ * this thread pinned to that CPU (local-first puts it there) */
+static int numa_tables(struct bench_numa *b, size_t nslots)
+{
+	int cpus[CPU_SETSIZE];
+	cpu_set_t saved;
+	unsigned k, p;
+	uint64_t root;
+	int rc;
+
+	if (pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved))
+		return -EINVAL;
+	b->ncpus = allowed_cpus(cpus, CPU_SETSIZE);
+	b->cpu_table = calloc(b->ncpus ? b->ncpus : 1, sizeof(*b->cpu_table));
+	if (!b->cpu_table || !b->ncpus)
+		return -ENOMEM;
+	rc = pma_root(b->heap, NUMA_MAX_PARTS * 2 * sizeof(uint64_t), &root);
+	if (rc < 0)
+		return rc;
+	b->root = pma_direct(b->heap, root);
+	for (k = 0; k < b->ncpus && rc == 0; k++) {
+		rc = pin_cpu(cpus[k]);
+		if (rc < 0)
+			break;
+		/* a probe block shows the thread's part */
+		rc = pma_malloc_to(b->heap, 64, &b->root[NUMA_MAX_PARTS]);
+		if (rc < 0)
+			break;
+		p = (unsigned)(b->root[NUMA_MAX_PARTS] >> 56);
+		rc = pma_free_from(b->heap, &b->root[NUMA_MAX_PARTS]);
+		if (rc < 0 || p >= NUMA_MAX_PARTS)
+			break;
+		if (!b->table[p]) {
+			rc = pma_zalloc_to(b->heap, nslots * sizeof(uint64_t),
+					   &b->root[p]);
+			if (rc < 0)
+				break;
+			b->table[p] = pma_direct(b->heap, b->root[p]);
+		}
+		b->cpu_table[k] = b->table[p];
+	}
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+	return rc;
+}
+
+static void numa_close(void *ctx)
+{
+	struct bench_numa *b = ctx;
+	unsigned i;
+
+	if (!b)
+		return;
+	pma_heap_close(b->heap);
+	for (i = 0; i < b->nparts; i++)
+		(void)unlink(b->paths[i]);
+	free(b->cpu_table);
+	free(b);
+}
+
+static int numa_open_flags(const char *dir, uint64_t pool_size, size_t nslots,
+			   unsigned flags, void **ret_ctx)
+{
+	struct bench_numa *b = calloc(1, sizeof(*b));
+	int rc;
+
+	if (!b)
+		return -ENOMEM;
+	rc = ns_topology_init();
+	if (rc == 0)
+		rc = numa_create(b, dir, pool_size, flags);
+	if (rc == 0)
+		rc = numa_tables(b, nslots);
+	if (rc < 0) {
+		numa_close(b);
+		return rc;
+	}
+	*ret_ctx = b;
+	return 0;
+}
+
+static int numa_open(const char *dir, uint64_t pool_size, size_t nslots,
+		     void **ret_ctx)
+{
+	return numa_open_flags(dir, pool_size, nslots, 0, ret_ctx);
+}
+
+static int spread_open(const char *dir, uint64_t pool_size, size_t nslots,
+		       void **ret_ctx)
+{
+	return numa_open_flags(dir, pool_size, nslots, PMA_HEAP_INTERLEAVE,
+			       ret_ctx);
+}
+
+/* slot's dest word: in the table of the part of the CPU its thread is
+ * pinned to (worker i: slots from i * BENCH_SLOTS_PER_THREAD) */
+static uint64_t *numa_slot(struct bench_numa *b, size_t slot)
+{
+	size_t k = slot / BENCH_SLOTS_PER_THREAD % b->ncpus;
+
+	return &b->cpu_table[k][slot];
+}
+
+static int numa_alloc(void *ctx, size_t slot, size_t size)
+{
+	struct bench_numa *b = ctx;
+
+	return pma_malloc_to(b->heap, size, numa_slot(b, slot));
+}
+
+static int numa_free(void *ctx, size_t slot)
+{
+	struct bench_numa *b = ctx;
+
+	return pma_free_from(b->heap, numa_slot(b, slot));
+}
+
+static int numa_is_live(void *ctx, size_t slot)
+{
+	struct bench_numa *b = ctx;
+
+	return __atomic_load_n(numa_slot(b, slot), __ATOMIC_RELAXED) != 0;
+}
+
+static int64_t numa_checkpoints(void *ctx)
+{
+	struct bench_numa *b = ctx;
+	struct pma_heap_stats st;
+
+	if (pma_heap_stats(b->heap, &st) < 0)
+		return -1;
+	return (int64_t)(st.checkpoints + st.local_checkpoints);
+}
+
+const struct bench_alloc bench_alloc_pmalloc_numa = {
+	.name = "pmalloc-numa",
+	.has_counters = 1,
+	.open = numa_open,
+	.close = numa_close,
+	.alloc = numa_alloc,
+	.free = numa_free,
+	.is_live = numa_is_live,
+	.errormsg = pma_errormsg,
+	.checkpoints = numa_checkpoints,
+};
+
+const struct bench_alloc bench_alloc_pmalloc_spread = {
+	.name = "pmalloc-spread",
+	.has_counters = 1,
+	.open = spread_open,
+	.close = numa_close,
+	.alloc = numa_alloc,
+	.free = numa_free,
+	.is_live = numa_is_live,
+	.errormsg = pma_errormsg,
+	.checkpoints = numa_checkpoints,
+};

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The local seam (seam.h): the pool is a path, opened in this process with
+ * lib/pool and lib/pmalloc under the pool's lock (exclusive to create,
+ * shared to read). A pool pmad holds fails here with "pool is held by pmad
+ * (pid N); use --socket" (lib/pool names the lock's holder).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "common.h"
+#include "files.h"
+#include "pmalloc.h"
+#include "pool/pool.h"
+#include "seam.h"
+#include "util/json.h"
+#include "view/view.h"
+
+unsigned cmd_view_flags(const struct cmd_ctx *ctx)
+{
+	return ctx->json && ctx->human ? VIEW_HUMAN : 0;
+}
+
+static int doc_new(const struct cmd_ctx *ctx, struct json_object **ret_doc)
+{
+	*ret_doc = json_object_new_object();
+	if (!*ret_doc)
+		return cmd_error(ctx, "out of memory");
+	return CMD_EXIT_OK;
+}
+
+/* the pool ctx->pool as a document */
+static int pool_doc(const struct cmd_ctx *ctx, const char *path,
+		    struct json_object **ret_doc)
+{
+	int rc = doc_new(ctx, ret_doc);
+
+	if (rc == CMD_EXIT_OK &&
+	    view_pool_json(ctx->pool, cmd_view_flags(ctx), *ret_doc) < 0)
+		rc = cmd_error(ctx, "cannot show pool '%s': out of memory",
+			       path);
+	return rc;
+}
+
+static int local_create(struct cmd_ctx *ctx, const struct cmd_create_args *a,
+			struct json_object **ret_doc)
+{
+	struct pool_create_params params = {
+		.nparts = a->nparts,
+		.paths = a->paths,
+		.nodes = a->nnodes ? a->nodes : NULL,
+		.part_size = a->size,
+		.mode = a->mode_given ? a->mode : 0660,
+		.flags = a->flags,
+	};
+	struct cmd_progress progress;
+	int rc;
+
+	cmd_progress_init(&progress, "creating");
+	if (ctx->is_tty) {
+		params.progress = cmd_progress_update;
+		params.progress_arg = &progress;
+	}
+	rc = pool_create(&params, &ctx->pool);
+	cmd_progress_done(&progress);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot create pool '%s': %s",
+				 a->paths[0], pool_errormsg());
+	return pool_doc(ctx, a->paths[0], ret_doc);
+}
+
+static int local_inspect(struct cmd_ctx *ctx, const char *path, unsigned views,
+			 struct json_object **ret_doc)
+{
+	int rc;
+
+	rc = cmd_pool_open(ctx, path, POOL_OPEN_RDONLY | POOL_OPEN_SHOW_OLDER);
+	if (rc == CMD_EXIT_OK)
+		rc = pool_doc(ctx, path, ret_doc);
+	if (rc != CMD_EXIT_OK)
+		return rc;
+	if (pool_header_damage(ctx->pool)) {
+		/* shown, but a failure: the pool cannot be opened for writing
+		 * and what is shown may predate its last changes */
+		return cmd_error(ctx, "pool '%s' is damaged: %s", path,
+				 pool_header_damage(ctx->pool));
+	}
+	if (views & CMD_VIEW_HEAP)
+		rc = cmd_heap_json(ctx, path, *ret_doc);
+	/* files as text come from files.c itself (the local seam only) */
+	if (rc == CMD_EXIT_OK && (views & CMD_VIEW_FILES) && ctx->json)
+		rc = cmd_files_json(ctx, path, *ret_doc);
+	return rc;
+}
+
+/* one pool read here: {"pools": [{name, path, state, size, heap}]} */
+static int local_stat(struct cmd_ctx *ctx, const char *path,
+		      struct json_object **ret_doc)
+{
+	struct json_object *arr = NULL, *p = NULL;
+	struct pma_heap *heap = NULL;
+	int rc, err;
+
+	if (!path)
+		return cmd_error(ctx, "stat: which pool? (name a pool file, or "
+				      "give --socket to ask pmad about all)");
+	rc = local_inspect(ctx, path, 0, &p);
+	if (rc == CMD_EXIT_OK)
+		rc = cmd_heap_open(ctx, path, &heap);
+	if (rc != CMD_EXIT_OK) {
+		json_object_put(p);
+		return rc;
+	}
+	*ret_doc = json_object_new_object();
+	arr = json_object_new_array();
+	err = !*ret_doc || !arr;
+	err |= util_json_add_str(p, "name", path);
+	err |= util_json_add_str(p, "path", path);
+	err |= util_json_add_str(p, "state", "closed");
+	err |= util_json_add_u64(p, "clients", 0);
+	err |= view_heap_stat_json(heap, cmd_view_flags(ctx), p);
+	pma_heap_close(heap);
+	if (arr && json_object_array_add(arr, p) == 0)
+		p = NULL;
+	json_object_put(p);
+	err |= util_json_add_obj(*ret_doc, "pools", arr);
+	if (err)
+		return cmd_error(ctx, "cannot show pool '%s': %s", path,
+				 "out of memory");
+	return CMD_EXIT_OK;
+}
+
+static int local_list(struct cmd_ctx *ctx, struct json_object **ret_doc)
+{
+	(void)ret_doc;
+	return cmd_error(ctx, "list shows the pools pmad serves: give "
+			      "--socket or set $PMAD_SOCKET");
+}
+
+const struct cmd_seam cmd_seam_local = {
+	.name = "local",
+	.create = local_create,
+	.inspect = local_inspect,
+	.stat = local_stat,
+	.list = local_list,
+};

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmactl text printers of list and stat documents (show.h): the pool
+ * table, per pool usage with pmad's services, and the same figures in
+ * node_exporter's textfile collector format (Prometheus text format 0.0.4:
+ * "# HELP" and "# TYPE" once per metric, then one sample per pool labelled
+ * pool="NAME", every name prefixed pmad_).
+ */
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common.h"
+#include "show.h"
+
+static struct json_object *jobj(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return NULL;
+	return v;
+}
+
+static size_t jlen(struct json_object *arr)
+{
+	return arr && json_object_is_type(arr, json_type_array) ?
+		       json_object_array_length(arr) :
+		       0;
+}
+
+static const char *user_name(uint64_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid((uid_t)uid);
+
+	if (pw)
+		return pw->pw_name;
+	snprintf(buf, len, "%" PRIu64, uid);
+	return buf;
+}
+
+static const char *group_name(uint64_t gid, char *buf, size_t len)
+{
+	struct group *gr = getgrgid((gid_t)gid);
+
+	if (gr)
+		return gr->gr_name;
+	snprintf(buf, len, "%" PRIu64, gid);
+	return buf;
+}
+
+int cmd_show_list(struct json_object *doc)
+{
+	static const char *const head[] = { "NAME", "SIZE",  "OWNER",	"GROUP",
+					    "MODE", "STATE", "CLIENTS", "PATH" };
+	char size[UTIL_SIZE_BUF], owner[24], group[24], clients[24];
+	struct json_object *pools = jobj(doc, "pools"), *p;
+	const char *row[8];
+	struct cmd_table t;
+	size_t i;
+	int rc;
+
+	if (!pools || !json_object_is_type(pools, json_type_array))
+		return -EPROTO;
+	cmd_table_init(&t, 8, head, 0x42);
+	for (i = 0; i < jlen(pools); i++) {
+		p = json_object_array_get_idx(pools, i);
+		snprintf(clients, sizeof(clients), "%" PRIu64,
+			 cmd_ju64(p, "clients"));
+		row[0] = cmd_jstr(p, "name");
+		row[1] = cmd_size_str(cmd_ju64(p, "size"), size, sizeof(size));
+		row[2] = user_name(cmd_ju64(p, "owner"), owner, sizeof(owner));
+		row[3] = group_name(cmd_ju64(p, "group"), group, sizeof(group));
+		row[4] = cmd_jstr(p, "mode");
+		row[5] = cmd_jstr(p, "state");
+		row[6] = clients;
+		row[7] = cmd_jstr(p, "path");
+		cmd_table_add(&t, row);
+	}
+	rc = t.nrows > 1 ? cmd_table_print(&t, stdout, 0) : 0;
+	if (t.nrows == 1)
+		puts("no pools");
+	cmd_table_release(&t);
+	return rc;
+}
+
+/* ------------------------------------------------------------ stat */
+
+static void show_daemon(struct json_object *d)
+{
+	uint64_t interval = cmd_ju64(d, "checkpoint_interval");
+
+	printf("pmad pid %" PRIu64 ", up %" PRIu64 " s, %" PRIu64
+	       " client%s; %" PRIu64 " requests (%" PRIu64 " errors, %" PRIu64
+	       " denied)\n",
+	       cmd_ju64(d, "pid"), cmd_ju64(d, "uptime"),
+	       cmd_ju64(d, "clients"), cmd_ju64(d, "clients") == 1 ? "" : "s",
+	       cmd_ju64(d, "requests"), cmd_ju64(d, "errors"),
+	       cmd_ju64(d, "denied"));
+	if (interval)
+		printf("services: checkpoints every %" PRIu64 " s; %" PRIu64
+		       " runs, %" PRIu64 " checkpoints\n\n",
+		       interval, cmd_ju64(d, "service_runs"),
+		       cmd_ju64(d, "service_checkpoints"));
+	else
+		printf("services: background checkpoints off; %" PRIu64
+		       " checkpoints on request\n\n",
+		       cmd_ju64(d, "service_checkpoints"));
+}
+
+static const char *when_str(struct json_object *svc, char *buf, size_t len)
+{
+	struct json_object *v = jobj(svc, "last_checkpoint");
+	time_t t;
+	struct tm tm;
+
+	if (!v)
+		return "-";
+	t = (time_t)json_object_get_int64(v);
+	if (!gmtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
+		return "?";
+	return buf;
+}
+
+/* one table row of pool p into the cells of row (buffers in bufs) */
+static void stat_row(struct json_object *p, char bufs[][40], const char **row)
+{
+	struct json_object *svc = jobj(p, "services");
+
+	row[0] = cmd_jstr(p, "name");
+	row[1] = cmd_jstr(p, "state");
+	row[2] = cmd_size_str(cmd_ju64(p, "size"), bufs[0], 40);
+	row[3] = jobj(p, "used") ?
+			 cmd_size_str(cmd_ju64(p, "used"), bufs[1], 40) :
+			 NULL;
+	row[4] = jobj(p, "free") ?
+			 cmd_size_str(cmd_ju64(p, "free"), bufs[2], 40) :
+			 NULL;
+	snprintf(bufs[3], 40, "%" PRIu64 "/%" PRIu64,
+		 cmd_ju64(p, "log_records"), cmd_ju64(p, "log_capacity"));
+	row[5] = jobj(p, "log_capacity") ? bufs[3] : NULL;
+	snprintf(bufs[4], 40, "%" PRIu64, cmd_ju64(p, "clients"));
+	row[6] = bufs[4];
+	snprintf(bufs[5], 40, "%" PRIu64, cmd_ju64(svc, "checkpoints"));
+	row[7] = svc ? bufs[5] : NULL;
+	row[8] = svc ? when_str(svc, bufs[6], 40) : NULL;
+}
+
+int cmd_show_stat(struct json_object *doc)
+{
+	static const char *const head[] = {
+		"NAME", "STATE",   "SIZE",	  "USED",	    "FREE",
+		"LOG",	"CLIENTS", "CHECKPOINTS", "LAST CHECKPOINT"
+	};
+	struct json_object *pools = jobj(doc, "pools"), *p;
+	char bufs[7][40];
+	const char *row[9];
+	struct cmd_table t;
+	size_t i;
+	int rc;
+
+	if (!pools)
+		return -EPROTO;
+	if (jobj(doc, "daemon"))
+		show_daemon(jobj(doc, "daemon"));
+	cmd_table_init(&t, 9, head, 0xfc);
+	for (i = 0; i < jlen(pools); i++) {
+		p = json_object_array_get_idx(pools, i);
+		stat_row(p, bufs, row);
+		cmd_table_add(&t, row);
+		if (cmd_jstr(p, "error"))
+			fprintf(stderr, "pmactl: pool '%s': %s\n",
+				cmd_jstr(p, "name"), cmd_jstr(p, "error"));
+	}
+	rc = t.nrows > 1 ? cmd_table_print(&t, stdout, 0) : 0;
+	if (t.nrows == 1)
+		puts("no pools");
+	cmd_table_release(&t);
+	return rc;
+}
+
+/* ------------------------------------------------------------ prometheus */
+
+enum metric_type { GAUGE, COUNTER };
+
+struct metric {
+	const char *name; /* after "pmad_" */
+	const char *key; /* in the pool (or daemon) object */
+	const char *help;
+	enum metric_type type;
+	int in_services; /* key is in the pool's "services" object */
+};
+
+static const struct metric pool_metrics[] = {
+	{ "pool_size_bytes", "size", "Size of the pool (all parts).", GAUGE,
+	  0 },
+	{ "pool_heap_size_bytes", "heap_size",
+	  "Size of the pool's PMAlloc heap.", GAUGE, 0 },
+	{ "pool_used_bytes", "used", "Bytes in live allocations of the heap.",
+	  GAUGE, 0 },
+	{ "pool_free_bytes", "free",
+	  "Bytes free in the heap (pages and slab blocks).", GAUGE, 0 },
+	{ "pool_largest_free_extent_bytes", "largest_free_extent",
+	  "Largest free extent of the heap.", GAUGE, 0 },
+	{ "pool_log_records", "log_records",
+	  "Bookkeeping log records not yet checkpointed.", GAUGE, 0 },
+	{ "pool_log_capacity_records", "log_capacity",
+	  "Bookkeeping log records all arenas can hold.", GAUGE, 0 },
+	{ "pool_clients", "clients", "Client sessions holding the pool open.",
+	  GAUGE, 0 },
+	{ "pool_checkpoints_total", "checkpoints",
+	  "Heap checkpoints since pmad opened the pool.", COUNTER, 0 },
+	{ "pool_service_checkpoints_total", "checkpoints",
+	  "Checkpoints pmad's services and compact requests made.", COUNTER,
+	  1 },
+	{ "pool_service_checkpoint_failures_total", "checkpoint_failures",
+	  "Checkpoints pmad tried that failed.", COUNTER, 1 },
+	{ "pool_last_checkpoint_timestamp_seconds", "last_checkpoint",
+	  "Unix time of pmad's last checkpoint of the pool.", GAUGE, 1 },
+};
+
+static const struct metric daemon_metrics[] = {
+	{ "uptime_seconds", "uptime", "Seconds since pmad started.", GAUGE, 0 },
+	{ "clients", "clients", "Connected clients.", GAUGE, 0 },
+	{ "pools", "pools", "Pools pmad serves.", GAUGE, 0 },
+	{ "requests_total", "requests", "Requests received.", COUNTER, 0 },
+	{ "errors_total", "errors", "Error replies sent.", COUNTER, 0 },
+	{ "denied_total", "denied", "Requests denied (EACCES, EPERM).", COUNTER,
+	  0 },
+	{ "connections_total", "connections", "Connections accepted.", COUNTER,
+	  0 },
+	{ "reloads_total", "reloads", "Configuration reloads.", COUNTER, 0 },
+	{ "service_runs_total", "service_runs",
+	  "Rounds of the background services.", COUNTER, 0 },
+};
+
+#define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+static void prom_head(const struct metric *m)
+{
+	printf("# HELP pmad_%s %s\n# TYPE pmad_%s %s\n", m->name, m->help,
+	       m->name, m->type == COUNTER ? "counter" : "gauge");
+}
+
+/* a label value: backslash, double quote and newline escaped */
+static void prom_label(const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '\\' || *s == '"')
+			printf("\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+static void prom_pools(struct json_object *pools)
+{
+	struct json_object *p, *o, *v;
+	size_t i, m;
+
+	printf("# HELP pmad_pool_open 1 if pmad holds the pool open.\n"
+	       "# TYPE pmad_pool_open gauge\n");
+	for (i = 0; i < jlen(pools); i++) {
+		p = json_object_array_get_idx(pools, i);
+		fputs("pmad_pool_open{pool=\"", stdout);
+		prom_label(cmd_jstr(p, "name"));
+		printf("\"} %d\n",
+		       strcmp(cmd_jstr(p, "state") ?: "", "open") == 0);
+	}
+	for (m = 0; m < NELEMS(pool_metrics); m++) {
+		prom_head(&pool_metrics[m]);
+		for (i = 0; i < jlen(pools); i++) {
+			p = json_object_array_get_idx(pools, i);
+			o = pool_metrics[m].in_services ? jobj(p, "services") :
+							  p;
+			v = jobj(o, pool_metrics[m].key);
+			if (!v) /* unknown values are omitted */
+				continue;
+			printf("pmad_%s{pool=\"", pool_metrics[m].name);
+			prom_label(cmd_jstr(p, "name"));
+			printf("\"} %" PRIu64 "\n",
+			       (uint64_t)json_object_get_int64(v));
+		}
+	}
+}
+
+int cmd_show_prometheus(struct json_object *doc)
+{
+	struct json_object *d = jobj(doc, "daemon");
+	size_t m;
+
+	if (!jobj(doc, "pools"))
+		return -EPROTO;
+	for (m = 0; d && m < NELEMS(daemon_metrics); m++) {
+		prom_head(&daemon_metrics[m]);
+		printf("pmad_%s %" PRIu64 "\n", daemon_metrics[m].name,
+		       cmd_ju64(d, daemon_metrics[m].key));
+	}
+	prom_pools(jobj(doc, "pools"));
+	return ferror(stdout) ? -EIO : 0;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/view: JSON views of an open pool and of its PMAlloc heap, the
+ * documents `pmactl inspect` and `pmactl stat` print. pmactl builds them
+ * from a pool it opened itself, pmad from the pools it holds, so a pool
+ * looks the same offline and through pmad. Keys are API (pmactl-inspect(1),
+ * pmactl-stat(1)): add, never rename. Sizes are integers in bytes, or with
+ * VIEW_HUMAN strings with units ("4 MiB"); the set of keys never changes.
+ * Functions add keys to a caller's object and return 0 or a negative errno
+ * (-ENOMEM, or what pmalloc returned) with the util errmsg set.
+ */
+#ifndef PMAD_VIEW_VIEW_H
+#define PMAD_VIEW_VIEW_H
+
+#include <stdint.h>
+#include <json-c/json.h>
+
+struct pool;
+struct pma_heap;
+
+enum view_flags {
+	VIEW_HUMAN = 1 << 0, /* sizes as strings with units */
+};
+
+/* a size under key: an integer, or with VIEW_HUMAN a string */
+int view_add_size(struct json_object *obj, const char *key, uint64_t size,
+		  unsigned flags);
+
+/* uuid, version, major, minor, generation, header copies, features,
+ * create_time, granularity, size (all parts), nparts, parts[], regions[] */
+int view_pool_json(const struct pool *pool, unsigned flags,
+		   struct json_object *obj);
+
+/* "heap": arenas, logs, size classes, used/free, extents, page map */
+int view_heap_json(struct pma_heap *heap, unsigned flags,
+		   struct json_object *obj);
+
+/* the heap's usage for pmactl stat: heap_size, used, free,
+ * largest_free_extent, log_records, log_capacity, checkpoints */
+int view_heap_stat_json(struct pma_heap *heap, unsigned flags,
+			struct json_object *obj);
+
+#endif

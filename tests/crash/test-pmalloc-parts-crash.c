@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test-pmalloc-parts-crash: crash-simulation sweep of a PMAlloc heap over
+ * the two parts of a pool (--enable-crash-sim), on a fake topology of two
+ * nodes (CPU i on node i, part i on node i). Two threads, pinned one to
+ * each CPU, allocate and free into two tables of dest words, one in part
+ * 0 (the root) and one in part 1, so that blocks of each part are named
+ * from both parts, blocks are freed from the other part's node, and both
+ * global and per-arena checkpoints run in both parts. At EVERY fence the
+ * images of both part files are written; the parent recovers a copy of
+ * the pair and checks: every dest word is 0 or names a live block of its
+ * slot's size, no block is named twice, nothing leaked in either part,
+ * the read-only view equals the recovered heap, and the heap keeps
+ * working. `test-pmalloc-parts-crash replay FILE` checks a saved image
+ * (FILE and FILE.1) again.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ns/ns.h"
+#include "pmalloc.h"
+#include "pmalloc/internal.h"
+#include "pmem/crash.h"
+#include "pool/pool.h"
+#include "crash-sweep.h"
+
+#define PART_SIZE (4ULL << 20)
+#define NSLOTS 32 /* per table */
+#define OPS_PER_THREAD 100
+#define NTHREADS 2
+
+/* sizes: small classes, a few large blocks and extents */
+static size_t slot_size(unsigned s)
+{
+	uint32_t h = s * 2654435761u;
+
+	if (s % 9 == 4)
+		return 16384 + (h >> 16) % (96 * 1024);
+	return 1 + (h >> 8) % 3000;
+}
+
+static void fake_topology(void)
+{
+	static const int cpu_node[2] = { 0, 1 };
+
+	if (ns_topology_set_fake(2, cpu_node, 2) < 0)
+		_exit(11);
+}
+
+static int open_image(const char *file, unsigned flags,
+		      struct pma_heap **ret_heap)
+{
+	char part1[128];
+	const char *paths[2] = { file, part1 };
+
+	crash_sweep_part_path(file, 1, part1, sizeof(part1));
+	return pma_heap_open_parts(paths, 2, flags, ret_heap);
+}
+
+/* ------------------------------------------------------------ child */
+
+struct work {
+	struct pma_heap *heap;
+	uint64_t *tab[2]; /* tab[0] in part 0 (the root), tab[1] in part 1 */
+	pthread_mutex_t locks[2 * NSLOTS];
+	uint64_t rnd;
+	int two_cpus;
+};
+
+static struct work work;
+
+static void *worker(void *arg)
+{
+	unsigned id = (unsigned)(uintptr_t)arg, i, s;
+	uint64_t rnd = id * 0x9e3779b97f4a7c15ULL + 1 + work.rnd, *w;
+	cpu_set_t set;
+	int rc;
+
+	CPU_ZERO(&set);
+	CPU_SET(work.two_cpus ? id : 0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		_exit(12);
+	for (i = 0; i < OPS_PER_THREAD; i++) {
+		rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+		s = (unsigned)(rnd % (2 * NSLOTS));
+		if (s == 0)
+			continue; /* names table 1 */
+		w = &work.tab[s / NSLOTS][s % NSLOTS];
+		pthread_mutex_lock(&work.locks[s]);
+		if (*w)
+			rc = pma_free_from(work.heap, w);
+		else
+			rc = pma_malloc_to(work.heap, slot_size(s), w);
+		pthread_mutex_unlock(&work.locks[s]);
+		if (rc && rc != -ENOMEM)
+			_exit(4);
+		if (id == 0 && i % 45 == 44 && pma_heap_checkpoint(work.heap))
+			_exit(5);
+		if (i % (id ? 17 : 23) == (id ? 16 : 11) &&
+		    pma_heap_checkpoint_arena(work.heap))
+			_exit(6);
+	}
+	return NULL;
+}
+
+static void child_run(const char *path, uint64_t rnd)
+{
+	struct pool_create_params params = { 0 };
+	static const int nodes[2] = { 0, 1 };
+	struct pm_map *maps[2];
+	pthread_t tid[NTHREADS];
+	char part1[128];
+	const char *paths[2] = { path, part1 };
+	struct pool *pool;
+	uint64_t root;
+	cpu_set_t set;
+	unsigned i;
+
+	fake_topology();
+	crash_sweep_part_path(path, 1, part1, sizeof(part1));
+	params.nparts = 2;
+	params.paths = paths;
+	params.nodes = nodes;
+	params.part_size = PART_SIZE;
+	params.mode = 0600;
+	params.flags = POOL_CREATE_FORCE;
+	if (pool_create(&params, &pool) < 0)
+		_exit(7);
+	pool_close(&pool);
+	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
+	pma_slab_keep = 0;
+	pma_local_checkpoints = 1;
+	work.two_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 &&
+			CPU_ISSET(0, &set) && CPU_ISSET(1, &set);
+	if (pma_heap_open(path, PMA_HEAP_FORMAT, &work.heap) ||
+	    pma_root(work.heap, NSLOTS * 8, &root))
+		_exit(8);
+	work.tab[0] = pma_direct(work.heap, root);
+	/* the table of part 1: allocated there directly */
+	if (pma_alloc_to(work.heap->sib[1], NSLOTS * 8, &work.tab[0][0],
+			 PMA_ALLOC_ZERO | PMA_ALLOC_HERE))
+		_exit(9);
+	work.tab[1] = pma_direct(work.heap, work.tab[0][0]);
+	work.heap->ext1_pages = 8;
+	work.heap->sib[1]->ext1_pages = 8;
+	for (i = 0; i < 2 * NSLOTS; i++)
+		pthread_mutex_init(&work.locks[i], NULL);
+	work.rnd = rnd;
+	maps[0] = work.heap->map;
+	maps[1] = work.heap->sib[1]->map;
+	crash_sweep_arm_parts(maps, 2);
+	for (i = 0; i < NTHREADS; i++)
+		pthread_create(&tid[i], NULL, worker, (void *)(uintptr_t)i);
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(tid[i], NULL);
+	fprintf(stderr,
+		"# run: %lu fallbacks, %lu frees of the other part's blocks, "
+		"local checkpoints %lu + %lu\n",
+		atomic_load(&work.heap->fallbacks),
+		atomic_load(&work.heap->remote_part_frees),
+		atomic_load(&work.heap->local_checkpoints),
+		atomic_load(&work.heap->sib[1]->local_checkpoints));
+	crash_sweep_finish(atomic_load(&work.heap->remote_part_frees));
+}
+
+/* ------------------------------------------------------------ checks */
+
+#define CHECK(cond, ...)                                     \
+	do {                                                 \
+		if (!(cond)) {                               \
+			snprintf(why, why_len, __VA_ARGS__); \
+			goto out_close;                      \
+		}                                            \
+	} while (0)
+
+/* live blocks and extents of one part's heap */
+static uint64_t part_live(struct pma_heap *heap)
+{
+	uint64_t c, page, live = 0;
+	struct pma_slab *slab;
+	uint32_t i;
+
+	for (c = 0; c < heap->nchunks; c++) {
+		slab = pma_heap_slab_at(
+			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
+		for (i = 0; slab && i < slab->nblocks; i++)
+			live += pma_slab_is_live(slab, i) != 0;
+	}
+	for (page = 0; page < heap->geom.npages; page++)
+		live += pma_pmap_kind(heap->pmap[page]) == PMA_PMAP_EXTENT;
+	return live;
+}
+
+static int off_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int check_heap(const char *file, unsigned *ret_live, char *why,
+		      size_t why_len)
+{
+	struct pma_heap_stats ro, rw;
+	struct pma_heap *heap;
+	uint64_t root = 0, offs[2 * NSLOTS], *tab[2], live;
+	unsigned s, n = 0, named_in[2] = { 0, 0 };
+
+	if (open_image(file, PMA_HEAP_RDONLY, &heap) < 0) {
+		snprintf(why, why_len, "rdonly open: %s", pma_errormsg());
+		return -1;
+	}
+	if (pma_heap_stats(heap, &ro) < 0) {
+		snprintf(why, why_len, "rdonly stats: %s", pma_errormsg());
+		pma_heap_close(heap);
+		return -1;
+	}
+	pma_heap_close(heap);
+	if (open_image(file, 0, &heap) < 0) {
+		snprintf(why, why_len, "open: %s", pma_errormsg());
+		return -1;
+	}
+	CHECK(heap->nsib == 2, "%u parts with a heap", heap->nsib);
+	CHECK(pma_heap_stats(heap, &rw) == 0 &&
+		      ro.used_bytes == rw.used_bytes &&
+		      ro.free_bytes == rw.free_bytes &&
+		      ro.extents == rw.extents,
+	      "read-only view differs (used %llu/%llu free %llu/%llu)",
+	      (unsigned long long)ro.used_bytes,
+	      (unsigned long long)rw.used_bytes,
+	      (unsigned long long)ro.free_bytes,
+	      (unsigned long long)rw.free_bytes);
+	CHECK(pma_root(heap, NSLOTS * 8, &root) == 0, "root: %s",
+	      pma_errormsg());
+	tab[0] = pma_direct(heap, root);
+	CHECK(tab[0][0] >> 56 == 1 &&
+		      pma_usable_size(heap, tab[0][0]) >= NSLOTS * 8,
+	      "table 1 word 0x%llx", (unsigned long long)tab[0][0]);
+	tab[1] = pma_direct(heap, tab[0][0]);
+	for (s = 1; s < 2 * NSLOTS; s++) {
+		uint64_t v = tab[s / NSLOTS][s % NSLOTS];
+
+		if (!v)
+			continue;
+		CHECK(pma_usable_size(heap, v) >= slot_size(s),
+		      "slot %u: 0x%llx usable %zu want %zu", s,
+		      (unsigned long long)v, pma_usable_size(heap, v),
+		      slot_size(s));
+		named_in[(v >> 56) & 1]++;
+		offs[n++] = v;
+	}
+	qsort(offs, n, sizeof(offs[0]), off_cmp);
+	for (s = 1; s < n; s++)
+		CHECK(offs[s] != offs[s - 1], "0x%llx named twice",
+		      (unsigned long long)offs[s]);
+	/* part 0: the named blocks there and the root; part 1: the named
+	 * ones and table 1 */
+	live = part_live(heap);
+	CHECK(live == named_in[0] + 1ULL, "part 0: %llu live, %u named + root",
+	      (unsigned long long)live, named_in[0]);
+	live = part_live(heap->sib[1]);
+	CHECK(live == named_in[1] + 1ULL, "part 1: %llu live, %u named + table",
+	      (unsigned long long)live, named_in[1]);
+	*ret_live = n;
+	for (s = 1; s < 2 * NSLOTS; s++)
+		CHECK(pma_free_from(heap, &tab[s / NSLOTS][s % NSLOTS]) == 0,
+		      "free slot %u: %s", s, pma_errormsg());
+	CHECK(part_live(heap) == 1 && part_live(heap->sib[1]) == 1,
+	      "blocks live after freeing all");
+	for (s = 1; s < 2 * NSLOTS; s += 3)
+		CHECK(pma_malloc_to(heap, slot_size(s),
+				    &tab[s / NSLOTS][s % NSLOTS]) == 0,
+		      "malloc slot %u: %s", s, pma_errormsg());
+	pma_heap_close(heap);
+	return 0;
+
+out_close:
+	pma_heap_close(heap);
+	return -1;
+}
+
+static int recover_only(const char *file)
+{
+	struct pma_heap *heap;
+
+	if (open_image(file, 0, &heap))
+		return 1;
+	pma_heap_close(heap);
+	return 0;
+}
+
+static const struct crash_sweep_ops parts_ops = {
+	.name = "pmalloc-parts",
+	.workload = child_run,
+	.check = check_heap,
+	.recover = recover_only,
+	.dump = NULL,
+	.stat_name = "live slots",
+	.extra_name = "frees of the other part's blocks",
+};
+
+static unsigned env_runs(unsigned dflt)
+{
+	const char *s = getenv("PMA_CRASH_RUNS");
+
+	return s && atoi(s) > 0 ? (unsigned)atoi(s) : dflt;
+}
+
+static struct crash_sweep sweeps[] = {
+	{ .name = "parts durable", .runs = 2, .nparts = 2 },
+	{ .name = "parts torn",
+	  .seed_base = 0x9a470000,
+	  .runs = 2,
+	  .nparts = 2 },
+	{ .name = "parts recrash",
+	  .seed_base = 0x9a47abcd0000,
+	  .recrash_every = 2,
+	  .recrash_fences = 3,
+	  .runs = 1,
+	  .nparts = 2 },
+	{ .name = "parts byte torn",
+	  .seed_base = 0x9a47b1700000,
+	  .runs = 1,
+	  .byte = 1,
+	  .nparts = 2 },
+};
+
+static void test_sweep(void **state)
+{
+	struct crash_sweep sw = *(const struct crash_sweep *)*state;
+	cpu_set_t set;
+
+	/* the threads run on the two nodes' CPUs */
+	if (sched_getaffinity(0, sizeof(set), &set) < 0 ||
+	    !CPU_ISSET(0, &set) || !CPU_ISSET(1, &set))
+		skip();
+	sw.runs = env_runs(sw.runs);
+	if (crash_sweep_run(&parts_ops, &sw) < 0)
+		fail_msg("%s failed", sw.name);
+	assert_true(sw.fences > 2ULL * OPS_PER_THREAD * sw.runs / 2);
+	assert_int_equal(sw.images, sw.fences);
+	/* blocks were freed from the other part's node */
+	assert_true(sw.extra > 0);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		{ "test_sweep_durable", test_sweep, NULL, NULL, &sweeps[0] },
+		{ "test_sweep_torn", test_sweep, NULL, NULL, &sweeps[1] },
+		{ "test_sweep_recrash", test_sweep, NULL, NULL, &sweeps[2] },
+		{ "test_sweep_byte_torn", test_sweep, NULL, NULL, &sweeps[3] },
+	};
+	int rc;
+
+	rc = crash_sweep_main(&parts_ops, argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	crash_sweep_cleanup();
+	return rc;
+}
