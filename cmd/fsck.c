@@ -91,6 +91,7 @@ struct fsck_run {
 	unsigned long unrepairable; /* errors --repair does not repair */
 	unsigned long need_advanced; /* of them, repaired with --advanced */
 	unsigned long fix_warnings; /* warnings --repair repairs */
+	struct cmd_progress progress; /* the check's progress bar */
 	struct json_object *repairs; /* --json: what the repair did */
 	char first_unrepairable[64];
 };
@@ -163,22 +164,21 @@ static int fsck_wants_progress(const struct fsck_run *r)
 /* pool then heap into sink; 0, or FSCK_EXIT_INTERNAL after the message */
 static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 {
-	struct cmd_progress progress;
 	int rc;
 
 	sink->fn = finding;
 	sink->arg = r;
-	cmd_progress_init(&progress, "checking");
+	cmd_progress_init(&r->progress, "checking");
 	if (fsck_wants_progress(r)) {
 		sink->progress = cmd_progress_update;
-		sink->progress_arg = &progress;
+		sink->progress_arg = &r->progress;
 	}
 	rc = pool_fsck(r->path, sink);
 	/* the heap is checked even after pool findings: it opens on any
 	 * header copy the pool can open on, else says it was not checked */
 	if (rc == 0)
 		rc = pma_fsck(r->path, sink);
-	cmd_progress_done(&progress);
+	cmd_progress_done(&r->progress);
 	if (rc == 0)
 		return 0;
 	cmd_error(r->ctx, "cannot check '%s': %s", r->path,

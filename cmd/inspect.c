@@ -146,7 +146,7 @@ int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 	rc = ctx->seam->inspect(ctx, argv[optind],
 				views | (numa ? CMD_VIEW_HEAP : 0), &doc);
 	if (rc == CMD_EXIT_OK && numa && doc &&
-	    numa_view(doc, views & CMD_VIEW_HEAP) < 0) {
+	    numa_view(doc, (views & CMD_VIEW_HEAP) != 0) < 0) {
 		json_object_put(doc);
 		return cmd_error(ctx, "'%s': no heap to show parts of",
 				 argv[optind]);

@@ -255,7 +255,7 @@ static int bank_bad(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
 	if (rc < 0)
 		return rc;
 	/* what the library reads: the repaired bank */
-	if (fix.off == boff + PMA_SLAB_BANK_CHECK * 8)
+	if (fix.off == boff + PMA_SLAB_BANK_CHECK * 8ULL)
 		s->pm_check[l] = fix.value;
 	return pma_fsck_report_flags(
 		f, "slab-bitmap-bank-check", POOL_FSCK_ERROR,

@@ -22,36 +22,48 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* append v to the array *a of *n (capacity *cap); 0 or -ENOMEM */
+static int push_u64(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
+{
+	uint64_t *more;
+	size_t c;
+
+	if (*n == *cap) {
+		c = *cap ? 2 * *cap : 64;
+		more = realloc(*a, c * sizeof(*more));
+		if (!more)
+			return util_errmsg_set(ENOMEM, "out of memory");
+		*a = more;
+		*cap = c;
+	}
+	(*a)[(*n)++] = v;
+	return 0;
+}
+
 /* the blocks of the windows' SYNC_FREE records, sorted: remote frees
  * their owner applied already */
 static int synced_blocks(struct pma_heap *heap, uint64_t **ret, size_t *ret_n)
 {
 	uint32_t cap = heap->geom.log_cap;
-	uint64_t *offs = NULL, *more, k;
+	uint64_t *offs = NULL, k;
 	size_t n = 0, alloc = 0;
 	struct pma_op op;
 	unsigned a;
+	int rc = 0;
 
-	for (a = 0; a < heap->geom.narenas; a++) {
+	for (a = 0; rc == 0 && a < heap->geom.narenas; a++) {
 		const struct pma_arena *ar = &heap->arenas[a];
 
-		for (k = ar->head; k < ar->tail; k += op.nrecs) {
+		for (k = ar->head; rc == 0 && k < ar->tail; k += op.nrecs) {
 			if (pma_booklog_read_op(ar->log, cap, k, &op))
 				break;
-			if (op.type != PMA_REC_SYNC_FREE)
-				continue;
-			if (n == alloc) {
-				alloc = alloc ? 2 * alloc : 64;
-				more = realloc(offs, alloc * sizeof(*offs));
-				if (!more) {
-					free(offs);
-					return util_errmsg_set(ENOMEM,
-							       "out of memory");
-				}
-				offs = more;
-			}
-			offs[n++] = op.off;
+			if (op.type == PMA_REC_SYNC_FREE)
+				rc = push_u64(&offs, &n, &alloc, op.off);
 		}
+	}
+	if (rc < 0) {
+		free(offs);
+		return rc;
 	}
 	if (n)
 		qsort(offs, n, sizeof(*offs), cmp_u64);

@@ -110,7 +110,7 @@ int pma_fsck_bank_fix(const struct pma_fsck *f, uint64_t slab_off,
 				    s->pm_check[l] ||
 			    !bank_bits_ok(words, s->hdr.nblocks, l))
 				continue;
-			ret->off = base + w * 8;
+			ret->off = base + (uint64_t)w * 8;
 			ret->value = words[w];
 			found++;
 		}
@@ -118,7 +118,7 @@ int pma_fsck_bank_fix(const struct pma_fsck *f, uint64_t slab_off,
 	c = pma_check_bank(s->pm[l], slab_off, l);
 	if (__builtin_popcountll(c ^ s->pm_check[l]) == 1 &&
 	    bank_bits_ok(s->pm[l], s->hdr.nblocks, l)) {
-		ret->off = base + PMA_SLAB_BANK_CHECK * 8;
+		ret->off = base + PMA_SLAB_BANK_CHECK * 8ULL;
 		ret->value = c;
 		found++;
 	}

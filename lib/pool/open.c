@@ -133,9 +133,10 @@ static int part_open(struct pool *pool, unsigned i, const char *path)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	/* pool_open_fds: the caller's descriptor (it may have no right to
 	 * open the file by name: pmad passes descriptors), duplicated */
-	part->fd = pool->open_fds ?
-			   fcntl(pool->open_fds[i], F_DUPFD_CLOEXEC, 0) :
-			   open(path, (files_ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	part->fd =
+		pool->open_fds ?
+			fcntl(pool->open_fds[i], F_DUPFD_CLOEXEC, 0) :
+			open(path, (files_ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (part->fd < 0)
 		return part_open_error(pool, i, path, errno);
 	if (pool->open_fds && !rdonly &&
