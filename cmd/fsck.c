@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common.h"
 #include "pmalloc/fsck.h"
 #include "pool/fsck.h"
 #include "pool/pool.h"
+#include "recovery.h"
 #include "util/io.h"
 #include "util/json.h"
 
@@ -33,8 +35,9 @@ enum fsck_exit {
 };
 
 static const char fsck_usage[] =
-	"usage: pmactl fsck [--json] [--human] [--verbose] [--repair [--yes]\n"
-	"                   [--dry-run] [--backup FILE]] POOL\n"
+	"usage: pmactl fsck [--json] [--human] [--verbose] [--recovery]\n"
+	"                   [--repair [--yes] [--dry-run] [--backup FILE]\n"
+	"                   [--advanced]] POOL\n"
 	"\n"
 	"Check the pool's format and its PMAlloc heap (headers, region table,\n"
 	"bookkeeping logs, page map, slabs, extents, root word). Each finding\n"
@@ -51,7 +54,13 @@ static const char fsck_usage[] =
 	"  -n, --dry-run       write nothing; with --repair: say what would\n"
 	"                      be repaired\n"
 	"  -b, --backup FILE   with --repair: copy part 0 to FILE (part N to\n"
-	"                      FILE.N) before writing anything\n" CMD_BASE_OPTIONS_HELP;
+	"                      FILE.N) before writing anything\n"
+	"  -A, --advanced      with --repair: also destructive repairs (drop\n"
+	"                      the records after a damaged log end); says\n"
+	"                      what is lost (--dry-run: what would be)\n"
+	"  -R, --recovery      also say what recovery would redo, run it on a\n"
+	"                      private copy-on-write view (the pool is not\n"
+	"                      written) and check the state it leaves\n" CMD_BASE_OPTIONS_HELP;
 
 static const struct option fsck_options[] = {
 	CMD_BASE_OPTIONS,
@@ -60,11 +69,13 @@ static const struct option fsck_options[] = {
 	{ "yes", no_argument, NULL, 'y' },
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "backup", required_argument, NULL, 'b' },
+	{ "recovery", no_argument, NULL, 'R' },
+	{ "advanced", no_argument, NULL, 'A' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct fsck_opts {
-	int verbose, repair, yes, dry_run;
+	int verbose, repair, yes, dry_run, recovery, advanced;
 	const char *backup;
 };
 
@@ -74,7 +85,14 @@ struct fsck_run {
 	const char *path;
 	struct json_object *arr; /* --json: the first check's findings */
 	int quiet; /* the check after a repair: count only */
+	const char *prefix; /* text findings: "after recovery: " */
+	struct json_object *rec; /* --recovery --json: its object */
+	unsigned long rec_errors; /* errors of the recovered state */
 	unsigned long unrepairable; /* errors --repair does not repair */
+	unsigned long need_advanced; /* of them, repaired with --advanced */
+	unsigned long fix_warnings; /* warnings --repair repairs */
+	struct cmd_progress progress; /* the check's progress bar */
+	struct json_object *repairs; /* --json: what the repair did */
 	char first_unrepairable[64];
 };
 
@@ -102,8 +120,13 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 {
 	struct fsck_run *r = arg;
 
-	if (f->severity == POOL_FSCK_ERROR && !pma_fsck_repairable(f->code) &&
-	    !r->unrepairable++)
+	if (f->severity == POOL_FSCK_WARNING &&
+	    (pma_fsck_repairable(f->code) || (f->flags & POOL_FSCK_REPAIRABLE)))
+		r->fix_warnings++;
+	if (pma_fsck_blocks_repair(f, 0) && !pma_fsck_blocks_repair(f, 1) &&
+	    !r->opts->advanced)
+		r->need_advanced++;
+	if (pma_fsck_blocks_repair(f, r->opts->advanced) && !r->unrepairable++)
 		snprintf(r->first_unrepairable, sizeof(r->first_unrepairable),
 			 "%s", f->code);
 	if (r->quiet)
@@ -112,10 +135,30 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 		return finding_json(r, f);
 	if (f->severity == POOL_FSCK_INFO && !r->opts->verbose)
 		return 0;
-	printf("%s: %s: ", pool_fsck_severity_name(f->severity), f->code);
+	printf("%s%s: %s: ", r->prefix ? r->prefix : "",
+	       pool_fsck_severity_name(f->severity), f->code);
 	cmd_print_escaped(stdout, f->message);
 	putchar('\n');
 	return 0;
+}
+
+/* a pool this big (part 0, bytes) gets a progress bar on a terminal;
+ * $PMACTL_PROGRESS_MIN overrides it */
+#define FSCK_PROGRESS_MIN (1ULL << 30)
+
+/* the progress bar: on a terminal, not for JSON, for a big pool */
+static int fsck_wants_progress(const struct fsck_run *r)
+{
+	const char *env = getenv("PMACTL_PROGRESS_MIN");
+	uint64_t min = FSCK_PROGRESS_MIN;
+	struct stat st;
+
+	if (!r->ctx->is_tty || r->ctx->json || r->quiet ||
+	    stat(r->path, &st) < 0)
+		return 0;
+	if (env && *env)
+		min = strtoull(env, NULL, 0);
+	return (uint64_t)st.st_size >= min;
 }
 
 /* pool then heap into sink; 0, or FSCK_EXIT_INTERNAL after the message */
@@ -125,15 +168,108 @@ static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 
 	sink->fn = finding;
 	sink->arg = r;
+	cmd_progress_init(&r->progress, "checking");
+	if (fsck_wants_progress(r)) {
+		sink->progress = cmd_progress_update;
+		sink->progress_arg = &r->progress;
+	}
 	rc = pool_fsck(r->path, sink);
 	/* the heap is checked even after pool findings: it opens on any
 	 * header copy the pool can open on, else says it was not checked */
 	if (rc == 0)
 		rc = pma_fsck(r->path, sink);
+	cmd_progress_done(&r->progress);
 	if (rc == 0)
 		return 0;
 	cmd_error(r->ctx, "cannot check '%s': %s", r->path,
 		  sink->rc < 0 ? strerror(-sink->rc) : pool_errormsg());
+	return FSCK_EXIT_INTERNAL;
+}
+
+/* ------------------------------------------------------------ recovery */
+
+/* --recovery, JSON: the pending work and the recovered state's check */
+static int recovery_json(struct fsck_run *r, const struct pma_fsck_pending *p,
+			 const char *not_run, struct json_object *findings,
+			 unsigned long errors)
+{
+	struct json_object *o = p ? cmd_recovery_pending_json(p) :
+				    json_object_new_object();
+	int err = !o;
+
+	if (!err && not_run) {
+		err |= util_json_add_bool(o, "checked", 0);
+		err |= util_json_add_str(o, "reason", not_run);
+	} else if (!err) {
+		err |= util_json_add_bool(o, "checked", 1);
+		err |= util_json_add_bool(o, "consistent_after", !errors);
+		err |= util_json_add_u64(o, "errors_after", errors);
+		err |= util_json_add_obj(o, "findings", findings);
+		findings = NULL;
+	}
+	json_object_put(findings);
+	if (err) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	r->rec = o;
+	return 0;
+}
+
+/*
+ * --recovery: what recovery still has to do (a read-only open), then
+ * recovery on a private view of the pool and the check of what it
+ * leaves. 0 or FSCK_EXIT_INTERNAL after the message.
+ */
+static int fsck_recovery(struct fsck_run *r)
+{
+	struct pool_fsck_sink sink = { .fn = finding, .arg = r };
+	struct json_object *arr = r->arr, *findings = NULL;
+	struct pma_fsck_pending p;
+	int rc;
+
+	rc = pma_fsck_pending(r->path, &p);
+	if (rc == -ENOMEM)
+		goto nomem;
+	if (rc < 0) { /* the check above said why */
+		if (!r->arr) {
+			printf("recovery: not checked: ");
+			cmd_print_escaped(stdout, pma_errormsg());
+			putchar('\n');
+			return 0;
+		}
+		return recovery_json(r, NULL, pma_errormsg(), NULL, 0) ?
+			       FSCK_EXIT_INTERNAL :
+			       0;
+	}
+	if (!r->arr && cmd_recovery_pending_print(&p) < 0)
+		goto nomem;
+	if (r->arr && !(findings = json_object_new_array()))
+		goto nomem;
+	r->arr = findings;
+	r->prefix = "after recovery: ";
+	rc = pma_fsck_recover_private(r->path, &sink);
+	r->arr = arr;
+	r->prefix = NULL;
+	r->rec_errors = sink.counts[POOL_FSCK_ERROR];
+	if (rc < 0) {
+		json_object_put(findings);
+		cmd_error(r->ctx, "cannot check the recovery of '%s': %s",
+			  r->path,
+			  sink.rc < 0 ? strerror(-sink.rc) : pma_errormsg());
+		return FSCK_EXIT_INTERNAL;
+	}
+	if (findings)
+		return recovery_json(r, &p, NULL, findings, r->rec_errors) ?
+			       FSCK_EXIT_INTERNAL :
+			       0;
+	printf("recovered state: %s (recovery ran on a private view: %s)\n",
+	       r->rec_errors ? "inconsistent" : "consistent",
+	       p.ops || p.torn || p.root_unsealed ? "the pool is not written" :
+						    "nothing to do");
+	return 0;
+nomem:
+	cmd_error(r->ctx, "cannot check the recovery: out of memory");
 	return FSCK_EXIT_INTERNAL;
 }
 
@@ -197,6 +333,46 @@ static int fsck_backup(struct fsck_run *r)
 	return rc < 0 ? FSCK_EXIT_INTERNAL : 0;
 }
 
+/* a note of the repair: what it does (or would do, or loses) */
+static int repair_note(const struct pool_fsck_finding *f, void *arg)
+{
+	struct fsck_run *r = arg;
+	struct json_object *o;
+	int err;
+
+	if (r->repairs) {
+		o = json_object_new_object();
+		if (!o)
+			return -ENOMEM;
+		err = util_json_add_str(o, "code", f->code);
+		err |= util_json_add_hex(o, "offset", f->off);
+		err |= util_json_add_str(o, "message", f->message);
+		if (err || json_object_array_add(r->repairs, o) < 0) {
+			json_object_put(o);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	printf("%s: %s: ", r->opts->dry_run ? "would" : "repair", f->code);
+	cmd_print_escaped(stdout, f->message);
+	putchar('\n');
+	return 0;
+}
+
+/* pma_fsck_repair_flags with the notes to stdout / r->repairs */
+static int repair_run(struct fsck_run *r, unsigned flags)
+{
+	struct pool_fsck_sink notes = { .fn = repair_note, .arg = r };
+	int rc;
+
+	if (r->arr && !r->repairs && !(r->repairs = json_object_new_array()))
+		return -ENOMEM;
+	rc = pma_fsck_repair_flags(
+		r->path, flags | (r->opts->advanced ? PMA_FSCK_ADVANCED : 0),
+		&notes);
+	return notes.rc < 0 ? notes.rc : rc;
+}
+
 /* ask on stderr, answer on stdin; 1 for yes */
 static int fsck_confirm(const struct fsck_run *r, unsigned long errors)
 {
@@ -226,18 +402,31 @@ static int fsck_repair(struct fsck_run *r, unsigned long errors,
 			"fsck does not do (the first: %s)\n",
 			r->path, r->unrepairable,
 			r->unrepairable == 1 ? "" : "s", r->first_unrepairable);
+		if (r->need_advanced)
+			fprintf(stderr,
+				"pmactl: %lu of them only destructively: "
+				"--advanced does it (--dry-run --advanced says "
+				"what would be lost)\n",
+				r->need_advanced);
 		return FSCK_EXIT_CANNOT_REPAIR;
 	}
 	*ret_action = "would_repair";
-	if (r->opts->dry_run)
-		return FSCK_EXIT_INCONSISTENT;
+	if (r->opts->dry_run) {
+		rc = repair_run(r, PMA_FSCK_DRY_RUN);
+		if (rc == -ENOMEM)
+			return -ENOMEM;
+		return errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
+	}
 	*ret_action = "declined";
 	if (!r->opts->yes && !fsck_confirm(r, errors))
-		return FSCK_EXIT_INCONSISTENT;
+		return errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
 	*ret_action = "cannot_repair";
 	if (r->opts->backup && (rc = fsck_backup(r)) != 0)
 		return rc;
-	if (pma_fsck_repair(r->path) < 0) {
+	rc = repair_run(r, 0);
+	if (rc == -ENOMEM)
+		return -ENOMEM;
+	if (rc < 0) {
 		cmd_error(r->ctx, "cannot repair '%s': %s", r->path,
 			  pool_errormsg());
 		return FSCK_EXIT_CANNOT_REPAIR;
@@ -261,19 +450,28 @@ static int fsck_text(const struct fsck_run *r, const struct pool_fsck_sink *s,
 	unsigned long errors = s->counts[POOL_FSCK_ERROR];
 	unsigned long warnings = s->counts[POOL_FSCK_WARNING];
 
-	if (!strcmp(action, "repaired"))
+	if (!strcmp(action, "repaired") && errors)
 		printf("repaired: %s (%lu error%s found, none left)\n", r->path,
 		       errors, errors == 1 ? "" : "s");
-	else if (!strcmp(action, "would_repair"))
+	else if (!strcmp(action, "repaired"))
+		printf("repaired: %s (%lu warning%s repaired)\n", r->path,
+		       r->fix_warnings, r->fix_warnings == 1 ? "" : "s");
+	else if (!strcmp(action, "would_repair") && errors)
 		printf("would repair: %s (%lu error%s; run without "
 		       "--dry-run)\n",
 		       r->path, errors, errors == 1 ? "" : "s");
+	else if (!strcmp(action, "would_repair"))
+		printf("would repair: %s (%lu warning%s; run without "
+		       "--dry-run)\n",
+		       r->path, r->fix_warnings,
+		       r->fix_warnings == 1 ? "" : "s");
 	else
-		printf("%s: %s (%lu error%s, %lu warning%s%s)\n",
-		       errors ? "inconsistent" : "consistent", r->path, errors,
-		       errors == 1 ? "" : "s", warnings,
+		printf("%s: %s (%lu error%s, %lu warning%s%s%s)\n",
+		       errors || r->rec_errors ? "inconsistent" : "consistent",
+		       r->path, errors, errors == 1 ? "" : "s", warnings,
 		       warnings == 1 ? "" : "s",
-		       after ? "; errors left after the repair" : "");
+		       after ? "; errors left after the repair" : "",
+		       r->rec_errors ? "; errors after recovery" : "");
 	return 0;
 }
 
@@ -286,17 +484,28 @@ static int fsck_json(struct fsck_run *r, const struct pool_fsck_sink *s,
 
 	if (!root) {
 		json_object_put(r->arr);
+		json_object_put(r->rec);
+		json_object_put(r->repairs);
 		return -ENOMEM;
 	}
 	err = util_json_add_str(root, "pool", r->path);
-	err |= util_json_add_bool(root, "consistent", !errors);
+	err |= util_json_add_bool(root, "consistent",
+				  !errors && !r->rec_errors);
 	err |= util_json_add_u64(root, "errors", errors);
 	err |= util_json_add_u64(root, "warnings",
 				 s->counts[POOL_FSCK_WARNING]);
 	err |= util_json_add_obj(root, "findings", r->arr);
+	if (r->rec) {
+		err |= util_json_add_obj(root, "recovery", r->rec);
+		r->rec = NULL;
+	}
 	if (r->opts->repair) {
 		err |= util_json_add_str(root, "repair", action);
 		err |= util_json_add_u64(root, "errors_after_repair", after);
+		err |= util_json_add_obj(root, "repairs",
+					 r->repairs ? r->repairs :
+						      json_object_new_array());
+		r->repairs = NULL;
 	}
 	if (err) {
 		json_object_put(root);
@@ -324,9 +533,20 @@ static int fsck_run(struct cmd_ctx *ctx, const char *path,
 		return rc;
 	}
 	errors = sink.counts[POOL_FSCK_ERROR];
-	rc = errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
-	if (errors && opts->repair)
+	if (opts->recovery && (rc = fsck_recovery(&r)) != 0) {
+		json_object_put(r.arr);
+		return rc;
+	}
+	rc = errors || r.rec_errors ? FSCK_EXIT_INCONSISTENT :
+				      FSCK_EXIT_CONSISTENT;
+	if ((errors || r.fix_warnings) && opts->repair)
 		rc = fsck_repair(&r, errors, &action, &after);
+	if (rc == -ENOMEM) {
+		json_object_put(r.arr);
+		json_object_put(r.repairs);
+		cmd_error(ctx, "cannot repair: out of memory");
+		return FSCK_EXIT_INTERNAL;
+	}
 	out = r.arr ? fsck_json(&r, &sink, action, after) :
 		      fsck_text(&r, &sink, action, after);
 	if (out == -ENOMEM)
@@ -352,6 +572,12 @@ static int fsck_option(int c, struct fsck_opts *o)
 	case 'b':
 		o->backup = optarg;
 		return 1;
+	case 'R':
+		o->recovery = 1;
+		return 1;
+	case 'A':
+		o->advanced = 1;
+		return 1;
 	default:
 		return 0;
 	}
@@ -363,7 +589,7 @@ int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
 	int c, rc;
 
 	while ((c = cmd_getopt(ctx, "fsck", argc, argv,
-			       CMD_BASE_OPTSTRING "vryb:n", fsck_options)) !=
+			       CMD_BASE_OPTSTRING "vryb:nRA", fsck_options)) !=
 	       -1) {
 		if (fsck_option(c, &opts))
 			continue;
@@ -377,8 +603,13 @@ int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error(ctx, "fsck", "unexpected argument '%s'",
 				       argv[optind + 1]);
 	/* --dry-run alone is fine: a check writes nothing anyway */
-	if (!opts.repair && (opts.yes || opts.backup))
+	if (!opts.repair && (opts.yes || opts.backup || opts.advanced))
 		return cmd_usage_error(ctx, "fsck",
-				       "--yes and --backup need --repair");
+				       "--yes, --backup and --advanced need "
+				       "--repair");
+	if (opts.recovery && opts.repair)
+		return cmd_usage_error(ctx, "fsck",
+				       "--recovery checks, it does not repair: "
+				       "not with --repair");
 	return fsck_run(ctx, argv[optind], &opts);
 }

@@ -8,15 +8,19 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common.h"
 #include "files.h"
+#include "recovery.h"
 #include "seam.h"
 #include "show.h"
 
 static const char inspect_usage[] =
-	"usage: pmactl inspect [--json] [--human] [--heap] [--numa] [--files] POOL\n"
+	"usage: pmactl inspect [--json] [--human] [--heap] [--numa] [--files]\n"
+	"                      [--recovery] POOL\n"
 	"       pmactl --socket PATH inspect [--json] [--human] [--heap] [--numa]\n"
 	"                      NAME\n"
 	"\n"
@@ -31,17 +35,45 @@ static const char inspect_usage[] =
 	"                      node, arenas, used/free bytes, remote frees\n"
 	"                      pending, fallbacks\n"
 	"      --files         also show the HDPM file system: every file with\n"
-	"                      its pages and page-log use (not through pmad)\n" CMD_BASE_OPTIONS_HELP;
+	"                      its pages and page-log use (not through pmad)\n"
+	"      --recovery      also list what recovery still has to do in the\n"
+	"                      heap: operations to replay per arena, torn log\n"
+	"                      tails, remote frees pending (not through pmad)\n" CMD_BASE_OPTIONS_HELP;
 
-enum { OPT_HEAP = 256, OPT_FILES, OPT_NUMA };
+enum { OPT_HEAP = 256, OPT_FILES, OPT_NUMA, OPT_RECOVERY };
 
 static const struct option inspect_options[] = {
 	CMD_BASE_OPTIONS,
 	{ "heap", no_argument, NULL, OPT_HEAP },
 	{ "files", no_argument, NULL, OPT_FILES },
 	{ "numa", no_argument, NULL, OPT_NUMA },
+	{ "recovery", no_argument, NULL, OPT_RECOVERY },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* --recovery: what recovery still has to do, printed or (root) as
+ * "recovery" in JSON */
+static int recovery_show(const struct cmd_ctx *ctx, const char *path,
+			 struct json_object *root)
+{
+	struct pma_fsck_pending p;
+	struct json_object *o;
+	int rc = pma_fsck_pending(path, &p);
+
+	if (rc < 0)
+		return cmd_error(ctx, "cannot read the logs of '%s': %s", path,
+				 pma_errormsg());
+	if (!root)
+		rc = cmd_recovery_pending_print(&p);
+	else if (!(o = cmd_recovery_pending_json(&p)))
+		rc = -ENOMEM;
+	else
+		rc = util_json_add_obj(root, "recovery", o);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot print the recovery: %s",
+				 strerror(-rc));
+	return CMD_EXIT_OK;
+}
 
 static int show_pool_heap(struct json_object *doc)
 {
@@ -74,14 +106,14 @@ static int numa_view(struct json_object *doc, int keep_heap)
 }
 
 static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
-		      unsigned *views, int *numa)
+		      unsigned *views, int *numa, int *recovery)
 {
 	int c, rc;
 
 	while ((c = cmd_getopt(ctx, "inspect", argc, argv, CMD_BASE_OPTSTRING,
 			       inspect_options)) != -1) {
-		if (c == OPT_NUMA) {
-			*numa = 1;
+		if (c == OPT_NUMA || c == OPT_RECOVERY) {
+			*(c == OPT_NUMA ? numa : recovery) = 1;
 			continue;
 		}
 		if (c == OPT_HEAP || c == OPT_FILES) {
@@ -106,9 +138,9 @@ int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct json_object *doc = NULL;
 	unsigned views = 0;
-	int rc, numa = 0;
+	int rc, numa = 0, recovery = 0;
 
-	rc = parse_args(argc, argv, ctx, &views, &numa);
+	rc = parse_args(argc, argv, ctx, &views, &numa, &recovery);
 	if (rc != CMD_CONTINUE)
 		return rc;
 	rc = ctx->seam->inspect(ctx, argv[optind],
@@ -120,9 +152,18 @@ int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 				 argv[optind]);
 	}
 
+	if (rc == CMD_EXIT_OK && recovery && doc && ctx->json &&
+	    (rc = recovery_show(ctx, argv[optind], doc)) != CMD_EXIT_OK) {
+		json_object_put(doc);
+		return rc;
+	}
 	rc = cmd_doc_print(ctx, rc, doc, show_pool_heap);
 	/* the file system as text is the local seam's (files.c) */
 	if (rc == CMD_EXIT_OK && (views & CMD_VIEW_FILES) && !ctx->json)
 		rc = cmd_files_print(ctx, argv[optind]);
+	if (rc == CMD_EXIT_OK && recovery && !ctx->json) {
+		putchar('\n');
+		rc = recovery_show(ctx, argv[optind], NULL);
+	}
 	return rc;
 }

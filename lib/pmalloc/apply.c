@@ -573,7 +573,7 @@ int pma_pmap_check_spans(struct pma_heap *heap, struct pma_shadow *shadow)
 
 static int rebuild_scan(struct pma_heap *heap, uint64_t *seen)
 {
-	uint64_t page = 0, gap = 0, e, mask;
+	uint64_t page = 0, gap = 0, e, mask, w;
 	int rc;
 
 	while ((page = skip_free(heap, heap->pmap_pm, page)) <
@@ -590,8 +590,11 @@ static int rebuild_scan(struct pma_heap *heap, uint64_t *seen)
 			if (rc < 0)
 				return rc;
 		}
-		if (seen)
-			seen[pma_sum_word(heap, page, &mask)] |= mask;
+		if (seen) {
+			/* the call sets mask: sequenced before mask is read */
+			w = pma_sum_word(heap, page, &mask);
+			seen[w] |= mask;
+		}
 		page += pma_pmap_npages(e);
 		gap = page;
 	}

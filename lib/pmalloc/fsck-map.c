@@ -81,6 +81,7 @@ int pma_fsck_pmap(struct pma_fsck *f)
 	int rc = f->sum ? sum_fsck(f) : 0;
 
 	for (page = 0; rc == 0 && page < f->g.npages; page++) {
+		pma_fsck_progress(f, page);
 		e = f->pmap_pm[page];
 		if (!e || !pma_fsck_sum_has(f, page))
 			continue; /* unmarked: pma_fsck_spans */
@@ -114,16 +115,27 @@ static int unmarked_fsck(struct pma_fsck *f)
 			continue;
 		if (!n++)
 			first = page;
+		if (pma_fsck_plan_store(
+			    f, f->region_off + f->g.pmap_off + page * 8, 0) < 0)
+			return -ENOMEM;
 	}
 	if (!n)
 		return 0;
 	off = f->region_off + f->g.pmap_off + first * 8;
-	return pma_fsck_report(f, "pmap-entry-unmarked", POOL_FSCK_WARNING, off,
-			       "%llu page map entries (the first: page %llu "
-			       "at 0x%llx) are in groups the summary does not "
-			       "mark: open ignores them",
-			       (unsigned long long)n, (unsigned long long)first,
-			       (unsigned long long)off);
+	if (pma_fsck_note(f, "repair-pmap-unmarked", off,
+			  "%llu page map entries in groups the summary does "
+			  "not mark (the first: page %llu at 0x%llx): zeroed",
+			  (unsigned long long)n, (unsigned long long)first,
+			  (unsigned long long)off) < 0)
+		return -ENOMEM;
+	return pma_fsck_report_flags(
+		f, "pmap-entry-unmarked", POOL_FSCK_WARNING,
+		POOL_FSCK_REPAIRABLE, off,
+		"%llu page map entries (the first: page %llu "
+		"at 0x%llx) are in groups the summary does not "
+		"mark: open ignores them",
+		(unsigned long long)n, (unsigned long long)first,
+		(unsigned long long)off);
 }
 
 int pma_fsck_spans(struct pma_fsck *f)
@@ -131,7 +143,9 @@ int pma_fsck_spans(struct pma_fsck *f)
 	uint64_t page, e, n, end = 0, owner = 0;
 	int rc = unmarked_fsck(f);
 
+	f->phase = 1;
 	for (page = 0; rc == 0 && page < f->g.npages; page++) {
+		pma_fsck_progress(f, page);
 		e = f->pmap[page];
 		if (!e)
 			continue;
@@ -213,6 +227,46 @@ static const char *slab_hdr_bad(const struct pma_fsck *f,
 	return NULL;
 }
 
+/* bank l (untouched by the window) fails its check: repairable if one
+ * bit explains it (fsck-repair.c) */
+static int bank_bad(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
+		    unsigned l)
+{
+	uint64_t boff = off + PMA_SLAB_BITMAP_OFF + l * PMA_LINE;
+	struct pma_fsck_store fix;
+	int rc;
+
+	if (!pma_fsck_bank_fix(f, off, s, l, &fix))
+		return pma_fsck_report(f, "slab-bitmap-bank-check",
+				       POOL_FSCK_ERROR, boff,
+				       "slab at 0x%llx: allocation bitmap bank "
+				       "%u at 0x%llx fails its check",
+				       (unsigned long long)off, l,
+				       (unsigned long long)boff);
+	rc = pma_fsck_plan_store(f, fix.off, fix.value);
+	if (rc == 0)
+		rc = pma_fsck_note(f, "repair-bank-bit", fix.off,
+				   "slab at 0x%llx, bitmap bank %u: the word "
+				   "at 0x%llx is one bit off its check: "
+				   "restored to 0x%llx",
+				   (unsigned long long)off, l,
+				   (unsigned long long)fix.off,
+				   (unsigned long long)fix.value);
+	if (rc < 0)
+		return rc;
+	/* what the library reads: the repaired bank */
+	if (fix.off == boff + PMA_SLAB_BANK_CHECK * 8ULL)
+		s->pm_check[l] = fix.value;
+	return pma_fsck_report_flags(
+		f, "slab-bitmap-bank-check", POOL_FSCK_ERROR,
+		POOL_FSCK_REPAIRABLE, boff,
+		"slab at 0x%llx: allocation bitmap bank %u at 0x%llx fails "
+		"its check by exactly one bit (the word at 0x%llx): --repair "
+		"restores it",
+		(unsigned long long)off, l, (unsigned long long)boff,
+		(unsigned long long)fix.off);
+}
+
 /* bank l of slab s: untouched banks against their check, and no bit
  * past the last block */
 static int bank_fsck(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
@@ -224,12 +278,7 @@ static int bank_fsck(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
 	if (f->checked && !s->fresh &&
 	    !(s->touched[l][0] | s->touched[l][1] | s->touched[l][2]) &&
 	    s->pm_check[l] != pma_check_bank(s->pm[l], off, l))
-		return pma_fsck_report(f, "slab-bitmap-bank-check",
-				       POOL_FSCK_ERROR, boff,
-				       "slab at 0x%llx: allocation bitmap bank "
-				       "%u at 0x%llx fails its check",
-				       (unsigned long long)off, l,
-				       (unsigned long long)boff);
+		return bank_bad(f, off, s, l);
 	/* bank l holds blocks l, l + NBANKS, ...: nbits of them */
 	nbits = s->hdr.nblocks > l ?
 			(s->hdr.nblocks - l + PMA_NBANKS - 1) / PMA_NBANKS :
@@ -282,9 +331,12 @@ int pma_fsck_slabs(struct pma_fsck *f)
 	for (c = 0; rc == 0 && c < nchunks; c++)
 		if (f->slabs[c])
 			rc = touched_fsck(f, c, f->slabs[c]);
-	for (page = 0; rc == 0 && page < f->g.npages; page++)
+	f->phase = 2;
+	for (page = 0; rc == 0 && page < f->g.npages; page++) {
+		pma_fsck_progress(f, page);
 		if (pma_pmap_kind(f->pmap[page]) == PMA_PMAP_SLAB)
 			rc = slab_fsck(f, page, f->pmap[page]);
+	}
 	return rc;
 }
 
@@ -375,7 +427,8 @@ static int library_compare(struct pma_fsck *f, struct pma_heap *heap)
 			"pages, the page map leaves %llu",
 			(unsigned long long)pma_ext_free_pages(&heap->ext),
 			(unsigned long long)free_pages);
-	for (page = 0; page < f->g.npages; page++)
+	f->phase = 3;
+	for (page = 0; page < f->g.npages; page++, pma_fsck_progress(f, page))
 		if (heap->pmap_pm[page] != f->pmap[page])
 			return pma_fsck_report(
 				f, "heap-replay-mismatch", POOL_FSCK_ERROR,
@@ -388,9 +441,21 @@ static int library_compare(struct pma_fsck *f, struct pma_heap *heap)
 	return 0;
 }
 
-int pma_fsck_library(struct pma_fsck *f, const char *path)
+int pma_fsck_library_heap(struct pma_fsck *f, struct pma_heap *heap)
 {
 	struct pma_heap_stats st;
+
+	/* reads every slab, with the checks of its first use */
+	if (pma_heap_stats(heap, &st) < 0)
+		return pma_fsck_report(f, "heap-slab-refused", POOL_FSCK_ERROR,
+				       f->data_base,
+				       "reading every slab fails: %s",
+				       pma_errormsg());
+	return library_compare(f, heap);
+}
+
+int pma_fsck_library(struct pma_fsck *f, const char *path)
+{
 	struct pma_heap *heap;
 	int rc;
 
@@ -400,15 +465,7 @@ int pma_fsck_library(struct pma_fsck *f, const char *path)
 				       "the heap's read-only open refuses it: "
 				       "%s",
 				       pma_errormsg());
-	/* reads every slab, with the checks of its first use */
-	rc = pma_heap_stats(heap, &st);
-	if (rc < 0)
-		rc = pma_fsck_report(f, "heap-slab-refused", POOL_FSCK_ERROR,
-				     f->data_base,
-				     "reading every slab fails: %s",
-				     pma_errormsg());
-	else
-		rc = library_compare(f, heap);
+	rc = pma_fsck_library_heap(f, heap);
 	pma_heap_close(heap);
 	return rc;
 }

@@ -17,21 +17,66 @@
 #include "pmalloc/fsck.h"
 #include "util/errmsg.h"
 
+static int vreport(struct pma_fsck *f, const char *code,
+		   enum pool_fsck_severity severity, unsigned flags,
+		   uint64_t off, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+
+static int vreport(struct pma_fsck *f, const char *code,
+		   enum pool_fsck_severity severity, unsigned flags,
+		   uint64_t off, const char *fmt, va_list ap)
+{
+	char msg[2 * UTIL_ERRMSG_MAX];
+
+	/* ap comes initialized from the caller's va_start (an analyzer
+	 * false positive) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (severity == POOL_FSCK_ERROR)
+		f->heap_errors++;
+	return pool_fsck_report_flags(f->sink, code, severity, flags, 0, off,
+				      "%s", msg);
+}
+
 int pma_fsck_report(struct pma_fsck *f, const char *code,
 		    enum pool_fsck_severity severity, uint64_t off,
 		    const char *fmt, ...)
 {
-	char msg[2 * UTIL_ERRMSG_MAX];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
 	/* va_start is right above (an analyzer false positive) */
 	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = vreport(f, code, severity, 0, off, fmt, ap);
 	va_end(ap);
-	if (severity == POOL_FSCK_ERROR)
-		f->heap_errors++;
-	return pool_fsck_report(f->sink, code, severity, 0, off, "%s", msg);
+	return rc;
+}
+
+int pma_fsck_report_flags(struct pma_fsck *f, const char *code,
+			  enum pool_fsck_severity severity, unsigned flags,
+			  uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	rc = vreport(f, code, severity, flags, off, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void pma_fsck_progress(const struct pma_fsck *f, uint64_t page)
+{
+	const struct pool_fsck_sink *s = f->sink;
+	uint64_t bytes = f->g.npages * PMA_PAGE;
+
+	if (!s->progress || (page % 4096 && page != f->g.npages))
+		return;
+	s->progress((f->phase * f->g.npages + page) * PMA_PAGE /
+			    PMA_FSCK_PASSES,
+		    bytes, s->progress_arg);
 }
 
 int pma_fsck_sum_has(const struct pma_fsck *f, uint64_t page)
@@ -201,17 +246,121 @@ static int head_fsck(struct pma_fsck *f, unsigned a)
 	return 0;
 }
 
-/* exactly one word of slot k is of record k's lap: a torn append */
-static int slot_torn(const struct pma_fsck *f, unsigned a, uint64_t k)
+int pma_fsck_slot_torn(const struct pma_rec *log, uint32_t cap, uint64_t k)
 {
-	const struct pma_rec *s = pma_booklog_slot(
-		(struct pma_rec *)log_of(f, a), f->g.log_cap, k);
-	uint64_t lap = k / f->g.log_cap;
+	const struct pma_rec *s =
+		pma_booklog_slot((struct pma_rec *)log, cap, k);
+	uint64_t lap = k / cap;
 	int e = (s->word0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT) ==
 		pma_booklog_lap_epoch(lap);
 	int t = (s->word1 & PMA_REC_TAG_MASK) == pma_booklog_lap_tag(lap);
 
 	return e != t;
+}
+
+static const char *op_where(const struct pma_fsck *f, unsigned a,
+			    const struct pma_op *op, char *buf, size_t len);
+
+/* damaged slots ahead of arena a's tail (after end_checked, the slot
+ * tail_fsck looked at): one finding; --repair zeroes them all */
+static int slots_ahead_fsck(struct pma_fsck *f, unsigned a,
+			    uint64_t end_checked)
+{
+	struct pma_fsck_arena *ar = &f->arenas[a];
+	uint32_t cap = f->g.log_cap;
+	uint64_t k, first = 0, n = 0;
+	int rc = 0;
+
+	for (k = ar->tail + 1; f->checked && rc == 0 && k - ar->head < cap;
+	     k++) {
+		if (k == end_checked ||
+		    !pma_booklog_slot_damaged(log_of(f, a), cap, k))
+			continue;
+		if (!n++)
+			first = k;
+		rc = pma_fsck_plan_zero_slot(
+			f, pma_booklog_slot((struct pma_rec *)log_of(f, a), cap,
+					    k));
+	}
+	if (rc == 0 && n)
+		rc = pma_fsck_note(f, "repair-log-slot", rec_off(f, a, first),
+				   "arena %u log: %llu damaged slots after the "
+				   "end of the log (the first: record %llu at "
+				   "0x%llx) are zeroed",
+				   a, (unsigned long long)n,
+				   (unsigned long long)first,
+				   (unsigned long long)rec_off(f, a, first));
+	if (rc < 0 || !n)
+		return rc;
+	return pma_fsck_report_flags(
+		f, "log-slot-damaged", POOL_FSCK_ERROR, POOL_FSCK_REPAIRABLE,
+		rec_off(f, a, first),
+		"arena %u log: %llu slots after the end of the log (record "
+		"%llu) hold a damaged record (the first: record %llu at "
+		"0x%llx): once appends reach one, the log ends there and "
+		"open refuses it",
+		a, (unsigned long long)n, (unsigned long long)ar->tail,
+		(unsigned long long)first,
+		(unsigned long long)rec_off(f, a, first));
+}
+
+/*
+ * --repair --advanced of a log that ends at record end with valid or
+ * damaged records after it (which make open refuse the heap): each
+ * operation after the end is told as lost, then the slots after the end
+ * are zeroed last first (until the last, the log still ends at end with
+ * records after it: as before), and the one at end last. Not when one of
+ * them is the slot of the record the head follows (head - 1 + cap, the
+ * same slot as head - 1): zeroing it orphans the head, and no single
+ * store can make it a record of the previous lap again. Returns
+ * POOL_FSCK_ADVANCED if the cut can be made, 0 if not, or -errno.
+ */
+static int log_drop(struct pma_fsck *f, unsigned a, uint64_t end)
+{
+	struct pma_fsck_arena *ar = &f->arenas[a];
+	uint32_t cap = f->g.log_cap;
+	const struct pma_rec *slot;
+	uint64_t k, last = end;
+	struct pma_op op;
+	char where[160];
+	int rc = 0;
+
+	for (k = end + 1; k - ar->head < cap; k++)
+		if (rec_valid(f, a, k) ||
+		    pma_booklog_slot_damaged(log_of(f, a), cap, k))
+			last = k;
+	if (ar->head && last >= ar->head - 1 + cap)
+		return 0;
+	if (!f->plan || !(f->plan->flags & PMA_FSCK_ADVANCED))
+		return POOL_FSCK_ADVANCED;
+	for (k = end; rc == 0 && k <= last; k++) {
+		if (pma_booklog_read_op(log_of(f, a), cap, k, &op)) {
+			if (k == end || !rec_valid(f, a, k))
+				rc = pma_fsck_note(
+					f, "repair-drops-record",
+					rec_off(f, a, k),
+					"arena %u log record %llu at 0x%llx "
+					"(unreadable): dropped, its operation "
+					"(if any) is lost",
+					a, (unsigned long long)k,
+					(unsigned long long)rec_off(f, a, k));
+			continue;
+		}
+		rc = pma_fsck_note(
+			f, "repair-drops-record", rec_off(f, a, k),
+			"%s: 0x%llx, dest 0x%llx: dropped, the operation is "
+			"lost",
+			op_where(f, a, &op, where, sizeof(where)),
+			(unsigned long long)op.off,
+			(unsigned long long)op.dest);
+	}
+	for (k = last + 1; rc == 0 && k-- > end;) {
+		slot = pma_booklog_slot((struct pma_rec *)log_of(f, a), cap, k);
+		if (k == end || rec_valid(f, a, k) ||
+		    pma_booklog_slot_damaged(log_of(f, a), cap, k))
+			rc = pma_fsck_plan_zero_slot(f, slot);
+	}
+	return rc < 0 ? rc : POOL_FSCK_ADVANCED;
 }
 
 /* where the log ends: damage (see tail_check and log_end_check in
@@ -220,34 +369,52 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 {
 	struct pma_fsck_arena *ar = &f->arenas[a];
 	uint32_t cap = f->g.log_cap;
-	uint64_t k = ar->tail;
+	uint64_t k = ar->tail, end_checked;
 	int rc;
 
 	if (k - ar->head < cap && rec_valid(f, a, k))
 		k++; /* the first half of an extent op without its length */
+	end_checked = k;
 	if (f->checked && k - ar->head < cap &&
-	    pma_booklog_slot_damaged(log_of(f, a), cap, k))
-		return pma_fsck_report(
-			f, "log-record-damaged", POOL_FSCK_ERROR,
-			rec_off(f, a, k),
-			"arena %u log record %llu at 0x%llx is damaged "
-			"(written whole, fails its checksum): the log ends "
-			"there and the ops after it are lost",
-			a, (unsigned long long)k,
-			(unsigned long long)rec_off(f, a, k));
+	    pma_booklog_slot_damaged(log_of(f, a), cap, k)) {
+		rc = log_drop(f, a, k);
+		return rc < 0 ?
+			       rc :
+			       pma_fsck_report_flags(
+				       f, "log-record-damaged", POOL_FSCK_ERROR,
+				       (unsigned)rc, rec_off(f, a, k),
+				       "arena %u log record %llu at 0x%llx is "
+				       "damaged (written whole, fails its "
+				       "checksum): the log ends there and the "
+				       "ops after it are lost",
+				       a, (unsigned long long)k,
+				       (unsigned long long)rec_off(f, a, k));
+	}
 	for (k = ar->tail + 2; k - ar->head < cap; k++)
-		if (rec_valid(f, a, k))
-			return pma_fsck_report(
-				f, "log-record-after-end", POOL_FSCK_ERROR,
-				rec_off(f, a, ar->tail),
-				"arena %u log: record %llu at 0x%llx is "
-				"invalid but record %llu after it is valid "
-				"(corrupt log)",
-				a, (unsigned long long)ar->tail,
-				(unsigned long long)rec_off(f, a, ar->tail),
-				(unsigned long long)k);
+		if (rec_valid(f, a, k)) {
+			rc = log_drop(f, a, ar->tail);
+			return rc < 0 ? rc :
+					pma_fsck_report_flags(
+						f, "log-record-after-end",
+						POOL_FSCK_ERROR, (unsigned)rc,
+						rec_off(f, a, ar->tail),
+						"arena %u log: record %llu at "
+						"0x%llx is invalid but record "
+						"%llu after it is valid "
+						"(corrupt log)",
+						a, (unsigned long long)ar->tail,
+						(unsigned long long)rec_off(
+							f, a, ar->tail),
+						(unsigned long long)k);
+		}
+	/* slots ahead: each holds the previous lap's record (or nothing);
+	 * a damaged one ends the log with an error once appends reach it */
+	rc = slots_ahead_fsck(f, a, end_checked);
+	if (rc < 0 || f->sink->rc < 0)
+		return rc;
 	rc = 0;
-	if (ar->tail - ar->head < cap && slot_torn(f, a, ar->tail))
+	if (ar->tail - ar->head < cap &&
+	    pma_fsck_slot_torn(log_of(f, a), cap, ar->tail))
 		rc = pma_fsck_report(
 			f, "log-torn-tail", POOL_FSCK_INFO,
 			rec_off(f, a, ar->tail),
@@ -499,6 +666,22 @@ static int op_version_bad(const struct pma_fsck *f, const struct pma_op *op)
 	       v < PMA_HEAP_VERSION_EXT1;
 }
 
+/* a dest word recovery refuses (pma_heap_dest_addr): misaligned, in a
+ * part's headers, in the heap's metadata other than the root word, or
+ * not inside a part */
+static int dest_bad(const struct pma_fsck *f, uint64_t dest)
+{
+	uint64_t b = pool_off_byte(dest);
+
+	if (b < POOL_DATA_OFF || dest % sizeof(uint64_t))
+		return 1;
+	if (pool_off_part(dest) == 0 && b >= f->region_off &&
+	    b < f->data_base && b != f->region_off + PMA_ROOT_WORD_OFF)
+		return 1;
+	return !pool_direct(f->pool, dest) ||
+	       !pool_direct(f->pool, dest + sizeof(uint64_t) - 1);
+}
+
 static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 {
 	char where[160];
@@ -510,6 +693,14 @@ static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 			"%s: a heap of layout version %u has no such record",
 			op_where(f, a, op, where, sizeof(where)),
 			f->hdr->version);
+	if (op->dest && op->type != PMA_REC_SLAB_NEW && dest_bad(f, op->dest))
+		return pma_fsck_report(
+			f, "log-op-dest", POOL_FSCK_ERROR,
+			rec_off(f, a, op->index),
+			"%s: dest word 0x%llx is not a word the heap can store "
+			"to (recovery refuses the log)",
+			op_where(f, a, op, where, sizeof(where)),
+			(unsigned long long)op->dest);
 	if ((op->type == PMA_REC_ALLOC || op->type == PMA_REC_EXT_ALLOC) &&
 	    op->dest == pool_off_make(0, f->region_off + PMA_ROOT_WORD_OFF))
 		f->root_logged = 1;
@@ -580,7 +771,7 @@ static int walk_alloc(struct pma_fsck *f)
 	return 0;
 }
 
-static void walk_free(struct pma_fsck *f)
+void pma_fsck_walk_free(struct pma_fsck *f)
 {
 	uint64_t c, nchunks = f->g.npages / PMA_CHUNK_PAGES + 1;
 
@@ -616,11 +807,28 @@ static int walk(struct pma_fsck *f)
 	return rc;
 }
 
+/* the walk over the heap region of an open pool (none: a finding) */
+int pma_fsck_walk_pool(struct pma_fsck *f, struct pool *pool)
+{
+	const struct pool_region *region;
+
+	region = pool_region_find(pool, POOL_REGION_PMALLOC, 0);
+	if (!region)
+		return pool_fsck_report(f->sink, "heap-none", POOL_FSCK_INFO, 0,
+					0,
+					"the pool has no PMAlloc heap region");
+	f->pool = pool;
+	f->base = pm_map_addr(pool_part_map(pool, 0));
+	f->region_off = region->off;
+	f->region_size = region->size;
+	f->hdr = (const struct pma_heap_hdr *)(const void *)(f->base +
+							     region->off);
+	return walk(f);
+}
+
 int pma_fsck(const char *path, struct pool_fsck_sink *sink)
 {
 	struct pma_fsck f = { .sink = sink };
-	const struct pool_region *region;
-	struct pm_map *map;
 	struct pool *pool;
 	int rc;
 
@@ -630,23 +838,24 @@ int pma_fsck(const char *path, struct pool_fsck_sink *sink)
 					"the heap is not checked: the pool "
 					"cannot be opened (%s)",
 					pool_errormsg());
-	region = pool_region_find(pool, POOL_REGION_PMALLOC, 0);
-	if (!region) {
-		pool_close(&pool);
-		return pool_fsck_report(sink, "heap-none", POOL_FSCK_INFO, 0, 0,
-					"the pool has no PMAlloc heap region");
-	}
-	map = pool_part_map(pool, 0);
-	f.base = pm_map_addr(map);
-	f.region_off = region->off;
-	f.region_size = region->size;
-	f.hdr = (const struct pma_heap_hdr *)(const void *)(f.base +
-							    region->off);
-	rc = walk(&f);
+	rc = pma_fsck_walk_pool(&f, pool);
+	f.pool = NULL;
 	pool_close(&pool); /* the library's open takes its own */
 	if (rc == 0 && !f.heap_errors && f.pmap)
 		rc = pma_fsck_library(&f, path);
-	walk_free(&f);
+	pma_fsck_walk_free(&f);
+	return rc;
+}
+
+int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink)
+{
+	struct pma_fsck f = { .sink = sink };
+	int rc = pma_fsck_walk_pool(&f, heap->pool);
+
+	f.pool = NULL;
+	if (rc == 0 && !f.heap_errors && f.pmap)
+		rc = pma_fsck_library_heap(&f, heap);
+	pma_fsck_walk_free(&f);
 	return rc;
 }
 
@@ -668,24 +877,11 @@ int pma_fsck_repairable(const char *code)
 	return 0;
 }
 
-int pma_fsck_repair(const char *path)
+int pma_fsck_blocks_repair(const struct pool_fsck_finding *f, int advanced)
 {
-	struct pma_heap *heap;
-	struct pool *pool;
-	int has_heap, rc;
-
-	/* rewrites a damaged or older header copy of the same state */
-	rc = pool_open(path, 0, &pool);
-	if (rc < 0)
-		return rc;
-	has_heap = pool_region_find(pool, POOL_REGION_PMALLOC, 0) != NULL;
-	pool_close(&pool);
-	if (!has_heap)
-		return 0;
-	/* recovery, summary words, root check; close checkpoints */
-	rc = pma_heap_open(path, 0, &heap);
-	if (rc < 0)
-		return rc;
-	pma_heap_close(heap);
-	return 0;
+	if (f->severity == POOL_FSCK_ERROR)
+		return !pma_fsck_repairable(f->code) &&
+		       !(f->flags & POOL_FSCK_REPAIRABLE) &&
+		       !(advanced && (f->flags & POOL_FSCK_ADVANCED));
+	return !strcmp(f->code, "pool-feature-ro-compat");
 }

@@ -32,19 +32,84 @@
  * -ENOMEM, or the callback's error.
  */
 int pma_fsck(const char *path, struct pool_fsck_sink *sink);
+/*
+ * The same walk over the heap of an open heap (its pool's mapping, as it
+ * is now: e.g. a private view after recovery), compared with the heap
+ * itself instead of a read-only open.
+ */
+int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink);
 
 /*
- * Repair, first safe subset: what the library's own writable open repairs
- * with its crash-safe protocols (a damaged or older pool header copy that
- * holds the same state as the other, rewritten; the logs replayed and a
- * torn tail dropped; invalid page map summary words rewritten; the root
- * word's check completed). pma_fsck_repairable says whether a finding's
- * code is one of those; pma_fsck_repair opens the pool (and its heap, if
- * it has one) writable and closes it. An open that refuses writes
- * nothing. 0, or -errno with a message.
+ * Repair: first what fsck provably repairs itself (fsck-repair.c: a bank
+ * one bit off its check, a damaged log slot ahead of the tail, page map
+ * entries in unmarked groups; with PMA_FSCK_ADVANCED also the records
+ * after a damaged log end, dropped), then what the library's own writable
+ * open repairs with its crash-safe protocols (a damaged or older pool
+ * header copy that holds the same state as the other, rewritten; the
+ * logs replayed and a torn tail dropped; invalid page map summary words
+ * rewritten; the root word's check completed). pma_fsck_repairable says
+ * whether a finding's code is of the library's kind (a finding of fsck's
+ * kind carries POOL_FSCK_REPAIRABLE, or POOL_FSCK_ADVANCED). notes (may
+ * be NULL) is told what each of fsck's repairs does, and what a
+ * destructive one loses, as info findings ("repair-..."). With
+ * PMA_FSCK_DRY_RUN the pool is only read and notes says what would be
+ * done. An open that refuses writes nothing. 0, or -errno with a message.
  */
-int pma_fsck_repairable(const char *code);
+enum pma_fsck_repair_flag {
+	PMA_FSCK_ADVANCED = 1 << 0, /* also destructive repairs */
+	PMA_FSCK_DRY_RUN = 1 << 1, /* write nothing, tell notes */
+};
+int pma_fsck_repair_flags(const char *path, unsigned flags,
+			  struct pool_fsck_sink *notes);
+/* the same, flags 0 and no notes */
 int pma_fsck_repair(const char *path);
+int pma_fsck_repairable(const char *code);
+/* a finding that makes pma_fsck_repair impossible: an error it does not
+ * repair (advanced: also with PMA_FSCK_ADVANCED), or a pool only a
+ * read-only open accepts */
+int pma_fsck_blocks_repair(const struct pool_fsck_finding *f, int advanced);
+int pma_fsck_repair(const char *path);
+
+/* ------------------------------------------------------------ recovery */
+
+/* what recovery still has to do in one arena's log */
+struct pma_fsck_pending_arena {
+	uint64_t head, tail; /* its window: records [head, tail) */
+	uint64_t ops; /* operations recovery replays */
+	uint64_t by_type[PMA_REC_NTYPES]; /* of them, per record type */
+	/* its remote frees (RFREE) whose block's owner has not applied them
+	 * yet (no SYNC_FREE of the block in a window) */
+	uint64_t rfree_pending;
+	int torn; /* a torn append at the tail, which recovery drops */
+};
+
+struct pma_fsck_pending {
+	unsigned narenas;
+	unsigned arenas_pending; /* arenas with ops or a torn tail */
+	uint64_t ops, torn, rfree_pending; /* sums over the arenas */
+	int root_unsealed; /* the root word's check is still to be stored */
+	struct pma_fsck_pending_arena arenas[PMA_MAX_ARENAS];
+};
+
+/*
+ * What recovery still has to do in the heap of the pool at path, from a
+ * read-only open (nothing is written): 0, or -errno with a message if
+ * the heap cannot be opened read-only.
+ */
+int pma_fsck_pending(const char *path, struct pma_fsck_pending *ret);
+
+/*
+ * Run recovery on a private copy-on-write view of the pool at path (the
+ * files are opened read-only and never written), checkpoint, and walk
+ * the recovered heap as pma_fsck does; findings go to sink (a recovery
+ * that refuses the heap is "recovery-refused"). 0 when it ran, -ENOMEM,
+ * or the callback's error.
+ */
+int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink);
+
+/* exactly one word of slot k of a log of cap slots is of record k's
+ * lap: a torn append */
+int pma_fsck_slot_torn(const struct pma_rec *log, uint32_t cap, uint64_t k);
 
 /* heap.c: the header's magic, checksum, version and geometry against a
  * region of region_size bytes; 0 with the geometry, or -errno + message */
@@ -75,6 +140,19 @@ struct pma_fsck_slab {
 	int hdr_bad; /* its PM header failed (reported once) */
 };
 
+/* one 8-byte store of a repair: its byte offset in part 0, its value */
+struct pma_fsck_store {
+	uint64_t off, value;
+};
+
+/* a repair's stores, in order, and what it tells */
+struct pma_fsck_plan {
+	unsigned flags; /* PMA_FSCK_ADVANCED, PMA_FSCK_DRY_RUN */
+	struct pma_fsck_store *stores;
+	size_t n, cap;
+	struct pool_fsck_sink *notes; /* may be NULL */
+};
+
 struct pma_fsck_arena {
 	uint64_t head, tail;
 	int usable; /* its head passed: the window holds its records */
@@ -82,6 +160,7 @@ struct pma_fsck_arena {
 
 struct pma_fsck {
 	struct pool_fsck_sink *sink;
+	struct pool *pool; /* open read-only during the walk */
 	const char *base; /* part 0's mapping */
 	uint64_t region_off; /* byte offset of the heap region in part 0 */
 	uint64_t region_size;
@@ -103,6 +182,8 @@ struct pma_fsck {
 	struct pma_fsck_slab **slabs; /* per chunk, made when needed */
 	uint64_t used_pages; /* pages of slabs and extents after the window */
 	int root_logged; /* a window op allocates to the root word */
+	unsigned phase; /* progress: passes over the page map done */
+	struct pma_fsck_plan *plan; /* repair: record the stores (or NULL) */
 	int heap_errors; /* errors this walk reported */
 };
 
@@ -117,6 +198,12 @@ int pma_fsck_report(struct pma_fsck *f, const char *code,
 		    enum pool_fsck_severity severity, uint64_t off,
 		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* the same with pool_fsck_finding.flags (POOL_FSCK_REPAIRABLE, ...) */
+int pma_fsck_report_flags(struct pma_fsck *f, const char *code,
+			  enum pool_fsck_severity severity, unsigned flags,
+			  uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
 /* the walk's slab of chunk, read from PM when first needed (NULL: out
  * of memory) */
 struct pma_fsck_slab *pma_fsck_slab_get(struct pma_fsck *f, uint64_t chunk);
@@ -124,8 +211,29 @@ struct pma_fsck_slab *pma_fsck_slab_get(struct pma_fsck *f, uint64_t chunk);
  * its header does not match its class or off is not one of its blocks */
 int pma_fsck_block_of(const struct pma_fsck *f, const struct pma_fsck_slab *s,
 		      uint64_t chunk, uint64_t off);
+/* progress: page of the current pass over the page map (the walk makes
+ * PMA_FSCK_PASSES of them, the library's open one more) */
+#define PMA_FSCK_PASSES 4
+void pma_fsck_progress(const struct pma_fsck *f, uint64_t page);
 /* is page's summary group marked (or is there no summary)? */
 int pma_fsck_sum_has(const struct pma_fsck *f, uint64_t page);
+
+/* fsck.c: the walk of the heap of an open pool (its part 0 mapping);
+ * walk_free releases what it made */
+int pma_fsck_walk_pool(struct pma_fsck *f, struct pool *pool);
+void pma_fsck_walk_free(struct pma_fsck *f);
+
+/* fsck-repair.c: add a store to f->plan (none: nothing); a note (info
+ * finding) to f->plan->notes; the single-bit fix of bank l of slab s at
+ * slab_off if there is exactly one (1 and *ret), else 0; the stores
+ * that zero a log slot */
+int pma_fsck_plan_store(struct pma_fsck *f, uint64_t off, uint64_t value);
+int pma_fsck_note(struct pma_fsck *f, const char *code, uint64_t off,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int pma_fsck_bank_fix(const struct pma_fsck *f, uint64_t slab_off,
+		      const struct pma_fsck_slab *s, unsigned l,
+		      struct pma_fsck_store *ret);
+int pma_fsck_plan_zero_slot(struct pma_fsck *f, const struct pma_rec *slot);
 
 /* fsck-map.c: the passes after the window */
 /* summary words, then every page map entry on media (before the window) */
@@ -142,5 +250,7 @@ int pma_fsck_root(struct pma_fsck *f);
 /* the library's read-only open of the heap, its free-extent index and
  * page map against the walk's */
 int pma_fsck_library(struct pma_fsck *f, const char *path);
+/* the same against a heap open already */
+int pma_fsck_library_heap(struct pma_fsck *f, struct pma_heap *heap);
 
 #endif

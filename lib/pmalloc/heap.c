@@ -629,6 +629,9 @@ static int heap_open(const char *const *paths, unsigned npaths, const int *fds,
 		     unsigned flags, struct pma_heap **ret_heap)
 {
 	const char *path = npaths ? paths[0] : NULL;
+	unsigned pool_flags = (flags & PMA_HEAP_RDONLY)	 ? POOL_OPEN_RDONLY :
+			      (flags & PMA_HEAP_PRIVATE) ? POOL_OPEN_PRIVATE :
+							   0;
 	struct pool *pool;
 	int rc;
 
@@ -638,14 +641,8 @@ static int heap_open(const char *const *paths, unsigned npaths, const int *fds,
 	if ((flags & PMA_HEAP_RDONLY) && (flags & PMA_HEAP_FORMAT))
 		return util_errmsg_set(EINVAL, "PMA_HEAP_RDONLY with "
 					       "PMA_HEAP_FORMAT");
-	rc = fds ? pool_open_fds(fds, npaths,
-				 (flags & PMA_HEAP_RDONLY) ? POOL_OPEN_RDONLY :
-							     0,
-				 &pool) :
-		   pool_open_parts(
-			   paths, npaths,
-			   (flags & PMA_HEAP_RDONLY) ? POOL_OPEN_RDONLY : 0,
-			   &pool);
+	rc = fds ? pool_open_fds(fds, npaths, pool_flags, &pool) :
+		   pool_open_parts(paths, npaths, pool_flags, &pool);
 	if (rc < 0)
 		return rc;
 	rc = heap_attach(pool, flags, ret_heap);

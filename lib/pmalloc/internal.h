@@ -1126,6 +1126,10 @@ static inline int pma_heap_dest_check(struct pma_heap *heap, uint64_t off)
 		return -EINVAL;
 	return 0;
 }
+/* pma_heap_open, internal (fsck --recovery): open the pool
+ * POOL_OPEN_PRIVATE, a copy-on-write view recovery writes into and that
+ * never reaches the files */
+#define PMA_HEAP_PRIVATE (1u << 29)
 /* address of the dest word at pool offset off (checked), or NULL */
 uint64_t *pma_heap_dest_addr(struct pma_heap *heap, uint64_t off);
 

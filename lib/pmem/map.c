@@ -85,7 +85,8 @@ static int pm_config_make(unsigned flags, struct pmem2_config **ret_cfg)
 		cfg, PMEM2_GRANULARITY_PAGE);
 	if (ret)
 		goto err_cfg;
-	ret = pmem2_config_set_sharing(cfg, PMEM2_SHARED);
+	ret = pmem2_config_set_sharing(
+		cfg, (flags & PM_MAP_PRIVATE) ? PMEM2_PRIVATE : PMEM2_SHARED);
 	if (ret)
 		goto err_cfg;
 	if (flags & PM_MAP_RDONLY)
@@ -155,7 +156,8 @@ int pm_map_new(int fd, unsigned flags, struct pm_map **ret_map)
 	struct pm_map *map;
 	int ret;
 
-	if (flags & ~(unsigned)PM_MAP_RDONLY)
+	if ((flags & ~(unsigned)(PM_MAP_RDONLY | PM_MAP_PRIVATE)) ||
+	    (flags & PM_MAP_RDONLY && flags & PM_MAP_PRIVATE))
 		return util_errmsg_set(EINVAL, "pm_map_new: bad flags 0x%x",
 				       flags);
 	map = calloc(1, sizeof(*map));

@@ -38,6 +38,9 @@ const char *pm_granularity_name(enum pm_granularity g);
 enum pm_map_flags {
 	PM_MAP_RDONLY = 1
 			<< 0, /* map read-only (inspect of a read-only pool) */
+	/* map copy-on-write (MAP_PRIVATE): stores never reach the file, and
+	 * flushes make nothing durable (pmactl fsck --recovery); files only */
+	PM_MAP_PRIVATE = 1 << 1,
 };
 
 struct pm_map;

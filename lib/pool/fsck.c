@@ -36,28 +36,60 @@ struct pfsck {
 	int cur; /* the copy open would use, -1 if none */
 };
 
-int pool_fsck_report(struct pool_fsck_sink *sink, const char *code,
-		     enum pool_fsck_severity severity, unsigned part,
-		     uint64_t off, const char *fmt, ...)
+static int vreport(struct pool_fsck_sink *sink, const char *code,
+		   enum pool_fsck_severity severity, unsigned flags,
+		   unsigned part, uint64_t off, const char *fmt, va_list ap)
+	__attribute__((format(printf, 7, 0)));
+
+static int vreport(struct pool_fsck_sink *sink, const char *code,
+		   enum pool_fsck_severity severity, unsigned flags,
+		   unsigned part, uint64_t off, const char *fmt, va_list ap)
 {
-	struct pool_fsck_finding f = { code, severity, part, off, NULL };
+	struct pool_fsck_finding f = { code, severity, part, off, NULL, flags };
 	char msg[2 * UTIL_ERRMSG_MAX];
-	va_list ap;
 	int rc;
 
 	if (sink->rc < 0)
 		return sink->rc;
-	va_start(ap, fmt);
-	/* va_start is right above (an analyzer false positive) */
+	/* ap comes initialized from the caller's va_start (an analyzer
+	 * false positive) */
 	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	f.message = msg;
 	sink->counts[severity]++;
 	rc = sink->fn ? sink->fn(&f, sink->arg) : 0;
 	if (rc < 0)
 		sink->rc = rc;
 	return sink->rc;
+}
+
+int pool_fsck_report(struct pool_fsck_sink *sink, const char *code,
+		     enum pool_fsck_severity severity, unsigned part,
+		     uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	/* va_start is right above (an analyzer false positive) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	rc = vreport(sink, code, severity, 0, part, off, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int pool_fsck_report_flags(struct pool_fsck_sink *sink, const char *code,
+			   enum pool_fsck_severity severity, unsigned flags,
+			   unsigned part, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	rc = vreport(sink, code, severity, flags, part, off, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 const char *pool_fsck_severity_name(enum pool_fsck_severity severity)
@@ -186,6 +218,53 @@ static int hdr_copy_fsck(struct pfsck *c, unsigned i)
 	return error(c, code, 0, off, msg);
 }
 
+/*
+ * One copy is invalid: open falls back to the other only if the invalid
+ * copy held the same state (a torn update or damage, see layout.h), and a
+ * writable open then rewrites it (its finding is repairable). Otherwise
+ * it may be a newer state: open refuses to roll back, and so does fsck.
+ */
+static int damaged_copy_fsck(struct pfsck *c)
+{
+	const struct pool_hdr *d = &c->copies[!c->cur], *v = &c->copies[c->cur];
+	uint64_t seal;
+	char msg[300];
+	int rc;
+
+	memcpy(&seal, (const char *)d + POOL_HDR_SEAL_OFF, sizeof(seal));
+	rc = seal ? pool_hdr_check(d, sizeof(*d)) : -EINVAL;
+	if (!(rc == -EPROTONOSUPPORT && d->checksum == pool_hdr_checksum(d)) &&
+	    pool_hdr_same_state(d, v))
+		return 0;
+	snprintf(msg, sizeof(msg),
+		 "pool header copy %c is damaged and may hold a newer state "
+		 "than copy %c (generation %llu): open refuses to roll the "
+		 "pool back; restore part 0 from a backup",
+		 c->cur ? 'A' : 'B', c->cur ? 'B' : 'A',
+		 (unsigned long long)v->generation);
+	return error(c, "pool-hdr-damaged-state", 0,
+		     pool_hdr_copy_off((unsigned)!c->cur), msg);
+}
+
+/* read-only compatible features this build does not know: the pool
+ * opens read-only only, so nothing (not --repair either) can write it */
+static int ro_compat_fsck(struct pfsck *c)
+{
+	const struct pool_hdr *h = &c->copies[c->cur];
+	uint64_t ro = h->feat_ro_compat & ~POOL_FEAT_RO_COMPAT_KNOWN;
+
+	if (!ro)
+		return 0;
+	return pool_fsck_report(c->sink, "pool-feature-ro-compat",
+				POOL_FSCK_WARNING, 0,
+				pool_hdr_copy_off((unsigned)c->cur),
+				"pool header copy %c: the pool uses read-only "
+				"compatible features 0x%llx this build does "
+				"not know: it opens read-only only, and is not "
+				"repaired",
+				c->cur ? 'B' : 'A', (unsigned long long)ro);
+}
+
 /* which copy open uses, and whether the two agree */
 static int hdr_choose_fsck(struct pfsck *c)
 {
@@ -197,7 +276,9 @@ static int hdr_choose_fsck(struct pfsck *c)
 			     "no valid pool header copy: the pool cannot be "
 			     "opened and its parts and regions are unknown");
 	c->cur = !c->valid[0] || (c->valid[1] && b->generation > a->generation);
-	if (!c->valid[0] || !c->valid[1] || !memcmp(a, b, sizeof(*a)))
+	if (!c->valid[0] || !c->valid[1])
+		return damaged_copy_fsck(c);
+	if (!memcmp(a, b, sizeof(*a)))
 		return 0;
 	if (a->generation == b->generation) {
 		snprintf(msg, sizeof(msg),
@@ -388,7 +469,8 @@ static int pool_walk(struct pfsck *c)
 		rc = hdr_choose_fsck(c);
 	if (rc < 0 || c->cur < 0)
 		return rc;
-	if (c->phdr0_ok)
+	rc = ro_compat_fsck(c);
+	if (rc == 0 && c->phdr0_ok)
 		rc = part_link_fsck(c, 0, &c->phdr0, "part 0");
 	for (i = 1; rc == 0 && i < c->copies[c->cur].nparts; i++)
 		rc = part_fsck(c, i);

@@ -19,12 +19,19 @@ enum pool_fsck_severity {
 	POOL_FSCK_ERROR, /* damage: the pool is inconsistent */
 };
 
+/* what --repair can do about a finding (pool_fsck_finding.flags) */
+enum pool_fsck_flags {
+	POOL_FSCK_REPAIRABLE = 1 << 0, /* this one is provably repairable */
+	POOL_FSCK_ADVANCED = 1 << 1, /* only destructively (--advanced) */
+};
+
 struct pool_fsck_finding {
 	const char *code; /* stable, e.g. "pool-hdr-checksum" */
 	enum pool_fsck_severity severity;
 	unsigned part; /* the part the structure is in */
 	uint64_t off; /* its byte offset in that part */
 	const char *message; /* one line, names the structure */
+	unsigned flags; /* POOL_FSCK_REPAIRABLE, POOL_FSCK_ADVANCED */
 };
 
 /* called once per finding; 0 goes on, a negative errno stops the check
@@ -37,6 +44,10 @@ struct pool_fsck_sink {
 	void *arg;
 	unsigned long counts[3]; /* findings per severity */
 	int rc; /* the first negative return of fn, else 0 */
+	/* progress of a long check (may be NULL): done of total bytes of
+	 * the structures walked so far */
+	void (*progress)(uint64_t done, uint64_t total, void *arg);
+	void *progress_arg;
 };
 
 /* format and report one finding; returns sink->rc */
@@ -44,6 +55,12 @@ int pool_fsck_report(struct pool_fsck_sink *sink, const char *code,
 		     enum pool_fsck_severity severity, unsigned part,
 		     uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+
+/* the same with pool_fsck_finding.flags */
+int pool_fsck_report_flags(struct pool_fsck_sink *sink, const char *code,
+			   enum pool_fsck_severity severity, unsigned flags,
+			   unsigned part, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
 
 const char *pool_fsck_severity_name(enum pool_fsck_severity severity);
 

@@ -289,3 +289,20 @@ int pool_hdr_write(struct pool *pool, const struct pool_hdr *new_hdr)
 	pool->other_valid = 1;
 	return 0;
 }
+
+/* invalid copy d held the state of valid copy v: they differ only in the
+ * body or only in the seal (layout.h), or d was never written */
+int pool_hdr_same_state(const struct pool_hdr *d, const struct pool_hdr *v)
+{
+	const char *a = (const char *)d, *b = (const char *)v;
+	size_t i;
+
+	if (!memcmp(a, b, POOL_HDR_SEAL_OFF) ||
+	    !memcmp(a + POOL_HDR_SEAL_OFF, b + POOL_HDR_SEAL_OFF,
+		    POOL_HDR_SEAL_SIZE))
+		return 1;
+	for (i = 0; i < sizeof(*d); i++)
+		if (a[i])
+			return 0;
+	return 1; /* all zero: create stopped before writing it */
+}

@@ -66,6 +66,10 @@ static inline uint64_t pool_hdr_copy_off(unsigned copy)
 uint32_t pool_hdr_checksum(const struct pool_hdr *hdr);
 uint32_t pool_part_hdr_checksum(const struct pool_part_hdr *phdr);
 
+/* invalid copy d held the state of valid copy v (layout.h): open falls
+ * back to v, and a writable open rewrites d */
+int pool_hdr_same_state(const struct pool_hdr *d, const struct pool_hdr *v);
+
 /*
  * Make new (a full header, e.g. pool->hdr with a change) the current
  * header: it is written with generation + 1 over the non-current copy,

@@ -76,7 +76,7 @@ static int part_open_error(struct pool *pool, unsigned i, const char *path,
 	if (err == ENOENT)
 		return i ? util_errmsg_set(ENOENT, "%s is missing", label) :
 			   util_errmsg_set(ENOENT, "%s: no such file", label);
-	if (!(pool->flags & POOL_OPEN_RDONLY) &&
+	if (!(pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_PRIVATE)) &&
 	    (err == EACCES || err == EROFS || err == EPERM))
 		return util_errmsg_set(EROFS,
 				       "%s is read-only (%s); open the pool "
@@ -97,7 +97,8 @@ static int part_stat(struct pool *pool, unsigned i, struct pool_part *part)
 		return util_errmsg_set(errno, "cannot stat %s: %s", label,
 				       strerror(errno));
 	/* root bypasses DAC: honour the mode bits explicitly */
-	if (S_ISREG(st.st_mode) && !(pool->flags & POOL_OPEN_RDONLY) &&
+	if (S_ISREG(st.st_mode) &&
+	    !(pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_PRIVATE)) &&
 	    !(st.st_mode & 0222))
 		return util_errmsg_set(EROFS,
 				       "%s is read-only (mode %04o); open the "
@@ -124,6 +125,7 @@ static int part_open(struct pool *pool, unsigned i, const char *path)
 {
 	struct pool_part *part = &pool->parts[i];
 	int rdonly = !!(pool->flags & POOL_OPEN_RDONLY);
+	int files_ro = !!(pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_PRIVATE));
 	int rc;
 
 	part->path = strdup(path);
@@ -131,9 +133,10 @@ static int part_open(struct pool *pool, unsigned i, const char *path)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	/* pool_open_fds: the caller's descriptor (it may have no right to
 	 * open the file by name: pmad passes descriptors), duplicated */
-	part->fd = pool->open_fds ?
-			   fcntl(pool->open_fds[i], F_DUPFD_CLOEXEC, 0) :
-			   open(path, (rdonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	part->fd =
+		pool->open_fds ?
+			fcntl(pool->open_fds[i], F_DUPFD_CLOEXEC, 0) :
+			open(path, (files_ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (part->fd < 0)
 		return part_open_error(pool, i, path, errno);
 	if (pool->open_fds && !rdonly &&
@@ -142,6 +145,11 @@ static int part_open(struct pool *pool, unsigned i, const char *path)
 	rc = part_stat(pool, i, part);
 	if (rc < 0 || !part->is_devdax)
 		return rc;
+	if (pool->flags & POOL_OPEN_PRIVATE)
+		return util_errmsg_set(EOPNOTSUPP,
+				       "'%s': a devdax part has no private "
+				       "(copy-on-write) view",
+				       path);
 	/* devdax supports no read(2): read its headers through the map */
 	return pm_map_new(part->fd, rdonly ? PM_MAP_RDONLY : 0, &part->map);
 }
@@ -201,7 +209,9 @@ static int part_hdr_read(struct pool *pool, unsigned i,
 
 int pool_part_lock(struct pool *pool, unsigned i)
 {
-	int op = (pool->flags & POOL_OPEN_RDONLY) ? LOCK_SH : LOCK_EX;
+	int op = (pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_PRIVATE)) ?
+			 LOCK_SH :
+			 LOCK_EX;
 	char label[POOL_PATH_HINT_LEN + 32];
 
 	if (pool->flags & POOL_OPEN_NOLOCK)
@@ -279,23 +289,6 @@ static int hdr_unsealed(const struct pool_hdr *h)
 	return seal == 0;
 }
 
-/* invalid copy d held the state of valid copy v: they differ only in the
- * body or only in the seal (layout.h), or d was never written */
-static int hdr_same_state(const struct pool_hdr *d, const struct pool_hdr *v)
-{
-	const char *a = (const char *)d, *b = (const char *)v;
-	size_t i;
-
-	if (!memcmp(a, b, POOL_HDR_SEAL_OFF) ||
-	    !memcmp(a + POOL_HDR_SEAL_OFF, b + POOL_HDR_SEAL_OFF,
-		    POOL_HDR_SEAL_SIZE))
-		return 1;
-	for (i = 0; i < sizeof(*d); i++)
-		if (a[i])
-			return 0;
-	return 1; /* all zero: create stopped before writing it */
-}
-
 /*
  * Copy bad failed its check (rc, msg) and copy cur is valid. Fall back to
  * cur only if bad held the same state; a read-only open with
@@ -313,7 +306,7 @@ static int hdr_damage_check(struct pool *pool, const struct pool_hdr *copies,
 		return util_errmsg_set(EPROTONOSUPPORT,
 				       "'%s': pool header copy %c: %s", path,
 				       dname, msg);
-	if (hdr_same_state(d, v)) {
+	if (pool_hdr_same_state(d, v)) {
 		/* usable, but never silently: every open reports it */
 		snprintf(pool->note_msg, sizeof(pool->note_msg),
 			 "pool header copy %c is invalid (%.400s: damaged, or "
@@ -532,7 +525,8 @@ static int part_roll_forward(struct pool *pool, unsigned i, int rc)
 		free(aside);
 		return util_errmsg_set(-rc, "%s", msg);
 	}
-	if (!(pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK)))
+	if (!(pool->flags &
+	      (POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK | POOL_OPEN_PRIVATE)))
 		rc = part_put_in_place(pool, i, aside, rc == -ENOENT);
 	else
 		rc = 0;
@@ -554,7 +548,9 @@ static int part_verify(struct pool *pool, unsigned i)
 /* map every part not mapped yet (devdax parts were mapped at open) */
 int pool_parts_map(struct pool *pool)
 {
-	unsigned flags = (pool->flags & POOL_OPEN_RDONLY) ? PM_MAP_RDONLY : 0;
+	unsigned flags = (pool->flags & POOL_OPEN_RDONLY)  ? PM_MAP_RDONLY :
+			 (pool->flags & POOL_OPEN_PRIVATE) ? PM_MAP_PRIVATE :
+							     0;
 	struct pool_part *part;
 	unsigned i;
 	int rc;
@@ -677,11 +673,12 @@ int pool_open_parts_fds(const char *const *paths, unsigned npaths,
 	/* the sole writer makes both header copies equal again */
 	if (pool->other_differs && !(flags & POOL_OPEN_RDONLY) &&
 	    !(flags & POOL_OPEN_NOLOCK)) {
-		util_warn("'%s': pool header copy %c differs from copy %c "
-			  "(damaged, or an update was interrupted); rewriting "
-			  "it",
-			  path, pool->hdr_copy ? 'A' : 'B',
-			  pool->hdr_copy ? 'B' : 'A');
+		if (!(flags & POOL_OPEN_PRIVATE))
+			util_warn("'%s': pool header copy %c differs from "
+				  "copy %c (damaged, or an update was "
+				  "interrupted); rewriting it",
+				  path, pool->hdr_copy ? 'A' : 'B',
+				  pool->hdr_copy ? 'B' : 'A');
 		rc = pool_hdr_sync(pool);
 		if (rc < 0)
 			goto out_close;

@@ -64,6 +64,13 @@ enum pool_open_flags {
 	 * may be older, open on the other one and report it through
 	 * pool_header_damage() instead of failing (for inspection only) */
 	POOL_OPEN_SHOW_OLDER = 1 << 2,
+	/*
+	 * a writable view that never reaches the files (pmactl fsck
+	 * --recovery): parts are opened read-only with a shared lock and
+	 * mapped copy-on-write; every write (a header rewrite, recovery)
+	 * lands in private memory and is gone at close. Regular files only.
+	 */
+	POOL_OPEN_PRIVATE = 1 << 3,
 };
 /* open part 0 at path and every part its table names; verify everything */
 int pool_open(const char *path, unsigned flags, struct pool **ret_pool);

@@ -232,9 +232,9 @@ try 'pmactl fsck --help'"
 @test "pmactl-fsck(1) lists every finding code the checkers report" {
 	local src=$BATS_TEST_DIRNAME/../.. code
 	local man=$src/man/pmactl-fsck.1.adoc
-	for code in $(grep -ohE '"(part|pool|region|heap|arena|log|pmap|slab|root|extent)-[a-z-]+"' \
-		"$src/lib/pool/fsck.c" "$src/lib/pmalloc/fsck.c" \
-		"$src/lib/pmalloc/fsck-map.c" | tr -d '"' | sort -u); do
+	for code in $(grep -ohE '"(part|pool|region|heap|arena|log|pmap|slab|root|extent|recovery|repair)-[a-z-]+"' \
+		"$src/lib/pool/fsck.c" "$src/lib/pmalloc/"fsck*.c |
+		tr -d '"' | sort -u); do
 		grep -q "\*$code\*" "$man" || fail "$code is not in $man"
 	done
 }
@@ -308,7 +308,7 @@ try 'pmactl fsck --help'"
 	"$DAMAGE" make "$T/p"
 	run --separate-stderr pmactl fsck --yes "$T/p"
 	assert_equal "$status" 2
-	assert_equal "$stderr" "pmactl: --yes and --backup need --repair
+	assert_equal "$stderr" "pmactl: --yes, --backup and --advanced need --repair
 try 'pmactl fsck --help'"
 	run --separate-stderr pmactl fsck --backup "$T/bk" "$T/p"
 	assert_equal "$status" 2
@@ -349,4 +349,230 @@ try 'pmactl fsck --help'"
 	run --separate-stderr pmactl fsck "$T/p"
 	assert_equal "$status" 4
 	assert_equal "$stderr" "pmactl: cannot check '$T/p': pool is in use by another process"
+}
+
+# ------------------------------------------------------------ --recovery
+
+# mtime_of FILE: its modification time in nanoseconds
+mtime_of() {
+	stat -c %.9Y "$1"
+}
+
+@test "--recovery: what recovery would redo, on a private view; the pool is untouched" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" torn-tail "$T/p"
+	cp "$T/p" "$T/ref"
+	local mtime ops
+	mtime=$(mtime_of "$T/p")
+	run --separate-stderr pmactl --json log "$T/p"
+	assert_success
+	ops=$(jq .count <<<"$output")
+	[ "$ops" -gt 10 ] || fail "no records: $output"
+	fsck_json_recovery "$T/p"
+	assert_success
+	jq -e --argjson ops "$ops" '.recovery.checked and .recovery.needed and
+		.recovery.operations == $ops and
+		.recovery.torn_tails == 1 and .recovery.arenas_pending == 2 and
+		.recovery.remote_frees_pending > 0 and
+		([.recovery.arenas[].operations] | add) == $ops and
+		(.recovery.arenas[] | select(.arena == 0) | .torn_tail) and
+		.recovery.consistent_after and .recovery.errors_after == 0 and
+		.consistent' <<<"$output" >/dev/null || fail "$output"
+	cmp "$T/p" "$T/ref" || fail "fsck --recovery wrote the pool"
+	assert_equal "$(mtime_of "$T/p")" "$mtime"
+	run --separate-stderr pmactl fsck --recovery "$T/p"
+	assert_success
+	assert_line --regexp "^recovery: replay $ops operations in 2 arenas, drop 1 torn tail, [0-9]+ remote frees pending$"
+	assert_line "recovered state: consistent (recovery ran on a private view: the pool is not written)"
+	cmp "$T/p" "$T/ref" || fail "fsck --recovery wrote the pool"
+	assert_equal "$(mtime_of "$T/p")" "$mtime"
+}
+
+# fsck_json_recovery POOL: pmactl --json fsck --recovery, JSON checked
+fsck_json_recovery() {
+	run --separate-stderr pmactl --json fsck --recovery "$1"
+	jq -e '.errors == ([.findings[] | select(.severity == "error")] |
+		length) and (.recovery.checked | not) or
+		.recovery.errors_after == ([.recovery.findings[] |
+		select(.severity == "error")] | length)' <<<"$output" \
+		>/dev/null || fail "bad JSON ($status): $output $stderr"
+}
+
+@test "--recovery after recovery: nothing to do; inspect --recovery agrees" {
+	"$DAMAGE" make "$T/p"
+	run --separate-stderr pmactl inspect --recovery "$T/p"
+	assert_success
+	assert_line --regexp "^recovery: replay [0-9]+ operations in 2 arenas, drop 0 torn tails"
+	assert_line --regexp "^ +ARENA +HEAD +TAIL +OPS +TORN +RFREE-PENDING +OPS BY TYPE$"
+	run --separate-stderr pmactl --json inspect --recovery "$T/p"
+	assert_success
+	local pending=$output
+	fsck_json_recovery "$T/p"
+	assert_success
+	assert_equal "$(jq -c '.recovery | del(.checked, .consistent_after,
+		.errors_after, .findings)' <<<"$output")" \
+		"$(jq -c .recovery <<<"$pending")"
+	# a writable open recovers and checkpoints at close
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 1
+	assert_success
+	run --separate-stderr pmactl --json inspect --recovery "$T/p"
+	assert_success
+	jq -e '.recovery.needed == false and .recovery.operations == 0 and
+		(.recovery.arenas | length) == 0' <<<"$output" >/dev/null ||
+		fail "$output"
+	run --separate-stderr pmactl fsck --recovery "$T/p"
+	assert_success
+	assert_line "recovery: nothing (every log is empty)"
+	assert_line "recovered state: consistent (recovery ran on a private view: nothing to do)"
+}
+
+@test "--recovery of a log the heap's open refuses: not checked, exit 1" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" log-record "$T/p"
+	cp "$T/p" "$T/ref"
+	fsck_json_recovery "$T/p"
+	assert_equal "$status" 1
+	assert_code log-record-damaged
+	jq -e '(.recovery.checked | not) and (.recovery.reason | test("damaged"))' \
+		<<<"$output" >/dev/null || fail "$output"
+	run --separate-stderr pmactl fsck --recovery "$T/p"
+	assert_equal "$status" 1
+	assert_line --partial "recovery: not checked: "
+	cmp "$T/p" "$T/ref" || fail "fsck --recovery wrote the pool"
+	run --separate-stderr pmactl inspect --recovery "$T/p"
+	assert_equal "$status" 1
+	[[ "$stderr" == *"cannot read the logs of '$T/p': "* ]] || fail "$stderr"
+}
+
+@test "--recovery with --repair is a usage error (exit 2)" {
+	"$DAMAGE" make "$T/p"
+	run --separate-stderr pmactl fsck --recovery --repair "$T/p"
+	assert_equal "$status" 2
+	[[ "$stderr" == *"--recovery checks, it does not repair"* ]] ||
+		fail "$stderr"
+}
+
+# ------------------------------------------------------------ repairs
+
+# repaired KIND CODE NOTE: a fresh base pool damaged by KIND reports
+# CODE (an error, or a warning when CODE is pmap-entry-unmarked);
+# --repair --yes repairs it with the note NOTE, and the pool then checks
+# clean, opens, takes a workload and checks clean again
+repaired() {
+	"$DAMAGE" make "$T/p" || fail "fsck-damage make failed"
+	"$DAMAGE" "$1" "$T/p" || fail "fsck-damage $1 failed"
+	fsck_json "$T/p"
+	jq -e --arg c "$2" 'any(.findings[]; .code == $c)' <<<"$output" \
+		>/dev/null || fail "no $2 in: $output"
+	run --separate-stderr pmactl --json fsck --repair --yes "$T/p"
+	assert_success
+	assert_equal "$(jq -r .repair <<<"$output")" repaired
+	jq -e --arg n "$3" 'any(.repairs[]; .code == $n)' <<<"$output" \
+		>/dev/null || fail "no repair $3 in: $output"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	run --separate-stderr "$WORKLOAD" "$T/p" 2 200
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+}
+
+@test "repair: a bitmap bank one bit off -> slab-bitmap-bank-check, restored" {
+	repaired bitmap-bank slab-bitmap-bank-check repair-bank-bit
+}
+
+@test "repair: a bit of a bank's check word -> slab-bitmap-bank-check, restored" {
+	repaired bank-check slab-bitmap-bank-check repair-bank-bit
+}
+
+@test "repair: a damaged slot ahead of a log's end -> log-slot-damaged, zeroed" {
+	repaired slot-ahead log-slot-damaged repair-log-slot
+}
+
+@test "repair: a page map entry in an unmarked group -> pmap-entry-unmarked, zeroed" {
+	repaired unmarked pmap-entry-unmarked repair-pmap-unmarked
+}
+
+@test "repair: a bank two bits off is not repaired (exit 3, nothing written)" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" bitmap-bank "$T/p"
+	# a second bit, in the bank's first word
+	fsck_json "$T/p"
+	local hex off b
+	hex=$(jq -r '.findings[] | select(.code == "slab-bitmap-bank-check") |
+		.offset' <<<"$output")
+	off=$((16#${hex#0x}))
+	b=$(dd if="$T/p" bs=1 skip="$off" count=1 2>/dev/null | od -An -tu1)
+	printf "\\x$(printf %02x $((b ^ 4)))" |
+		dd of="$T/p" bs=1 seek="$off" conv=notrunc 2>/dev/null
+	cp "$T/p" "$T/ref"
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_equal "$status" 3
+	assert_line --partial "error: slab-bitmap-bank-check: "
+	refute_line --partial "by exactly one bit"
+	cmp "$T/p" "$T/ref" || fail "the pool was written"
+}
+
+@test "--advanced: a damaged log record: exit 3 without it, says what is lost, repairs with it" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" log-record "$T/p"
+	cp "$T/p" "$T/ref"
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_equal "$status" 3
+	[[ "$stderr" == *"only destructively: --advanced does it"* ]] ||
+		fail "stderr: $stderr"
+	cmp "$T/p" "$T/ref" || fail "written without --advanced"
+	# --dry-run --advanced: every record after the damaged one is listed
+	run --separate-stderr pmactl --json fsck --repair --dry-run --advanced "$T/p"
+	assert_equal "$status" 1
+	assert_equal "$(jq -r .repair <<<"$output")" would_repair
+	local lost
+	lost=$(jq '[.repairs[] | select(.code == "repair-drops-record")] |
+		length' <<<"$output")
+	[ "$lost" -gt 5 ] || fail "lost: $output"
+	jq -e '.repairs[0].message | test("unreadable")' <<<"$output" \
+		>/dev/null || fail "the damaged record itself: $output"
+	cmp "$T/p" "$T/ref" || fail "--dry-run wrote the pool"
+	run --separate-stderr pmactl fsck --repair --yes --advanced "$T/p"
+	assert_success
+	assert_equal "$(grep -c '^repair: repair-drops-record: .*the operation is lost$' <<<"$output")" \
+		"$((lost - 1))"
+	assert_line "repaired: $T/p (1 error found, none left)"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	run --separate-stderr "$WORKLOAD" "$T/p" 2 200
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+}
+
+@test "--advanced without --repair is a usage error (exit 2)" {
+	"$DAMAGE" make "$T/p"
+	run --separate-stderr pmactl fsck --advanced "$T/p"
+	assert_equal "$status" 2
+}
+
+# ------------------------------------------------------------ progress
+
+@test "progress bar: on a terminal for a big pool, never for JSON or a pipe" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	"$DAMAGE" make "$T/p"
+	# a big pool: here, bigger than PMACTL_PROGRESS_MIN bytes
+	run script -qec "PMACTL_PROGRESS_MIN=1 pmactl fsck '$T/p' 2>&1 >/dev/null" /dev/null
+	assert_success
+	assert_output --partial "checking  ["
+	assert_output --partial "100%"
+	# the default threshold is 1 GiB: this pool is small
+	run script -qec "pmactl fsck '$T/p' 2>&1 >/dev/null" /dev/null
+	assert_success
+	refute_output --partial "checking"
+	run script -qec "PMACTL_PROGRESS_MIN=1 pmactl --json fsck '$T/p' 2>&1 >/dev/null" /dev/null
+	assert_success
+	refute_output --partial "checking"
+	PMACTL_PROGRESS_MIN=1 run --separate-stderr pmactl fsck "$T/p"
+	assert_success
+	[ -z "$stderr" ] || fail "stderr is not a terminal: $stderr"
 }

@@ -218,6 +218,22 @@ static void d_log_record(struct where *w)
 	fprintf(stderr, "fsck-damage: no log with records\n");
 	exit(99);
 }
+/* a torn append after the last record of arena 0's log: the first word
+ * of a valid record written, its second not (a crash between them) */
+static void d_torn_tail(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	struct pma_arena *a = &h->arenas[0];
+	struct pma_rec r;
+	uint64_t off;
+
+	pma_booklog_encode(a->tail, h->geom.log_cap, PMA_REC_ALLOC,
+			   (h->data_base >> 6) + 4, 0, &r);
+	off = (uint64_t)((char *)pma_booklog_slot(a->log, h->geom.log_cap,
+						  a->tail) -
+			 h->part_base);
+	put(w, off, &r.word0, sizeof(r.word0));
+}
 static void d_slab_class(struct where *w)
 {
 	uint64_t page = find_page(w, PMA_PMAP_SLAB, 1);
@@ -245,6 +261,50 @@ static void d_pmap_overlap(struct where *w)
 
 	put(w, pmap_off(w, page), &e, sizeof(e));
 }
+/* one bit of a slab bitmap bank's check word */
+static void d_bank_check(struct where *w)
+{
+	uint64_t page = find_page(w, PMA_PMAP_SLAB, 1);
+
+	flip(w,
+	     pma_page_off(w->heap, page) + PMA_SLAB_BITMAP_OFF +
+		     PMA_SLAB_BANK_CHECK * 8 + 2,
+	     0x10);
+}
+/* the slot of record tail + 3 of arena 0's log, ahead of its end: a
+ * record of this lap that fails its checksum */
+static void d_slot_ahead(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	struct pma_arena *a = &h->arenas[0];
+	uint64_t k = a->tail + 3, off;
+	struct pma_rec r;
+
+	pma_booklog_encode(k, h->geom.log_cap, PMA_REC_ALLOC,
+			   (h->data_base >> 6) + 4, 0, &r);
+	r.word0 ^= 1ULL << 40; /* the payload: the checksum fails */
+	off = (uint64_t)((char *)pma_booklog_slot(a->log, h->geom.log_cap, k) -
+			 h->part_base);
+	put(w, off, &r, sizeof(r));
+}
+/* a checked one-page extent entry in the last group the summary does
+ * not mark (open ignores it) */
+static void d_unmarked(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	uint64_t page, e, mask;
+
+	for (page = h->geom.npages; page-- > 0;) {
+		if (pma_sum_has(h, page))
+			continue;
+		(void)pma_sum_word(h, page, &mask);
+		e = pma_check_pmap(pma_pmap_make(PMA_PMAP_EXTENT, 1), page);
+		put(w, pmap_off(w, page), &e, sizeof(e));
+		return;
+	}
+	fprintf(stderr, "fsck-damage: every summary group is marked\n");
+	exit(99);
+}
 static void d_summary(struct where *w)
 {
 	flip(w, w->heap->region_off + w->heap->geom.sum_off, 0x01);
@@ -258,21 +318,16 @@ static const struct damage {
 	const char *name;
 	void (*fn)(struct where *w);
 } damages[] = {
-	{ "hdr-a", d_hdr_a },
-	{ "hdr-b", d_hdr_b },
-	{ "part-hdr", d_part_hdr },
-	{ "truncate", d_truncate },
-	{ "region", d_region },
-	{ "heap-hdr", d_heap_hdr },
-	{ "head-gen", d_head_gen },
-	{ "arena-head", d_arena_head },
-	{ "log-record", d_log_record },
-	{ "slab-class", d_slab_class },
-	{ "bitmap-bank", d_bitmap_bank },
-	{ "pmap-entry", d_pmap_entry },
-	{ "pmap-overlap", d_pmap_overlap },
-	{ "summary", d_summary },
-	{ "root-word", d_root_word },
+	{ "hdr-a", d_hdr_a },		{ "hdr-b", d_hdr_b },
+	{ "part-hdr", d_part_hdr },	{ "truncate", d_truncate },
+	{ "region", d_region },		{ "heap-hdr", d_heap_hdr },
+	{ "head-gen", d_head_gen },	{ "arena-head", d_arena_head },
+	{ "log-record", d_log_record }, { "torn-tail", d_torn_tail },
+	{ "slab-class", d_slab_class }, { "bitmap-bank", d_bitmap_bank },
+	{ "pmap-entry", d_pmap_entry }, { "pmap-overlap", d_pmap_overlap },
+	{ "summary", d_summary },	{ "root-word", d_root_word },
+	{ "bank-check", d_bank_check }, { "slot-ahead", d_slot_ahead },
+	{ "unmarked", d_unmarked },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 

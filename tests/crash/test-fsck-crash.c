@@ -9,12 +9,16 @@
  * under the crash-sweep driver (tests/lib/crash-sweep.c), which images
  * every fence: durable lines only, and with random dirty words too.
  *
- * The repair test: a pool whose heap has un-checkpointed records, with a
- * damaged pool header copy and a damaged page map summary word (both of
- * the kind --repair repairs), is repaired (pma_fsck_repair, in a re-exec
- * of this test with PM_CRASH_AT=N) and crashed at every fence N of the
- * repair in turn: each crash image may only show findings --repair
- * repairs, and repairing it again leaves no finding at all.
+ * The repair test: a pool whose heap has un-checkpointed records, with
+ * damage of each kind --repair repairs (a pool header copy and a summary
+ * word, which the library's open repairs; a bank one bit off, a damaged
+ * log slot ahead of the tail and an entry in an unmarked group, which
+ * fsck repairs itself; with --advanced a damaged record inside a window,
+ * whose log is cut there), is repaired (pma_fsck_repair_flags, in a
+ * re-exec of this test with PM_CRASH_AT=N) and crashed at every fence N
+ * of the repair in turn: each crash image may only show findings the
+ * repair repairs (as before, or repaired), and repairing it again leaves
+ * no finding at all.
  *
  * The garbage test (in process, so the sanitizer build covers it): fsck
  * of random files and of heaps with random bytes never crashes.
@@ -141,10 +145,13 @@ static int check(const char *file, unsigned *ret_stat, char *why,
 	return fsck_file(file, 1, "after recovery", why, why_len);
 }
 
-/* the re-crashed recovery of the sweeps, and the repair under test */
+/* the re-crashed recovery of the sweeps, and the repair under test
+ * (FSCK_CRASH_ADVANCED=1: with PMA_FSCK_ADVANCED) */
 static int recover(const char *file)
 {
-	return pma_fsck_repair(file) ? 1 : 0;
+	unsigned flags = getenv("FSCK_CRASH_ADVANCED") ? PMA_FSCK_ADVANCED : 0;
+
+	return pma_fsck_repair_flags(file, flags, NULL) ? 1 : 0;
 }
 
 static const struct crash_sweep_ops fsck_ops = {
@@ -222,19 +229,103 @@ static void flip_at(const char *path, uint64_t off)
 	assert_int_equal(close(fd), 0);
 }
 
-/* damage copy B's body and the first summary word (a writable open
- * repairs both) */
-static void repair_damage(const char *path)
+/* where the damages go, from a read-only open of the base pool */
+static struct {
+	uint64_t sum; /* the first summary word */
+	uint64_t bank; /* bank 0 of the first slab */
+	uint64_t ahead; /* the slot of record tail + 3 of arena 0 */
+	struct pma_rec ahead_rec; /* a damaged record of its index */
+	uint64_t unmarked, unmarked_entry; /* an entry in an unmarked group */
+	uint64_t window; /* a record inside a window (not its first) */
+} dmg;
+
+static void damage_survey(const char *path)
 {
 	struct pma_heap *heap;
-	uint64_t sum;
+	struct pma_arena *a;
+	uint64_t page, k;
+	unsigned i;
 
+	memset(&dmg, 0, sizeof(dmg));
 	assert_int_equal(pma_heap_open(path, PMA_HEAP_RDONLY, &heap), 0);
-	sum = heap->region_off + heap->geom.sum_off;
+	dmg.sum = heap->region_off + heap->geom.sum_off;
+	for (page = 0; page < heap->geom.npages && !dmg.bank; page++)
+		if (pma_pmap_kind(heap->pmap_pm[page]) == PMA_PMAP_SLAB)
+			dmg.bank =
+				pma_page_off(heap, page) + PMA_SLAB_BITMAP_OFF;
+	for (page = heap->geom.npages; page-- > 0 && !dmg.unmarked;)
+		if (!pma_sum_has(heap, page)) {
+			dmg.unmarked = heap->region_off + heap->geom.pmap_off +
+				       page * 8;
+			dmg.unmarked_entry = pma_check_pmap(
+				pma_pmap_make(PMA_PMAP_EXTENT, 1), page);
+		}
+	a = &heap->arenas[0];
+	k = a->tail + 3;
+	pma_booklog_encode(k, heap->geom.log_cap, PMA_REC_ALLOC,
+			   (heap->data_base >> 6) + 4, 0, &dmg.ahead_rec);
+	dmg.ahead_rec.word0 ^= 1ULL << 40;
+	dmg.ahead = (uint64_t)((char *)pma_booklog_slot(a->log,
+							heap->geom.log_cap, k) -
+			       heap->part_base);
+	for (i = 0; i < heap->geom.narenas && !dmg.window; i++) {
+		a = &heap->arenas[i];
+		if (a->tail - a->head >= 4)
+			dmg.window =
+				(uint64_t)((char *)pma_booklog_slot(
+						   a->log, heap->geom.log_cap,
+						   a->head + 1) -
+					   heap->part_base);
+	}
 	pma_heap_close(heap);
-	flip_at(path, POOL_HDR_B_OFF + 0x1000);
-	flip_at(path, sum);
+	assert_true(dmg.bank && dmg.unmarked && dmg.window);
 }
+
+static void put_at(const char *path, uint64_t off, const void *buf, size_t len)
+{
+	int fd = open(path, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, buf, len, (off_t)off), (ssize_t)len);
+	assert_int_equal(close(fd), 0);
+}
+
+/* copy B's body and the first summary word (a writable open repairs
+ * both) */
+static void damage_open(const char *path)
+{
+	flip_at(path, POOL_HDR_B_OFF + 0x1000);
+	flip_at(path, dmg.sum);
+}
+
+/* fsck's own repairs: a bank one bit off, a damaged slot ahead of a
+ * log's end, an entry in an unmarked group */
+static void damage_fsck(const char *path)
+{
+	flip_at(path, dmg.bank + 23);
+	put_at(path, dmg.ahead, &dmg.ahead_rec, sizeof(dmg.ahead_rec));
+	put_at(path, dmg.unmarked, &dmg.unmarked_entry,
+	       sizeof(dmg.unmarked_entry));
+}
+
+/* --advanced: a record inside a window damaged (the rest dropped) */
+static void damage_advanced(const char *path)
+{
+	flip_at(path, dmg.window + 5);
+}
+
+struct repair_case {
+	const char *name;
+	void (*damage)(const char *path);
+	int advanced;
+	unsigned min_errors;
+};
+
+static const struct repair_case repair_cases[] = {
+	{ "open", damage_open, 0, 2 },
+	{ "fsck", damage_fsck, 0, 2 },
+	{ "advanced", damage_advanced, 1, 1 },
+};
 
 /* the repair in a re-exec crashing at fence n (torn with seed != 0):
  * 1 if it crashed, 0 if it ran to the end */
@@ -260,32 +351,44 @@ static int repair_crashed(const char *file, unsigned n, unsigned seed)
 	return 0;
 }
 
+/* arg: the case (its advanced flag) */
 static int only_repairable(const struct pool_fsck_finding *f, void *arg)
 {
-	(void)arg;
-	if (f->severity == POOL_FSCK_ERROR && !pma_fsck_repairable(f->code))
-		print_message("# unrepairable after a crashed repair: %s: %s\n",
-			      f->code, f->message);
-	return f->severity == POOL_FSCK_ERROR && !pma_fsck_repairable(f->code) ?
-		       -EIO :
-		       0;
+	const struct repair_case *c = arg;
+	int bad = f->severity == POOL_FSCK_ERROR &&
+		  pma_fsck_blocks_repair(f, c->advanced);
+
+	if (bad)
+		print_message("# %s: unrepairable after a crashed repair: %s: "
+			      "%s\n",
+			      c->name, f->code, f->message);
+	return bad ? -EIO : 0;
 }
 
-static void test_repair_crash(void **state)
+/*
+ * One repair case: the damage is there and repairable; the repair is
+ * crashed at each of its fences in turn (durable lines only, and torn):
+ * every crash image checks as before or repaired (only findings the
+ * repair repairs, none new), and repairing it again leaves none at all.
+ */
+static void repair_case_run(const struct repair_case *c)
 {
 	char base[128], work[128], why[512];
-	struct pool_fsck_sink sink = { .fn = only_repairable };
-	unsigned n, crashes = 0, seed;
+	struct pool_fsck_sink sink = { .fn = only_repairable,
+				       .arg = (void *)c };
+	unsigned n, crashes = 0, seed,
+		    flags = c->advanced ? PMA_FSCK_ADVANCED : 0;
 
-	(void)state;
 	snprintf(base, sizeof(base), "%s/base", repair_dir);
 	snprintf(work, sizeof(work), "%s/work", repair_dir);
 	repair_base(base);
-	repair_damage(base);
-	/* the damage is there, and repairable */
+	damage_survey(base);
+	c->damage(base);
 	assert_int_equal(pool_fsck(base, &sink), 0);
 	assert_int_equal(pma_fsck(base, &sink), 0);
-	assert_true(sink.counts[POOL_FSCK_ERROR] >= 2);
+	assert_true(sink.counts[POOL_FSCK_ERROR] >= c->min_errors);
+	if (c->advanced)
+		setenv("FSCK_CRASH_ADVANCED", "1", 1);
 	for (n = 1;; n++) {
 		for (seed = 0; seed < 2; seed++) {
 			assert_int_equal(crash_sweep_copy_file(base, work), 0);
@@ -294,25 +397,38 @@ static void test_repair_crash(void **state)
 			crashes++;
 			memset(&sink, 0, sizeof(sink));
 			sink.fn = only_repairable;
+			sink.arg = (void *)c;
 			if (pool_fsck(work, &sink) || pma_fsck(work, &sink))
-				fail_msg("fence %u seed %u: new damage", n,
-					 seed);
-			assert_int_equal(pma_fsck_repair(work), 0);
+				fail_msg("%s: fence %u seed %u: new damage",
+					 c->name, n, seed);
+			assert_int_equal(
+				pma_fsck_repair_flags(work, flags, NULL), 0);
 			if (fsck_file(work, 1, "after a second repair", why,
 				      sizeof(why)))
-				fail_msg("fence %u seed %u: %s", n, seed, why);
+				fail_msg("%s: fence %u seed %u: %s", c->name, n,
+					 seed, why);
 		}
 	}
 out:
-	print_message("# repair crashed at each of its %u fences (%u images), "
-		      "each repaired again\n",
-		      n - 1, crashes);
+	unsetenv("FSCK_CRASH_ADVANCED");
+	print_message("# %s: repair crashed at each of its %u fences (%u "
+		      "images), each repaired again\n",
+		      c->name, n - 1, crashes);
 	/* the uncrashed repair left nothing */
-	assert_int_equal(
-		fsck_file(work, 1, "after the repair", why, sizeof(why)), 0);
+	if (fsck_file(work, 1, "after the repair", why, sizeof(why)))
+		fail_msg("%s: %s", c->name, why);
 	assert_true(n > 3);
 	unlink(base);
 	unlink(work);
+}
+
+static void test_repair_crash(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(repair_cases) / sizeof(repair_cases[0]); i++)
+		repair_case_run(&repair_cases[i]);
 }
 
 /* ------------------------------------------------------------ garbage */
