@@ -101,6 +101,53 @@ PMA_API PMA_WUR int pma_heap_open_fds(const int *fds, unsigned nfds,
 				      struct pma_heap **ret_heap);
 
 /*
+ * A heap configuration, in libpmem2's style: the tuning of one create or
+ * open, copied at the call (the config may be changed or deleted right
+ * after; no setting is process-wide, so two heaps may be tuned apart).
+ * pma_config_new gives the defaults that pma_heap_create / pma_heap_open
+ * use. Setters return 0 or -EINVAL (message: pma_errormsg()).
+ */
+struct pma_config;
+PMA_API PMA_WUR int pma_config_new(struct pma_config **ret_cfg);
+/* frees *cfg and sets it to NULL; accepts NULL and *cfg == NULL */
+PMA_API void pma_config_delete(struct pma_config **cfg);
+/* enum pma_heap_flags for the open (PMA_HEAP_FORCE for a create); 0 */
+PMA_API PMA_WUR int pma_config_set_flags(struct pma_config *cfg,
+					 unsigned flags);
+/* empty slabs a checkpoint keeps per class and arena instead of giving
+ * them back to the free pages: 0 none, 1 (the default) the one the arena
+ * allocates from next, more keeps all of them until space runs short */
+PMA_API PMA_WUR int pma_config_set_slab_keep(struct pma_config *cfg,
+					     unsigned slabs);
+/* 1 (the default): take an arena from its owning thread with one
+ * membarrier(2) where the kernel has it, so owners need no fence of
+ * their own; 0: owners issue a full fence per operation instead (for a
+ * seccomp profile without membarrier, or for comparison) */
+PMA_API PMA_WUR int pma_config_set_membarrier(struct pma_config *cfg, int use);
+/* pma_heap_create_cfg: a pool of nparts parts (1..16, default 1): path is
+ * part 0, part N is "path.partN"; each part gets size bytes and a heap */
+PMA_API PMA_WUR int pma_config_set_parts(struct pma_config *cfg,
+					 unsigned nparts);
+/* pma_heap_create_cfg: the NUMA node of part (default -1: the node of
+ * the file's memory, detected; see pmactl create --node) */
+PMA_API PMA_WUR int pma_config_set_part_node(struct pma_config *cfg,
+					     unsigned part, int node);
+/* pma_heap_create_cfg: permission bits of new part files (default 0600) */
+PMA_API PMA_WUR int pma_config_set_mode(struct pma_config *cfg, unsigned mode);
+
+/* pma_heap_create, pma_heap_open and pma_heap_open_fds with a config
+ * (NULL: the defaults; flags come from the config) */
+PMA_API PMA_WUR int pma_heap_create_cfg(const char *path, uint64_t size,
+					const struct pma_config *cfg,
+					struct pma_heap **ret_heap);
+PMA_API PMA_WUR int pma_heap_open_cfg(const char *path,
+				      const struct pma_config *cfg,
+				      struct pma_heap **ret_heap);
+PMA_API PMA_WUR int pma_heap_open_fds_cfg(const int *fds, unsigned nfds,
+					  const struct pma_config *cfg,
+					  struct pma_heap **ret_heap);
+
+/*
  * NULL, or a message saying that a pool header copy failed its check when
  * the heap was opened, and that the open went on with the other copy,
  * which holds the same state (a writable open also rewrote the bad copy).
@@ -176,6 +223,27 @@ PMA_API void pma_memcpy_flush(struct pma_heap *heap, void *dst, const void *src,
 			      size_t len);
 PMA_API void pma_memset_flush(struct pma_heap *heap, void *dst, int c,
 			      size_t len);
+
+/*
+ * What persisting cost so far, counted by the persistence layer in every
+ * mapping of this process (all heaps): with thread_only, the calling
+ * thread's counts, else the sum over all threads that ever flushed. For
+ * benchmarks: the difference of two reads is the cost of what ran
+ * between them.
+ */
+struct pma_pm_counters {
+	uint64_t lines_flushed; /* cache lines written back */
+	uint64_t fences; /* store fences (drains) */
+	uint64_t reflushes; /* lines flushed again soon after their last */
+	uint64_t bytes_persisted; /* bytes in flushed or persisted ranges */
+	uint64_t remote_lines; /* lines of a part on another NUMA node than
+				  the flushing thread's */
+};
+PMA_API void pma_pm_counters(struct pma_pm_counters *c, int thread_only);
+
+/* how stores to heap's pool become durable: "BYTE" (eADR: a fence),
+ * "CACHE_LINE" (ADR: cache line write-back + fence) or "PAGE" (msync) */
+PMA_API const char *pma_heap_persistence(const struct pma_heap *heap);
 
 /* ------------------------------------------------------------ inspection */
 

@@ -24,6 +24,7 @@ int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena)
 	if (pthread_mutex_init(&arena->lock, NULL))
 		return util_errmsg_set(ENOMEM, "cannot create arena lock");
 	arena->heap = heap;
+	arena->membarrier = heap->membarrier;
 	arena->id = id;
 	arena->desc = &descs[id];
 	arena->log = logs + (size_t)id * heap->geom.log_cap;

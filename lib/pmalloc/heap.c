@@ -6,6 +6,7 @@
  * Step 1 keeps the heap in part 0 of the pool.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,6 @@
 #define HEAP_FORMAT_ALWAYS (1u << 30)
 
 static atomic_ulong heap_ids = 1;
-
-struct pma_format_opts pma_format_opts = {
-	.version = PMA_HEAP_VERSION,
-	.sum_shift = PMA_SUM_SHIFT_DEFAULT,
-};
-unsigned pma_slab_keep = 1;
-int pma_local_checkpoints = 0;
 
 static uint64_t align_up(uint64_t x, uint64_t a)
 {
@@ -143,8 +137,8 @@ static int heap_format(struct pma_heap *heap, uint64_t region_size)
 	uint64_t magic;
 	struct pma_geom g;
 
-	if (geom_compute(region_size, pma_format_opts.version,
-			 pma_format_opts.sum_shift, &g) < 0)
+	if (geom_compute(region_size, heap->cfg.format_version,
+			 heap->cfg.sum_shift, &g) < 0)
 		return util_errmsg_set(EINVAL,
 				       "heap region of %llu bytes is "
 				       "too small",
@@ -373,7 +367,7 @@ int pma_heap_hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
  * pool with a region in every part or in none. A region whose format a
  * crash cut short has no magic and is formatted at the next open.
  */
-static int heap_region_add(struct pool *pool)
+static int heap_region_add(struct pool *pool, const struct pma_config *cfg)
 {
 	uint64_t sizes[POOL_MAX_PARTS], off = 0, size;
 	unsigned parts[POOL_MAX_PARTS], p, n = 0;
@@ -381,8 +375,8 @@ static int heap_region_add(struct pool *pool)
 
 	for (p = 0; p < pool_part_count(pool) && p < POOL_MAX_PARTS; p++) {
 		size = largest_gap(pool, p, &off) / POOL_ALIGN * POOL_ALIGN;
-		if (geom_compute(size, pma_format_opts.version,
-				 pma_format_opts.sum_shift, &g) < 0) {
+		if (geom_compute(size, cfg->format_version, cfg->sum_shift,
+				 &g) < 0) {
 			if (p == HEAP_PART)
 				return util_errmsg_set(ENOSPC,
 						       "no free space in the "
@@ -475,10 +469,9 @@ static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
 	heap->ext1_pages = heap->hdr->version >= PMA_HEAP_VERSION_EXT1 ?
 				   PMA_REC_EXT1_NPAGES_MAX :
 				   0;
-	heap->slab_keep = pma_slab_keep;
-	heap->local =
-		heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
-		(pma_local_checkpoints || (flags & PMA_HEAP_LOCAL_CHECKPOINTS));
+	heap->slab_keep = heap->cfg.slab_keep;
+	heap->local = heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
+		      (flags & PMA_HEAP_LOCAL_CHECKPOINTS);
 	heap_ckpt_bound(heap, 1);
 	rc = pma_sum_load(heap);
 	if (rc < 0)
@@ -495,12 +488,14 @@ static void *pma_addr_part(struct pool *pool, unsigned part, uint64_t off)
 
 /* a heap struct for part of pool (not set up) */
 static struct pma_heap *heap_new(struct pool *pool, unsigned part,
-				 unsigned flags)
+				 const struct pma_config *cfg, unsigned flags)
 {
 	struct pma_heap *heap = zalloc_lines(sizeof(*heap));
 
 	if (!heap)
 		return NULL;
+	heap->cfg = *cfg;
+	heap->membarrier = cfg->membarrier && pma_owner_membarrier();
 	heap->pool = pool;
 	heap->part = part;
 	heap->top = heap;
@@ -550,7 +545,7 @@ static int heap_add_siblings(struct pma_heap *top, unsigned flags)
 		    !memcmp(pma_addr_part(top->pool, p, region->off),
 			    zero_magic, sizeof(zero_magic)))
 			continue;
-		sib = heap_new(top->pool, p, flags);
+		sib = heap_new(top->pool, p, &top->cfg, flags);
 		if (!sib)
 			return util_errmsg_set(ENOMEM, "out of memory");
 		sib->top = top;
@@ -568,11 +563,11 @@ static int heap_add_siblings(struct pma_heap *top, unsigned flags)
 }
 
 /* take ownership of an open pool: set up, recover, rebuild (every part) */
-static int heap_attach(struct pool *pool, unsigned flags,
-		       struct pma_heap **ret_heap)
+static int heap_attach(struct pool *pool, const struct pma_config *cfg,
+		       unsigned flags, struct pma_heap **ret_heap)
 {
 	const struct pool_region *region;
-	struct pma_heap *heap = heap_new(pool, HEAP_PART, flags);
+	struct pma_heap *heap = heap_new(pool, HEAP_PART, cfg, flags);
 	unsigned p;
 	int rc = 0;
 
@@ -584,7 +579,7 @@ static int heap_attach(struct pool *pool, unsigned flags,
 	if (!region && !(flags & PMA_HEAP_FORMAT))
 		rc = util_errmsg_set(ENOENT, "pool has no pmalloc heap");
 	else if (!region)
-		rc = heap_region_add(pool);
+		rc = heap_region_add(pool, cfg);
 	if (rc == 0 && !region)
 		region = pool_region_find(pool, POOL_REGION_PMALLOC, HEAP_PART);
 	if (rc == 0)
@@ -618,26 +613,52 @@ static int heap_attach(struct pool *pool, unsigned flags,
 	return 0;
 }
 
+/* a config with flags, or flags added to cfg (NULL: the defaults) */
+static void cfg_with_flags(struct pma_config *out, const struct pma_config *cfg,
+			   unsigned flags)
+{
+	if (cfg)
+		*out = *cfg;
+	else
+		pma_config_init(out);
+	out->flags |= flags;
+}
+
 PMA_API int pma_heap_open(const char *path, unsigned flags,
 			  struct pma_heap **ret_heap)
 {
-	return pma_heap_open_parts(&path, 1, flags, ret_heap);
+	struct pma_config cfg;
+
+	cfg_with_flags(&cfg, NULL, flags);
+	return pma_heap_open_parts_cfg(&path, 1, &cfg, ret_heap);
+}
+
+PMA_API int pma_heap_open_cfg(const char *path, const struct pma_config *cfg,
+			      struct pma_heap **ret_heap)
+{
+	return pma_heap_open_parts_cfg(&path, 1, cfg, ret_heap);
 }
 
 /* open the pool's parts at paths, or from fds if not NULL */
 static int heap_open(const char *const *paths, unsigned npaths, const int *fds,
-		     unsigned flags, struct pma_heap **ret_heap)
+		     const struct pma_config *cfg, struct pma_heap **ret_heap)
 {
 	const char *path = npaths ? paths[0] : NULL;
-	unsigned pool_flags = (flags & PMA_HEAP_RDONLY)	 ? POOL_OPEN_RDONLY :
-			      (flags & PMA_HEAP_PRIVATE) ? POOL_OPEN_PRIVATE :
-							   0;
+	struct pma_config def;
+	unsigned flags, pool_flags;
 	struct pool *pool;
 	int rc;
 
+	if (!cfg) {
+		pma_config_init(&def);
+		cfg = &def;
+	}
+	flags = cfg->flags & ~(unsigned)HEAP_FORMAT_ALWAYS;
+	pool_flags = (flags & PMA_HEAP_RDONLY)	? POOL_OPEN_RDONLY :
+		     (flags & PMA_HEAP_PRIVATE) ? POOL_OPEN_PRIVATE :
+						  0;
 	if (!path || !ret_heap)
 		return util_errmsg_set(EINVAL, "no path or ret_heap");
-	flags &= ~HEAP_FORMAT_ALWAYS;
 	if ((flags & PMA_HEAP_RDONLY) && (flags & PMA_HEAP_FORMAT))
 		return util_errmsg_set(EINVAL, "PMA_HEAP_RDONLY with "
 					       "PMA_HEAP_FORMAT");
@@ -645,7 +666,7 @@ static int heap_open(const char *const *paths, unsigned npaths, const int *fds,
 		   pool_open_parts(paths, npaths, pool_flags, &pool);
 	if (rc < 0)
 		return rc;
-	rc = heap_attach(pool, flags, ret_heap);
+	rc = heap_attach(pool, cfg, flags, ret_heap);
 	if (rc < 0)
 		util_errmsg_prefix("heap '%s'", path);
 	return rc;
@@ -654,11 +675,22 @@ static int heap_open(const char *const *paths, unsigned npaths, const int *fds,
 int pma_heap_open_parts(const char *const *paths, unsigned npaths,
 			unsigned flags, struct pma_heap **ret_heap)
 {
-	return heap_open(paths, npaths, NULL, flags, ret_heap);
+	struct pma_config cfg;
+
+	cfg_with_flags(&cfg, NULL, flags);
+	return heap_open(paths, npaths, NULL, &cfg, ret_heap);
 }
 
-PMA_API int pma_heap_open_fds(const int *fds, unsigned nfds, unsigned flags,
-			      struct pma_heap **ret_heap)
+int pma_heap_open_parts_cfg(const char *const *paths, unsigned npaths,
+			    const struct pma_config *cfg,
+			    struct pma_heap **ret_heap)
+{
+	return heap_open(paths, npaths, NULL, cfg, ret_heap);
+}
+
+PMA_API int pma_heap_open_fds_cfg(const int *fds, unsigned nfds,
+				  const struct pma_config *cfg,
+				  struct pma_heap **ret_heap)
 {
 	char names[POOL_MAX_PARTS][32];
 	const char *paths[POOL_MAX_PARTS];
@@ -671,39 +703,82 @@ PMA_API int pma_heap_open_fds(const int *fds, unsigned nfds, unsigned flags,
 		snprintf(names[i], sizeof(names[i]), "fd %d", fds[i]);
 		paths[i] = names[i];
 	}
-	return heap_open(paths, nfds, fds, flags, ret_heap);
+	return heap_open(paths, nfds, fds, cfg, ret_heap);
 }
 
-PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,
-			    struct pma_heap **ret_heap)
+PMA_API int pma_heap_open_fds(const int *fds, unsigned nfds, unsigned flags,
+			      struct pma_heap **ret_heap)
+{
+	struct pma_config cfg;
+
+	cfg_with_flags(&cfg, NULL, flags);
+	return pma_heap_open_fds_cfg(fds, nfds, &cfg, ret_heap);
+}
+
+PMA_API int pma_heap_create_cfg(const char *path, uint64_t size,
+				const struct pma_config *cfg,
+				struct pma_heap **ret_heap)
 {
 	struct pool_create_params params = { 0 };
+	char names[POOL_MAX_PARTS][PATH_MAX];
+	const char *paths[POOL_MAX_PARTS];
+	struct pma_config def;
 	struct pool *pool;
+	unsigned p;
 	int rc;
 
+	if (!cfg) {
+		pma_config_init(&def);
+		cfg = &def;
+	}
 	if (!path || !ret_heap)
 		return util_errmsg_set(EINVAL, "no path or ret_heap");
+	if (cfg->flags & PMA_HEAP_RDONLY)
+		return util_errmsg_set(EINVAL, "cannot create a heap "
+					       "read-only");
 	size = size / POOL_ALIGN * POOL_ALIGN;
 	if (size < POOL_DATA_OFF + (1ULL << 20))
 		return util_errmsg_set(EINVAL,
 				       "heap size %llu too small (min "
 				       "1 MiB + 64 KiB)",
 				       (unsigned long long)size);
-	params.nparts = 1;
-	params.paths = &path;
+	for (p = 0; p < cfg->nparts; p++) {
+		if (!p)
+			rc = snprintf(names[p], sizeof(names[p]), "%s", path);
+		else
+			rc = snprintf(names[p], sizeof(names[p]), "%s.part%u",
+				      path, p);
+		if (rc < 0 || (size_t)rc >= sizeof(names[p]))
+			return util_errmsg_set(ENAMETOOLONG,
+					       "path of part %u too long", p);
+		paths[p] = names[p];
+	}
+	params.nparts = cfg->nparts;
+	params.paths = paths;
+	params.nodes = cfg->nodes;
 	params.part_size = size;
-	params.mode = 0600;
-	params.flags = (flags & PMA_HEAP_FORCE) ? POOL_CREATE_FORCE : 0;
+	params.mode = (mode_t)cfg->mode;
+	params.flags = (cfg->flags & PMA_HEAP_FORCE) ? POOL_CREATE_FORCE : 0;
 	rc = pool_create(&params, &pool);
 	if (rc < 0)
 		return rc;
-	rc = heap_attach(pool,
+	rc = heap_attach(pool, cfg,
 			 PMA_HEAP_FORMAT | HEAP_FORMAT_ALWAYS |
-				 (flags & PMA_HEAP_LOCAL_CHECKPOINTS),
+				 (cfg->flags & (PMA_HEAP_LOCAL_CHECKPOINTS |
+						PMA_HEAP_INTERLEAVE)),
 			 ret_heap);
 	if (rc < 0)
 		util_errmsg_prefix("heap '%s'", path);
 	return rc;
+}
+
+PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,
+			    struct pma_heap **ret_heap)
+{
+	struct pma_config cfg;
+
+	cfg_with_flags(&cfg, NULL, flags);
+	return pma_heap_create_cfg(path, size, &cfg, ret_heap);
 }
 
 PMA_API const char *pma_heap_damage(const struct pma_heap *heap)

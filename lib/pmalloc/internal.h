@@ -478,6 +478,8 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	_Atomic uintptr_t owner; /* owning thread's token, 0 if none */
 	atomic_int busy; /* the owner is in an op on its fast path */
 	atomic_int revoked; /* a mutex holder keeps the owner out */
+	int membarrier; /* heap->membarrier: the revoker's membarrier
+			   orders the owner's busy store, else it fences */
 	int owner_fast; /* owner only: its current op took the fast path */
 	int revoking; /* mutex holder only: it set revoked */
 	struct pma_heap *heap;
@@ -681,7 +683,6 @@ struct pma_tls_binding {
  * a multi-part heap it uses (the heaps of one pool's parts) */
 extern UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding[POOL_MAX_PARTS];
 extern UTIL_TLS_FAST char pma_tls_token;
-extern int pma_use_membarrier;
 
 static inline uintptr_t pma_self_token(void)
 {
@@ -704,7 +705,7 @@ void pma_arena_unlock_slow(struct pma_arena *arena);
 static inline int pma_owner_enter(struct pma_arena *arena)
 {
 	atomic_store_explicit(&arena->busy, 1, memory_order_relaxed);
-	if (pma_use_membarrier)
+	if (arena->membarrier)
 		atomic_signal_fence(memory_order_seq_cst);
 	else
 		atomic_thread_fence(memory_order_seq_cst);
@@ -839,21 +840,41 @@ struct pma_geom {
 	uint64_t sum_words; /* its 8-byte words (0 without a summary) */
 };
 
-/* heap.c: the layout version and summary group a new heap is formatted
- * with (tests make older heaps and smaller groups) */
-struct pma_format_opts {
-	uint32_t version;
+/*
+ * A heap configuration (config.c; public as struct pma_config): the
+ * tuning of one create or open, copied into every heap of the pool at
+ * open. No process-wide switch: two heaps may be tuned apart.
+ */
+struct pma_config {
+	unsigned flags; /* enum pma_heap_flags */
+	/* the empty slabs a normal checkpoint keeps (recovery.c,
+	 * release_one): 0 none, 1 (the default) the one its arena
+	 * allocates from next, more all (only the -ENOMEM retry releases
+	 * then) */
+	unsigned slab_keep;
+	int membarrier; /* 1: revoke owners with membarrier if the kernel
+			   has it (the default), 0: owners fence */
+	/* a heap formatted by this create or open: its layout version and
+	 * summary group (tests make older heaps and smaller groups;
+	 * pma_config_set_format) */
+	uint32_t format_version;
 	uint32_t sum_shift;
+	/* pma_heap_create_cfg: parts, their nodes, the files' mode */
+	unsigned nparts;
+	int nodes[POOL_MAX_PARTS];
+	unsigned mode;
 };
-extern struct pma_format_opts pma_format_opts;
-/* heap.c: pma_heap.slab_keep of the heaps opened next: the empty slabs a
- * normal checkpoint keeps (recovery.c, release_one): 0 none, 1 (the
- * default) the one its arena allocates from next, more all (only the
- * -ENOMEM retry releases then) */
-extern unsigned pma_slab_keep;
-/* version 8 heaps opened next checkpoint arena by arena (1, tests), or
- * only if opened with PMA_HEAP_LOCAL_CHECKPOINTS (0, the default) */
-extern int pma_local_checkpoints;
+/* the defaults, as pma_config_new gives them */
+void pma_config_init(struct pma_config *cfg);
+/* a heap formatted with this config gets this layout version and summary
+ * group (version 3..PMA_HEAP_VERSION; sum_shift as PMA_SUM_SHIFT_*):
+ * tests only, not public */
+int pma_config_set_format(struct pma_config *cfg, uint32_t version,
+			  uint32_t sum_shift);
+/* open path with config (NULL: the defaults) */
+int pma_heap_open_parts_cfg(const char *const *paths, unsigned npaths,
+			    const struct pma_config *cfg,
+			    struct pma_heap **ret_heap);
 
 struct pma_heap {
 	struct pool *pool;
@@ -915,6 +936,8 @@ struct pma_heap {
 	uint64_t id; /* unique per open, for thread binding */
 	struct pma_heap *next_open; /* owner.c registry of open heaps */
 	uint64_t head_gen; /* == hdr->head_gen (arena locks held) */
+	struct pma_config cfg; /* as opened (every heap of the pool) */
+	int membarrier; /* cfg.membarrier and the kernel has it */
 	int rdonly; /* PMA_HEAP_RDONLY: PM is never written */
 	int checked; /* version >= PMA_HEAP_VERSION_CHECKED: words checked */
 	void **ro_slab_meta; /* rdonly (or recovery's dry run): per chunk,
@@ -949,7 +972,7 @@ struct pma_heap {
 	 * checkpoints of several arenas run at once */
 	pthread_mutex_t sum_lock;
 	/* which empty slabs a normal checkpoint keeps (the -ENOMEM retry
-	 * keeps none): pma_slab_keep at open */
+	 * keeps none): the config's slab_keep at open */
 	unsigned slab_keep;
 	atomic_ulong slabs_released; /* since open */
 

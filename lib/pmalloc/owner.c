@@ -42,7 +42,9 @@ UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding[POOL_MAX_PARTS];
 static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
 static pthread_key_t owner_key; /* destructor: release at thread exit */
 static int owner_key_ok;
-int pma_use_membarrier; /* set once, before any heap is open */
+/* the kernel has private expedited membarrier (set once, before any heap
+ * is open; a heap uses it if its config says so: heap->membarrier) */
+static int pma_use_membarrier;
 
 static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pma_heap *heaps; /* open heaps (heap->next_open) */
@@ -67,9 +69,9 @@ static void owner_init(void)
 }
 
 /* the revoker's side: after storing revoked, before loading busy */
-static void revoker_fence(void)
+static void revoker_fence(int membarrier)
 {
-	if (pma_use_membarrier) {
+	if (membarrier) {
 		/* cannot fail once registered (a forked child inherits the
 		 * registration; register again in case a kernel does not);
 		 * if it did, owners would race with us: stop rather than
@@ -257,7 +259,7 @@ void pma_arena_lock_slow(struct pma_arena *arena, int owner)
 	pthread_mutex_lock(&arena->lock);
 	arena->revoking = revoke_start(arena);
 	if (arena->revoking) {
-		revoker_fence();
+		revoker_fence(arena->membarrier);
 		wait_idle(arena);
 	}
 }
@@ -288,7 +290,7 @@ void pma_arenas_lock(struct pma_heap *heap)
 	}
 	if (!any)
 		return;
-	revoker_fence();
+	revoker_fence(heap->membarrier);
 	for (i = 0; i < n; i++)
 		if (heap->arenas[i].revoking)
 			wait_idle(&heap->arenas[i]);

@@ -48,3 +48,27 @@ void pma_memset_flush(struct pma_heap *heap, void *dst, int c, size_t len)
 {
 	pm_memset(map_of(heap, dst), dst, c, len, PM_COPY_NODRAIN);
 }
+
+PMA_API void pma_pm_counters(struct pma_pm_counters *c, int thread_only)
+{
+	struct pm_stats st;
+
+	if (!c)
+		return;
+	if (thread_only)
+		pm_stats_get(&st);
+	else
+		pm_stats_get_global(&st);
+	*c = (struct pma_pm_counters){
+		.lines_flushed = st.lines_flushed,
+		.fences = st.fences,
+		.reflushes = st.reflushes,
+		.bytes_persisted = st.bytes_persisted,
+		.remote_lines = st.remote_lines,
+	};
+}
+
+PMA_API const char *pma_heap_persistence(const struct pma_heap *heap)
+{
+	return heap ? pm_granularity_name(pm_map_granularity(heap->map)) : NULL;
+}

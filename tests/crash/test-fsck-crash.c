@@ -41,6 +41,7 @@
 #include "pmalloc.h"
 #include "pmalloc/fsck.h"
 #include "pmalloc/internal.h"
+#include "../lib/test-cfg.h"
 #include "pmem/crash.h"
 #include "pool/fsck.h"
 #include "crash-sweep.h"
@@ -64,9 +65,9 @@ static void workload(const char *path, uint64_t rnd)
 	uint64_t root, *slots;
 	unsigned i, s;
 
-	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
-	pma_slab_keep = 0;
-	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap) ||
+	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
+	test_cfg.slab_keep = 0;
+	if (test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap) ||
 	    pma_root(heap, NSLOTS * 8, &root))
 		_exit(7);
 	slots = pma_direct(heap, root);
@@ -137,7 +138,7 @@ static int check(const char *file, unsigned *ret_stat, char *why,
 	*ret_stat = 0;
 	if (fsck_file(file, 0, "before recovery", why, why_len) < 0)
 		return -1;
-	if (pma_heap_open(file, 0, &heap) < 0) {
+	if (test_heap_open(file, 0, &heap) < 0) {
 		snprintf(why, why_len, "open: %s", pma_errormsg());
 		return -1;
 	}
@@ -189,7 +190,7 @@ static void repair_base(const char *path)
 	pid_t pid;
 
 	assert_int_equal(
-		pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap), 0);
+		test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap), 0);
 	assert_int_equal(pma_root(heap, NSLOTS * 8, &root), 0);
 	slots = pma_direct(heap, root);
 	for (i = 0; i < NSLOTS / 2; i++) {
@@ -200,7 +201,7 @@ static void repair_base(const char *path)
 	pma_heap_close(heap);
 	pid = fork();
 	if (pid == 0) {
-		if (pma_heap_open(path, 0, &heap) ||
+		if (test_heap_open(path, 0, &heap) ||
 		    pma_root(heap, NSLOTS * 8, &root))
 			_exit(2);
 		slots = pma_direct(heap, root);
@@ -247,7 +248,7 @@ static void damage_survey(const char *path)
 	unsigned i;
 
 	memset(&dmg, 0, sizeof(dmg));
-	assert_int_equal(pma_heap_open(path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(test_heap_open(path, PMA_HEAP_RDONLY, &heap), 0);
 	dmg.sum = heap->region_off + heap->geom.sum_off;
 	for (page = 0; page < heap->geom.npages && !dmg.bank; page++)
 		if (pma_pmap_kind(heap->pmap_pm[page]) == PMA_PMAP_SLAB)
@@ -485,7 +486,7 @@ static void test_fsck_garbage(void **state)
 	}
 	snprintf(base, sizeof(base), "%s/gbase", repair_dir);
 	repair_base(base);
-	assert_int_equal(pma_heap_open(base, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(test_heap_open(base, PMA_HEAP_RDONLY, &heap), 0);
 	meta = heap->region_off;
 	span = heap->data_base + 2 * PMA_CHUNK - meta;
 	pma_heap_close(heap);

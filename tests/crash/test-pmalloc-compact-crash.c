@@ -28,6 +28,7 @@
 
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
+#include "../lib/test-cfg.h"
 #include "pmem/crash.h"
 #include "pmem/fast.h"
 #include "crash-sweep.h"
@@ -147,10 +148,10 @@ static void child_run(const char *path, uint64_t rnd)
 	pthread_t a, c;
 	uint64_t root;
 
-	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
+	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
 	/* normal checkpoints keep every empty slab: compaction releases */
-	pma_slab_keep = 2;
-	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &work.heap) ||
+	test_cfg.slab_keep = 2;
+	if (test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &work.heap) ||
 	    pma_root(work.heap, sizeof(struct root), &root))
 		_exit(7);
 	work.root = pma_direct(work.heap, root);
@@ -236,7 +237,7 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	struct root *r;
 	unsigned s, n = 0;
 
-	if (pma_heap_open(file, 0, &heap) < 0) {
+	if (test_heap_open(file, 0, &heap) < 0) {
 		snprintf(why, why_len, "open: %s", pma_errormsg());
 		return -1;
 	}
@@ -284,7 +285,7 @@ static int recover_only(const char *file)
 {
 	struct pma_heap *heap;
 
-	if (pma_heap_open(file, 0, &heap))
+	if (test_heap_open(file, 0, &heap))
 		return 1;
 	pma_heap_close(heap);
 	return 0;

@@ -35,6 +35,7 @@
 
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
+#include "../lib/test-cfg.h"
 #include "pmem/crash.h"
 #include "pmem/fast.h"
 #include "pool/pool.h"
@@ -125,12 +126,12 @@ static void child_run(const char *path, uint64_t rnd)
 	unsigned i;
 
 	/* summary groups of one chunk: the run marks groups all along */
-	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
+	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
 	/* every checkpoint releases the slabs that became empty */
-	pma_slab_keep = 0;
+	test_cfg.slab_keep = 0;
 	/* arenas checkpoint alone too (pma_heap_checkpoint_arena below) */
-	pma_local_checkpoints = 1;
-	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &work.heap) ||
+	test_cfg.flags |= PMA_HEAP_LOCAL_CHECKPOINTS;
+	if (test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &work.heap) ||
 	    pma_root(work.heap, NSLOTS * 8, &root))
 		_exit(7);
 	work.slots = pma_direct(work.heap, root);
@@ -298,7 +299,7 @@ static int rdonly_stats(const char *file, struct pma_heap_stats *ret_st,
 {
 	struct pma_heap *heap;
 
-	if (pma_heap_open(file, PMA_HEAP_RDONLY, &heap) < 0 ||
+	if (test_heap_open(file, PMA_HEAP_RDONLY, &heap) < 0 ||
 	    pma_heap_stats(heap, ret_st) < 0) {
 		snprintf(why, why_len, "rdonly open: %s", pma_errormsg());
 		return -1;
@@ -335,7 +336,7 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 
 	if (rdonly_stats(file, &ro, why, why_len) < 0)
 		return -1;
-	rc = pma_heap_open(file, 0, &heap);
+	rc = test_heap_open(file, 0, &heap);
 	if (rc < 0) {
 		snprintf(why, why_len, "open: %s", pma_errormsg());
 		return -1;
@@ -396,7 +397,7 @@ static int recover_only(const char *file)
 {
 	struct pma_heap *heap;
 
-	if (pma_heap_open(file, 0, &heap))
+	if (test_heap_open(file, 0, &heap))
 		return 1;
 	pma_heap_close(heap);
 	return 0;

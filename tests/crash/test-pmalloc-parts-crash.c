@@ -31,6 +31,7 @@
 #include "ns/ns.h"
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
+#include "../lib/test-cfg.h"
 #include "pmem/crash.h"
 #include "pool/pool.h"
 #include "crash-sweep.h"
@@ -65,7 +66,7 @@ static int open_image(const char *file, unsigned flags,
 	const char *paths[2] = { file, part1 };
 
 	crash_sweep_part_path(file, 1, part1, sizeof(part1));
-	return pma_heap_open_parts(paths, 2, flags, ret_heap);
+	return test_heap_open_parts(paths, 2, flags, ret_heap);
 }
 
 /* ------------------------------------------------------------ child */
@@ -138,12 +139,12 @@ static void child_run(const char *path, uint64_t rnd)
 	if (pool_create(&params, &pool) < 0)
 		_exit(7);
 	pool_close(&pool);
-	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
-	pma_slab_keep = 0;
-	pma_local_checkpoints = 1;
+	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
+	test_cfg.slab_keep = 0;
+	test_cfg.flags |= PMA_HEAP_LOCAL_CHECKPOINTS;
 	work.two_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 &&
 			CPU_ISSET(0, &set) && CPU_ISSET(1, &set);
-	if (pma_heap_open(path, PMA_HEAP_FORMAT, &work.heap) ||
+	if (test_heap_open(path, PMA_HEAP_FORMAT, &work.heap) ||
 	    pma_root(work.heap, NSLOTS * 8, &root))
 		_exit(8);
 	work.tab[0] = pma_direct(work.heap, root);

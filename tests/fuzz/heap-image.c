@@ -20,7 +20,9 @@
 
 #include "heap-image.h"
 #include "pmalloc.h"
+#include "pmalloc/internal.h"
 #include "util/crc.h"
+#include "../lib/test-cfg.h"
 
 const size_t sizes[NSIZES] = { 24,   64,    100,   300,	  1000,	 2000,
 			       5000, 14000, 20000, 70000, 200000 };
@@ -68,8 +70,8 @@ static void build_clean(const char *path)
 	unsigned i;
 
 	/* one-chunk summary groups: 62 groups, some of them unmarked */
-	pma_format_opts.sum_shift = PMA_SUM_SHIFT_MIN;
-	if (pma_heap_create(path, POOL_SIZE, PMA_HEAP_FORCE, &heap) < 0)
+	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
+	if (test_heap_create(path, POOL_SIZE, PMA_HEAP_FORCE, &heap) < 0)
 		die("create");
 	slots = slots_of(heap);
 	for (i = 0; i < NSLOTS; i++) {
@@ -93,7 +95,7 @@ static void build_crash(const char *path)
 	uint64_t *slots;
 	unsigned i;
 
-	if (pma_heap_open(path, 0, &heap) < 0)
+	if (test_heap_open(path, 0, &heap) < 0)
 		die("open");
 	slots = slots_of(heap);
 	for (i = 1; i < NSLOTS; i += 3) {
@@ -133,7 +135,7 @@ static void survey(void)
 	uint64_t page, e, root;
 	unsigned i;
 
-	if (pma_heap_open(fx.path, PMA_HEAP_RDONLY, &heap) < 0)
+	if (test_heap_open(fx.path, PMA_HEAP_RDONLY, &heap) < 0)
 		die("read-only open");
 	fx.region = heap->region_off;
 	fx.geom = heap->geom;

@@ -24,6 +24,7 @@
 
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
+#include "../lib/test-cfg.h"
 
 #define HEAP_SIZE (32ULL << 20)
 #define NBLOCKS 20000
@@ -54,8 +55,8 @@ static int fx_teardown(void **state)
 	pma_heap_close(f->heap);
 	(void)unlink(f->path);
 	free(f);
-	pma_format_opts.version = PMA_HEAP_VERSION;
-	pma_slab_keep = 1;
+	test_cfg.format_version = PMA_HEAP_VERSION;
+	test_cfg.slab_keep = 1;
 	return 0;
 }
 
@@ -63,7 +64,7 @@ static void fx_open(struct fx *f, unsigned flags)
 {
 	uint64_t root;
 
-	assert_int_equal(pma_heap_open(f->path, flags, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, flags, &f->heap), 0);
 	assert_int_equal(pma_root(f->heap, NBLOCKS * 8, &root), 0);
 	f->slots = pma_direct(f->heap, root);
 }
@@ -72,8 +73,8 @@ static void fx_create(struct fx *f)
 {
 	uint64_t root;
 
-	assert_int_equal(pma_heap_create(f->path, HEAP_SIZE, PMA_HEAP_FORCE,
-					 &f->heap),
+	assert_int_equal(test_heap_create(f->path, HEAP_SIZE, PMA_HEAP_FORCE,
+					  &f->heap),
 			 0);
 	assert_int_equal(pma_root(f->heap, NBLOCKS * 8, &root), 0);
 	f->slots = pma_direct(f->heap, root);
@@ -130,7 +131,7 @@ static void test_compact_releases_and_punches(void **state)
 	struct fx *f = *state;
 	unsigned i;
 
-	pma_slab_keep = 2; /* normal checkpoints keep every empty slab */
+	test_cfg.slab_keep = 2; /* normal checkpoints keep every empty slab */
 	fx_create(f);
 	fill(f, NBLOCKS, 100);
 	for (i = 0; i < NBLOCKS; i++)
@@ -174,7 +175,7 @@ static void test_peak_footprint(void **state)
 	struct fx *f = *state;
 	unsigned i;
 
-	pma_slab_keep = 0;
+	test_cfg.slab_keep = 0;
 	fx_create(f);
 	assert_int_equal(pma_heap_stats(f->heap, &a), 0);
 	assert_true(a.meta_bytes > 0 && a.footprint_bytes > a.meta_bytes);
@@ -203,7 +204,7 @@ static void test_compact_rdonly(void **state)
 	fill(f, 100, 64);
 	pma_heap_close(f->heap);
 	f->heap = NULL;
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
 	assert_int_equal(pma_heap_compact(f->heap, &r), -EROFS);
 	assert_int_equal(pma_heap_compact_plan(f->heap, &r), 0);
 	assert_int_equal(r.slabs_released, 0);
@@ -218,7 +219,7 @@ static void test_compact_old_layout(void **state)
 	struct fx *f = *state;
 	unsigned i;
 
-	pma_format_opts.version = 5;
+	test_cfg.format_version = 5;
 	fx_create(f);
 	fill(f, 2000, 100);
 	for (i = 0; i < 2000; i++)
@@ -312,7 +313,7 @@ static void test_compact_concurrent(void **state)
 	unsigned i, s, rounds = 0;
 	unsigned char *p;
 
-	pma_slab_keep = 2;
+	test_cfg.slab_keep = 2;
 	fx_create(f);
 	for (i = 0; i < 2; i++) {
 		w[i].f = f;

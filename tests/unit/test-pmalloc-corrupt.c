@@ -25,6 +25,7 @@
 
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
+#include "../lib/test-cfg.h"
 #include "util/crc.h"
 
 #define POOL_SIZE (POOL_DATA_OFF + 4 * 1024 * 1024)
@@ -58,7 +59,7 @@ static void make_clean(const char *path)
 	uint64_t *slots;
 	unsigned i;
 
-	assert_int_equal(pma_heap_create(path, POOL_SIZE, 0, &heap), 0);
+	assert_int_equal(test_heap_create(path, POOL_SIZE, 0, &heap), 0);
 	slots = slots_of(heap);
 	assert_non_null(slots);
 	for (i = 0; i < NSLOTS / 2; i++) {
@@ -76,7 +77,7 @@ static void make_crash(const char *path)
 	uint64_t *slots;
 	unsigned i;
 
-	if (pma_heap_open(path, 0, &heap) < 0 || !(slots = slots_of(heap)))
+	if (test_heap_open(path, 0, &heap) < 0 || !(slots = slots_of(heap)))
 		_exit(2);
 	for (i = NSLOTS / 2; i < NSLOTS; i++) {
 		pma_arena_bind(heap, i % 2);
@@ -105,7 +106,7 @@ static void survey(struct fx *f)
 {
 	struct pma_heap *heap;
 
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
 	f->region = heap->region_off;
 	f->data_base = heap->data_base;
 	f->geom = heap->geom;
@@ -120,8 +121,11 @@ static void survey(struct fx *f)
 	pma_heap_close(heap);
 }
 
-static const struct pma_format_opts format_default = { PMA_HEAP_VERSION,
-						       PMA_SUM_SHIFT_DEFAULT };
+/* a test's format: layout version and summary group (0: the default) */
+struct format_opts {
+	uint32_t version;
+	uint32_t sum_shift;
+};
 
 static int fx_setup(void **state)
 {
@@ -135,10 +139,16 @@ static int fx_setup(void **state)
 	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
 	/* the test's initial state, if any: the format (older layout
 	 * versions, small summary groups) */
-	if (*state)
-		pma_format_opts = *(const struct pma_format_opts *)*state;
+	test_cfg_reset();
+	if (*state) {
+		const struct format_opts *fo = *state;
+
+		assert_int_equal(pma_config_set_format(&test_cfg, fo->version,
+						       fo->sum_shift),
+				 0);
+	}
 	make_clean(f->path);
-	pma_format_opts = format_default;
+	test_cfg_reset();
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
@@ -177,9 +187,9 @@ static void assert_refused(struct fx *f, const char *msg)
 	struct pma_heap *heap = NULL;
 
 	memcpy(f->before, f->map, POOL_SIZE);
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), -EIO);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), -EIO);
 	assert_non_null(strstr(pma_errormsg(), msg));
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), -EIO);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), -EIO);
 	assert_non_null(strstr(pma_errormsg(), msg));
 	assert_null(heap);
 	assert_memory_equal(f->map, f->before, POOL_SIZE);
@@ -249,7 +259,7 @@ static void ro_stats(struct fx *f, struct pma_heap_stats *st, uint64_t *ret_bad)
 {
 	struct pma_heap *heap;
 
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
 	assert_int_equal(pma_heap_stats(heap, st), 0);
 	*ret_bad = heap->sum_bad;
 	pma_heap_close(heap);
@@ -282,7 +292,7 @@ static void test_sum_word_invalid(void **state)
 		assert_int_equal(st.free_bytes, good.free_bytes);
 		assert_int_equal(st.largest_free, good.largest_free);
 		assert_memory_equal(f->map, f->before, POOL_SIZE);
-		assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+		assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 		assert_int_equal(heap->sum_bad, 1);
 		assert_int_equal(pma_sum_check(heap), 0);
 		pma_heap_close(heap);
@@ -312,7 +322,7 @@ static void test_sum_shift_checked(void **state)
 		hdr->sum_shift = bad[i];
 		hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
 		memcpy(f->before, f->map, POOL_SIZE);
-		assert_int_equal(pma_heap_open(f->path, 0, &heap), -EBADMSG);
+		assert_int_equal(test_heap_open(f->path, 0, &heap), -EBADMSG);
 		assert_non_null(strstr(pma_errormsg(), "geometry"));
 		assert_memory_equal(f->map, f->before, POOL_SIZE);
 	}
@@ -337,7 +347,7 @@ static void test_garbage_in_unmarked_group(void **state)
 	assert_int_equal(pmap[page], 0);
 	pmap[page] = pma_pmap_make(PMA_PMAP_EXTENT, 1);
 	ro_stats(f, &st, &bad);
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 	assert_false(pma_sum_has(heap, page));
 	/* fill the heap with extents (dests outside the pool), so that
 	 * the group is used, and checkpoint */
@@ -350,9 +360,9 @@ static void test_garbage_in_unmarked_group(void **state)
 	assert_int_equal(pma_sum_check(heap), 0);
 	assert_int_equal(pmap[page], 0);
 	pma_heap_close(heap);
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
 	pma_heap_close(heap);
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 	assert_int_equal(pma_sum_check(heap), 0);
 	pma_heap_close(heap);
 }
@@ -414,17 +424,17 @@ static void test_slab_free_replayed(void **state)
 	struct pma_heap_stats st0, st;
 	struct pma_heap *heap = NULL;
 
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
 	assert_int_equal(pma_heap_stats(heap, &st0), 0);
 	pma_heap_close(heap);
 	append_rec(f, 0, PMA_REC_SLAB_NEW, free_chunk(f), (uint64_t)cls << 8);
 	append_rec(f, 0, PMA_REC_SLAB_FREE, free_chunk(f), (uint64_t)cls << 8);
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
 	assert_int_equal(pma_heap_stats(heap, &st), 0);
 	assert_int_equal(st.classes[cls].slabs, st0.classes[cls].slabs);
 	assert_int_equal(st.largest_free, st0.largest_free);
 	pma_heap_close(heap);
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 	assert_int_equal(pma_heap_stats(heap, &st), 0);
 	assert_int_equal(st.classes[cls].slabs, st0.classes[cls].slabs);
 	assert_int_equal(st.largest_free, st0.largest_free);
@@ -465,7 +475,7 @@ static void test_valid_record_after_end(void **state)
 	struct pma_rec *rec;
 	struct pma_heap *heap;
 
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
 	rec = pma_booklog_slot(logs, f->geom.log_cap, heap->arenas[0].head);
 	pma_heap_close(heap);
 	/* the first record of arena 0: written whole, fails its checksum
@@ -513,7 +523,7 @@ static void test_full_log_opens(void **state)
 	struct pma_heap *heap;
 	uint64_t *slots, chunk = free_chunk(f), head, n;
 
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
 	head = heap->arenas[0].head;
 	pma_heap_close(heap);
 	assert_true(head > 0);
@@ -530,14 +540,14 @@ static void test_full_log_opens(void **state)
 	}
 	append_rec1(f, 0, PMA_REC_EXT_ALLOC1, chunk, 2, 0);
 	assert_int_equal(f->tail[0], head + f->geom.log_cap);
-	if (pma_heap_open(f->path, 0, &heap) < 0)
+	if (test_heap_open(f->path, 0, &heap) < 0)
 		fail_msg("%s", pma_errormsg());
 	slots = slots_of(heap);
 	assert_non_null(slots);
 	assert_int_equal(slots[0], pma_pool_off(heap, chunk));
 	assert_int_equal(pma_usable_size(heap, slots[0]), 2 * PMA_PAGE);
 	pma_heap_close(heap);
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 	pma_heap_close(heap);
 }
 
@@ -602,7 +612,7 @@ static void test_ext1_records_replayed(void **state)
 	append_rec1(f, 0, PMA_REC_EXT_ALLOC1, chunk, 3, 0);
 	append_rec1(f, 1, PMA_REC_EXT_ALLOC1, chunk + 8 * PMA_PAGE, 8, 1);
 	append_rec1(f, 1, PMA_REC_EXT_LFREE1, chunk + 8 * PMA_PAGE, 8, 1);
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 	slots = slots_of(heap);
 	assert_non_null(slots);
 	assert_int_equal(slots[0], pma_pool_off(heap, chunk));
@@ -614,7 +624,7 @@ static void test_ext1_records_replayed(void **state)
 	assert_int_equal(pma_free_from(heap, &slots[1]), -EINVAL);
 	slots[1] = 0;
 	pma_heap_close(heap);
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 	pma_heap_close(heap);
 }
 
@@ -637,8 +647,8 @@ static void set_version(struct fx *f, uint32_t version)
 	hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
 }
 
-static const struct pma_format_opts format_v3 = { 3, 0 };
-static const struct pma_format_opts format_v4 = { 4, 0 };
+static const struct format_opts format_v3 = { 3, 0 };
+static const struct format_opts format_v4 = { 4, 0 };
 
 /* an extent op of arena 0 takes expect_slots log slots per record */
 static void assert_ext_slots(struct pma_heap *heap, uint64_t *slot,
@@ -664,7 +674,7 @@ static void test_version3_heap(void **state)
 
 	assert_int_equal(f->geom.version, 3);
 	assert_int_equal(f->geom.sum_words, 0);
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 	assert_int_equal(heap->ext1_pages, 0);
 	assert_null(heap->sum);
 	assert_ext_slots(heap, &slots_of(heap)[1], 2);
@@ -674,7 +684,7 @@ static void test_version3_heap(void **state)
 		3);
 	/* (versions 1 and 2: test-pmalloc-lazy) */
 	set_version(f, PMA_HEAP_VERSION + 1);
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), -EPROTONOSUPPORT);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), -EPROTONOSUPPORT);
 	assert_non_null(strstr(pma_errormsg(), "expected 3 to"));
 }
 
@@ -688,7 +698,7 @@ static void test_version4_heap(void **state)
 
 	assert_int_equal(f->geom.version, 4);
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+		assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 		assert_int_equal(heap->ext1_pages, PMA_REC_EXT1_NPAGES_MAX);
 		assert_null(heap->sum);
 		assert_int_equal(pma_sum_check(heap), 0);
@@ -701,7 +711,7 @@ static void test_version4_heap(void **state)
 	/* a version 4 header with a summary offset does not match */
 	((struct pma_heap_hdr *)(void *)(f->map + f->region))->sum_shift = 9;
 	set_version(f, 4);
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), -EBADMSG);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), -EBADMSG);
 	assert_non_null(strstr(pma_errormsg(), "geometry"));
 }
 
@@ -711,9 +721,9 @@ static void test_fixture_opens(void **state)
 	struct fx *f = *state;
 	struct pma_heap *heap;
 
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 	pma_heap_close(heap);
-	assert_int_equal(pma_heap_open(f->path, 0, &heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
 	pma_heap_close(heap);
 }
 

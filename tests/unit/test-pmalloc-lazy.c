@@ -26,6 +26,7 @@
 
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
+#include "../lib/test-cfg.h"
 #include "pmem/pm.h"
 #include "util/crc.h"
 
@@ -66,7 +67,7 @@ static int fx_setup(void **state)
 	assert_non_null(f);
 	/* these tests count slabs: none is released when it is empty
 	 * (test-pmalloc tests that) */
-	pma_slab_keep = UINT_MAX;
+	test_cfg.slab_keep = UINT_MAX;
 	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-lazy.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
@@ -191,7 +192,7 @@ static void reopen(struct fx *f)
 
 	pma_heap_close(f->heap);
 	f->heap = NULL;
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	assert_int_equal(pma_root(f->heap, NDEST * 8, &root), 0);
 	assert_int_equal(root, f->root);
 	f->dests = pma_direct(f->heap, f->root);
@@ -203,7 +204,7 @@ static void fill(struct fx *f)
 {
 	unsigned a, c;
 
-	assert_int_equal(pma_heap_create(f->path, HEAP_SIZE, 0, &f->heap), 0);
+	assert_int_equal(test_heap_create(f->path, HEAP_SIZE, 0, &f->heap), 0);
 	assert_int_equal(pma_root(f->heap, NDEST * 8, &f->root), 0);
 	f->dests = pma_direct(f->heap, f->root);
 	f->narenas = f->heap->geom.narenas;
@@ -481,7 +482,7 @@ static void test_rdonly_lazy(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
 	assert_true(pma_lazy_unloaded(f->heap) > 0);
 	assert_int_equal(pma_heap_stats(f->heap, &ro), 0);
 	assert_int_equal(pma_root(f->heap, 8, &f->root), 0);
@@ -492,7 +493,7 @@ static void test_rdonly_lazy(void **state)
 				    500);
 	pma_heap_close(f->heap);
 	f->heap = NULL;
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	assert_int_equal(pma_heap_stats(f->heap, &rw), 0);
 	assert_true(pma_lazy_unloaded(f->heap) > 0);
 	stats_equal(&ro, &rw);
@@ -516,8 +517,8 @@ static void test_version1(void **state)
 	uint32_t v;
 
 	for (v = 1; v <= 2; v++) {
-		assert_int_equal(pma_heap_create(f->path, HEAP_SIZE,
-						 PMA_HEAP_FORCE, &f->heap),
+		assert_int_equal(test_heap_create(f->path, HEAP_SIZE,
+						  PMA_HEAP_FORCE, &f->heap),
 				 0);
 		hdr = f->heap->hdr;
 		assert_int_equal(hdr->version, PMA_HEAP_VERSION);
@@ -525,12 +526,12 @@ static void test_version1(void **state)
 		hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
 		pm_persist(f->heap->map, hdr, 256);
 		close_heap(f);
-		assert_int_equal(pma_heap_open(f->path, 0, &f->heap),
+		assert_int_equal(test_heap_open(f->path, 0, &f->heap),
 				 -EPROTONOSUPPORT);
 		snprintf(want, sizeof(want), "heap version %u is not", v);
 		assert_non_null(strstr(pma_errormsg(), want));
-		assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY,
-					       &f->heap),
+		assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY,
+						&f->heap),
 				 -EPROTONOSUPPORT);
 	}
 }
@@ -584,7 +585,7 @@ static void test_corrupt_entry(void **state)
 	uint64_t good, dest = 0;
 	unsigned cls = pma_class_of(100);
 
-	assert_int_equal(pma_heap_create(f->path, HEAP_SIZE, 0, &f->heap), 0);
+	assert_int_equal(test_heap_create(f->path, HEAP_SIZE, 0, &f->heap), 0);
 	assert_int_equal(pma_malloc_to(f->heap, 100, &f->root), 0);
 	close_heap(f);
 	edit_begin(f, &ed);
@@ -598,9 +599,9 @@ static void test_corrupt_entry(void **state)
 	/* owner >= narenas, with a valid check */
 	*ed.entry = pma_check_pmap(pma_pmap_make_slab(cls, 63), ed.page);
 	edit_end(&ed);
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), -EIO);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), -EIO);
 	assert_non_null(strstr(pma_errormsg(), "corrupt page map entry"));
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap),
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap),
 			 -EIO);
 
 	edit_begin(f, &ed);
@@ -608,7 +609,7 @@ static void test_corrupt_entry(void **state)
 	*ed.entry =
 		pma_check_pmap(pma_pmap_make_slab(PMA_NCLASSES, 0), ed.page);
 	edit_end(&ed);
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), -EIO);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), -EIO);
 	assert_non_null(strstr(pma_errormsg(), "corrupt page map entry"));
 
 	/* a valid entry whose slab header says another class: open does not
@@ -617,7 +618,7 @@ static void test_corrupt_entry(void **state)
 	*ed.entry = good;
 	ed.sh->cls = (uint16_t)(cls + 1);
 	edit_end(&ed);
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	assert_int_equal(pma_lazy_unloaded(f->heap), 1);
 	assert_int_equal(pma_heap_stats(f->heap, &st), -EIO);
 	assert_non_null(strstr(pma_errormsg(), "corrupt slab"));
@@ -631,7 +632,7 @@ static void test_corrupt_entry(void **state)
 	edit_begin(f, &ed);
 	ed.sh->cls = (uint16_t)cls; /* repaired */
 	edit_end(&ed);
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	assert_int_equal(pma_usable_size(f->heap, f->root),
 			 pma_class_size(cls));
 	assert_int_equal(pma_lazy_unloaded(f->heap), 0);

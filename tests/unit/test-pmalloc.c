@@ -26,6 +26,7 @@
 
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
+#include "../lib/test-cfg.h"
 #include "util/io.h"
 #include "pmem/pm.h"
 #include "pool/pool.h"
@@ -47,8 +48,7 @@ static int fx_setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	pma_slab_keep = 1;
-	pma_format_opts.version = PMA_HEAP_VERSION;
+	test_cfg_reset();
 	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-pmalloc.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
@@ -70,7 +70,7 @@ static int fx_teardown(void **state)
 /* create the heap and a root holding NDEST dest words */
 static void fx_create(struct fx *f, uint64_t size)
 {
-	assert_int_equal(pma_heap_create(f->path, size, 0, &f->heap), 0);
+	assert_int_equal(test_heap_create(f->path, size, 0, &f->heap), 0);
 	assert_int_equal(pma_root(f->heap, NDEST * 8, &f->root), 0);
 	f->dests = pma_direct(f->heap, f->root);
 	assert_non_null(f->dests);
@@ -82,7 +82,7 @@ static void fx_reopen(struct fx *f)
 
 	pma_heap_close(f->heap);
 	f->heap = NULL;
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	assert_int_equal(pma_root(f->heap, NDEST * 8, &root), 0);
 	assert_int_equal(root, f->root);
 	f->dests = pma_direct(f->heap, f->root);
@@ -542,12 +542,12 @@ static void test_sum_trim(void **state)
 	assert_int_equal(pma_sum_check(f->heap), 0);
 	pma_heap_close(f->heap);
 	f->heap = NULL;
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &ro), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &ro), 0);
 	assert_int_equal(sum_marked(ro), 1);
 	assert_int_equal(ro->sum_bad, 0);
 	pma_heap_close(ro);
 	/* and it works: the groups are marked again as they are used */
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	f->dests = pma_direct(f->heap, f->root);
 	for (i = 0; i < n; i++)
 		assert_int_equal(
@@ -732,10 +732,10 @@ static void test_slab_release_enomem(void **state)
 	int rc;
 
 	for (v = PMA_HEAP_VERSION_SUM; v <= PMA_HEAP_VERSION; v++) {
-		pma_slab_keep = UINT_MAX;
-		pma_format_opts.version = v;
+		test_cfg.slab_keep = UINT_MAX;
+		test_cfg.format_version = v;
 		fx_create(f, 8 * MIB);
-		pma_format_opts.version = PMA_HEAP_VERSION;
+		test_cfg.format_version = PMA_HEAP_VERSION;
 		assert_int_equal(pma_heap_stats(f->heap, &st0), 0);
 		assert_int_equal(st0.layout_version, v);
 		big = st0.largest_free - 65536;
@@ -1514,7 +1514,7 @@ static void test_local_checkpoint(void **state)
 	pthread_t tid;
 	unsigned i, j;
 
-	pma_local_checkpoints = 1; /* until the end */
+	test_cfg.flags |= PMA_HEAP_LOCAL_CHECKPOINTS; /* until the end */
 	fx_create(f, HEAP_SIZE);
 	assert_int_equal(f->heap->geom.version, PMA_HEAP_VERSION_LOCAL);
 	a = pma_arena_get(f->heap);
@@ -1564,7 +1564,7 @@ static void test_local_checkpoint(void **state)
 	assert_int_equal(pma_heap_checkpoint_arena(f->heap), 0);
 	assert_int_equal(a->tail, a->head);
 	fx_reopen(f);
-	pma_local_checkpoints = 0;
+	test_cfg.flags &= ~(unsigned)PMA_HEAP_LOCAL_CHECKPOINTS;
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.used_bytes, (uint64_t)NDEST * 8 + LC_N * 64ULL);
 	for (i = 0; i < LC_N; i++)
@@ -1832,6 +1832,94 @@ static void test_threads_ownership_stress(void **state)
 }
 
 /* a pool made without a heap: -ENOENT, then PMA_HEAP_FORMAT adds one */
+/*
+ * The heap configuration object: setters refuse bad values, a config is
+ * copied at the call, two heaps of one process are tuned apart, a create
+ * of several parts names them path.partN, and the public counters count.
+ */
+static void test_config(void **state)
+{
+	struct fx *f = *state;
+	struct pma_config *cfg = NULL, *cfg2 = NULL;
+	struct pma_pm_counters c0, c1;
+	struct pma_heap *h2 = NULL;
+	struct pma_heap_stats st;
+	char p2[PATH_MAX], part1[PATH_MAX];
+	uint64_t *slot;
+
+	assert_int_equal(pma_config_new(NULL), -EINVAL);
+	assert_int_equal(pma_config_new(&cfg), 0);
+	assert_int_equal(pma_config_set_flags(cfg, 1u << 20), -EINVAL);
+	assert_non_null(strstr(pma_errormsg(), "unknown heap flags"));
+	assert_int_equal(pma_config_set_flags(cfg, PMA_HEAP_RDONLY |
+							   PMA_HEAP_FORMAT),
+			 -EINVAL);
+	assert_int_equal(pma_config_set_membarrier(cfg, 2), -EINVAL);
+	assert_int_equal(pma_config_set_parts(cfg, 0), -EINVAL);
+	assert_int_equal(pma_config_set_parts(cfg, POOL_MAX_PARTS + 1),
+			 -EINVAL);
+	assert_int_equal(pma_config_set_part_node(cfg, POOL_MAX_PARTS, 0),
+			 -EINVAL);
+	assert_int_equal(pma_config_set_part_node(cfg, 0, -2), -EINVAL);
+	assert_int_equal(pma_config_set_mode(cfg, 010000), -EINVAL);
+	assert_int_equal(pma_heap_create_cfg(f->path, 8 * MIB, cfg, NULL),
+			 -EINVAL);
+	assert_int_equal(pma_config_set_flags(cfg, PMA_HEAP_RDONLY), 0);
+	assert_int_equal(pma_heap_create_cfg(f->path, 8 * MIB, cfg, &f->heap),
+			 -EINVAL);
+
+	/* heap 1: membarrier off, keep every empty slab; two parts */
+	assert_int_equal(pma_config_set_flags(cfg, PMA_HEAP_FORCE), 0);
+	assert_int_equal(pma_config_set_membarrier(cfg, 0), 0);
+	assert_int_equal(pma_config_set_slab_keep(cfg, UINT_MAX), 0);
+	assert_int_equal(pma_config_set_parts(cfg, 2), 0);
+	assert_int_equal(pma_config_set_mode(cfg, 0640), 0);
+	assert_int_equal(pma_heap_create_cfg(f->path, 8 * MIB, cfg, &f->heap),
+			 0);
+	/* heap 2, same process: the defaults, one part */
+	snprintf(p2, sizeof(p2), "%s/second", f->dir);
+	assert_int_equal(pma_config_new(&cfg2), 0);
+	assert_int_equal(pma_heap_create_cfg(p2, 8 * MIB, cfg2, &h2), 0);
+	/* the configs are copies: changing or deleting them changes nothing */
+	assert_int_equal(pma_config_set_slab_keep(cfg, 0), 0);
+	pma_config_delete(&cfg);
+	assert_null(cfg);
+	pma_config_delete(&cfg);
+	pma_config_delete(NULL);
+	assert_int_equal(f->heap->slab_keep, UINT_MAX);
+	assert_int_equal(f->heap->membarrier, 0);
+	assert_int_equal(f->heap->arenas[0].membarrier, 0);
+	assert_int_equal(h2->slab_keep, 1);
+	assert_int_equal(h2->membarrier, pma_owner_membarrier());
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.parts, 2);
+	snprintf(part1, sizeof(part1), "%s.part1", f->path);
+	assert_int_equal(access(part1, F_OK), 0);
+	assert_non_null(pma_heap_persistence(f->heap));
+	assert_non_null(strstr(" BYTE CACHE_LINE PAGE ",
+			       pma_heap_persistence(f->heap)));
+	assert_null(pma_heap_persistence(NULL));
+
+	/* the counters see one allocation's fence and lines */
+	assert_int_equal(pma_root(h2, 64, &f->root), 0);
+	slot = pma_direct(h2, f->root);
+	pma_pm_counters(&c0, 1);
+	assert_int_equal(pma_malloc_to(h2, 100, slot), 0);
+	pma_pm_counters(&c1, 1);
+	assert_true(c1.fences > c0.fences);
+	assert_true(c1.lines_flushed > c0.lines_flushed);
+	pma_pm_counters(&c1, 0);
+	assert_true(c1.fences >= c0.fences);
+	pma_pm_counters(NULL, 0);
+	assert_int_equal(pma_free_from(h2, slot), 0);
+	pma_heap_close(h2);
+	pma_config_delete(&cfg2);
+	(void)unlink(p2);
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	(void)unlink(part1);
+}
+
 static void test_open_format(void **state)
 {
 	struct fx *f = *state;
@@ -1849,14 +1937,14 @@ static void test_open_format(void **state)
 					 &idx),
 			 0);
 	pool_close(&pool);
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), -ENOENT);
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_FORMAT, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), -ENOENT);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_FORMAT, &f->heap), 0);
 	assert_int_equal(pma_root(f->heap, 64, &f->root), 0);
 	assert_int_equal(
 		pma_malloc_to(f->heap, 5000, pma_direct(f->heap, f->root)), 0);
 	pma_heap_close(f->heap);
 	f->heap = NULL;
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	f->dests = pma_direct(f->heap, f->root);
 	assert_true(pma_usable_size(f->heap, f->dests[0]) >= 5000);
 	/* the heap did not overlap the user region */
@@ -1874,7 +1962,7 @@ static void test_corrupt_header(void **state)
 	pm_persist(f->heap->map, f->heap->hdr, 256);
 	pma_heap_close(f->heap);
 	f->heap = NULL;
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), -EBADMSG);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), -EBADMSG);
 	assert_non_null(strstr(pma_errormsg(), "checksum"));
 }
 
@@ -1959,7 +2047,7 @@ static void craft_child(struct fx *f, void (*fn)(struct fx *f))
 static void craft(struct fx *f, void (*fn)(struct fx *f))
 {
 	craft_child(f, fn);
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	assert_int_equal(pma_root(f->heap, NDEST * 8, &f->root), 0);
 	f->dests = pma_direct(f->heap, f->root);
 }
@@ -2209,7 +2297,7 @@ static void test_rdonly(void **state)
 
 	craft_child(f, craft_pending_logs);
 	before = read_file(f->path, &len);
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
 	assert_int_equal(pma_heap_stats(f->heap, &ro), 0);
 	assert_int_equal(pma_log_foreach(f->heap, count_records, &recs), 0);
 	assert_true(recs > 80);
@@ -2222,12 +2310,12 @@ static void test_rdonly(void **state)
 	assert_int_equal(pma_zalloc_to(f->heap, 64, &dest), -EROFS);
 	assert_int_equal(pma_free_from(f->heap, &f->dests[0]), -EROFS);
 	assert_int_equal(pma_heap_checkpoint(f->heap), -EROFS);
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &other), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &other), 0);
 	pma_heap_close(other);
-	assert_int_equal(pma_heap_open(f->path, 0, &other), -EBUSY);
-	assert_int_equal(pma_heap_open(f->path,
-				       PMA_HEAP_RDONLY | PMA_HEAP_FORMAT,
-				       &other),
+	assert_int_equal(test_heap_open(f->path, 0, &other), -EBUSY);
+	assert_int_equal(test_heap_open(f->path,
+					PMA_HEAP_RDONLY | PMA_HEAP_FORMAT,
+					&other),
 			 -EINVAL);
 	pma_heap_close(f->heap);
 	f->heap = NULL;
@@ -2235,7 +2323,7 @@ static void test_rdonly(void **state)
 	assert_int_equal(len, len2);
 	assert_memory_equal(before, after, len); /* PM never written */
 	/* a real recovery reaches the state the DRAM replay showed */
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	assert_int_equal(pma_heap_stats(f->heap, &rw), 0);
 	assert_int_equal(rw.log_records, 0);
 	assert_int_equal(ro.used_bytes, rw.used_bytes);
@@ -2274,10 +2362,10 @@ static void test_rdonly_torn_checkpoint(void **state)
 	struct pma_heap_stats ro, rw;
 
 	craft_child(f, craft_torn_slab_checkpoint);
-	assert_int_equal(pma_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
 	assert_int_equal(pma_heap_stats(f->heap, &ro), 0);
 	pma_heap_close(f->heap);
-	assert_int_equal(pma_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	assert_int_equal(pma_heap_stats(f->heap, &rw), 0);
 	assert_int_equal(ro.used_bytes, rw.used_bytes);
 	assert_int_equal(ro.classes[pma_class_of(700)].used, 1);
@@ -2318,6 +2406,7 @@ int main(void)
 		T(test_threads_ownership_stress),
 		T(test_double_free_race),
 		T(test_checkpoint_enomem),
+		T(test_config),
 		T(test_open_format),
 		T(test_corrupt_header),
 		T(test_crash_unflipped_checkpoint),
