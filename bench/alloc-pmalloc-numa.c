@@ -200,10 +200,10 @@ static int spread_open(const char *dir, uint64_t pool_size, size_t nslots,
 }
 
 /* slot's dest word: in the table of the part of the CPU its thread is
- * pinned to (worker i: slots from i * BENCH_SLOTS_PER_THREAD) */
+ * pinned to (worker i: slots from i * bench_slots_per_thread) */
 static uint64_t *numa_slot(struct bench_numa *b, size_t slot)
 {
-	size_t k = slot / BENCH_SLOTS_PER_THREAD % b->ncpus;
+	size_t k = slot / bench_slots_per_thread % b->ncpus;
 
 	return &b->cpu_table[k][slot];
 }

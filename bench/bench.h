@@ -16,6 +16,11 @@
 
 /* destination slots each worker thread owns (larson: per bin) */
 #define BENCH_SLOTS_PER_THREAD 1024
+#define BENCH_MAX_WLS 16 /* workloads in one pmabench run */
+/* the slots each worker owns in the current run: BENCH_SLOTS_PER_THREAD,
+ * or a workload's slots_total divided among its workers (run.c sets it
+ * before the pool is made; backends that place slots by worker read it) */
+extern size_t bench_slots_per_thread;
 
 /*
  * An allocator backend. Every allocation is published into slot i of an
@@ -95,6 +100,7 @@ struct wl_thread {
 	uint64_t rng; /* xorshift64* state */
 	uint64_t pos; /* workload position (resumable) */
 	uint64_t aux; /* workload counter (resumable) */
+	uint64_t st[6]; /* more workload state (sh6bench; resumable) */
 	int err; /* first error, negative errno */
 	char errmsg[160]; /* and its message */
 };
@@ -110,6 +116,10 @@ struct bench_workload {
 	unsigned threads_mult; /* OS threads per "thread" (prod-con: 2) */
 	unsigned op_divisor; /* ops = --ops / op_divisor (large: 8) */
 	uint64_t quantum; /* ops per thread must be a multiple of it */
+	/* slots all workers own together, divided among them (Hoard's
+	 * threadtest: 30000 objects over the threads); 0: each owns
+	 * BENCH_SLOTS_PER_THREAD */
+	size_t slots_total;
 	unsigned extra_bins; /* slot sets beyond one per OS thread */
 	/* perform exactly nops ops; resumes where the last call stopped */
 	int (*run)(struct wl_thread *t, uint64_t nops);

@@ -31,7 +31,7 @@ struct bench_opts {
 	struct bench_cfg cfg;
 	unsigned threads[BENCH_MAX_THREADS];
 	unsigned nthreads;
-	const struct bench_workload *wls[8];
+	const struct bench_workload *wls[BENCH_MAX_WLS];
 	unsigned nwls;
 	int recovery; /* --bench includes recovery */
 	const struct bench_alloc *allocs[BENCH_NALLOCS];
@@ -406,7 +406,8 @@ static void usage(void)
 	printf("Usage: pmabench [options]\n"
 	       "Allocator benchmarks: pmalloc vs libpmemobj vs jemalloc.\n\n"
 	       "  -d, --dir DIR           pool directory (default /dev/shm)\n"
-	       "  -b, --bench LIST        threadtest,prod-con,shbench,larson,\n"
+	       "  -b, --bench LIST        threadtest,threadtest-h,sh6bench,\n"
+	       "                          prod-con,shbench,larson,\n"
 	       "                          larson-q,large,recovery\n"
 	       "                          or all (default)\n"
 	       "  -a, --alloc LIST        pmalloc,pmemobj,jemalloc,pmalloc-local,\n"
@@ -509,7 +510,8 @@ static void parse_benches(struct bench_opts *o, const char *arg)
 			o->recovery = 1;
 		} else if (!strcmp(tok, "recovery")) {
 			o->recovery = 1;
-		} else if ((wl = bench_workload_find(tok)) && o->nwls < 8) {
+		} else if ((wl = bench_workload_find(tok)) &&
+			   o->nwls < BENCH_MAX_WLS) {
 			o->wls[o->nwls++] = wl;
 		} else {
 			bad_arg("bench", tok);

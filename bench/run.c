@@ -107,6 +107,8 @@ static void *run_worker(void *arg)
 }
 
 /* ops per thread: total / threads, a multiple of the workload's quantum */
+size_t bench_slots_per_thread = BENCH_SLOTS_PER_THREAD;
+
 static uint64_t run_quota(const struct bench_workload *wl, uint64_t total,
 			  unsigned os_threads)
 {
@@ -217,9 +219,11 @@ static void run_once(const struct bench_cfg *cfg,
 		res->err = -ENOMEM;
 		return;
 	}
+	bench_slots_per_thread = wl->slots_total ? wl->slots_total / n :
+						   BENCH_SLOTS_PER_THREAD;
 	rc = res->alloc->open(
 		cfg->dir, cfg->pool_size,
-		(size_t)(n + wl->extra_bins) * BENCH_SLOTS_PER_THREAD, &ctx);
+		(size_t)(n + wl->extra_bins) * bench_slots_per_thread, &ctx);
 	if (rc < 0) {
 		snprintf(res->errmsg, sizeof(res->errmsg),
 			 "cannot create pool: %s", res->alloc->errormsg());

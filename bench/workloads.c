@@ -184,7 +184,7 @@ static inline size_t wl_rand_range(struct wl_thread *t, size_t lo, size_t hi)
 
 static inline size_t wl_base(unsigned id)
 {
-	return (size_t)id * BENCH_SLOTS_PER_THREAD;
+	return (size_t)id * bench_slots_per_thread;
 }
 
 static int wl_fail(struct wl_thread *t, int rc, const char *what)
@@ -220,12 +220,14 @@ static inline int wl_aborted(struct wl_thread *t)
 /* ------------------------------------------------------------ workloads */
 
 /*
- * threadtest: allocate BENCH_SLOTS_PER_THREAD 64 B blocks, free them in
- * the same order, repeat (Hoard's threadtest, one batch per round).
+ * threadtest: allocate the worker's slots' worth of 64 B blocks, free them
+ * in the same order, repeat (Hoard's threadtest, one batch per round):
+ * 1024 per worker, or (threadtest-h, the shape of Hoard's own defaults
+ * as the Ralloc suite runs it) 30000 objects divided among the workers.
  */
 static int wl_threadtest(struct wl_thread *t, uint64_t nops)
 {
-	const uint64_t n = BENCH_SLOTS_PER_THREAD;
+	const uint64_t n = bench_slots_per_thread;
 	size_t base = wl_base(t->id);
 	uint64_t i;
 	int rc;
@@ -262,6 +264,95 @@ static int wl_shbench(struct wl_thread *t, uint64_t nops)
 			rc = wl_alloc(t, slot,
 				      wl_rand_range(t, WL_SMALL_MIN,
 						    WL_SMALL_MAX));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * sh6bench (MicroQuill's SmartHeap benchmark, as in the Ralloc suite):
+ * sizes from size_base down by halves, size_base growing by 3/2 + 1 up to
+ * WL_SH6_MAX (small sizes 250 times, below 1000 B 50 times each, so most
+ * requests are small); the worker's slots fill in order, skipping the
+ * fifth kept from the last round; when full, the slots below the new
+ * kept fifth are freed in allocation order and those above it in
+ * reverse. Sizes below 64 B get the smallest class of every allocator
+ * here alike. State: st[0] next slot, st[1..2] the kept fifth [start,
+ * end), st[3] size_base, st[4] size, st[5] repeats left of this size;
+ * pos: 0 allocating, 1 freeing the bottom, 2 freeing the top.
+ */
+#define WL_SH6_MAX 400
+
+static uint64_t sh6_repeats(uint64_t size)
+{
+	uint64_t n = 1;
+
+	if (size < 10000)
+		n = 10;
+	if (size < 1000)
+		n *= 5;
+	if (size < 100)
+		n *= 5;
+	return n;
+}
+
+/* the next size of the sequence (st[3..5]) */
+static void sh6_next_size(struct wl_thread *t)
+{
+	uint64_t *st = t->st;
+
+	if (--st[5])
+		return;
+	st[4] /= 2;
+	if (!st[4]) {
+		st[3] = st[3] * 3 / 2 + 1;
+		if (st[3] >= WL_SH6_MAX)
+			st[3] = 1;
+		st[4] = st[3];
+	}
+	st[5] = sh6_repeats(st[4]);
+}
+
+static int wl_sh6bench(struct wl_thread *t, uint64_t nops)
+{
+	const uint64_t n = bench_slots_per_thread;
+	size_t base = wl_base(t->id);
+	uint64_t *st = t->st, i;
+	int rc;
+
+	if (!st[3]) { /* first call: nothing kept yet */
+		st[1] = st[2] = n;
+		st[3] = st[4] = 1;
+		st[5] = sh6_repeats(1);
+	}
+	for (i = 0; i < nops && !wl_aborted(t); i++) {
+		if (t->pos == 1 && st[0] >= st[1]) { /* bottom done */
+			t->pos = 2;
+			st[0] = n;
+		}
+		if (t->pos == 2 && st[0] <= st[2]) { /* top done */
+			t->pos = 0;
+			st[0] = 0;
+		}
+		if (t->pos == 1) {
+			rc = wl_free(t, base + st[0]++);
+		} else if (t->pos == 2) {
+			rc = wl_free(t, base + --st[0]);
+		} else {
+			if (st[0] == st[1]) /* never over a kept slot */
+				st[0] = st[2];
+			rc = wl_alloc(t, base + st[0]++, st[4]);
+			sh6_next_size(t);
+			if (st[0] == st[1])
+				st[0] = st[2];
+			if (st[0] >= n) { /* full: keep the next fifth */
+				st[1] = st[2] >= n ? 0 : st[2];
+				st[2] = st[1] + n / 5 > n ? n : st[1] + n / 5;
+				st[0] = 0;
+				t->pos = 1;
+			}
+		}
 		if (rc < 0)
 			return rc;
 	}
@@ -407,6 +498,24 @@ static const struct bench_workload wl_threadtest_def = {
 	.quantum = 1,
 	.run = wl_threadtest,
 };
+static const struct bench_workload wl_threadtest_h_def = {
+	.name = "threadtest-h",
+	.sizes = "64",
+	.threads_mult = 1,
+	.op_divisor = 1,
+	.quantum = 1,
+	.slots_total = 30000,
+	.run = wl_threadtest,
+};
+static const struct bench_workload wl_sh6bench_def = {
+	.name = "sh6bench",
+	.sizes = "1-400",
+	.threads_mult = 1,
+	.op_divisor = 1,
+	.quantum = 1,
+	.slots_total = 100000,
+	.run = wl_sh6bench,
+};
 static const struct bench_workload wl_prodcon_def = {
 	.name = "prod-con",
 	.sizes = "64",
@@ -450,13 +559,9 @@ static const struct bench_workload wl_large_def = {
 };
 
 const struct bench_workload *const bench_workloads[] = {
-	&wl_threadtest_def,
-	&wl_prodcon_def,
-	&wl_shbench_def,
-	&wl_larson_def,
-	&wl_larson_q_def,
-	&wl_large_def,
-	NULL,
+	&wl_threadtest_def, &wl_threadtest_h_def, &wl_sh6bench_def,
+	&wl_prodcon_def,    &wl_shbench_def,	  &wl_larson_def,
+	&wl_larson_q_def,   &wl_large_def,	  NULL,
 };
 
 const struct bench_workload *bench_workload_find(const char *name)
