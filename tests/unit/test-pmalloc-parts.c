@@ -213,6 +213,63 @@ static void test_local_first(void **state)
 	free(slots);
 }
 
+/*
+ * A thread that migrates follows: placement reads the CPU every 64
+ * allocations (numa.c), so after a move to the other node's CPU at most
+ * 64 more blocks come from the old part, and then every block from the
+ * new one; back again, the same. Frees of the blocks left behind go to
+ * their own part from either node.
+ */
+static void test_migrating_thread(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *heap = open_heap(f, PMA_HEAP_FORMAT);
+	enum { N = 512, PLACE_EVERY = 64 };
+	uint64_t *slots = calloc(3 * N, sizeof(*slots));
+	unsigned i, round, cpu, old, stale[3] = { 0 }, fresh[3] = { 0 };
+	struct pma_heap_stats st;
+
+	if (skip_without_two_cpus())
+		return;
+	assert_non_null(slots);
+	for (round = 0; round < 3; round++) {
+		cpu = round & 1; /* CPU 0, then 1, then 0 again */
+		pin(cpu);
+		for (i = 0; i < N; i++) {
+			uint64_t *slot = &slots[round * N + i];
+
+			assert_int_equal(pma_malloc_to(heap, 96, slot), 0);
+			if (part_of(*slot) == cpu)
+				fresh[round]++;
+			else if (!fresh[round])
+				stale[round]++; /* before placement noticed */
+			else
+				fail_msg("round %u: block %u in part %u after "
+					 "the thread moved to node %u",
+					 round, i, part_of(*slot), cpu);
+		}
+		assert_true(stale[round] <= PLACE_EVERY);
+		assert_int_equal(fresh[round] + stale[round], N);
+	}
+	/* every block of a round after the first few is local to it */
+	assert_true(fresh[1] >= N - PLACE_EVERY);
+	assert_true(fresh[2] >= N - PLACE_EVERY);
+	assert_int_equal(pma_heap_stats(heap, &st), 0);
+	assert_int_equal(st.fallbacks, 0);
+	/* free round 1's blocks (node 1) from node 0 and the others from 1 */
+	for (round = 0; round < 3; round++) {
+		old = round == 1 ? 0 : 1;
+		pin(old);
+		for (i = 0; i < N; i++)
+			assert_int_equal(
+				pma_free_from(heap, &slots[round * N + i]), 0);
+	}
+	assert_int_equal(pma_heap_stats(heap, &st), 0);
+	assert_int_equal(st.used_bytes, 0);
+	pma_heap_close(heap);
+	free(slots);
+}
+
 /* a full local part sends allocations to the other part; -ENOMEM only
  * when both are full, with a message that says so */
 static void test_fallback(void **state)
@@ -557,6 +614,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_local_first, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_migrating_thread, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_recover, setup,
