@@ -229,6 +229,8 @@ static int fsck_recovery(struct fsck_run *r)
 	int rc;
 
 	rc = pma_fsck_pending(r->path, &p);
+	if (rc < 0)
+		pma_fsck_pending_free(&p);
 	if (rc == -ENOMEM)
 		goto nomem;
 	if (rc < 0) { /* the check above said why */
@@ -243,9 +245,9 @@ static int fsck_recovery(struct fsck_run *r)
 			       0;
 	}
 	if (!r->arr && cmd_recovery_pending_print(&p) < 0)
-		goto nomem;
+		goto nomem_p;
 	if (r->arr && !(findings = json_object_new_array()))
-		goto nomem;
+		goto nomem_p;
 	r->arr = findings;
 	r->prefix = "after recovery: ";
 	rc = pma_fsck_recover_private(r->path, &sink);
@@ -253,21 +255,26 @@ static int fsck_recovery(struct fsck_run *r)
 	r->prefix = NULL;
 	r->rec_errors = sink.counts[POOL_FSCK_ERROR];
 	if (rc < 0) {
+		pma_fsck_pending_free(&p);
 		json_object_put(findings);
 		cmd_error(r->ctx, "cannot check the recovery of '%s': %s",
 			  r->path,
 			  sink.rc < 0 ? strerror(-sink.rc) : pma_errormsg());
 		return FSCK_EXIT_INTERNAL;
 	}
-	if (findings)
-		return recovery_json(r, &p, NULL, findings, r->rec_errors) ?
-			       FSCK_EXIT_INTERNAL :
-			       0;
+	if (findings) {
+		rc = recovery_json(r, &p, NULL, findings, r->rec_errors);
+		pma_fsck_pending_free(&p);
+		return rc ? FSCK_EXIT_INTERNAL : 0;
+	}
 	printf("recovered state: %s (recovery ran on a private view: %s)\n",
 	       r->rec_errors ? "inconsistent" : "consistent",
 	       p.ops || p.torn || p.root_unsealed ? "the pool is not written" :
 						    "nothing to do");
+	pma_fsck_pending_free(&p);
 	return 0;
+nomem_p:
+	pma_fsck_pending_free(&p);
 nomem:
 	cmd_error(r->ctx, "cannot check the recovery: out of memory");
 	return FSCK_EXIT_INTERNAL;
