@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmactl fsck: check a pool offline: the pool format (lib/pool/fsck.c),
- * then its PMAlloc heap (lib/pmalloc/fsck.c). Every finding has a stable
+ * then its PMAlloc heap (lib/pmalloc/fsck.c), then an HDPM file system
+ * in the heap (lib/hdpm/fsck.c). Every finding has a stable
  * code and a severity (pmactl-fsck(1) lists them); the exit status follows
  * pmempool check: 0 consistent or repaired, 1 inconsistent (not repaired),
  * 2 usage, 3 cannot repair, 4 the check could not run. --repair does only
@@ -19,10 +20,12 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "hdpm/fsck.h"
 #include "pmalloc/fsck.h"
 #include "pool/fsck.h"
 #include "pool/pool.h"
 #include "recovery.h"
+#include "util/errmsg.h"
 #include "util/io.h"
 #include "util/json.h"
 
@@ -39,8 +42,10 @@ static const char fsck_usage[] =
 	"                   [--repair [--yes] [--dry-run] [--backup FILE]\n"
 	"                   [--advanced]] POOL\n"
 	"\n"
-	"Check the pool's format and its PMAlloc heap (headers, region table,\n"
-	"bookkeeping logs, page map, slabs, extents, root word). Each finding\n"
+	"Check the pool's format, its PMAlloc heap in every part (headers,\n"
+	"region table, bookkeeping logs, page map, slabs, extents, root word)\n"
+	"and an HDPM file system in it (journals, inodes, names, page indexes,\n"
+	"page logs, blocks named twice or free). Each finding\n"
 	"has a stable code (pmactl-fsck(1)). Without --repair nothing is\n"
 	"written. Exit status: 0 consistent or repaired, 1 inconsistent, 2\n"
 	"usage error, 3 cannot repair, 4 the check could not run.\n"
@@ -161,7 +166,22 @@ static int fsck_wants_progress(const struct fsck_run *r)
 	return (uint64_t)st.st_size >= min;
 }
 
-/* pool then heap into sink; 0, or FSCK_EXIT_INTERNAL after the message */
+/* the HDPM file system in the heap, if there is one (a heap the
+ * read-only open refuses: the heap's findings say why) */
+static int fsck_hdpm(const char *path, struct pool_fsck_sink *sink)
+{
+	struct pma_heap *heap;
+	int rc;
+
+	if (pma_heap_open(path, PMA_HEAP_RDONLY, &heap) < 0)
+		return 0;
+	rc = hdpm_fsck_heap(heap, sink);
+	pma_heap_close(heap);
+	return rc;
+}
+
+/* pool, heap, then HDPM into sink; 0, or FSCK_EXIT_INTERNAL after the
+ * message */
 static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 {
 	int rc;
@@ -178,6 +198,8 @@ static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 	 * header copy the pool can open on, else says it was not checked */
 	if (rc == 0)
 		rc = pma_fsck(r->path, sink);
+	if (rc == 0)
+		rc = fsck_hdpm(r->path, sink);
 	cmd_progress_done(&r->progress);
 	if (rc == 0)
 		return 0;
@@ -250,7 +272,7 @@ static int fsck_recovery(struct fsck_run *r)
 		goto nomem_p;
 	r->arr = findings;
 	r->prefix = "after recovery: ";
-	rc = pma_fsck_recover_private(r->path, &sink);
+	rc = pma_fsck_recover_private(r->path, &sink, hdpm_fsck_recover);
 	r->arr = arr;
 	r->prefix = NULL;
 	r->rec_errors = sink.counts[POOL_FSCK_ERROR];
@@ -366,6 +388,27 @@ static int repair_note(const struct pool_fsck_finding *f, void *arg)
 	return 0;
 }
 
+/* the HDPM repair after the heap's (its own stores, then a mount) */
+static int repair_hdpm(struct fsck_run *r, unsigned flags,
+		       struct pool_fsck_sink *notes)
+{
+	unsigned hflags = (r->opts->advanced ? HDPM_FSCK_ADVANCED : 0) |
+			  ((flags & PMA_FSCK_DRY_RUN) ? HDPM_FSCK_DRY_RUN : 0);
+	struct pma_heap *heap;
+	int rc;
+
+	rc = pma_heap_open(r->path,
+			   (flags & PMA_FSCK_DRY_RUN) ? PMA_HEAP_RDONLY : 0,
+			   &heap);
+	if (rc < 0)
+		return rc;
+	rc = hdpm_fsck_repair(heap, hflags, notes);
+	if (rc < 0 && rc != -ENOMEM)
+		util_errmsg_prefix("HDPM");
+	pma_heap_close(heap);
+	return rc;
+}
+
 /* pma_fsck_repair_flags with the notes to stdout / r->repairs */
 static int repair_run(struct fsck_run *r, unsigned flags)
 {
@@ -377,6 +420,8 @@ static int repair_run(struct fsck_run *r, unsigned flags)
 	rc = pma_fsck_repair_flags(
 		r->path, flags | (r->opts->advanced ? PMA_FSCK_ADVANCED : 0),
 		&notes);
+	if (rc == 0 && notes.rc == 0)
+		rc = repair_hdpm(r, flags, &notes);
 	return notes.rc < 0 ? notes.rc : rc;
 }
 

@@ -50,8 +50,9 @@ static const char *by_type_str(const struct pma_fsck_pending_arena *a,
 int cmd_recovery_pending_print(const struct pma_fsck_pending *p)
 {
 	/* a heap over several parts: PART first */
-	static const char *const head[] = { "PART", "ARENA",	     "HEAD",
-					    "TAIL", "OPS",	     "TORN",
+	static const char *const head[] = { "PART",	     "ARENA",
+					    "HEAD",	     "TAIL",
+					    "OPS",	     "TORN",
 					    "RFREE-PENDING", "OPS BY TYPE" };
 	char part[16], arena[16], hd[24], tl[24], ops[24], rf[24], types[256];
 	const char *row[8] = { part, arena, hd, tl, ops, NULL, rf, types };

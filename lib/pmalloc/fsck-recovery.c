@@ -159,7 +159,8 @@ void pma_fsck_pending_free(struct pma_fsck_pending *p)
 	p->narenas = 0;
 }
 
-int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink)
+int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink,
+			     pma_fsck_then_fn then)
 {
 	struct pma_heap *heap;
 	int rc;
@@ -187,6 +188,8 @@ int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink)
 				      pma_errormsg());
 	else
 		rc = pma_fsck_heap(heap, sink);
+	if (rc == 0 && then)
+		rc = then(heap, sink);
 	pma_heap_close(heap);
 	return rc;
 }

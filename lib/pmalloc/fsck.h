@@ -105,10 +105,14 @@ void pma_fsck_pending_free(struct pma_fsck_pending *p);
  * Run recovery on a private copy-on-write view of the pool at path (the
  * files are opened read-only and never written), checkpoint, and walk
  * the recovered heap as pma_fsck does; findings go to sink (a recovery
- * that refuses the heap is "recovery-refused"). 0 when it ran, -ENOMEM,
- * or the callback's error.
+ * that refuses the heap is "recovery-refused"). Then then(heap, sink)
+ * if not NULL, on the private heap (the recovery and check of what the
+ * heap holds: HDPM's). 0 when it ran, -ENOMEM, or the callback's error.
  */
-int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink);
+typedef int (*pma_fsck_then_fn)(struct pma_heap *heap,
+				struct pool_fsck_sink *sink);
+int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink,
+			     pma_fsck_then_fn then);
 
 /* exactly one word of slot k of a log of cap slots is of record k's
  * lap: a torn append */

@@ -204,8 +204,8 @@ static void make2(const char *path)
 	if (pool_create(&params, &pool) < 0)
 		die("pool_create");
 	pool_close(&pool);
-	if (pma_heap_open(path, PMA_HEAP_FORMAT | PMA_HEAP_INTERLEAVE,
-			  &heap) < 0 ||
+	if (pma_heap_open(path, PMA_HEAP_FORMAT | PMA_HEAP_INTERLEAVE, &heap) <
+		    0 ||
 	    !(slots = slots_of(heap)))
 		die("create");
 	if (fill_both(heap, slots, 0, NSLOTS / 2) < 0)
