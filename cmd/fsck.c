@@ -24,7 +24,9 @@
 #include "pmalloc/fsck.h"
 #include "pool/fsck.h"
 #include "pool/pool.h"
+#include "proto/proto.h"
 #include "recovery.h"
+#include "seam.h"
 #include "util/errmsg.h"
 #include "util/io.h"
 #include "util/json.h"
@@ -41,6 +43,7 @@ static const char fsck_usage[] =
 	"usage: pmactl fsck [--json] [--human] [--verbose] [--recovery]\n"
 	"                   [--repair [--yes] [--dry-run] [--backup FILE]\n"
 	"                   [--advanced]] POOL\n"
+	"       pmactl --socket PATH fsck [--json] [--verbose] NAME\n"
 	"\n"
 	"Check the pool's format, its PMAlloc heap in every part (headers,\n"
 	"region table, bookkeeping logs, page map, slabs, extents, root word)\n"
@@ -48,7 +51,9 @@ static const char fsck_usage[] =
 	"page logs, blocks named twice or free). Each finding\n"
 	"has a stable code (pmactl-fsck(1)). Without --repair nothing is\n"
 	"written. Exit status: 0 consistent or repaired, 1 inconsistent, 2\n"
-	"usage error, 3 cannot repair, 4 the check could not run.\n"
+	"usage error, 3 cannot repair, 4 the check could not run. With\n"
+	"--socket (or $PMAD_SOCKET) pmad checks the pool NAME it serves,\n"
+	"read-only, after a checkpoint, if no client has it open.\n"
 	"\n"
 	"options:\n"
 	"  -v, --verbose       also print informational findings\n"
@@ -606,6 +611,78 @@ static int fsck_run(struct cmd_ctx *ctx, const char *path,
 	return out < 0 ? FSCK_EXIT_INTERNAL : rc;
 }
 
+/* ------------------------------------------------------------ online */
+
+/* one finding of pmad's reply, as finding() prints it */
+static void online_finding(const struct fsck_opts *opts, struct json_object *f)
+{
+	struct json_object *v;
+	const char *sev = "", *code = "", *msg = "";
+
+	if (json_object_object_get_ex(f, "severity", &v))
+		sev = json_object_get_string(v);
+	if (json_object_object_get_ex(f, "code", &v))
+		code = json_object_get_string(v);
+	if (json_object_object_get_ex(f, "message", &v))
+		msg = json_object_get_string(v);
+	if (!strcmp(sev, "info") && !opts->verbose)
+		return;
+	printf("%s: %s: ", sev, code);
+	cmd_print_escaped(stdout, msg);
+	putchar('\n');
+}
+
+/*
+ * pmactl --socket S fsck NAME: pmad checks the pool it serves, quiesced
+ * and read-only (pool_fsck request); no repair, no recovery check.
+ */
+static int fsck_online(struct cmd_ctx *ctx, const char *name,
+		       const struct fsck_opts *opts)
+{
+	struct proto_reply rep = { .message = "" };
+	struct json_object *args = json_object_new_object(), *v, *arr;
+	uint64_t errors = 0, warnings = 0;
+	size_t i;
+	int rc;
+
+	if (!args || util_json_add_str(args, "name", name)) {
+		json_object_put(args);
+		cmd_error(ctx, "out of memory");
+		return FSCK_EXIT_INTERNAL;
+	}
+	rc = cmd_pmad_call(ctx, "pool_fsck", args, &rep);
+	if (rc != CMD_EXIT_OK)
+		return FSCK_EXIT_INTERNAL;
+	if (rep.err) {
+		cmd_error(ctx, "cannot check '%s' through pmad: %s (%s)", name,
+			  rep.message, proto_errno_name(rep.err));
+		proto_reply_release(&rep);
+		return FSCK_EXIT_INTERNAL;
+	}
+	if (json_object_object_get_ex(rep.result, "errors", &v))
+		errors = (uint64_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(rep.result, "warnings", &v))
+		warnings = (uint64_t)json_object_get_int64(v);
+	if (ctx->json) {
+		rc = cmd_json_print(ctx, json_object_get(rep.result));
+	} else {
+		if (json_object_object_get_ex(rep.result, "findings", &arr))
+			for (i = 0; i < json_object_array_length(arr); i++)
+				online_finding(opts, json_object_array_get_idx(
+							     arr, i));
+		printf("%s: %s (%" PRIu64 " error%s, %" PRIu64
+		       " warning%s; checked by pmad)\n",
+		       errors ? "inconsistent" : "consistent", name, errors,
+		       errors == 1 ? "" : "s", warnings,
+		       warnings == 1 ? "" : "s");
+		rc = CMD_EXIT_OK;
+	}
+	proto_reply_release(&rep);
+	if (rc != CMD_EXIT_OK)
+		return FSCK_EXIT_INTERNAL;
+	return errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
+}
+
 static int fsck_option(int c, struct fsck_opts *o)
 {
 	switch (c) {
@@ -663,5 +740,17 @@ int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error(ctx, "fsck",
 				       "--recovery checks, it does not repair: "
 				       "not with --repair");
+	if (ctx->seam == &cmd_seam_pmad) {
+		if (opts.repair || opts.recovery)
+			return cmd_usage_error(
+				ctx, "fsck",
+				"through pmad (--socket, $PMAD_SOCKET) fsck "
+				"only checks the pool pmad serves: %s needs "
+				"the pool offline (stop pmad, then pmactl "
+				"fsck %s POOL-PATH)",
+				opts.repair ? "--repair" : "--recovery",
+				opts.repair ? "--repair" : "--recovery");
+		return fsck_online(ctx, argv[optind], &opts);
+	}
 	return fsck_run(ctx, argv[optind], &opts);
 }

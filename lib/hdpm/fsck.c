@@ -26,6 +26,7 @@
 
 #include "hdpm/fsck.h"
 #include "hdpm/internal.h"
+#include "pmalloc/internal.h"
 #include "pool/pool.h"
 #include "util/crc.h"
 #include "util/errmsg.h"
@@ -837,17 +838,16 @@ static int walk(struct hfsck *h)
 	return rc;
 }
 
-/* the superblock's offset if heap holds a file system, else 0 */
+/* the superblock's offset if heap holds a file system, else 0 (the
+ * root word is read, never created: the heap may be writable) */
 static uint64_t super_of(struct pma_heap *heap)
 {
 	const struct hdpm_super *sb;
 	uint64_t root;
 
-	/* a read-only heap without a root object says so (-EROFS) */
-	if (pma_root(heap, sizeof(*sb), &root) < 0) {
-		util_errmsg_clear();
+	root = __atomic_load_n(&heap->top->hdr->root_off, __ATOMIC_ACQUIRE);
+	if (!root || pma_usable_size(heap, root) < sizeof(*sb))
 		return 0;
-	}
 	sb = pma_direct(heap, root);
 	return sb && !memcmp(sb->magic, HDPM_MAGIC, HDPM_MAGIC_LEN) ? root : 0;
 }

@@ -859,7 +859,7 @@ static void part_init(struct pma_fsck_set *set, struct pool *pool, unsigned p)
 	f->hdr = (const struct pma_heap_hdr *)(const void *)(f->base +
 							     region->off);
 	set->nheaps++;
-	if (memcmp(f->hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN) ||
+	if (memcmp(f->hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN) != 0 ||
 	    pma_heap_hdr_check(f->hdr, f->region_size, &g) < 0) {
 		util_errmsg_clear();
 		return;
