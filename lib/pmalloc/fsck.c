@@ -724,7 +724,8 @@ static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 			f, "log-op-dest", POOL_FSCK_ERROR,
 			rec_off(f, a, op->index),
 			"%s: dest word 0x%llx is not a word the heap can store "
-			"to (recovery refuses the log)",
+			"to (the library never logs one; recovery refuses "
+			"the log when it redoes that word)",
 			op_where(f, a, op, where, sizeof(where)),
 			(unsigned long long)op->dest);
 	/* the root word is part 0's */

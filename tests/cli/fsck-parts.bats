@@ -212,3 +212,21 @@ damaged2() {
 	jq -e '(.numa.parts | length) == 2' <<<"$output" >/dev/null ||
 		fail "$output"
 }
+
+@test "2 parts: a dest word in the other part's heap metadata -> log-op-dest" {
+	local part
+	for part in 0 1; do
+		"$DAMAGE" make2 "$T/p"
+		"$DAMAGE" dest-meta "$T/p" "$part"
+		fsck_json "$T/p"
+		assert_equal "$status" 1
+		# the record is in part $part's log, its dest in the other part
+		# (dest: byte 0x10040 of the other part, its heap header)
+		local dest=0x10040
+		[ "$part" = 1 ] || dest=0x100000000010040
+		jq -e --argjson p "$part" --arg d "dest word $dest " \
+			'any(.findings[]; .code == "log-op-dest" and
+			.part == $p and (.message | contains($d)))' \
+			<<<"$output" >/dev/null || fail "part $part: $output"
+	done
+}

@@ -458,6 +458,40 @@ static void d_root_word(struct where *w)
 	flip(w, w->heap->region_off + PMA_ROOT_WORD_OFF + 1, 0x01);
 }
 
+/* a record of arena 0's window (a heap of 2 parts) gets as its dest word
+ * a word of the other part's heap header (resealed: only the dest is
+ * bad): recovery refuses a dest in any part's heap metadata */
+static void d_dest_meta(struct where *w)
+{
+	struct pma_heap *h = w->heap, *other;
+	struct pma_arena *a = &h->arenas[0];
+	uint64_t k, payload, value, off;
+	unsigned type;
+	struct pma_rec r;
+
+	other = h->top->sib[h->part ? 0 : 1];
+	if (!other) {
+		fprintf(stderr, "fsck-damage: dest-meta needs 2 parts\n");
+		exit(99);
+	}
+	for (k = a->head; k < a->tail; k++) {
+		if (pma_booklog_decode(a->log, h->geom.log_cap, k, &type,
+				       &payload, &value) < 0 ||
+		    type != PMA_REC_ALLOC || !value)
+			continue;
+		pma_booklog_encode(
+			k, h->geom.log_cap, type, payload,
+			pool_off_make(other->part, other->region_off + 64), &r);
+		off = (uint64_t)((char *)pma_booklog_slot(a->log,
+							  h->geom.log_cap, k) -
+				 h->part_base);
+		put(w, off, &r, sizeof(r));
+		return;
+	}
+	fprintf(stderr, "fsck-damage: no alloc record in arena 0's window\n");
+	exit(99);
+}
+
 static const struct damage {
 	const char *name;
 	void (*fn)(struct where *w);
@@ -471,7 +505,7 @@ static const struct damage {
 	{ "pmap-entry", d_pmap_entry }, { "pmap-overlap", d_pmap_overlap },
 	{ "summary", d_summary },	{ "root-word", d_root_word },
 	{ "bank-check", d_bank_check }, { "slot-ahead", d_slot_ahead },
-	{ "unmarked", d_unmarked },
+	{ "unmarked", d_unmarked },	{ "dest-meta", d_dest_meta },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 
