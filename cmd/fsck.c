@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmactl fsck: check a pool offline: the pool format (lib/pool/fsck.c),
- * then its PMAlloc heap (lib/pmalloc/fsck.c). Every finding has a stable
+ * then its PMAlloc heap (lib/pmalloc/fsck.c), then an HDPM file system
+ * in the heap (lib/hdpm/fsck.c). Every finding has a stable
  * code and a severity (pmactl-fsck(1) lists them); the exit status follows
  * pmempool check: 0 consistent or repaired, 1 inconsistent (not repaired),
  * 2 usage, 3 cannot repair, 4 the check could not run. --repair does only
@@ -19,10 +20,14 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "hdpm/fsck.h"
 #include "pmalloc/fsck.h"
 #include "pool/fsck.h"
 #include "pool/pool.h"
+#include "proto/proto.h"
 #include "recovery.h"
+#include "seam.h"
+#include "util/errmsg.h"
 #include "util/io.h"
 #include "util/json.h"
 
@@ -38,12 +43,17 @@ static const char fsck_usage[] =
 	"usage: pmactl fsck [--json] [--human] [--verbose] [--recovery]\n"
 	"                   [--repair [--yes] [--dry-run] [--backup FILE]\n"
 	"                   [--advanced]] POOL\n"
+	"       pmactl --socket PATH fsck [--json] [--verbose] NAME\n"
 	"\n"
-	"Check the pool's format and its PMAlloc heap (headers, region table,\n"
-	"bookkeeping logs, page map, slabs, extents, root word). Each finding\n"
+	"Check the pool's format, its PMAlloc heap in every part (headers,\n"
+	"region table, bookkeeping logs, page map, slabs, extents, root word)\n"
+	"and an HDPM file system in it (journals, inodes, names, page indexes,\n"
+	"page logs, blocks named twice or free). Each finding\n"
 	"has a stable code (pmactl-fsck(1)). Without --repair nothing is\n"
 	"written. Exit status: 0 consistent or repaired, 1 inconsistent, 2\n"
-	"usage error, 3 cannot repair, 4 the check could not run.\n"
+	"usage error, 3 cannot repair, 4 the check could not run. With\n"
+	"--socket (or $PMAD_SOCKET) pmad checks the pool NAME it serves,\n"
+	"read-only, after a checkpoint, if no client has it open.\n"
 	"\n"
 	"options:\n"
 	"  -v, --verbose       also print informational findings\n"
@@ -161,7 +171,22 @@ static int fsck_wants_progress(const struct fsck_run *r)
 	return (uint64_t)st.st_size >= min;
 }
 
-/* pool then heap into sink; 0, or FSCK_EXIT_INTERNAL after the message */
+/* the HDPM file system in the heap, if there is one (a heap the
+ * read-only open refuses: the heap's findings say why) */
+static int fsck_hdpm(const char *path, struct pool_fsck_sink *sink)
+{
+	struct pma_heap *heap;
+	int rc;
+
+	if (pma_heap_open(path, PMA_HEAP_RDONLY, &heap) < 0)
+		return 0;
+	rc = hdpm_fsck_heap(heap, sink);
+	pma_heap_close(heap);
+	return rc;
+}
+
+/* pool, heap, then HDPM into sink; 0, or FSCK_EXIT_INTERNAL after the
+ * message */
 static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 {
 	int rc;
@@ -178,6 +203,8 @@ static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 	 * header copy the pool can open on, else says it was not checked */
 	if (rc == 0)
 		rc = pma_fsck(r->path, sink);
+	if (rc == 0)
+		rc = fsck_hdpm(r->path, sink);
 	cmd_progress_done(&r->progress);
 	if (rc == 0)
 		return 0;
@@ -229,6 +256,8 @@ static int fsck_recovery(struct fsck_run *r)
 	int rc;
 
 	rc = pma_fsck_pending(r->path, &p);
+	if (rc < 0)
+		pma_fsck_pending_free(&p);
 	if (rc == -ENOMEM)
 		goto nomem;
 	if (rc < 0) { /* the check above said why */
@@ -243,31 +272,36 @@ static int fsck_recovery(struct fsck_run *r)
 			       0;
 	}
 	if (!r->arr && cmd_recovery_pending_print(&p) < 0)
-		goto nomem;
+		goto nomem_p;
 	if (r->arr && !(findings = json_object_new_array()))
-		goto nomem;
+		goto nomem_p;
 	r->arr = findings;
 	r->prefix = "after recovery: ";
-	rc = pma_fsck_recover_private(r->path, &sink);
+	rc = pma_fsck_recover_private(r->path, &sink, hdpm_fsck_recover);
 	r->arr = arr;
 	r->prefix = NULL;
 	r->rec_errors = sink.counts[POOL_FSCK_ERROR];
 	if (rc < 0) {
+		pma_fsck_pending_free(&p);
 		json_object_put(findings);
 		cmd_error(r->ctx, "cannot check the recovery of '%s': %s",
 			  r->path,
 			  sink.rc < 0 ? strerror(-sink.rc) : pma_errormsg());
 		return FSCK_EXIT_INTERNAL;
 	}
-	if (findings)
-		return recovery_json(r, &p, NULL, findings, r->rec_errors) ?
-			       FSCK_EXIT_INTERNAL :
-			       0;
+	if (findings) {
+		rc = recovery_json(r, &p, NULL, findings, r->rec_errors);
+		pma_fsck_pending_free(&p);
+		return rc ? FSCK_EXIT_INTERNAL : 0;
+	}
 	printf("recovered state: %s (recovery ran on a private view: %s)\n",
 	       r->rec_errors ? "inconsistent" : "consistent",
 	       p.ops || p.torn || p.root_unsealed ? "the pool is not written" :
 						    "nothing to do");
+	pma_fsck_pending_free(&p);
 	return 0;
+nomem_p:
+	pma_fsck_pending_free(&p);
 nomem:
 	cmd_error(r->ctx, "cannot check the recovery: out of memory");
 	return FSCK_EXIT_INTERNAL;
@@ -359,6 +393,27 @@ static int repair_note(const struct pool_fsck_finding *f, void *arg)
 	return 0;
 }
 
+/* the HDPM repair after the heap's (its own stores, then a mount) */
+static int repair_hdpm(struct fsck_run *r, unsigned flags,
+		       struct pool_fsck_sink *notes)
+{
+	unsigned hflags = (r->opts->advanced ? HDPM_FSCK_ADVANCED : 0) |
+			  ((flags & PMA_FSCK_DRY_RUN) ? HDPM_FSCK_DRY_RUN : 0);
+	struct pma_heap *heap;
+	int rc;
+
+	rc = pma_heap_open(r->path,
+			   (flags & PMA_FSCK_DRY_RUN) ? PMA_HEAP_RDONLY : 0,
+			   &heap);
+	if (rc < 0)
+		return rc;
+	rc = hdpm_fsck_repair(heap, hflags, notes);
+	if (rc < 0 && rc != -ENOMEM)
+		util_errmsg_prefix("HDPM");
+	pma_heap_close(heap);
+	return rc;
+}
+
 /* pma_fsck_repair_flags with the notes to stdout / r->repairs */
 static int repair_run(struct fsck_run *r, unsigned flags)
 {
@@ -370,6 +425,8 @@ static int repair_run(struct fsck_run *r, unsigned flags)
 	rc = pma_fsck_repair_flags(
 		r->path, flags | (r->opts->advanced ? PMA_FSCK_ADVANCED : 0),
 		&notes);
+	if (rc == 0 && notes.rc == 0)
+		rc = repair_hdpm(r, flags, &notes);
 	return notes.rc < 0 ? notes.rc : rc;
 }
 
@@ -554,6 +611,78 @@ static int fsck_run(struct cmd_ctx *ctx, const char *path,
 	return out < 0 ? FSCK_EXIT_INTERNAL : rc;
 }
 
+/* ------------------------------------------------------------ online */
+
+/* one finding of pmad's reply, as finding() prints it */
+static void online_finding(const struct fsck_opts *opts, struct json_object *f)
+{
+	struct json_object *v;
+	const char *sev = "", *code = "", *msg = "";
+
+	if (json_object_object_get_ex(f, "severity", &v))
+		sev = json_object_get_string(v);
+	if (json_object_object_get_ex(f, "code", &v))
+		code = json_object_get_string(v);
+	if (json_object_object_get_ex(f, "message", &v))
+		msg = json_object_get_string(v);
+	if (!strcmp(sev, "info") && !opts->verbose)
+		return;
+	printf("%s: %s: ", sev, code);
+	cmd_print_escaped(stdout, msg);
+	putchar('\n');
+}
+
+/*
+ * pmactl --socket S fsck NAME: pmad checks the pool it serves, quiesced
+ * and read-only (pool_fsck request); no repair, no recovery check.
+ */
+static int fsck_online(struct cmd_ctx *ctx, const char *name,
+		       const struct fsck_opts *opts)
+{
+	struct proto_reply rep = { .message = "" };
+	struct json_object *args = json_object_new_object(), *v, *arr;
+	uint64_t errors = 0, warnings = 0;
+	size_t i;
+	int rc;
+
+	if (!args || util_json_add_str(args, "name", name)) {
+		json_object_put(args);
+		cmd_error(ctx, "out of memory");
+		return FSCK_EXIT_INTERNAL;
+	}
+	rc = cmd_pmad_call(ctx, "pool_fsck", args, &rep);
+	if (rc != CMD_EXIT_OK)
+		return FSCK_EXIT_INTERNAL;
+	if (rep.err) {
+		cmd_error(ctx, "cannot check '%s' through pmad: %s (%s)", name,
+			  rep.message, proto_errno_name(rep.err));
+		proto_reply_release(&rep);
+		return FSCK_EXIT_INTERNAL;
+	}
+	if (json_object_object_get_ex(rep.result, "errors", &v))
+		errors = (uint64_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(rep.result, "warnings", &v))
+		warnings = (uint64_t)json_object_get_int64(v);
+	if (ctx->json) {
+		rc = cmd_json_print(ctx, json_object_get(rep.result));
+	} else {
+		if (json_object_object_get_ex(rep.result, "findings", &arr))
+			for (i = 0; i < json_object_array_length(arr); i++)
+				online_finding(opts, json_object_array_get_idx(
+							     arr, i));
+		printf("%s: %s (%" PRIu64 " error%s, %" PRIu64
+		       " warning%s; checked by pmad)\n",
+		       errors ? "inconsistent" : "consistent", name, errors,
+		       errors == 1 ? "" : "s", warnings,
+		       warnings == 1 ? "" : "s");
+		rc = CMD_EXIT_OK;
+	}
+	proto_reply_release(&rep);
+	if (rc != CMD_EXIT_OK)
+		return FSCK_EXIT_INTERNAL;
+	return errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
+}
+
 static int fsck_option(int c, struct fsck_opts *o)
 {
 	switch (c) {
@@ -611,5 +740,17 @@ int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error(ctx, "fsck",
 				       "--recovery checks, it does not repair: "
 				       "not with --repair");
+	if (ctx->seam == &cmd_seam_pmad) {
+		if (opts.repair || opts.recovery)
+			return cmd_usage_error(
+				ctx, "fsck",
+				"through pmad (--socket, $PMAD_SOCKET) fsck "
+				"only checks the pool pmad serves: %s needs "
+				"the pool offline (stop pmad, then pmactl "
+				"fsck %s POOL-PATH)",
+				opts.repair ? "--repair" : "--recovery",
+				opts.repair ? "--repair" : "--recovery");
+		return fsck_online(ctx, argv[optind], &opts);
+	}
 	return fsck_run(ctx, argv[optind], &opts);
 }

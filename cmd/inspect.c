@@ -60,15 +60,18 @@ static int recovery_show(const struct cmd_ctx *ctx, const char *path,
 	struct json_object *o;
 	int rc = pma_fsck_pending(path, &p);
 
-	if (rc < 0)
+	if (rc < 0) {
+		pma_fsck_pending_free(&p);
 		return cmd_error(ctx, "cannot read the logs of '%s': %s", path,
 				 pma_errormsg());
+	}
 	if (!root)
 		rc = cmd_recovery_pending_print(&p);
 	else if (!(o = cmd_recovery_pending_json(&p)))
 		rc = -ENOMEM;
 	else
 		rc = util_json_add_obj(root, "recovery", o);
+	pma_fsck_pending_free(&p);
 	if (rc < 0)
 		return cmd_error(ctx, "cannot print the recovery: %s",
 				 strerror(-rc));

@@ -43,7 +43,7 @@ static const struct cmd_struct commands[] = {
 	{ "stat", cmd_stat, CMD_SEAM, "show pool usage and pmad's services" },
 	{ "ns", cmd_ns, CMD_TOPOLOGY, "list persistent memory namespaces" },
 	{ "log", cmd_log, 0, "decode the heap's bookkeeping logs" },
-	{ "fsck", cmd_fsck, 0, "check a pool and its heap for damage" },
+	{ "fsck", cmd_fsck, CMD_SEAM, "check a pool and its heap for damage" },
 	{ "pool", cmd_pool, CMD_PMAD,
 	  "list, create and show the pools pmad serves" },
 	{ "gc", cmd_gc, 0, "merge the HDPM page logs of a pool now" },

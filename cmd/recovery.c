@@ -49,12 +49,14 @@ static const char *by_type_str(const struct pma_fsck_pending_arena *a,
 
 int cmd_recovery_pending_print(const struct pma_fsck_pending *p)
 {
-	static const char *const head[] = { "ARENA",	  "HEAD",
-					    "TAIL",	  "OPS",
-					    "TORN",	  "RFREE-PENDING",
-					    "OPS BY TYPE" };
-	char arena[16], hd[24], tl[24], ops[24], rf[24], types[256];
-	const char *row[7] = { arena, hd, tl, ops, NULL, rf, types };
+	/* a heap over several parts: PART first */
+	static const char *const head[] = { "PART",	     "ARENA",
+					    "HEAD",	     "TAIL",
+					    "OPS",	     "TORN",
+					    "RFREE-PENDING", "OPS BY TYPE" };
+	char part[16], arena[16], hd[24], tl[24], ops[24], rf[24], types[256];
+	const char *row[8] = { part, arena, hd, tl, ops, NULL, rf, types };
+	unsigned skip = p->nparts > 1 ? 0 : 1;
 	char sum[256];
 	struct cmd_table t;
 	unsigned a;
@@ -63,28 +65,28 @@ int cmd_recovery_pending_print(const struct pma_fsck_pending *p)
 	printf("recovery: %s\n", cmd_recovery_summary(p, sum, sizeof(sum)));
 	if (!p->arenas_pending)
 		return 0;
-	cmd_table_init(&t, 7, head, 0x2f);
-	for (a = 0; a < p->narenas && a < PMA_MAX_ARENAS; a++) {
+	cmd_table_init(&t, 8 - skip, head + skip, skip ? 0x2f : 0x5f);
+	for (a = 0; a < p->narenas; a++) {
 		const struct pma_fsck_pending_arena *x = &p->arenas[a];
 
 		if (!x->ops && !x->torn)
 			continue;
-		snprintf(arena, sizeof(arena), "%u", a);
+		snprintf(part, sizeof(part), "%u", x->part);
+		snprintf(arena, sizeof(arena), "%u", x->arena);
 		snprintf(hd, sizeof(hd), "%" PRIu64, x->head);
 		snprintf(tl, sizeof(tl), "%" PRIu64, x->tail);
 		snprintf(ops, sizeof(ops), "%" PRIu64, x->ops);
-		row[4] = x->torn ? "yes" : "no";
+		row[5] = x->torn ? "yes" : "no";
 		snprintf(rf, sizeof(rf), "%" PRIu64, x->rfree_pending);
 		by_type_str(x, types, sizeof(types));
-		cmd_table_add(&t, row);
+		cmd_table_add(&t, row + skip);
 	}
 	rc = cmd_table_print(&t, stdout, 2);
 	cmd_table_release(&t);
 	return rc;
 }
 
-static struct json_object *arena_json(const struct pma_fsck_pending_arena *x,
-				      unsigned a)
+static struct json_object *arena_json(const struct pma_fsck_pending_arena *x)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *types = json_object_new_object();
@@ -96,7 +98,8 @@ static struct json_object *arena_json(const struct pma_fsck_pending_arena *x,
 			err |= util_json_add_u64(
 				types, pma_booklog_type_name(t), x->by_type[t]);
 	if (!err) {
-		err |= util_json_add_u64(o, "arena", a);
+		err |= util_json_add_u64(o, "part", x->part);
+		err |= util_json_add_u64(o, "arena", x->arena);
 		err |= util_json_add_u64(o, "head", x->head);
 		err |= util_json_add_u64(o, "tail", x->tail);
 		err |= util_json_add_u64(o, "operations", x->ops);
@@ -121,10 +124,10 @@ struct json_object *cmd_recovery_pending_json(const struct pma_fsck_pending *p)
 	int err = !o || !arr;
 	unsigned a;
 
-	for (a = 0; !err && a < p->narenas && a < PMA_MAX_ARENAS; a++) {
+	for (a = 0; !err && a < p->narenas; a++) {
 		if (!p->arenas[a].ops && !p->arenas[a].torn)
 			continue;
-		x = arena_json(&p->arenas[a], a);
+		x = arena_json(&p->arenas[a]);
 		if (!x || json_object_array_add(arr, x) < 0) {
 			json_object_put(x);
 			err = 1;

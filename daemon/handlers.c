@@ -276,6 +276,21 @@ static int h_pool_compact(struct request *r)
 			pmad_pool_heap_json(r->pool, r->result, r->view_flags);
 }
 
+/* fsck, online and read-only (fsck.c); a repair needs the pool offline */
+static int h_pool_fsck(struct request *r)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(r->args, "repair", &v) &&
+	    json_object_get_boolean(v))
+		return util_errmsg_set(EROFS,
+				       "pool '%s': fsck through pmad only "
+				       "checks; --repair needs the pool "
+				       "offline (stop pmad)",
+				       r->pool->name);
+	return pmad_pool_fsck(r->pool, &r->result);
+}
+
 static int h_lease(struct request *r)
 {
 	(void)r;
@@ -408,6 +423,7 @@ static const struct handler handlers[] = {
 	{ "pool_open", h_pool_open, H_POOL | H_READ | H_WRITE },
 	{ "pool_close", h_pool_close, H_POOL },
 	{ "pool_compact", h_pool_compact, H_POOL | H_READ | H_WRITE },
+	{ "pool_fsck", h_pool_fsck, H_POOL | H_READ },
 	{ "lease", h_lease, 0 },
 	{ "release", h_lease, 0 },
 	{ "stats", h_stats, 0 },

@@ -161,6 +161,9 @@ int pmad_services_arm(struct pmad *d);
 void pmad_services_run(struct pmad *d);
 /* checkpoint an open pool now, counted in its services' figures */
 int pmad_pool_checkpoint(struct pmad_pool *p);
+/* fsck.c: check the pool read-only, quiesced (no client session, a
+ * checkpoint first): *ret the result of pmactl --json fsck */
+int pmad_pool_fsck(struct pmad_pool *p, struct json_object **ret);
 
 /* logsink.c: journal when stderr is the journal, else stderr */
 void pmad_log_setup(const struct pmad *d);

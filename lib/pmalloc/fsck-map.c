@@ -342,14 +342,22 @@ int pma_fsck_slabs(struct pma_fsck *f)
 
 /* ------------------------------------------------------------ root */
 
-/* does pool offset off name a live block or extent after the window? */
+/* does pool offset off name a live block or extent after the window
+ * (of its part's heap; a part whose walk did not end: unknown, 1)? */
 static int live_after(struct pma_fsck *f, uint64_t off)
 {
 	uint64_t b = pool_off_byte(off), page, chunk;
 	struct pma_fsck_slab *s;
 	int idx;
 
-	if (pool_off_part(off) != 0 || b < f->data_base ||
+	if (pool_off_part(off) >= POOL_MAX_PARTS)
+		return 0;
+	f = &f->set->part[pool_off_part(off)];
+	if (!f->present)
+		return 0;
+	if (!f->walked)
+		return 1;
+	if (b < f->data_base ||
 	    (page = (b - f->data_base) >> PMA_PAGE_SHIFT) >= f->g.npages)
 		return 0;
 	if (b % PMA_PAGE == 0 &&
@@ -408,7 +416,8 @@ int pma_fsck_root(struct pma_fsck *f)
 
 /* ------------------------------------------------------------ library */
 
-/* the read-only open's page map and free-extent index against the walk */
+/* the read-only open's page map and free-extent index against the walk
+ * (one part's) */
 static int library_compare(struct pma_fsck *f, struct pma_heap *heap)
 {
 	uint64_t page, free_pages = f->g.npages - f->used_pages;
@@ -441,31 +450,49 @@ static int library_compare(struct pma_fsck *f, struct pma_heap *heap)
 	return 0;
 }
 
-int pma_fsck_library_heap(struct pma_fsck *f, struct pma_heap *heap)
+int pma_fsck_library_heap(struct pma_fsck_set *set, struct pma_heap *heap)
 {
 	struct pma_heap_stats st;
+	struct pma_fsck *f;
+	unsigned p;
+	int rc = 0;
 
-	/* reads every slab, with the checks of its first use */
+	heap = heap->top;
+	/* reads every slab of every part, with the checks of its first use */
 	if (pma_heap_stats(heap, &st) < 0)
-		return pma_fsck_report(f, "heap-slab-refused", POOL_FSCK_ERROR,
-				       f->data_base,
+		return pma_fsck_report(&set->part[0], "heap-slab-refused",
+				       POOL_FSCK_ERROR, set->part[0].data_base,
 				       "reading every slab fails: %s",
 				       pma_errormsg());
-	return library_compare(f, heap);
+	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++) {
+		f = &set->part[p];
+		if (!f->walked)
+			continue;
+		if (!heap->sib[p]) /* a region the open skipped */
+			rc = pma_fsck_report(
+				f, "heap-replay-mismatch", POOL_FSCK_ERROR,
+				f->region_off,
+				"the heap's open has no heap in part %u, fsck "
+				"walked the one at 0x%llx",
+				p, (unsigned long long)f->region_off);
+		else
+			rc = library_compare(f, heap->sib[p]);
+	}
+	return rc;
 }
 
-int pma_fsck_library(struct pma_fsck *f, const char *path)
+int pma_fsck_library(struct pma_fsck_set *set, const char *path)
 {
 	struct pma_heap *heap;
 	int rc;
 
 	if (pma_heap_open(path, PMA_HEAP_RDONLY, &heap) < 0)
-		return pma_fsck_report(f, "heap-open-refused", POOL_FSCK_ERROR,
-				       f->region_off,
+		return pma_fsck_report(&set->part[0], "heap-open-refused",
+				       POOL_FSCK_ERROR, set->part[0].region_off,
 				       "the heap's read-only open refuses it: "
 				       "%s",
 				       pma_errormsg());
-	rc = pma_fsck_library_heap(f, heap);
+	rc = pma_fsck_library_heap(set, heap);
 	pma_heap_close(heap);
 	return rc;
 }

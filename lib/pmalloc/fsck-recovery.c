@@ -98,37 +98,69 @@ static void pending_arena(struct pma_heap *heap, unsigned a,
 		  pma_fsck_slot_torn(ar->log, cap, ar->tail);
 }
 
-int pma_fsck_pending(const char *path, struct pma_fsck_pending *ret)
+/* the pending work of one part's heap into ret->arenas[ret->narenas..] */
+static int pending_part(struct pma_heap *heap, struct pma_fsck_pending *ret)
 {
-	struct pma_heap *heap;
 	uint64_t *synced = NULL;
 	size_t nsynced = 0;
 	unsigned a;
 	int rc;
 
-	memset(ret, 0, sizeof(*ret));
-	rc = pma_heap_open(path, PMA_HEAP_RDONLY, &heap);
-	if (rc < 0)
-		return rc;
+	/* a remote free and its owner's SYNC_FREE are in the logs of the
+	 * block's own part */
 	rc = synced_blocks(heap, &synced, &nsynced);
-	ret->narenas = heap->geom.narenas;
-	for (a = 0; rc == 0 && a < ret->narenas && a < PMA_MAX_ARENAS; a++) {
-		struct pma_fsck_pending_arena *p = &ret->arenas[a];
+	for (a = 0; rc == 0 && a < heap->geom.narenas; a++) {
+		struct pma_fsck_pending_arena *p = &ret->arenas[ret->narenas++];
 
+		p->part = heap->part;
+		p->arena = a;
 		pending_arena(heap, a, synced, nsynced, p);
 		ret->ops += p->ops;
 		ret->torn += (unsigned)p->torn;
 		ret->rfree_pending += p->rfree_pending;
 		ret->arenas_pending += p->ops || p->torn;
 	}
+	free(synced);
+	return rc;
+}
+
+int pma_fsck_pending(const char *path, struct pma_fsck_pending *ret)
+{
+	struct pma_heap *heap;
+	unsigned p, n = 0;
+	int rc;
+
+	memset(ret, 0, sizeof(*ret));
+	rc = pma_heap_open(path, PMA_HEAP_RDONLY, &heap);
+	if (rc < 0)
+		return rc;
+	for (p = 0; p < POOL_MAX_PARTS; p++)
+		if (heap->sib[p])
+			n += heap->sib[p]->geom.narenas;
+	ret->arenas = calloc(n ? n : 1, sizeof(*ret->arenas));
+	if (!ret->arenas)
+		rc = util_errmsg_set(ENOMEM, "out of memory");
+	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++) {
+		if (!heap->sib[p])
+			continue;
+		ret->nparts++;
+		rc = pending_part(heap->sib[p], ret);
+	}
 	ret->root_unsealed = heap->hdr->root_off && !heap->hdr->root_check &&
 			     heap->hdr->version >= PMA_HEAP_VERSION_CHECKED;
-	free(synced);
 	pma_heap_close(heap);
 	return rc;
 }
 
-int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink)
+void pma_fsck_pending_free(struct pma_fsck_pending *p)
+{
+	free(p->arenas);
+	p->arenas = NULL;
+	p->narenas = 0;
+}
+
+int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink,
+			     pma_fsck_then_fn then)
 {
 	struct pma_heap *heap;
 	int rc;
@@ -156,6 +188,8 @@ int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink)
 				      pma_errormsg());
 	else
 		rc = pma_fsck_heap(heap, sink);
+	if (rc == 0 && then)
+		rc = then(heap, sink);
 	pma_heap_close(heap);
 	return rc;
 }

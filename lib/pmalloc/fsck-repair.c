@@ -50,6 +50,7 @@ int pma_fsck_plan_store(struct pma_fsck *f, uint64_t off, uint64_t value)
 		p->cap = n;
 	}
 	p->stores[p->n].off = off;
+	p->stores[p->n].part = f->part;
 	p->stores[p->n++].value = value;
 	return 0;
 }
@@ -67,8 +68,12 @@ int pma_fsck_note(struct pma_fsck *f, const char *code, uint64_t off,
 	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return pool_fsck_report(f->plan->notes, code, POOL_FSCK_INFO, 0, off,
-				"%s", msg);
+	if (f->set && f->set->nheaps > 1)
+		return pool_fsck_report(f->plan->notes, code, POOL_FSCK_INFO,
+					f->part, off, "part %u: %s", f->part,
+					msg);
+	return pool_fsck_report(f->plan->notes, code, POOL_FSCK_INFO, f->part,
+				off, "%s", msg);
 }
 
 /* ------------------------------------------------------------ banks */
@@ -142,20 +147,24 @@ int pma_fsck_plan_zero_slot(struct pma_fsck *f, const struct pma_rec *slot)
 
 /* ------------------------------------------------------------ apply */
 
-static int apply(struct pma_fsck *f, struct pm_map *map)
+static int apply(const struct pma_fsck_plan *p, struct pool *pool)
 {
-	const struct pma_fsck_plan *p = f->plan;
+	struct pm_map *map;
 	uint64_t *word;
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
-		if (p->stores[i].off % 8 ||
+		map = p->stores[i].part < pool_part_count(pool) ?
+			      pool_part_map(pool, p->stores[i].part) :
+			      NULL;
+		if (!map || p->stores[i].off % 8 ||
 		    p->stores[i].off + 8 > pm_map_size(map))
 			return util_errmsg_set(
 				EINVAL,
 				"repair store at 0x%llx is "
-				"outside part 0",
-				(unsigned long long)p->stores[i].off);
+				"outside part %u",
+				(unsigned long long)p->stores[i].off,
+				p->stores[i].part);
 		word = (uint64_t *)(void *)((char *)pm_map_addr(map) +
 					    p->stores[i].off);
 		__atomic_store_n(word, p->stores[i].value, __ATOMIC_RELAXED);
@@ -169,7 +178,7 @@ int pma_fsck_repair_flags(const char *path, unsigned flags,
 {
 	struct pool_fsck_sink quiet = { 0 };
 	struct pma_fsck_plan plan = { .flags = flags, .notes = notes };
-	struct pma_fsck f = { .sink = &quiet, .plan = &plan };
+	struct pma_fsck_set *set;
 	struct pma_heap *heap;
 	struct pool *pool;
 	int rc;
@@ -184,10 +193,18 @@ int pma_fsck_repair_flags(const char *path, unsigned flags,
 		pool_close(&pool);
 		return 0;
 	}
-	rc = pma_fsck_walk_pool(&f, pool);
+	set = calloc(1, sizeof(*set));
+	if (!set) {
+		pool_close(&pool);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	set->sink = &quiet;
+	set->plan = &plan;
+	rc = pma_fsck_walk_pool(set, pool);
 	if (rc == 0 && !(flags & PMA_FSCK_DRY_RUN) && plan.n)
-		rc = apply(&f, pool_part_map(pool, 0));
-	pma_fsck_walk_free(&f);
+		rc = apply(&plan, pool);
+	pma_fsck_walk_free(set);
+	free(set);
 	free(plan.stores);
 	pool_close(&pool);
 	if (rc < 0 || (flags & PMA_FSCK_DRY_RUN))

@@ -34,8 +34,12 @@ static int vreport(struct pma_fsck *f, const char *code,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (severity == POOL_FSCK_ERROR)
 		f->heap_errors++;
-	return pool_fsck_report_flags(f->sink, code, severity, flags, 0, off,
-				      "%s", msg);
+	if (f->set && f->set->nheaps > 1)
+		return pool_fsck_report_flags(f->sink, code, severity, flags,
+					      f->part, off, "part %u: %s",
+					      f->part, msg);
+	return pool_fsck_report_flags(f->sink, code, severity, flags, f->part,
+				      off, "%s", msg);
 }
 
 int pma_fsck_report(struct pma_fsck *f, const char *code,
@@ -67,16 +71,34 @@ int pma_fsck_report_flags(struct pma_fsck *f, const char *code,
 	return rc;
 }
 
+/* the pages of the parts before f's (progress) */
+static uint64_t pages_before(const struct pma_fsck *f)
+{
+	uint64_t n = 0;
+	unsigned p;
+
+	for (p = 0; p < f->part; p++)
+		n += f->set->part[p].npages_hint;
+	return n;
+}
+
 void pma_fsck_progress(const struct pma_fsck *f, uint64_t page)
 {
 	const struct pool_fsck_sink *s = f->sink;
-	uint64_t bytes = f->g.npages * PMA_PAGE;
+	uint64_t total = f->set ? f->set->total_pages : f->g.npages;
+	uint64_t base = f->set ? pages_before(f) : 0, done;
 
-	if (!s->progress || (page % 4096 && page != f->g.npages))
+	if (!s->progress || (page % 4096 && page != f->g.npages) ||
+	    total < base + f->g.npages)
 		return;
-	s->progress((f->phase * f->g.npages + page) * PMA_PAGE /
-			    PMA_FSCK_PASSES,
-		    bytes, s->progress_arg);
+	/* the walks' passes over every part, then the library's pass */
+	if (f->phase < PMA_FSCK_PASSES - 1)
+		done = (PMA_FSCK_PASSES - 1) * base + f->phase * f->g.npages +
+		       page;
+	else
+		done = (PMA_FSCK_PASSES - 1) * total + base + page;
+	s->progress(done * PMA_PAGE / PMA_FSCK_PASSES, total * PMA_PAGE,
+		    s->progress_arg);
 }
 
 int pma_fsck_sum_has(const struct pma_fsck *f, uint64_t page)
@@ -180,7 +202,7 @@ static const struct pma_rec *log_of(const struct pma_fsck *f, unsigned a)
 	return f->logs + (uint64_t)a * f->g.log_cap;
 }
 
-/* byte offset in part 0 of record k's slot of arena a */
+/* byte offset in its part of record k's slot of arena a */
 static uint64_t rec_off(const struct pma_fsck *f, unsigned a, uint64_t k)
 {
 	const struct pma_rec *slot = pma_booklog_slot(
@@ -667,16 +689,20 @@ static int op_version_bad(const struct pma_fsck *f, const struct pma_op *op)
 }
 
 /* a dest word recovery refuses (pma_heap_dest_addr): misaligned, in a
- * part's headers, in the heap's metadata other than the root word, or
- * not inside a part */
+ * part's headers, in the metadata of the heap of its part (any part's)
+ * other than the root word, or not inside a part */
 static int dest_bad(const struct pma_fsck *f, uint64_t dest)
 {
 	uint64_t b = pool_off_byte(dest);
+	const struct pma_fsck *q;
 
 	if (b < POOL_DATA_OFF || dest % sizeof(uint64_t))
 		return 1;
-	if (pool_off_part(dest) == 0 && b >= f->region_off &&
-	    b < f->data_base && b != f->region_off + PMA_ROOT_WORD_OFF)
+	q = pool_off_part(dest) < POOL_MAX_PARTS ?
+		    &f->set->part[pool_off_part(dest)] :
+		    NULL;
+	if (q && q->meta_hi && b >= q->meta_lo && b < q->meta_hi &&
+	    b != q->meta_lo + PMA_ROOT_WORD_OFF)
 		return 1;
 	return !pool_direct(f->pool, dest) ||
 	       !pool_direct(f->pool, dest + sizeof(uint64_t) - 1);
@@ -698,12 +724,15 @@ static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 			f, "log-op-dest", POOL_FSCK_ERROR,
 			rec_off(f, a, op->index),
 			"%s: dest word 0x%llx is not a word the heap can store "
-			"to (recovery refuses the log)",
+			"to (the library never logs one; recovery refuses "
+			"the log when it redoes that word)",
 			op_where(f, a, op, where, sizeof(where)),
 			(unsigned long long)op->dest);
+	/* the root word is part 0's */
 	if ((op->type == PMA_REC_ALLOC || op->type == PMA_REC_EXT_ALLOC) &&
-	    op->dest == pool_off_make(0, f->region_off + PMA_ROOT_WORD_OFF))
-		f->root_logged = 1;
+	    op->dest == pool_off_make(0, f->set->part[0].region_off +
+						 PMA_ROOT_WORD_OFF))
+		f->set->part[0].root_logged = 1;
 	switch (op->type) {
 	case PMA_REC_ALLOC:
 		return op_block(f, a, op, 1);
@@ -771,7 +800,7 @@ static int walk_alloc(struct pma_fsck *f)
 	return 0;
 }
 
-void pma_fsck_walk_free(struct pma_fsck *f)
+static void walk_free_part(struct pma_fsck *f)
 {
 	uint64_t c, nchunks = f->g.npages / PMA_CHUNK_PAGES + 1;
 
@@ -784,7 +813,8 @@ void pma_fsck_walk_free(struct pma_fsck *f)
 	free(f->sum);
 }
 
-/* the walk over the mapped region, in the order of fsck.h */
+/* the walk over the mapped region, in the order of fsck.h (the root
+ * word after every part's walk) */
 static int walk(struct pma_fsck *f)
 {
 	int rc;
@@ -802,60 +832,139 @@ static int walk(struct pma_fsck *f)
 		rc = pma_fsck_spans(f);
 	if (rc == 0)
 		rc = pma_fsck_slabs(f);
-	if (rc == 0)
-		rc = pma_fsck_root(f);
+	f->walked = rc == 0;
 	return rc;
 }
 
-/* the walk over the heap region of an open pool (none: a finding) */
-int pma_fsck_walk_pool(struct pma_fsck *f, struct pool *pool)
+/* part p's heap region (if any) into set->part[p], with what its header
+ * alone says (geometry unchecked: zero) */
+static void part_init(struct pma_fsck_set *set, struct pool *pool, unsigned p)
 {
+	struct pma_fsck *f = &set->part[p];
 	const struct pool_region *region;
+	struct pma_geom g;
 
-	region = pool_region_find(pool, POOL_REGION_PMALLOC, 0);
+	memset(f, 0, sizeof(*f));
+	f->sink = set->sink;
+	f->plan = set->plan;
+	f->set = set;
+	f->part = p;
+	region = pool_region_find(pool, POOL_REGION_PMALLOC, p);
 	if (!region)
-		return pool_fsck_report(f->sink, "heap-none", POOL_FSCK_INFO, 0,
-					0,
-					"the pool has no PMAlloc heap region");
+		return;
+	f->present = 1;
 	f->pool = pool;
-	f->base = pm_map_addr(pool_part_map(pool, 0));
+	f->base = pm_map_addr(pool_part_map(pool, p));
 	f->region_off = region->off;
 	f->region_size = region->size;
 	f->hdr = (const struct pma_heap_hdr *)(const void *)(f->base +
 							     region->off);
-	return walk(f);
+	set->nheaps++;
+	if (memcmp(f->hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN) != 0 ||
+	    pma_heap_hdr_check(f->hdr, f->region_size, &g) < 0) {
+		util_errmsg_clear();
+		return;
+	}
+	f->meta_lo = f->region_off;
+	f->meta_hi = f->region_off + g.data_off;
+	f->npages_hint = g.npages;
+	set->total_pages += g.npages;
+}
+
+/* the walk over the heap regions of an open pool (none: a finding) */
+int pma_fsck_walk_pool(struct pma_fsck_set *set, struct pool *pool)
+{
+	unsigned p, nparts = pool_part_count(pool);
+	int rc = 0;
+
+	set->pool = pool;
+	set->nheaps = 0;
+	set->total_pages = 0;
+	set->heap_errors = 0;
+	for (p = 0; p < nparts && p < POOL_MAX_PARTS; p++)
+		part_init(set, pool, p);
+	for (; p < POOL_MAX_PARTS; p++) { /* no such part */
+		memset(&set->part[p], 0, sizeof(set->part[p]));
+		set->part[p].set = set;
+		set->part[p].part = p;
+	}
+	if (!set->nheaps)
+		return pool_fsck_report(set->sink, "heap-none", POOL_FSCK_INFO,
+					0, 0,
+					"the pool has no PMAlloc heap region");
+	for (p = 0; rc == 0 && p < nparts && p < POOL_MAX_PARTS; p++)
+		if (set->part[p].present)
+			rc = walk(&set->part[p]);
+	/* the root word is part 0's, and may name a block of any part */
+	if (rc == 0 && set->part[0].walked)
+		rc = pma_fsck_root(&set->part[0]);
+	for (p = 0; p < nparts && p < POOL_MAX_PARTS; p++) {
+		set->heap_errors += set->part[p].heap_errors;
+		set->part[p].pool = NULL;
+	}
+	return rc;
+}
+
+void pma_fsck_walk_free(struct pma_fsck_set *set)
+{
+	unsigned p;
+
+	for (p = 0; p < POOL_MAX_PARTS; p++)
+		if (set->part[p].present)
+			walk_free_part(&set->part[p]);
+}
+
+/* did a walk get far enough for the library's open to be compared? */
+static int any_walked(const struct pma_fsck_set *set)
+{
+	unsigned p;
+
+	for (p = 0; p < POOL_MAX_PARTS; p++)
+		if (set->part[p].walked)
+			return 1;
+	return 0;
 }
 
 int pma_fsck(const char *path, struct pool_fsck_sink *sink)
 {
-	struct pma_fsck f = { .sink = sink };
+	struct pma_fsck_set *set = calloc(1, sizeof(*set));
 	struct pool *pool;
 	int rc;
 
-	if (pool_open(path, POOL_OPEN_RDONLY | POOL_OPEN_SHOW_OLDER, &pool))
+	if (!set)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	set->sink = sink;
+	if (pool_open(path, POOL_OPEN_RDONLY | POOL_OPEN_SHOW_OLDER, &pool)) {
+		free(set);
 		return pool_fsck_report(sink, "heap-not-checked",
 					POOL_FSCK_INFO, 0, 0,
 					"the heap is not checked: the pool "
 					"cannot be opened (%s)",
 					pool_errormsg());
-	rc = pma_fsck_walk_pool(&f, pool);
-	f.pool = NULL;
+	}
+	rc = pma_fsck_walk_pool(set, pool);
 	pool_close(&pool); /* the library's open takes its own */
-	if (rc == 0 && !f.heap_errors && f.pmap)
-		rc = pma_fsck_library(&f, path);
-	pma_fsck_walk_free(&f);
+	if (rc == 0 && !set->heap_errors && any_walked(set))
+		rc = pma_fsck_library(set, path);
+	pma_fsck_walk_free(set);
+	free(set);
 	return rc;
 }
 
 int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink)
 {
-	struct pma_fsck f = { .sink = sink };
-	int rc = pma_fsck_walk_pool(&f, heap->pool);
+	struct pma_fsck_set *set = calloc(1, sizeof(*set));
+	int rc;
 
-	f.pool = NULL;
-	if (rc == 0 && !f.heap_errors && f.pmap)
-		rc = pma_fsck_library_heap(&f, heap);
-	pma_fsck_walk_free(&f);
+	if (!set)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	set->sink = sink;
+	heap = heap->top;
+	rc = pma_fsck_walk_pool(set, heap->pool);
+	if (rc == 0 && !set->heap_errors && any_walked(set))
+		rc = pma_fsck_library_heap(set, heap);
+	pma_fsck_walk_free(set);
+	free(set);
 	return rc;
 }
 

@@ -62,7 +62,6 @@ enum pma_fsck_repair_flag {
 int pma_fsck_repair_flags(const char *path, unsigned flags,
 			  struct pool_fsck_sink *notes);
 /* the same, flags 0 and no notes */
-int pma_fsck_repair(const char *path);
 int pma_fsck_repairable(const char *code);
 /* a finding that makes pma_fsck_repair impossible: an error it does not
  * repair (advanced: also with PMA_FSCK_ADVANCED), or a pool only a
@@ -74,6 +73,7 @@ int pma_fsck_repair(const char *path);
 
 /* what recovery still has to do in one arena's log */
 struct pma_fsck_pending_arena {
+	unsigned part, arena; /* the arena: its part and index there */
 	uint64_t head, tail; /* its window: records [head, tail) */
 	uint64_t ops; /* operations recovery replays */
 	uint64_t by_type[PMA_REC_NTYPES]; /* of them, per record type */
@@ -84,28 +84,35 @@ struct pma_fsck_pending_arena {
 };
 
 struct pma_fsck_pending {
-	unsigned narenas;
+	unsigned nparts; /* parts with a heap */
+	unsigned narenas; /* entries of arenas: every part's arenas */
 	unsigned arenas_pending; /* arenas with ops or a torn tail */
 	uint64_t ops, torn, rfree_pending; /* sums over the arenas */
 	int root_unsealed; /* the root word's check is still to be stored */
-	struct pma_fsck_pending_arena arenas[PMA_MAX_ARENAS];
+	struct pma_fsck_pending_arena *arenas; /* part by part */
 };
 
 /*
- * What recovery still has to do in the heap of the pool at path, from a
- * read-only open (nothing is written): 0, or -errno with a message if
- * the heap cannot be opened read-only.
+ * What recovery still has to do in the heap of the pool at path (every
+ * part's), from a read-only open (nothing is written): 0, or -errno with
+ * a message if the heap cannot be opened read-only. Release ret with
+ * pma_fsck_pending_free (also after an error).
  */
 int pma_fsck_pending(const char *path, struct pma_fsck_pending *ret);
+void pma_fsck_pending_free(struct pma_fsck_pending *p);
 
 /*
  * Run recovery on a private copy-on-write view of the pool at path (the
  * files are opened read-only and never written), checkpoint, and walk
  * the recovered heap as pma_fsck does; findings go to sink (a recovery
- * that refuses the heap is "recovery-refused"). 0 when it ran, -ENOMEM,
- * or the callback's error.
+ * that refuses the heap is "recovery-refused"). Then then(heap, sink)
+ * if not NULL, on the private heap (the recovery and check of what the
+ * heap holds: HDPM's). 0 when it ran, -ENOMEM, or the callback's error.
  */
-int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink);
+typedef int (*pma_fsck_then_fn)(struct pma_heap *heap,
+				struct pool_fsck_sink *sink);
+int pma_fsck_recover_private(const char *path, struct pool_fsck_sink *sink,
+			     pma_fsck_then_fn then);
 
 /* exactly one word of slot k of a log of cap slots is of record k's
  * lap: a torn append */
@@ -140,9 +147,11 @@ struct pma_fsck_slab {
 	int hdr_bad; /* its PM header failed (reported once) */
 };
 
-/* one 8-byte store of a repair: its byte offset in part 0, its value */
+/* one 8-byte store of a repair: its part, its byte offset there, its
+ * value */
 struct pma_fsck_store {
 	uint64_t off, value;
+	unsigned part;
 };
 
 /* a repair's stores, in order, and what it tells */
@@ -158,11 +167,18 @@ struct pma_fsck_arena {
 	int usable; /* its head passed: the window holds its records */
 };
 
+struct pma_fsck_set;
+
+/* the walk of one part's heap */
 struct pma_fsck {
 	struct pool_fsck_sink *sink;
+	struct pma_fsck_set *set; /* every part's walk */
+	unsigned part; /* the part (findings name it) */
+	int present; /* the part has a heap region */
+	int walked; /* the walk reached its end (the state is complete) */
 	struct pool *pool; /* open read-only during the walk */
-	const char *base; /* part 0's mapping */
-	uint64_t region_off; /* byte offset of the heap region in part 0 */
+	const char *base; /* the part's mapping */
+	uint64_t region_off; /* byte offset of the heap region in the part */
 	uint64_t region_size;
 	const struct pma_heap_hdr *hdr;
 	struct pma_geom g;
@@ -185,6 +201,26 @@ struct pma_fsck {
 	unsigned phase; /* progress: passes over the page map done */
 	struct pma_fsck_plan *plan; /* repair: record the stores (or NULL) */
 	int heap_errors; /* errors this walk reported */
+	/* from the header alone (before the walk): the words recovery
+	 * refuses as dest words, [meta_lo, meta_hi) but the root word, and
+	 * the data pages (progress); all 0 if the header fails */
+	uint64_t meta_lo, meta_hi, npages_hint;
+};
+
+/*
+ * The walks of every part of a pool with a heap region (a heap over
+ * several parts: doc/pmalloc.md), made one after the other; a dest word
+ * may name a word of any part, and the root word (part 0's) a block of
+ * any part, which the set answers after every walk.
+ */
+struct pma_fsck_set {
+	struct pool_fsck_sink *sink;
+	struct pma_fsck_plan *plan; /* repair: record the stores (or NULL) */
+	struct pool *pool;
+	unsigned nheaps; /* parts with a heap region */
+	uint64_t total_pages; /* of every part's heap (progress) */
+	int heap_errors; /* errors every walk reported */
+	struct pma_fsck part[POOL_MAX_PARTS];
 };
 
 static inline uint64_t pma_fsck_page_off(const struct pma_fsck *f,
@@ -193,7 +229,8 @@ static inline uint64_t pma_fsck_page_off(const struct pma_fsck *f,
 	return f->data_base + (page << PMA_PAGE_SHIFT);
 }
 
-/* report through f->sink (part 0); errors count in f->heap_errors */
+/* report through f->sink (part f->part; over several parts the message
+ * starts "part N: "); errors count in f->heap_errors */
 int pma_fsck_report(struct pma_fsck *f, const char *code,
 		    enum pool_fsck_severity severity, uint64_t off,
 		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -218,10 +255,11 @@ void pma_fsck_progress(const struct pma_fsck *f, uint64_t page);
 /* is page's summary group marked (or is there no summary)? */
 int pma_fsck_sum_has(const struct pma_fsck *f, uint64_t page);
 
-/* fsck.c: the walk of the heap of an open pool (its part 0 mapping);
- * walk_free releases what it made */
-int pma_fsck_walk_pool(struct pma_fsck *f, struct pool *pool);
-void pma_fsck_walk_free(struct pma_fsck *f);
+/* fsck.c: the walk of the heap of an open pool (every part's, through
+ * its mapping; then part 0's root word); set->sink and set->plan set by
+ * the caller; walk_free releases what it made */
+int pma_fsck_walk_pool(struct pma_fsck_set *set, struct pool *pool);
+void pma_fsck_walk_free(struct pma_fsck_set *set);
 
 /* fsck-repair.c: add a store to f->plan (none: nothing); a note (info
  * finding) to f->plan->notes; the single-bit fix of bank l of slab s at
@@ -245,12 +283,13 @@ int pma_fsck_spans(struct pma_fsck *f);
 /* every slab after the window: header, banks the window did not touch,
  * stray bits; the banks it touched: before or after their window */
 int pma_fsck_slabs(struct pma_fsck *f);
-/* the root word and its check, and that it names a live block */
+/* the root word and its check, and that it names a live block (of the
+ * part it names, after every part's walk) */
 int pma_fsck_root(struct pma_fsck *f);
-/* the library's read-only open of the heap, its free-extent index and
- * page map against the walk's */
-int pma_fsck_library(struct pma_fsck *f, const char *path);
-/* the same against a heap open already */
-int pma_fsck_library_heap(struct pma_fsck *f, struct pma_heap *heap);
+/* the library's read-only open of the heap, every part's free-extent
+ * index and page map against the walk's */
+int pma_fsck_library(struct pma_fsck_set *set, const char *path);
+/* the same against a heap open already (its top) */
+int pma_fsck_library_heap(struct pma_fsck_set *set, struct pma_heap *heap);
 
 #endif

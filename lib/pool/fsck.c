@@ -494,8 +494,9 @@ static int open_fsck(struct pfsck *c)
 	return error(c, "pool-open-refused", 0, 0, msg);
 }
 
-/* part 0: open, a regular file, locked shared */
-static int part0_open(struct pfsck *c)
+/* part 0: open, a regular file, locked shared (unless held: the caller
+ * holds the pool open, locked) */
+static int part0_open(struct pfsck *c, int held)
 {
 	struct stat st;
 
@@ -510,7 +511,7 @@ static int part0_open(struct pfsck *c)
 				       "not a regular file (fsck of devdax "
 				       "parts is not supported yet)");
 	c->size0 = (uint64_t)st.st_size;
-	while (flock(c->fd0, LOCK_SH | LOCK_NB) < 0) {
+	while (!held && flock(c->fd0, LOCK_SH | LOCK_NB) < 0) {
 		if (errno == EINTR)
 			continue;
 		if (errno == EWOULDBLOCK)
@@ -523,13 +524,20 @@ static int part0_open(struct pfsck *c)
 
 int pool_fsck(const char *path, struct pool_fsck_sink *sink)
 {
+	return pool_fsck_flags(path, sink, 0);
+}
+
+int pool_fsck_flags(const char *path, struct pool_fsck_sink *sink,
+		    unsigned flags)
+{
 	struct pfsck c = { .sink = sink, .path = path, .fd0 = -1, .cur = -1 };
+	int held = !!(flags & POOL_FSCK_HELD);
 	int rc;
 
 	c.copies = calloc(2, sizeof(*c.copies));
 	if (!c.copies)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	rc = part0_open(&c);
+	rc = part0_open(&c, held);
 	if (rc == 0 && c.size0 < sizeof(struct pool_part_hdr))
 		rc = pool_fsck_report(sink, "pool-too-small", POOL_FSCK_ERROR,
 				      0, 0,
@@ -537,7 +545,7 @@ int pool_fsck(const char *path, struct pool_fsck_sink *sink)
 				      path, (unsigned long long)c.size0);
 	else if (rc == 0)
 		rc = pool_walk(&c);
-	if (rc == 0)
+	if (rc == 0 && !held)
 		rc = open_fsck(&c);
 	if (rc < 0 && sink->rc < 0)
 		util_errmsg_set(-rc, "stopped by the caller");

@@ -79,4 +79,14 @@ const char *pool_fsck_severity_name(enum pool_fsck_severity severity);
  */
 int pool_fsck(const char *path, struct pool_fsck_sink *sink);
 
+/* pool_fsck_flags: flags for the pool's owner */
+enum pool_fsck_run_flags {
+	/* the caller holds the pool open (pmad, its exclusive lock) and
+	 * quiesced: no lock is taken and no open tried (both would fail);
+	 * the files are only read */
+	POOL_FSCK_HELD = 1 << 0,
+};
+int pool_fsck_flags(const char *path, struct pool_fsck_sink *sink,
+		    unsigned flags);
+
 #endif

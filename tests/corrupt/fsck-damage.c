@@ -8,13 +8,22 @@
  *                             classes and extents in both arenas, then
  *                             records of every kind in the logs of a
  *                             child that "crashes" (exits without close)
- *   fsck-damage KIND POOL     damage POOL (KIND: see damages[] below)
+ *   fsck-damage make2 POOL    the same over two parts (POOL and POOL.1):
+ *                             two threads take the parts in turn
+ *                             (PMA_HEAP_INTERLEAVE), so both parts' heaps
+ *                             hold blocks, dest words name blocks of the
+ *                             other part, and each thread frees the other
+ *                             part's blocks
+ *   fsck-damage KIND POOL [PART]
+ *                             damage POOL (KIND: see damages[] below) in
+ *                             the heap of PART (default 0)
  *
  * Structures are found through a read-only open, as
  * tests/corrupt/corrupt-heap.c does; the damage is written with pwrite.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +94,141 @@ static void make(const char *path)
 			if (slots[i] && pma_free_from(heap, &slots[i]) < 0)
 				_exit(4);
 		}
+		_exit(0); /* a crash: no close, no checkpoint */
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+		die("child");
+}
+
+/* ------------------------------------------------------------ 2 parts */
+
+struct filler {
+	struct pma_heap *heap;
+	uint64_t *slots; /* its half of the slots */
+	unsigned first, n; /* slots [first, first + n) */
+	int rc;
+};
+
+/* a thread of an interleaved heap (the first one takes part 0, the next
+ * part 1): fill its slots, then free every third slot of the other
+ * thread (blocks of the other part: frees of another part's blocks) */
+static void *fill(void *arg)
+{
+	struct filler *w = arg;
+	unsigned i;
+
+	for (i = w->first; i < w->first + w->n; i++) {
+		w->rc = pma_malloc_to(w->heap, sizes[(i * 5) % NSIZES],
+				      &w->slots[i]);
+		if (w->rc < 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+static void *unfill(void *arg)
+{
+	struct filler *w = arg;
+	unsigned i;
+
+	for (i = w->first; i < w->first + w->n; i += 3) {
+		w->rc = w->slots[i] ? pma_free_from(w->heap, &w->slots[i]) : 0;
+		if (w->rc < 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* two threads, one per part: fill, join, then each frees the other's */
+static int fill_both(struct pma_heap *heap, uint64_t *slots, unsigned first,
+		     unsigned n)
+{
+	struct filler w[2];
+	pthread_t t[2];
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		w[i] = (struct filler){ heap, slots, first + i * n / 2, n / 2,
+					0 };
+		if (pthread_create(&t[i], NULL, fill, &w[i]))
+			return -1;
+		/* one after the other: thread i takes part i */
+		pthread_join(t[i], NULL);
+		if (w[i].rc < 0)
+			return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		w[i].first = first + (1 - i) * n / 2;
+		if (pthread_create(&t[i], NULL, unfill, &w[i]))
+			return -1;
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	return w[0].rc < 0 || w[1].rc < 0 ? -1 : 0;
+}
+
+/* a block of each part holds a dest word naming a block of the other */
+static int cross_dests(struct pma_heap *heap, uint64_t *slots, unsigned a,
+		       unsigned b)
+{
+	uint64_t *in_a = pma_direct(heap, slots[a]);
+	uint64_t *in_b = pma_direct(heap, slots[b]);
+
+	if (!in_a || !in_b)
+		return -1;
+	if (pma_malloc_to(heap, 128, &in_a[0]) < 0 ||
+	    pma_malloc_to(heap, 128, &in_b[0]) < 0)
+		return -1;
+	return 0;
+}
+
+static void make2(const char *path)
+{
+	struct pool_create_params params = { 0 };
+	char path1[4096];
+	const char *paths[2] = { path, path1 };
+	struct pma_heap *heap;
+	struct pool *pool;
+	uint64_t *slots;
+	unsigned i, parts[2] = { 0, 0 };
+	int status;
+	pid_t pid;
+
+	snprintf(path1, sizeof(path1), "%s.1", path);
+	unlink(path);
+	unlink(path1);
+	params.nparts = 2;
+	params.paths = paths;
+	params.part_size = POOL_SIZE;
+	params.mode = 0600;
+	if (pool_create(&params, &pool) < 0)
+		die("pool_create");
+	pool_close(&pool);
+	if (pma_heap_open(path, PMA_HEAP_FORMAT | PMA_HEAP_INTERLEAVE, &heap) <
+		    0 ||
+	    !(slots = slots_of(heap)))
+		die("create");
+	if (fill_both(heap, slots, 0, NSLOTS / 2) < 0)
+		die("fill");
+	for (i = 0; i < NSLOTS / 2; i++)
+		if (slots[i])
+			parts[(slots[i] >> 56) & 1]++;
+	if (!parts[0] || !parts[1]) {
+		fprintf(stderr, "fsck-damage: blocks in parts: %u, %u\n",
+			parts[0], parts[1]);
+		exit(99);
+	}
+	pma_heap_close(heap);
+	pid = fork();
+	if (pid == 0) {
+		if (pma_heap_open(path, PMA_HEAP_INTERLEAVE, &heap) < 0 ||
+		    !(slots = slots_of(heap)))
+			_exit(2);
+		if (fill_both(heap, slots, NSLOTS / 2, NSLOTS / 2) < 0)
+			_exit(3);
+		/* slot 1 (part 0) and slot NSLOTS / 4 + 1 (part 1) */
+		if (cross_dests(heap, slots, 1, NSLOTS / 4 + 1) < 0)
+			_exit(4);
 		_exit(0); /* a crash: no close, no checkpoint */
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
@@ -314,6 +458,40 @@ static void d_root_word(struct where *w)
 	flip(w, w->heap->region_off + PMA_ROOT_WORD_OFF + 1, 0x01);
 }
 
+/* a record of arena 0's window (a heap of 2 parts) gets as its dest word
+ * a word of the other part's heap header (resealed: only the dest is
+ * bad): recovery refuses a dest in any part's heap metadata */
+static void d_dest_meta(struct where *w)
+{
+	struct pma_heap *h = w->heap, *other;
+	struct pma_arena *a = &h->arenas[0];
+	uint64_t k, payload, value, off;
+	unsigned type;
+	struct pma_rec r;
+
+	other = h->top->sib[h->part ? 0 : 1];
+	if (!other) {
+		fprintf(stderr, "fsck-damage: dest-meta needs 2 parts\n");
+		exit(99);
+	}
+	for (k = a->head; k < a->tail; k++) {
+		if (pma_booklog_decode(a->log, h->geom.log_cap, k, &type,
+				       &payload, &value) < 0 ||
+		    type != PMA_REC_ALLOC || !value)
+			continue;
+		pma_booklog_encode(
+			k, h->geom.log_cap, type, payload,
+			pool_off_make(other->part, other->region_off + 64), &r);
+		off = (uint64_t)((char *)pma_booklog_slot(a->log,
+							  h->geom.log_cap, k) -
+				 h->part_base);
+		put(w, off, &r, sizeof(r));
+		return;
+	}
+	fprintf(stderr, "fsck-damage: no alloc record in arena 0's window\n");
+	exit(99);
+}
+
 static const struct damage {
 	const char *name;
 	void (*fn)(struct where *w);
@@ -327,23 +505,29 @@ static const struct damage {
 	{ "pmap-entry", d_pmap_entry }, { "pmap-overlap", d_pmap_overlap },
 	{ "summary", d_summary },	{ "root-word", d_root_word },
 	{ "bank-check", d_bank_check }, { "slot-ahead", d_slot_ahead },
-	{ "unmarked", d_unmarked },
+	{ "unmarked", d_unmarked },	{ "dest-meta", d_dest_meta },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 
-static void damage(const struct damage *d, const char *path)
+static void damage(const struct damage *d, const char *path, unsigned part)
 {
+	struct pma_heap *top;
 	struct where w;
 
-	if (pma_heap_open(path, PMA_HEAP_RDONLY, &w.heap) < 0)
+	if (pma_heap_open(path, PMA_HEAP_RDONLY, &top) < 0)
 		die("open read-only");
-	w.fd = open(path, O_RDWR);
+	w.heap = part < POOL_MAX_PARTS ? top->sib[part] : NULL;
+	if (!w.heap) {
+		fprintf(stderr, "fsck-damage: no heap in part %u\n", part);
+		exit(99);
+	}
+	w.fd = open(pool_part_path(top->pool, part), O_RDWR);
 	if (w.fd < 0) {
 		perror("fsck-damage: open");
 		exit(99);
 	}
 	d->fn(&w);
-	pma_heap_close(w.heap);
+	pma_heap_close(top);
 	if (fsync(w.fd) < 0 || close(w.fd) < 0)
 		exit(99);
 }
@@ -352,8 +536,9 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
-	if (argc != 3) {
-		fputs("usage: fsck-damage make|KIND POOL\n", stderr);
+	if (argc != 3 && argc != 4) {
+		fputs("usage: fsck-damage make|make2|KIND POOL [PART]\n",
+		      stderr);
 		return 2;
 	}
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
@@ -361,9 +546,14 @@ int main(int argc, char **argv)
 		make(argv[2]);
 		return 0;
 	}
+	if (!strcmp(argv[1], "make2")) {
+		make2(argv[2]);
+		return 0;
+	}
 	for (i = 0; i < NDAMAGES; i++)
 		if (!strcmp(argv[1], damages[i].name)) {
-			damage(&damages[i], argv[2]);
+			damage(&damages[i], argv[2],
+			       argc == 4 ? (unsigned)atoi(argv[3]) : 0);
 			return 0;
 		}
 	fprintf(stderr, "fsck-damage: unknown damage '%s'\n", argv[1]);

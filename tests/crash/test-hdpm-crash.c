@@ -10,7 +10,9 @@
  * after the operation that was running (each operation all-or-nothing),
  * every block HDPM names is live and named once, and nothing leaked
  * (live blocks == blocks HDPM names + the root). Then the fs must keep
- * working. `test-hdpm-crash replay FILE` rechecks a saved image (the
+ * working. pmactl fsck's HDPM check runs on every image before
+ * recovery (no error: a crash leaves only states the mount accepts), and
+ * its heap and HDPM checks after it (no finding at all). `test-hdpm-crash replay FILE` rechecks a saved image (the
  * operation index is then unknown: both ends of every op are tried).
  */
 #include <errno.h>
@@ -29,8 +31,10 @@
 
 #include "crash-sweep.h"
 #include "hdpm.h"
+#include "hdpm/fsck.h"
 #include "hdpm/internal.h"
 #include "pmalloc.h"
+#include "pmalloc/fsck.h"
 #include "pmalloc/internal.h"
 
 #define HEAP_SIZE (4ULL << 20)
@@ -551,6 +555,50 @@ static const char *op_describe(int k)
 	return text;
 }
 
+/* the first finding of a severity fsck_findings counts */
+struct fsck_first {
+	enum pool_fsck_severity min;
+	char text[200];
+};
+
+static int fsck_note(const struct pool_fsck_finding *f, void *arg)
+{
+	struct fsck_first *first = arg;
+
+	if (f->severity >= first->min && !first->text[0])
+		snprintf(first->text, sizeof(first->text), "%s: %s", f->code,
+			 f->message);
+	return 0;
+}
+
+/* pmactl fsck's checks of file (the heap's if heap_too, then HDPM's):
+ * the findings of severity min or more, the first one in why */
+static int fsck_findings(const char *file, int heap_too,
+			 enum pool_fsck_severity min, const char *when,
+			 char *why, size_t why_len)
+{
+	struct fsck_first first = { .min = min };
+	struct pool_fsck_sink sink = { .fn = fsck_note, .arg = &first };
+	struct pma_heap *heap;
+	unsigned long n;
+	int rc;
+
+	rc = heap_too ? pma_fsck(file, &sink) : 0;
+	if (rc == 0 && pma_heap_open(file, PMA_HEAP_RDONLY, &heap) == 0) {
+		rc = hdpm_fsck_heap(heap, &sink);
+		pma_heap_close(heap);
+	}
+	n = sink.counts[POOL_FSCK_ERROR] +
+	    (min <= POOL_FSCK_WARNING ? sink.counts[POOL_FSCK_WARNING] : 0) +
+	    (min <= POOL_FSCK_INFO ? sink.counts[POOL_FSCK_INFO] : 0);
+	if (rc < 0)
+		snprintf(why, why_len, "fsck %s: %s", when, pma_errormsg());
+	else if (n)
+		snprintf(why, why_len, "fsck %s: %lu findings (%s), %s", when,
+			 n, first.text, op_describe(sh->op));
+	return rc < 0 || n ? -1 : 0;
+}
+
 static int check_fs(const char *file, unsigned *ret_files, char *why,
 		    size_t why_len)
 {
@@ -562,6 +610,11 @@ static int check_fs(const char *file, unsigned *ret_files, char *why,
 	int rc = -1;
 	unsigned i;
 
+	/* a crash image: nothing but what recovery finishes (the heap's
+	 * crash images are test-fsck-crash's) */
+	if (fsck_findings(file, 0, POOL_FSCK_ERROR, "before recovery", why,
+			  why_len) < 0)
+		return -1;
 	if (pma_heap_open(file, 0, &heap)) {
 		snprintf(why, why_len, "heap open: %s", pma_errormsg());
 		return -1;
@@ -586,6 +639,10 @@ out:
 	hdpm_close(f);
 	hdpm_unmount(fs);
 	pma_heap_close(heap);
+	/* recovered and closed: no finding at all */
+	if (rc == 0)
+		rc = fsck_findings(file, 1, POOL_FSCK_INFO, "after recovery",
+				   why, why_len);
 	return rc;
 }
 

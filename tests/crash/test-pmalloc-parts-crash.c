@@ -11,7 +11,9 @@
  * the pair and checks: every dest word is 0 or names a live block of its
  * slot's size, no block is named twice, nothing leaked in either part,
  * the read-only view equals the recovered heap, and the heap keeps
- * working. `test-pmalloc-parts-crash replay FILE` checks a saved image
+ * working; fsck's walk of both parts' heaps (pma_fsck_heap on a read-only
+ * open) finds no error in the crash image and nothing at all after
+ * recovery. `test-pmalloc-parts-crash replay FILE` checks a saved image
  * (FILE and FILE.1) again.
  */
 #include <errno.h>
@@ -30,6 +32,7 @@
 
 #include "ns/ns.h"
 #include "pmalloc.h"
+#include "pmalloc/fsck.h"
 #include "pmalloc/internal.h"
 #include "../lib/test-cfg.h"
 #include "pmem/crash.h"
@@ -210,6 +213,50 @@ static int off_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+struct fsck_first {
+	enum pool_fsck_severity min;
+	char text[200];
+};
+
+static int fsck_note(const struct pool_fsck_finding *f, void *arg)
+{
+	struct fsck_first *first = arg;
+
+	if (f->severity >= first->min && !first->text[0])
+		snprintf(first->text, sizeof(first->text), "%s: %s", f->code,
+			 f->message);
+	return 0;
+}
+
+/* fsck's walk of both parts (a read-only open of the pair): no finding
+ * of severity min or more (the first one in why) */
+static int fsck_image(const char *file, enum pool_fsck_severity min,
+		      const char *when, char *why, size_t why_len)
+{
+	struct fsck_first first = { .min = min };
+	struct pool_fsck_sink sink = { .fn = fsck_note, .arg = &first };
+	struct pma_heap *heap;
+	unsigned long n = 0;
+	unsigned sev;
+	int rc;
+
+	if (open_image(file, PMA_HEAP_RDONLY, &heap) < 0) {
+		snprintf(why, why_len, "fsck %s: rdonly open: %s", when,
+			 pma_errormsg());
+		return -1;
+	}
+	rc = pma_fsck_heap(heap, &sink);
+	pma_heap_close(heap);
+	for (sev = min; sev <= POOL_FSCK_ERROR; sev++)
+		n += sink.counts[sev];
+	if (rc < 0)
+		snprintf(why, why_len, "fsck %s: %s", when, pma_errormsg());
+	else if (n)
+		snprintf(why, why_len, "fsck %s: %lu findings (%s)", when, n,
+			 first.text);
+	return rc < 0 || n ? -1 : 0;
+}
+
 static int check_heap(const char *file, unsigned *ret_live, char *why,
 		      size_t why_len)
 {
@@ -218,6 +265,9 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	uint64_t root = 0, offs[2 * NSLOTS], *tab[2], live;
 	unsigned s, n = 0, named_in[2] = { 0, 0 };
 
+	if (fsck_image(file, POOL_FSCK_ERROR, "before recovery", why, why_len) <
+	    0)
+		return -1;
 	if (open_image(file, PMA_HEAP_RDONLY, &heap) < 0) {
 		snprintf(why, why_len, "rdonly open: %s", pma_errormsg());
 		return -1;
@@ -284,7 +334,8 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 				    &tab[s / NSLOTS][s % NSLOTS]) == 0,
 		      "malloc slot %u: %s", s, pma_errormsg());
 	pma_heap_close(heap);
-	return 0;
+	/* recovered, used and closed: nothing at all */
+	return fsck_image(file, POOL_FSCK_INFO, "after recovery", why, why_len);
 
 out_close:
 	pma_heap_close(heap);

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmad's online fsck (the "pool_fsck" request, pmactl --socket S fsck
+ * NAME): pmad holds the pool open with its exclusive lock, so pmactl
+ * cannot check it; pmad checks it itself, read-only. It quiesces the pool
+ * first: no client session may have it open (-EBUSY), and pmad's loop
+ * runs one request at a time, so after a checkpoint (every log applied
+ * and retired) nothing changes it while the checks run: the pool format
+ * (lib/pool, the files read, no lock taken), the heap of every part
+ * against pmad's own open heap (lib/pmalloc's walk), and an HDPM file
+ * system in it. No repair: a repair writes, which needs the pool offline.
+ * The reply has the keys of pmactl --json fsck (pmactl-fsck(1)).
+ */
+#include <errno.h>
+
+#include "hdpm/fsck.h"
+#include "pmad.h"
+#include "pmalloc/fsck.h"
+#include "pool/fsck.h"
+#include "util/errmsg.h"
+#include "util/json.h"
+
+static int finding_json(const struct pool_fsck_finding *f, void *arg)
+{
+	struct json_object *arr = arg, *o = json_object_new_object();
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	err = util_json_add_str(o, "code", f->code);
+	err |= util_json_add_str(o, "severity",
+				 pool_fsck_severity_name(f->severity));
+	err |= util_json_add_u64(o, "part", f->part);
+	err |= util_json_add_hex(o, "offset", f->off);
+	err |= util_json_add_str(o, "message", f->message);
+	if (err || json_object_array_add(arr, o) < 0) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int pmad_pool_fsck(struct pmad_pool *p, struct json_object **ret)
+{
+	struct json_object *arr = json_object_new_array(), *o = NULL;
+	struct pool_fsck_sink sink = { .fn = finding_json, .arg = arr };
+	unsigned long errors;
+	int rc, err;
+
+	if (!arr)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (!p->heap) {
+		json_object_put(arr);
+		return util_errmsg_set(p->err, "pool '%s' is not open: %s",
+				       p->name, p->errmsg);
+	}
+	if (p->clients) {
+		json_object_put(arr);
+		return util_errmsg_set(EBUSY,
+				       "pool '%s' is open by %u client "
+				       "session%s: fsck through pmad needs it "
+				       "unused (close them, or check it "
+				       "offline)",
+				       p->name, p->clients,
+				       p->clients == 1 ? "" : "s");
+	}
+	/* quiesce: every log applied and retired, the state on media */
+	rc = pmad_pool_checkpoint(p);
+	if (rc == 0)
+		rc = pool_fsck_flags(p->path, &sink, POOL_FSCK_HELD);
+	if (rc == 0)
+		rc = pma_fsck_heap(p->heap, &sink);
+	if (rc == 0)
+		rc = hdpm_fsck_heap(p->heap, &sink);
+	if (rc < 0) {
+		json_object_put(arr);
+		if (sink.rc < 0)
+			return util_errmsg_set(ENOMEM, "out of memory");
+		util_errmsg_prefix("pool '%s': fsck", p->name);
+		return rc;
+	}
+	errors = sink.counts[POOL_FSCK_ERROR];
+	o = json_object_new_object();
+	err = !o;
+	if (o) {
+		err |= util_json_add_str(o, "pool", p->name);
+		err |= util_json_add_bool(o, "online", 1);
+		err |= util_json_add_bool(o, "consistent", !errors);
+		err |= util_json_add_u64(o, "errors", errors);
+		err |= util_json_add_u64(o, "warnings",
+					 sink.counts[POOL_FSCK_WARNING]);
+		err |= util_json_add_obj(o, "findings", arr);
+		arr = NULL;
+	}
+	json_object_put(arr);
+	if (err) {
+		json_object_put(o);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	*ret = o;
+	return 0;
+}

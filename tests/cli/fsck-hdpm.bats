@@ -1,0 +1,236 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# pmactl fsck of an HDPM file system (issue 20): a clean file system
+# checks consistent, every damage of tests/corrupt/hdpm-damage gives its
+# exact finding code (exit 1, the pool not written), a torn page-log tail
+# is repaired, a log damaged before its last entry only with --advanced,
+# and the rest is not repaired (exit 3, nothing written).
+
+load helpers
+
+setup() {
+	pmalloc_setup
+	DAMAGE="$PMAD_BUILDDIR/tests/corrupt/hdpm-damage"
+	FILL="$PMAD_BUILDDIR/tests/tools/hdpm-fill"
+	[ -x "$DAMAGE" ] || fail "no $DAMAGE: build it with make check"
+	P="$T/p"
+}
+
+# fsck_json POOL [ARGS]: pmactl --json fsck, the JSON parsed and counted
+fsck_json() {
+	local pool=$1
+	shift
+	run --separate-stderr pmactl --json fsck "$@" "$pool"
+	jq -e '.errors == ([.findings[] | select(.severity == "error")] |
+		length) and .consistent == (.errors == 0 and
+		(.recovery.consistent_after // true))' <<<"$output" \
+		>/dev/null || fail "bad JSON ($status): $output $stderr"
+}
+
+# a pool with the file system of hdpm-damage make
+mkfs() {
+	mkpool_size "$P" 16M
+	run --separate-stderr "$DAMAGE" make "$P"
+	assert_success
+}
+
+# damaged KIND CODE: a fresh file system damaged by KIND reports CODE
+# (and only CODE) as an error, exit 1; fsck does not write the pool
+damaged() {
+	mkfs
+	run --separate-stderr "$DAMAGE" "$1" "$P"
+	assert_success
+	local before
+	before=$(md5sum <"$P")
+	fsck_json "$P"
+	assert_equal "$status" 1
+	jq -e --arg c "$2" '[.findings[] | select(.severity == "error") |
+		.code] | unique == [$c]' <<<"$output" >/dev/null ||
+		fail "not exactly error $2: $output"
+	[ "$(md5sum <"$P")" = "$before" ] || fail "fsck wrote the pool"
+	run --separate-stderr pmactl fsck "$P"
+	assert_equal "$status" 1
+	assert_line --partial "error: $2: "
+}
+
+@test "hdpm: a clean file system checks consistent, with no finding" {
+	mkfs
+	fsck_json "$P"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# hdpm-fill's too (hybrid and cow)
+	mkpool_size "$T/q" 16M
+	run --separate-stderr "$FILL" "$T/q"
+	assert_success
+	fsck_json "$T/q"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	mkpool_size "$T/r" 16M
+	run --separate-stderr "$FILL" "$T/r" cow
+	assert_success
+	fsck_json "$T/r" --recovery
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+}
+
+@test "hdpm damage: a torn last log entry -> hdpm-log-checksum" {
+	damaged log-torn hdpm-log-checksum
+}
+@test "hdpm damage: a log entry before the last -> hdpm-log-checksum" {
+	damaged log-mid hdpm-log-checksum
+}
+@test "hdpm damage: a log entry's sequence -> hdpm-log-sequence" {
+	damaged log-seq hdpm-log-sequence
+}
+@test "hdpm damage: a log entry past its page -> hdpm-log-bounds" {
+	damaged log-bounds hdpm-log-bounds
+}
+@test "hdpm damage: a log tail off a position -> hdpm-log-tail-range" {
+	damaged log-tail hdpm-log-tail-range
+}
+@test "hdpm damage: a log chunk that is no block -> hdpm-log-chunk" {
+	damaged log-chunk hdpm-log-chunk
+}
+@test "hdpm damage: a page in two files -> hdpm-block-shared" {
+	damaged page-shared hdpm-block-shared
+}
+@test "hdpm damage: a file's page free in the allocator -> hdpm-page-free" {
+	damaged page-free hdpm-page-free
+}
+@test "hdpm damage: a page past the file's size -> hdpm-index-past-size" {
+	damaged past-size hdpm-index-past-size
+}
+@test "hdpm damage: an inode of no kind -> hdpm-inode-mode" {
+	damaged mode hdpm-inode-mode
+}
+@test "hdpm damage: a free inode with blocks -> hdpm-inode-free-blocks" {
+	damaged free-blocks hdpm-inode-free-blocks
+}
+@test "hdpm damage: two entries of one name -> hdpm-dirent-duplicate" {
+	damaged dup-name hdpm-dirent-duplicate
+}
+@test "hdpm damage: a name with '/' -> hdpm-dirent-name" {
+	damaged bad-name hdpm-dirent-name
+}
+@test "hdpm damage: a file as a parent -> hdpm-dirent-parent" {
+	damaged parent hdpm-dirent-parent
+}
+@test "hdpm damage: a directory loop -> hdpm-dirent-loop" {
+	damaged loop hdpm-dirent-loop
+}
+@test "hdpm damage: the journal state -> hdpm-journal-state" {
+	damaged journal-state hdpm-journal-state
+}
+@test "hdpm damage: the GC retire list -> hdpm-gc-journal" {
+	damaged gc-journal hdpm-gc-journal
+}
+@test "hdpm damage: the inode table's size -> hdpm-itable" {
+	damaged itable hdpm-itable
+}
+@test "hdpm damage: the superblock's version -> hdpm-super-version" {
+	damaged version hdpm-super-version
+}
+
+@test "hdpm --repair: a torn page-log tail is dropped; the file reads the rest" {
+	mkfs
+	run --separate-stderr pmactl --json log --files "$P"
+	assert_success
+	local entries
+	entries=$(jq .log_entries <<<"$output")
+	"$DAMAGE" log-torn "$P"
+	run --separate-stderr pmactl --json fsck --repair --yes "$P"
+	assert_success
+	jq -e '.repair == "repaired" and .errors_after_repair == 0 and
+		[.repairs[].code] == ["repair-hdpm-log-tail"]' \
+		<<<"$output" >/dev/null || fail "$output"
+	fsck_json "$P"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# the torn entry is gone, the other entries stay
+	run --separate-stderr pmactl --json log --files "$P"
+	assert_success
+	assert_equal "$(jq .log_entries <<<"$output")" "$((entries - 1))"
+}
+
+@test "hdpm --repair: a log damaged before its end needs --advanced (exit 3, nothing written)" {
+	damaged log-mid hdpm-log-checksum
+	cp "$P" "$T/ref"
+	run --separate-stderr pmactl fsck --repair --yes "$P"
+	assert_equal "$status" 3
+	assert_line --partial "error: hdpm-log-checksum: "
+	cmp "$P" "$T/ref" || fail "a refused repair wrote the pool"
+	run --separate-stderr pmactl fsck --repair --advanced --dry-run "$P"
+	assert_equal "$status" 1
+	assert_line --partial "would: repair-hdpm-log-cut: "
+	assert_line --partial "the entries after it are lost"
+	cmp "$P" "$T/ref" || fail "--dry-run wrote the pool"
+	run --separate-stderr pmactl fsck --repair --yes --advanced "$P"
+	assert_success
+	assert_line --partial "repair: repair-hdpm-log-cut: "
+	fsck_json "$P"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+}
+
+@test "hdpm --repair: damage it cannot prove safe to repair is refused (exit 3)" {
+	local kind
+	for kind in page-shared page-free mode dup-name loop past-size; do
+		mkfs
+		"$DAMAGE" "$kind" "$P"
+		cp "$P" "$T/ref"
+		run --separate-stderr pmactl fsck --repair --yes --advanced "$P"
+		[ "$status" = 3 ] || fail "$kind: exit $status: $output"
+		cmp "$P" "$T/ref" || fail "$kind: a refused repair wrote it"
+		rm -f "$P"
+	done
+}
+
+# crashed KIND CODE: a child crashed by hdpm-damage KIND leaves info
+# CODE and no error; --recovery mounts on a private view (hdpm-recovery
+# says what it did), checks clean, and writes nothing; a real mount
+# then leaves no finding at all
+crashed() {
+	mkfs
+	run --separate-stderr "$DAMAGE" "$1" "$P"
+	assert_success
+	cp "$P" "$T/ref"
+	fsck_json "$P"
+	assert_success
+	jq -e --arg c "$2" 'any(.findings[]; .code == $c and
+		.severity == "info")' <<<"$output" >/dev/null ||
+		fail "no info $2: $output"
+	fsck_json "$P" --recovery
+	assert_success
+	jq -e '.recovery.consistent_after and .recovery.errors_after == 0 and
+		any(.recovery.findings[]; .code == "hdpm-recovery")' \
+		<<<"$output" >/dev/null || fail "$output"
+	cmp "$P" "$T/ref" || fail "fsck --recovery wrote the pool"
+	run --separate-stderr pmactl fsck -v --recovery "$P"
+	assert_success
+	assert_line --partial "after recovery: info: hdpm-recovery: "
+	# a writable mount (pmactl gc) recovers for real: nothing left
+	run --separate-stderr pmactl gc "$P"
+	assert_success
+	fsck_json "$P"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+}
+
+@test "hdpm crash inside a journaled operation: consistent; --recovery undoes it" {
+	crashed crash-tx hdpm-journal-pending
+}
+
+@test "hdpm crash inside a background merge: consistent; --recovery finishes it" {
+	crashed crash-gc hdpm-gc-pending
+}
+
+@test "pmactl-fsck(1) lists every HDPM finding code" {
+	local src=$BATS_TEST_DIRNAME/../.. code n=0
+	local man=$src/man/pmactl-fsck.1.adoc
+	for code in $(grep -ohE '"(hdpm|repair-hdpm)-[a-z-]+"' \
+		"$src/lib/hdpm/fsck.c" | tr -d '"' | sort -u); do
+		grep -q "\*$code\*" "$man" || fail "$code is not in $man"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 20 ] || fail "only $n codes found"
+}
