@@ -39,6 +39,8 @@ struct request {
 	struct pmad_pool *pool; /* with H_POOL */
 	struct json_object *result; /* set by the handler */
 	unsigned view_flags; /* VIEW_HUMAN with args.human */
+	const int *fds; /* descriptors the reply carries (pool_open) */
+	unsigned nfds;
 };
 
 struct handler {
@@ -194,69 +196,41 @@ static int h_pool_create(struct request *r)
 	return pool_inspect_json(r, p);
 }
 
-static int client_has_open(const struct pmad_client *cl,
-			   const struct pmad_pool *p)
+/* grant the pool to this client (attach.c): the reply carries the pool,
+ * the grant and the pool's part descriptors */
+static int h_pool_open(struct request *r)
 {
-	unsigned i;
+	struct json_object *go = NULL;
+	struct proto_grant g;
+	int rc;
 
-	for (i = 0; i < cl->nopen; i++)
-		if (cl->open[i] == p)
-			return 1;
+	rc = pmad_pool_attach(r->pool, r->cl, &g);
+	if (rc < 0)
+		return rc;
+	rc = pmad_pool_json(r->pool, &r->result);
+	if (rc == 0)
+		rc = proto_grant_encode(&g, &go);
+	if (rc == 0 && util_json_add_obj(r->result, "grant", go) < 0)
+		rc = util_errmsg_set(ENOMEM, "out of memory");
+	if (rc < 0) {
+		pmad_pool_detach(r->pool, PMAD_DETACH_CLOSE);
+		return rc;
+	}
+	r->fds = r->pool->part_fds;
+	r->nfds = g.nparts;
 	return 0;
 }
 
-static int h_pool_open(struct request *r)
-{
-	struct pmad_client *cl = r->cl;
-	struct pmad_pool **open;
-
-	if (!r->pool->heap)
-		return util_errmsg_set(r->pool->err,
-				       "pool '%s' is not open: %s",
-				       r->pool->name, r->pool->errmsg);
-	if (client_has_open(cl, r->pool))
-		return util_errmsg_set(EALREADY,
-				       "pool '%s' is already open on this "
-				       "connection",
-				       r->pool->name);
-	/* an array of pointers: the element is a pointer */
-	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
-	open = reallocarray(cl->open, cl->nopen + 1, sizeof(*open));
-	if (!open)
-		return util_errmsg_set(ENOMEM, "out of memory");
-	cl->open = open;
-	cl->open[cl->nopen++] = r->pool;
-	r->pool->clients++;
-	return pmad_pool_json(r->pool, &r->result);
-}
-
-static void close_one(struct pmad_client *cl, unsigned i)
-{
-	cl->open[i]->clients--;
-	cl->open[i] = cl->open[--cl->nopen];
-}
-
+/* the client closed its heap: pmad takes the pool back */
 static int h_pool_close(struct request *r)
 {
-	unsigned i;
-
-	for (i = 0; i < r->cl->nopen; i++)
-		if (r->cl->open[i] == r->pool) {
-			close_one(r->cl, i);
-			return pmad_pool_json(r->pool, &r->result);
-		}
-	return util_errmsg_set(EBADF,
-			       "pool '%s' is not open on this "
-			       "connection",
-			       r->pool->name);
-}
-
-void pmad_client_drop_opens(struct pmad_client *cl)
-{
-	while (cl->nopen)
-		close_one(cl, cl->nopen - 1);
-	free(cl->open);
-	cl->open = NULL;
+	if (r->pool->holder != r->cl)
+		return util_errmsg_set(EBADF,
+				       "pool '%s' is not open on this "
+				       "connection",
+				       r->pool->name);
+	pmad_pool_detach(r->pool, PMAD_DETACH_CLOSE);
+	return pmad_pool_json(r->pool, &r->result);
 }
 
 /* checkpoint the heap: every log applied and truncated */
@@ -264,6 +238,8 @@ static int h_pool_compact(struct request *r)
 {
 	int rc;
 
+	if (r->pool->holder)
+		return pmad_pool_busy(r->pool);
 	if (!r->pool->heap)
 		return util_errmsg_set(r->pool->err,
 				       "pool '%s' is not open: %s",
@@ -312,11 +288,13 @@ static int add_counters(const struct pmad *d, struct json_object *obj)
 static int daemon_json(struct request *r, struct json_object *obj)
 {
 	struct pmad *d = r->d;
-	unsigned i, open = 0;
+	unsigned i, open = 0, attached = 0;
 	int err;
 
-	for (i = 0; i < d->npools; i++)
+	for (i = 0; i < d->npools; i++) {
 		open += d->pools[i]->heap != NULL;
+		attached += d->pools[i]->holder != NULL;
+	}
 	err = util_json_add_u64(obj, "pid", (uint64_t)getpid());
 	err |= util_json_add_str(obj, "version", PACKAGE_VERSION);
 	err |= util_json_add_u64(obj, "protocol", PROTO_VERSION);
@@ -327,6 +305,7 @@ static int daemon_json(struct request *r, struct json_object *obj)
 	err |= util_json_add_u64(obj, "clients", d->nclients);
 	err |= util_json_add_u64(obj, "pools", d->npools);
 	err |= util_json_add_u64(obj, "pools_open", open);
+	err |= util_json_add_u64(obj, "pools_attached", attached);
 	err |= pmad_ns_json(d, obj);
 	err |= add_counters(d, obj);
 	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
@@ -454,6 +433,15 @@ static int reply_send(struct pmad_client *cl, int rc, char *buf, size_t len)
 	return rc;
 }
 
+static int reply_send_fds(struct pmad_client *cl, char *buf, size_t len,
+			  const struct request *r)
+{
+	int rc = proto_send_fds(cl->fd, buf, len, r->fds, r->nfds);
+
+	free(buf);
+	return rc;
+}
+
 int pmad_reply_error(struct pmad *d, struct pmad_client *cl, int err,
 		     const char *message)
 {
@@ -525,6 +513,7 @@ void pmad_handle(struct pmad *d, struct pmad_client *cl, const char *buf,
 	rc = proto_reply_encode(r.result, &out, &out_len);
 	if (rc < 0)
 		(void)pmad_reply_error(d, cl, -rc, util_errmsg());
-	else
-		(void)reply_send(cl, 0, out, out_len);
+	else if (reply_send_fds(cl, out, out_len, &r) < 0)
+		util_dbg("pid %d: reply not sent: %s", (int)cl->pid,
+			 util_errmsg());
 }
