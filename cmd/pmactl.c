@@ -47,7 +47,8 @@ static const struct cmd_struct commands[] = {
 	{ "pool", cmd_pool, CMD_PMAD,
 	  "list, create and show the pools pmad serves" },
 	{ "gc", cmd_gc, 0, "merge the HDPM page logs of a pool now" },
-	{ "compact", cmd_compact, 0, "compact a pool's heap, give space back" },
+	{ "compact", cmd_compact, CMD_SEAM,
+	  "compact a pool's heap, give space back" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

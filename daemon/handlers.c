@@ -252,6 +252,38 @@ static int h_pool_compact(struct request *r)
 			pmad_pool_heap_json(r->pool, r->result, r->view_flags);
 }
 
+/* pmactl compact through pmad: pma_heap_compact (args.dry_run: its plan)
+ * on the heap pmad holds; the report as lib/view builds it offline too */
+static int h_compact(struct request *r)
+{
+	struct pma_compact_report rep;
+	struct json_object *v;
+	int dry, rc;
+
+	dry = json_object_object_get_ex(r->args, "dry_run", &v) &&
+	      json_object_is_type(v, json_type_boolean) &&
+	      json_object_get_boolean(v);
+	if (r->pool->holder)
+		return pmad_pool_busy(r->pool);
+	if (!r->pool->heap)
+		return util_errmsg_set(r->pool->err,
+				       "pool '%s' is not open: %s",
+				       r->pool->name, r->pool->errmsg);
+	rc = dry ? pma_heap_compact_plan(r->pool->heap, &rep) :
+		   pma_heap_compact(r->pool->heap, &rep);
+	if (rc < 0)
+		return util_errmsg_set(-rc, "pool '%s': compaction failed: %s",
+				       r->pool->name, pma_errormsg());
+	if (!dry)
+		util_info("pool '%s' compacted for uid %u (pid %d): %llu "
+			  "bytes reclaimed",
+			  r->pool->name, (unsigned)r->cl->uid, (int)r->cl->pid,
+			  (unsigned long long)rep.reclaimed_bytes);
+	rc = new_result(r);
+	return rc < 0 ? rc :
+			view_compact_json(&rep, dry, r->view_flags, r->result);
+}
+
 static int h_lease(struct request *r)
 {
 	(void)r;
@@ -387,6 +419,7 @@ static const struct handler handlers[] = {
 	{ "pool_open", h_pool_open, H_POOL | H_READ | H_WRITE },
 	{ "pool_close", h_pool_close, H_POOL },
 	{ "pool_compact", h_pool_compact, H_POOL | H_READ | H_WRITE },
+	{ "compact", h_compact, H_POOL | H_READ | H_WRITE },
 	{ "lease", h_lease, 0 },
 	{ "release", h_lease, 0 },
 	{ "stats", h_stats, 0 },
