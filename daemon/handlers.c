@@ -288,9 +288,9 @@ static int h_lease(struct request *r)
 {
 	(void)r;
 	return util_errmsg_set(ENOTSUP,
-			       "arena leases are not available yet: they need "
-			       "per-arena lease records in libpmalloc "
-			       "(coming with libpmad's shared open)");
+			       "arena leases are not available yet: pool_open "
+			       "grants a whole heap to one client until "
+			       "libpmalloc has region leases");
 }
 
 static int add_counters(const struct pmad *d, struct json_object *obj)

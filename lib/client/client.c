@@ -30,6 +30,7 @@ struct pmad_client {
 	pthread_mutex_t lock; /* one request at a time; the heap list */
 	struct client_heap *heaps;
 	unsigned nheaps;
+	int replied; /* the last call got a reply (pmad's error or not) */
 	char path[SOCKET_PATH_MAX];
 };
 
@@ -88,7 +89,9 @@ static int call(struct pmad_client *c, const char *op, const char *pool,
 		json_object_put(args);
 		return util_errmsg_set(ENOMEM, "out of memory");
 	}
+	c->replied = 0;
 	rc = proto_call_fds(c->fd, op, args, rep, fds, max, ret_nfds);
+	c->replied = rc == 0;
 	if (rc == -ECONNRESET || rc == -EPIPE)
 		return util_errmsg_set(ECONNRESET,
 				       "pmad at '%s' closed the connection "
@@ -206,6 +209,13 @@ PMAD_API int pmad_pool_open(struct pmad_client *client, const char *pool,
 						   "no pool name");
 	pthread_mutex_lock(&client->lock);
 	rc = call(client, "pool_open", pool, &rep, fds, PROTO_FDS_MAX, &nfds);
+	if (rc < 0 && !client->replied && rc != -ECONNRESET) {
+		/* the reply was lost here (descriptors dropped, malformed):
+		 * pmad may have granted the pool, give it back */
+		snprintf(msg, sizeof(msg), "%s", util_errmsg());
+		(void)release(client, pool);
+		util_errmsg_set(-rc, "%s", msg);
+	}
 	if (rc == 0) {
 		rc = open_granted(client, pool, &rep, fds, nfds, ret_heap);
 		proto_reply_release(&rep);

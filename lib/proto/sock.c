@@ -163,6 +163,7 @@ static long recv_reply(int fd, char *buf, size_t cap, int *fds, unsigned max,
 	struct iovec iov = { .iov_base = buf, .iov_len = cap };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	unsigned nfds = 0, i;
+	int none[1]; /* fds NULL: every descriptor is closed */
 	ssize_t n;
 
 	msg.msg_control = ctl.buf;
@@ -172,13 +173,14 @@ static long recv_reply(int fd, char *buf, size_t cap, int *fds, unsigned max,
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return util_errmsg_set(errno, "recv: %s", strerror(errno));
-	if (take_fds(&msg, fds ? fds : (int[1]){ -1 }, fds ? max : 0, &nfds) <
-	    0) {
+	if (take_fds(&msg, fds ? fds : none, fds ? max : 0, &nfds) < 0) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
 		return util_errmsg_set(EPROTO,
 				       "reply carried more than %u "
-				       "descriptors",
+				       "descriptors, or some were dropped "
+				       "(MSG_CTRUNC: at the limit of open "
+				       "files?)",
 				       fds ? max : 0);
 	}
 	if (ret_nfds)
