@@ -57,7 +57,7 @@ PMAD_API int pmad_connect(const char *socket_path,
 					       "socket path '%s' is too long",
 					       socket_path);
 		}
-		strcpy(c->path, socket_path);
+		memcpy(c->path, socket_path, strlen(socket_path) + 1);
 	} else if ((rc = proto_default_socket(c->path, sizeof(c->path))) < 0) {
 		free(c);
 		return rc;
@@ -165,7 +165,7 @@ static int open_granted(struct pmad_client *c, const char *pool,
 			struct proto_reply *rep, const int *fds, unsigned nfds,
 			struct pma_heap **ret_heap)
 {
-	struct pma_heap *heap;
+	struct pma_heap *heap = NULL;
 	struct proto_grant g;
 	int rc;
 
@@ -180,6 +180,8 @@ static int open_granted(struct pmad_client *c, const char *pool,
 				       "sent %u descriptors",
 				       pool, g.nparts, nfds);
 	rc = grant_open(&g, fds, &heap);
+	if (rc == 0 && !heap)
+		rc = util_errmsg_set(EIO, "no heap");
 	if (rc < 0) {
 		util_errmsg_prefix("pool '%s'", pool);
 		return rc;

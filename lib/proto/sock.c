@@ -163,7 +163,7 @@ static long recv_reply(int fd, char *buf, size_t cap, int *fds, unsigned max,
 	struct iovec iov = { .iov_base = buf, .iov_len = cap };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	unsigned nfds = 0, i;
-	int none[1]; /* fds NULL: every descriptor is closed */
+	int none[1] = { -1 }; /* fds NULL: every descriptor is closed */
 	ssize_t n;
 
 	msg.msg_control = ctl.buf;
@@ -173,7 +173,11 @@ static long recv_reply(int fd, char *buf, size_t cap, int *fds, unsigned max,
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return util_errmsg_set(errno, "recv: %s", strerror(errno));
-	if (take_fds(&msg, fds ? fds : none, fds ? max : 0, &nfds) < 0) {
+	if (!fds) { /* none expected: any that came are closed */
+		fds = none;
+		max = 0;
+	}
+	if (take_fds(&msg, fds, max, &nfds) < 0) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
 		return util_errmsg_set(EPROTO,
@@ -181,7 +185,7 @@ static long recv_reply(int fd, char *buf, size_t cap, int *fds, unsigned max,
 				       "descriptors, or some were dropped "
 				       "(MSG_CTRUNC: at the limit of open "
 				       "files?)",
-				       fds ? max : 0);
+				       max);
 	}
 	if (ret_nfds)
 		*ret_nfds = nfds;
@@ -222,11 +226,12 @@ int proto_call_fds(int fd, const char *op, struct json_object *args,
 	n = recv_reply(fd, buf, PROTO_MSG_MAX, ret_fds, max, &nfds);
 	rc = n < 0 ? (int)n : proto_reply_decode(buf, (size_t)n, rep);
 	free(buf);
-	if (rc < 0) {
+	if (rc < 0 && ret_fds) {
 		for (i = 0; i < nfds; i++)
 			close(ret_fds[i]);
-		nfds = 0;
 	}
+	if (rc < 0)
+		nfds = 0;
 	if (ret_nfds)
 		*ret_nfds = nfds;
 	return rc;
