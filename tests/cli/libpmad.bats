@@ -222,3 +222,13 @@ count() {
 	stop_pmad
 	[ ! -s "$D/valgrind.log" ] || fail "$(cat "$D/valgrind.log")"
 }
+
+@test "the Quick start demo (tests/demo.sh) runs: pmad, a killed client, recovery" {
+	PMAD_DEMO_DIR="$SD/demo" run "$PMAD_SRCDIR/tests/demo.sh" "$PMAD_BUILDDIR"
+	[ "$status" = 0 ] || fail "$output"
+	assert_output --partial "attached"
+	assert_output --regexp "released by pid [0-9]+ \(its connection closed\); reopened and recovered"
+	assert_output --regexp "ok - count [0-9]+: every committed block is there \(0 bad slots\)"
+	assert_output --partial "ok - no leak"
+	refute_output --partial "not ok"
+}
