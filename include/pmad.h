@@ -68,8 +68,7 @@ PMAD_API PMAD_WUR int pmad_pool_open(struct pmad_client *client,
  * the heap. -EINVAL if heap was not opened through client; the heap is
  * closed even when pmad's answer is an error.
  */
-PMAD_API PMAD_WUR int pmad_pool_close(struct pmad_client *client,
-				      struct pma_heap *heap);
+PMAD_API int pmad_pool_close(struct pmad_client *client, struct pma_heap *heap);
 
 /* the last error message of this thread ("" if none) */
 PMAD_API const char *pmad_errormsg(void);
