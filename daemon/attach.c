@@ -19,6 +19,7 @@
  * the next pool_open).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,19 @@ static uint64_t elapsed_us(const struct timespec *t0)
 	       (uint64_t)((t1.tv_nsec - t0->tv_nsec) / 1000);
 }
 
+/* the client shared pmad's open file descriptions: file status flags it
+ * set on them (fcntl F_SETFL: O_APPEND, O_NONBLOCK, O_DIRECT, ...) are
+ * pmad's too now; clear them before pmad uses the descriptors again */
+static void fds_reset_flags(const struct pmad_pool *p)
+{
+	unsigned i;
+
+	for (i = 0; i < p->nfds; i++)
+		if (fcntl(p->part_fds[i], F_SETFL, 0) < 0)
+			util_warn("pool '%s': part %u: F_SETFL: %s", p->name, i,
+				  strerror(errno));
+}
+
 static const char *const detach_why[] = {
 	[PMAD_DETACH_CLOSE] = "closed by its client",
 	[PMAD_DETACH_HANGUP] = "its connection closed",
@@ -187,6 +201,7 @@ void pmad_pool_detach(struct pmad_pool *p, enum pmad_detach why)
 	/* pmad stops: the client keeps the pool, and the lock with it */
 	if (why == PMAD_DETACH_STOP)
 		return;
+	fds_reset_flags(p);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (pmad_pool_open_heap(p, 0) < 0)
 		return; /* logged, and kept as the pool's error */

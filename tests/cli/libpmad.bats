@@ -105,6 +105,34 @@ pool_field() { # pool_field NAME KEY: from pool_list
 	stop_pmad
 }
 
+# the fdinfo flags (octal) of pmad's descriptors of "$1", one per line
+pmad_fd_flags() {
+	local f
+	for f in /proc/"$PMAD_PID"/fd/*; do
+		[ "$(readlink "$f")" = "$1" ] || continue
+		awk '/^flags:/{print $2}' /proc/"$PMAD_PID"/fdinfo/"${f##*/}"
+	done
+}
+
+@test "flags a client sets on the shared descriptors are cleared when pmad takes the pool back" {
+	start_pmad
+	run pmactl --socket "$S" pool create fl --size 16M
+	assert_success
+	run "$CLIENT" "$S" setfl fl
+	assert_success
+	[ "$output" -ge 1 ] || fail "no descriptor of the pool: $output"
+	run pmad_fd_flags "$SD/fl.pool"
+	[ -n "$output" ] || fail "pmad holds no descriptor of the pool"
+	local fl
+	for fl in $output; do
+		# O_APPEND 02000, O_NONBLOCK 04000
+		[ $((8#$fl & 8#6000)) = 0 ] || fail "flags $fl left on pmad's descriptor"
+	done
+	run "$CLIENT" "$S" basic fl
+	assert_success
+	stop_pmad
+}
+
 @test "kill -9 of a client mid-workload, 20 times: committed blocks stay, nothing leaks" {
 	start_pmad
 	run pmactl --socket "$S" pool create crash --size 64M

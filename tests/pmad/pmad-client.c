@@ -17,6 +17,10 @@
  *       then verify (pmad must have recovered the heap)
  *   pmad-client SOCKET hold POOL
  *       open the pool, print "held", wait for stdin to close
+ *   pmad-client SOCKET setfl POOL
+ *       open the pool, set O_APPEND|O_NONBLOCK on every descriptor of
+ *       this process that names a file ending in "/POOL.pool" (they share
+ *       pmad's open file descriptions), print their count, close
  * Workload: the root object has NSLOTS slots; op k frees the block in
  * slot k % NSLOTS (if any), allocates a new one of sizes[k % NSIZES]
  * into it (pma_malloc_to) and persists k in its first word.
@@ -423,6 +427,37 @@ static void hold(const char *sock, const char *pool)
 		die("close", rc);
 }
 
+/* a client misusing the descriptors it shares with pmad */
+static void setfl(const char *sock, const char *pool)
+{
+	char link[64], target[4096], suffix[256];
+	struct pmad_client *c;
+	struct pma_heap *heap;
+	int rc, fd, n = 0;
+	ssize_t len;
+
+	rc = open_pool(sock, pool, &c, &heap);
+	if (rc < 0)
+		die("open", rc);
+	snprintf(suffix, sizeof(suffix), "/%s.pool", pool);
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if ((size_t)len >= strlen(suffix) &&
+		    strcmp(target + len - strlen(suffix), suffix) == 0 &&
+		    fcntl(fd, F_SETFL, O_APPEND | O_NONBLOCK) == 0)
+			n++;
+	}
+	printf("%d\n", n);
+	rc = pmad_pool_close(c, heap);
+	pmad_disconnect(c);
+	if (rc < 0)
+		die("close", rc);
+}
+
 int main(int argc, char **argv)
 {
 	const char *sock, *cmd, *pool, *file;
@@ -430,7 +465,8 @@ int main(int argc, char **argv)
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: pmad-client SOCKET "
-				"basic|workload|verify|crash-loop|hold POOL "
+				"basic|workload|verify|crash-loop|hold|setfl "
+				"POOL "
 				"[options]\n");
 		return 2;
 	}
@@ -455,6 +491,8 @@ int main(int argc, char **argv)
 					     (uint64_t)time(NULL)));
 	else if (strcmp(cmd, "hold") == 0)
 		hold(sock, pool);
+	else if (strcmp(cmd, "setfl") == 0)
+		setfl(sock, pool);
 	else {
 		fprintf(stderr, "pmad-client: unknown command '%s'\n", cmd);
 		return 2;
