@@ -105,6 +105,19 @@ pool_field() { # pool_field NAME KEY: from pool_list
 	stop_pmad
 }
 
+@test "a client that forks: the pool stays attached until every copy of the connection is gone" {
+	start_pmad
+	run pmactl --socket "$S" pool create fk --size 16M
+	assert_success
+	run "$CLIENT" "$S" fork fk
+	[ "$status" = 0 ] || fail "$output"
+	assert_line --partial "keeps the connection: -EBUSY naming pid"
+	assert_line --partial "ok - after the child is gone the pool opens"
+	# the holder and its child went away without pool_close: recovered
+	[ "$(pool_field fk client_recoveries)" = 1 ]
+	stop_pmad
+}
+
 # the fdinfo flags (octal) of pmad's descriptors of "$1", one per line
 pmad_fd_flags() {
 	local f

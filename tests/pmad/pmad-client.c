@@ -17,6 +17,10 @@
  *       then verify (pmad must have recovered the heap)
  *   pmad-client SOCKET hold POOL
  *       open the pool, print "held", wait for stdin to close
+ *   pmad-client SOCKET fork POOL
+ *       a client opens the pool, forks a child that keeps the inherited
+ *       connection for a second, and is killed: the pool stays attached
+ *       (EBUSY) until the child is gone too, then opens
  *   pmad-client SOCKET setfl POOL
  *       open the pool, set O_APPEND|O_NONBLOCK on every descriptor of
  *       this process that names a file ending in "/POOL.pool" (they share
@@ -427,6 +431,73 @@ static void hold(const char *sock, const char *pool)
 		die("close", rc);
 }
 
+/* the process that opens, forks a child keeping the connection, dies */
+static void fork_holder(const char *sock, const char *pool, int fd)
+{
+	struct pmad_client *c;
+	struct pma_heap *heap;
+	pid_t child;
+	int rc;
+
+	rc = open_pool(sock, pool, &c, &heap);
+	if (rc < 0)
+		die("open", rc);
+	child = fork();
+	if (child == 0) { /* touches nothing: holds the connection, sleeps */
+		sleep(1);
+		_exit(0);
+	}
+	if (write(fd, &child, sizeof(child)) != sizeof(child))
+		_exit(2);
+	raise(SIGKILL);
+}
+
+static void fork_test(const char *sock, const char *pool)
+{
+	struct pmad_client *c = NULL;
+	struct pma_heap *heap;
+	pid_t holder, child = 0;
+	char msg[64];
+	int p[2], rc, i, status;
+
+	if (pipe(p) < 0)
+		die("pipe", -errno);
+	holder = fork();
+	if (holder == 0) {
+		close(p[0]);
+		fork_holder(sock, pool, p[1]);
+	}
+	close(p[1]);
+	if (read(p[0], &child, sizeof(child)) != sizeof(child))
+		die("holder", -EIO);
+	close(p[0]);
+	waitpid(holder, &status, 0);
+	check(WIFSIGNALED(status), "the holder (pid %d) was killed",
+	      (int)holder);
+	rc = pmad_connect(sock, &c);
+	if (rc < 0)
+		die("connect", rc);
+	rc = pmad_pool_open(c, pool, &heap);
+	snprintf(msg, sizeof(msg), "pid %d", (int)holder);
+	check(rc == -EBUSY && strstr(pmad_errormsg(), msg),
+	      "its forked child keeps the connection: -EBUSY naming %s: %s",
+	      msg, pmad_errormsg());
+	if (rc == 0)
+		(void)pmad_pool_close(c, heap);
+	for (i = 0; i < 100 && kill(child, 0) == 0; i++)
+		usleep(50000);
+	for (i = 0, rc = -EBUSY; i < 50 && rc == -EBUSY; i++) {
+		rc = pmad_pool_open(c, pool, &heap);
+		if (rc == -EBUSY)
+			usleep(20000);
+	}
+	check(rc == 0, "after the child is gone the pool opens: %s",
+	      rc ? pmad_errormsg() : "");
+	if (rc == 0)
+		rc = pmad_pool_close(c, heap);
+	pmad_disconnect(c);
+}
+
 /* a client misusing the descriptors it shares with pmad */
 static void setfl(const char *sock, const char *pool)
 {
@@ -464,10 +535,11 @@ int main(int argc, char **argv)
 	int fd = 3;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: pmad-client SOCKET "
-				"basic|workload|verify|crash-loop|hold|setfl "
-				"POOL "
-				"[options]\n");
+		fprintf(stderr,
+			"usage: pmad-client SOCKET "
+			"basic|workload|verify|crash-loop|hold|setfl|fork "
+			"POOL "
+			"[options]\n");
 		return 2;
 	}
 	sock = argv[1];
@@ -493,6 +565,8 @@ int main(int argc, char **argv)
 		hold(sock, pool);
 	else if (strcmp(cmd, "setfl") == 0)
 		setfl(sock, pool);
+	else if (strcmp(cmd, "fork") == 0)
+		fork_test(sock, pool);
 	else {
 		fprintf(stderr, "pmad-client: unknown command '%s'\n", cmd);
 		return 2;
