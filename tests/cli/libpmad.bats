@@ -105,6 +105,27 @@ pool_field() { # pool_field NAME KEY: from pool_list
 	stop_pmad
 }
 
+@test "libpmad as another uid: -EACCES with pmad's message, then a pool of its own" {
+	command -v setpriv >/dev/null || skip "setpriv not installed"
+	[ "$(id -u)" = 0 ] || skip "needs root to switch to a second uid"
+	chmod 755 "$SD"
+	start_pmad
+	run pmactl --socket "$S" pool create rootonly --size 16M --mode 0600
+	assert_success
+	local as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	run "${as_nobody[@]}" "$CLIENT" "$S" open rootonly
+	assert_failure 1
+	[[ "$output" == "-13: pmad: pool 'rootonly': permission denied for uid 65534"* ]] ||
+		fail "$output"
+	run "${as_nobody[@]}" "$(command -v pmactl)" --socket "$S" pool create mine \
+		--size 16M
+	assert_success
+	run "${as_nobody[@]}" "$CLIENT" "$S" open mine
+	assert_success
+	assert_output opened
+	stop_pmad
+}
+
 @test "a client that forks: the pool stays attached until every copy of the connection is gone" {
 	start_pmad
 	run pmactl --socket "$S" pool create fk --size 16M

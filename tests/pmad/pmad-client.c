@@ -21,6 +21,9 @@
  *       a client opens the pool, forks a child that keeps the inherited
  *       connection for a second, and is killed: the pool stays attached
  *       (EBUSY) until the child is gone too, then opens
+ *   pmad-client SOCKET open POOL
+ *       open and close the pool; print "opened", or the error as
+ *       "-ERRNO: message" and exit 1
  *   pmad-client SOCKET setfl POOL
  *       open the pool, set O_APPEND|O_NONBLOCK on every descriptor of
  *       this process that names a file ending in "/POOL.pool" (they share
@@ -498,6 +501,23 @@ static void fork_test(const char *sock, const char *pool)
 	pmad_disconnect(c);
 }
 
+static void open_once(const char *sock, const char *pool)
+{
+	struct pmad_client *c;
+	struct pma_heap *heap;
+	int rc = open_pool(sock, pool, &c, &heap);
+
+	if (rc < 0) {
+		printf("%d: %s\n", rc, pmad_errormsg());
+		exit(1);
+	}
+	printf("opened\n");
+	rc = pmad_pool_close(c, heap);
+	pmad_disconnect(c);
+	if (rc < 0)
+		die("close", rc);
+}
+
 /* a client misusing the descriptors it shares with pmad */
 static void setfl(const char *sock, const char *pool)
 {
@@ -537,7 +557,8 @@ int main(int argc, char **argv)
 	if (argc < 4) {
 		fprintf(stderr,
 			"usage: pmad-client SOCKET "
-			"basic|workload|verify|crash-loop|hold|setfl|fork "
+			"basic|workload|verify|crash-loop|hold|setfl|fork|"
+			"open "
 			"POOL "
 			"[options]\n");
 		return 2;
@@ -567,6 +588,8 @@ int main(int argc, char **argv)
 		setfl(sock, pool);
 	else if (strcmp(cmd, "fork") == 0)
 		fork_test(sock, pool);
+	else if (strcmp(cmd, "open") == 0)
+		open_once(sock, pool);
 	else {
 		fprintf(stderr, "pmad-client: unknown command '%s'\n", cmd);
 		return 2;
