@@ -34,7 +34,7 @@
 
 const char *pmad_pool_state(const struct pmad_pool *p)
 {
-	if (p->heap)
+	if (p->heap || p->reopen_pending) /* reopened before anything else */
 		return "open";
 	return p->holder ? "attached" : "error";
 }
@@ -188,19 +188,13 @@ static const char *const detach_why[] = {
 	[PMAD_DETACH_STOP] = "pmad stops",
 };
 
-void pmad_pool_detach(struct pmad_pool *p, enum pmad_detach why)
+/* open the heap again over the kept descriptors: recovery runs */
+static void pool_reopen(struct pmad_pool *p, enum pmad_detach why)
 {
 	struct timespec t0;
 	uint64_t us;
 
-	if (!p->holder)
-		return;
-	open_list_del(p->holder, p);
-	p->holder = NULL;
-	p->clients--;
-	/* pmad stops: the client keeps the pool, and the lock with it */
-	if (why == PMAD_DETACH_STOP)
-		return;
+	p->reopen_pending = 0;
 	fds_reset_flags(p);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (pmad_pool_open_heap(p, 0) < 0)
@@ -214,6 +208,34 @@ void pmad_pool_detach(struct pmad_pool *p, enum pmad_detach why)
 		  "recovered in %llu us",
 		  p->name, (int)p->att.pid, detach_why[why],
 		  (unsigned long long)us);
+}
+
+void pmad_pool_detach(struct pmad_pool *p, enum pmad_detach why)
+{
+	if (!p->holder)
+		return;
+	open_list_del(p->holder, p);
+	p->holder = NULL;
+	p->clients--;
+	/* pmad stops: the client keeps the pool, and the lock with it */
+	if (why == PMAD_DETACH_STOP)
+		return;
+	/* the client closed its heap and waits for the reply: send it
+	 * first, reopen right after (nothing else runs in between) */
+	if (why == PMAD_DETACH_CLOSE) {
+		p->reopen_pending = 1;
+		return;
+	}
+	pool_reopen(p, why);
+}
+
+void pmad_pools_reopen(struct pmad *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->npools; i++)
+		if (d->pools[i]->reopen_pending)
+			pool_reopen(d->pools[i], PMAD_DETACH_CLOSE);
 }
 
 void pmad_client_drop_opens(struct pmad_client *cl, enum pmad_detach why)

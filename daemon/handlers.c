@@ -541,12 +541,14 @@ void pmad_handle(struct pmad *d, struct pmad_client *cl, const char *buf,
 	if (rc < 0) {
 		json_object_put(r.result);
 		(void)pmad_reply_error(d, cl, -rc, util_errmsg());
-		return;
+	} else {
+		rc = proto_reply_encode(r.result, &out, &out_len);
+		if (rc < 0)
+			(void)pmad_reply_error(d, cl, -rc, util_errmsg());
+		else if (reply_send_fds(cl, out, out_len, &r) < 0)
+			util_dbg("pid %d: reply not sent: %s", (int)cl->pid,
+				 util_errmsg());
 	}
-	rc = proto_reply_encode(r.result, &out, &out_len);
-	if (rc < 0)
-		(void)pmad_reply_error(d, cl, -rc, util_errmsg());
-	else if (reply_send_fds(cl, out, out_len, &r) < 0)
-		util_dbg("pid %d: reply not sent: %s", (int)cl->pid,
-			 util_errmsg());
+	/* pools a pool_close gave back: the client has its reply */
+	pmad_pools_reopen(d);
 }

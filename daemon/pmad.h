@@ -41,6 +41,8 @@ struct pmad_pool {
 	int part_fds[PMAD_PARTS_MAX];
 	unsigned nfds;
 	struct pmad_client *holder; /* the client the heap is granted to */
+	int reopen_pending; /* given back by pool_close: reopened as soon as
+			       the reply is sent (pmad_pools_reopen) */
 	struct {
 		pid_t pid; /* the holder's, kept for messages after it left */
 		uid_t uid;
@@ -187,9 +189,12 @@ struct proto_grant;
  * what the reply carries */
 int pmad_pool_attach(struct pmad_pool *p, struct pmad_client *cl,
 		     struct proto_grant *ret_grant);
-/* take p back from its holder and open the heap again (recovery runs),
- * except when pmad stops */
+/* take p back from its holder and open the heap again (recovery runs);
+ * after a pool_close only once the reply is sent (pmad_pools_reopen),
+ * when pmad stops never */
 void pmad_pool_detach(struct pmad_pool *p, enum pmad_detach why);
+/* open the heaps pool_close gave back (after the request's reply) */
+void pmad_pools_reopen(struct pmad *d);
 /* EBUSY with a message naming the holder, when p is attached */
 int pmad_pool_busy(const struct pmad_pool *p);
 /* "open", "attached" or "error" */
