@@ -61,7 +61,7 @@ static int bpmad_open(const char *dir, uint64_t pool_size, size_t nslots,
 	const char *sock = getenv("PMAD_SOCKET");
 	struct bench_pmad *b;
 	char name[64];
-	uint64_t root;
+	uint64_t root = 0;
 	int rc;
 
 	(void)dir; /* the pool is in pmad's state dir */
@@ -81,6 +81,8 @@ static int bpmad_open(const char *dir, uint64_t pool_size, size_t nslots,
 		rc = pmad_pool_open(b->client, name, &b->heap);
 	if (rc == 0)
 		rc = pma_root(b->heap, nslots * sizeof(uint64_t), &root);
+	if (rc == 0 && !root)
+		rc = -EIO;
 	if (rc < 0) {
 		util_errmsg_set(-rc, "%s", pmad_errormsg());
 		pmad_disconnect(b->client);

@@ -63,6 +63,18 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* ns as us, for printing */
+static double us(uint64_t ns)
+{
+	return (double)ns / 1e3;
+}
+
+/* v[i] / n, for printing */
+static double per(uint64_t v, unsigned n)
+{
+	return (double)v / (double)n;
+}
+
 static uint64_t pct(uint64_t *v, unsigned n, unsigned p)
 {
 	qsort(v, n, sizeof(*v), cmp_u64);
@@ -144,7 +156,7 @@ static void clear(struct pma_heap *heap, uint64_t root)
  * an earlier fill left is freed first) */
 static void fill(struct pma_heap *heap, uint64_t n)
 {
-	uint64_t root, *arr, i;
+	uint64_t root = 0, *arr, i;
 	int rc;
 
 	rc = pma_root(heap, sizeof(uint64_t), &root);
@@ -176,8 +188,8 @@ static void bench_open(const struct opts *o)
 	uint64_t *t_close = calloc(o->iters, sizeof(uint64_t));
 	struct pm_stats s0, s1, s2;
 	uint64_t fl_open = 0, fe_open = 0, fl_close = 0, fe_close = 0, t;
-	struct pmad_client *c;
-	struct pma_heap *heap;
+	struct pmad_client *c = NULL;
+	struct pma_heap *heap = NULL;
 	char name[64];
 	unsigned i;
 	int rc;
@@ -213,14 +225,13 @@ static void bench_open(const struct opts *o)
 	}
 	pmad_disconnect(c);
 	printf("%-6s %-10s %9" PRIu64 " %9s %12.1f %12.1f %9.1f %9.1f\n",
-	       "open", mode(), o->objects, "-", pct(t_open, o->iters, 50) / 1e3,
-	       pct(t_open, o->iters, 99) / 1e3, (double)fl_open / o->iters,
-	       (double)fe_open / o->iters);
+	       "open", mode(), o->objects, "-", us(pct(t_open, o->iters, 50)),
+	       us(pct(t_open, o->iters, 99)), per(fl_open, o->iters),
+	       per(fe_open, o->iters));
 	printf("%-6s %-10s %9" PRIu64 " %9s %12.1f %12.1f %9.1f %9.1f\n",
-	       "close", mode(), o->objects, "-",
-	       pct(t_close, o->iters, 50) / 1e3,
-	       pct(t_close, o->iters, 99) / 1e3, (double)fl_close / o->iters,
-	       (double)fe_close / o->iters);
+	       "close", mode(), o->objects, "-", us(pct(t_close, o->iters, 50)),
+	       us(pct(t_close, o->iters, 99)), per(fl_close, o->iters),
+	       per(fe_close, o->iters));
 	free(t_open);
 	free(t_close);
 }
@@ -229,8 +240,8 @@ static void bench_open(const struct opts *o)
 static void doomed_client(const struct opts *o, const char *name, int fd)
 {
 	struct pma_heap_stats st;
-	struct pmad_client *c;
-	struct pma_heap *heap;
+	struct pmad_client *c = NULL;
+	struct pma_heap *heap = NULL;
 	int rc;
 
 	rc = pmad_connect(o->sock, &c);
@@ -251,8 +262,8 @@ static void bench_recovery(const struct opts *o)
 	uint64_t *t_rec = calloc(o->iters, sizeof(uint64_t));
 	uint64_t *t_pmad = calloc(o->iters, sizeof(uint64_t));
 	uint64_t records = 0, t;
-	struct pmad_client *c;
-	struct pma_heap *heap;
+	struct pmad_client *c = NULL;
+	struct pma_heap *heap = NULL;
 	char name[64];
 	unsigned i;
 	int p[2], status, rc;
@@ -287,11 +298,11 @@ static void bench_recovery(const struct opts *o)
 	}
 	printf("%-6s %-10s %9" PRIu64 " %9" PRIu64 " %12.1f %12.1f %9s %9s\n",
 	       "kill", mode(), o->objects, records,
-	       pct(t_rec, o->iters, 50) / 1e3, pct(t_rec, o->iters, 99) / 1e3,
-	       "-", "-");
+	       us(pct(t_rec, o->iters, 50)), us(pct(t_rec, o->iters, 99)), "-",
+	       "-");
 	printf("%-6s %-10s %9" PRIu64 " %9" PRIu64 " %12.1f %12.1f %9s %9s\n",
 	       "pmad", mode(), o->objects, records,
-	       pct(t_pmad, o->iters, 50) / 1e3, pct(t_pmad, o->iters, 99) / 1e3,
+	       us(pct(t_pmad, o->iters, 50)), us(pct(t_pmad, o->iters, 99)),
 	       "-", "-");
 	free(t_rec);
 	free(t_pmad);
