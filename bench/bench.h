@@ -55,6 +55,8 @@ extern const struct bench_alloc bench_alloc_pmalloc_local;
 extern const struct bench_alloc bench_alloc_pmalloc_numa;
 extern const struct bench_alloc bench_alloc_pmalloc_spread;
 extern const struct bench_alloc bench_alloc_pmemobj;
+/* pmalloc on a heap opened through pmad ($PMAD_SOCKET) with libpmad */
+extern const struct bench_alloc bench_alloc_pmad;
 extern const struct bench_alloc bench_alloc_jemalloc;
 /* alloc-pmemobj.c: pools opened next enable libpmemobj's persistent
  * statistics too (fragbench; costs time, so pmabench leaves it off) */
@@ -152,7 +154,7 @@ struct bench_result {
 };
 
 /* pmalloc, pmemobj, jemalloc, pmalloc-local, pmalloc-numa, -spread */
-#define BENCH_NALLOCS 6
+#define BENCH_NALLOCS 7
 
 struct bench_cfg;
 /* measure each of allocs on (wl, threads) into ret[i]: cfg->repeat

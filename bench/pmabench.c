@@ -50,6 +50,8 @@ static const struct bench_alloc *const all_allocs[BENCH_NALLOCS] = {
 	/* a pool of one part per NUMA node: local-first, parts in turn */
 	&bench_alloc_pmalloc_numa,
 	&bench_alloc_pmalloc_spread,
+	/* pmalloc on a heap from pmad (libpmad), $PMAD_SOCKET */
+	&bench_alloc_pmad,
 };
 
 static const char *const mode_names[] = { "CACHE_LINE", "BYTE" };
@@ -413,7 +415,9 @@ static void usage(void)
 	       "  -a, --alloc LIST        pmalloc,pmemobj,jemalloc,pmalloc-local,\n"
 	       "                          pmalloc-numa,pmalloc-spread (a pool of\n"
 	       "                          one part per NUMA node, local-first or\n"
-	       "                          parts in turn; default the first three)\n"
+	       "                          parts in turn; default the first three),\n"
+	       "                          pmad (the heap opened through a running\n"
+	       "                          pmad at $PMAD_SOCKET with libpmad)\n"
 	       "  -t, --threads LIST      thread counts (default 1,2)\n"
 	       "  -m, --mode MODE         cache_line, byte or both (default)\n"
 	       "  -n, --ops N             timed ops per row (default 500000)\n"

@@ -47,7 +47,8 @@ static const struct cmd_struct commands[] = {
 	{ "pool", cmd_pool, CMD_PMAD,
 	  "list, create and show the pools pmad serves" },
 	{ "gc", cmd_gc, 0, "merge the HDPM page logs of a pool now" },
-	{ "compact", cmd_compact, 0, "compact a pool's heap, give space back" },
+	{ "compact", cmd_compact, CMD_SEAM,
+	  "compact a pool's heap, give space back" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -67,9 +68,10 @@ static void usage(FILE *f)
 	      "  -j, --json     print one JSON document on stdout\n"
 	      "  -H, --human    with --json: indent and print sizes with units\n"
 	      "  -S, --socket PATH  reach pools through pmad's control socket:\n"
-	      "                 create, inspect and stat then name pools pmad\n"
-	      "                 serves (default: $PMAD_SOCKET; list and pool\n"
-	      "                 use /run/pmad/pmad.sock without either)\n"
+	      "                 create, inspect, stat and compact then name\n"
+	      "                 pools pmad serves (default: $PMAD_SOCKET; list\n"
+	      "                 and pool use /run/pmad/pmad.sock without\n"
+	      "                 either)\n"
 	      "  -V, --version  show the version and exit\n"
 	      "  -h, --help     show this help and exit\n"
 	      "\n'pmactl help <command>' or 'pmactl <command> --help' shows "

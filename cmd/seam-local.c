@@ -157,10 +157,38 @@ static int local_list(struct cmd_ctx *ctx, struct json_object **ret_doc)
 			      "--socket or set $PMAD_SOCKET");
 }
 
+/* pma_heap_compact (or its plan, read-only) on the heap at path */
+static int local_compact(struct cmd_ctx *ctx, const char *path, int dry,
+			 struct json_object **ret_doc)
+{
+	struct pma_compact_report r;
+	struct pma_heap *heap;
+	int rc;
+
+	if (pma_heap_open(path, dry ? PMA_HEAP_RDONLY : 0, &heap) < 0)
+		return cmd_error(ctx, "cannot open the heap of '%s': %s", path,
+				 pma_errormsg());
+	cmd_header_note(path, pma_heap_damage(heap));
+	rc = dry ? pma_heap_compact_plan(heap, &r) : pma_heap_compact(heap, &r);
+	if (rc < 0) {
+		rc = cmd_error(ctx, "compaction of '%s' failed: %s", path,
+			       pma_errormsg());
+		pma_heap_close(heap);
+		return rc;
+	}
+	pma_heap_close(heap);
+	rc = doc_new(ctx, ret_doc);
+	if (rc == CMD_EXIT_OK &&
+	    view_compact_json(&r, dry, cmd_view_flags(ctx), *ret_doc) < 0)
+		rc = cmd_error(ctx, "cannot build JSON output: out of memory");
+	return rc;
+}
+
 const struct cmd_seam cmd_seam_local = {
 	.name = "local",
 	.create = local_create,
 	.inspect = local_inspect,
 	.stat = local_stat,
 	.list = local_list,
+	.compact = local_compact,
 };

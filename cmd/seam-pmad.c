@@ -158,10 +158,28 @@ static int pmad_list(struct cmd_ctx *ctx, struct json_object **ret_doc)
 	return request(ctx, "pool_list", NULL, args_new(ctx, NULL), ret_doc);
 }
 
+/* pmad compacts the heap it holds (the "compact" request) */
+static int pmad_compact(struct cmd_ctx *ctx, const char *name, int dry,
+			struct json_object **ret_doc)
+{
+	struct json_object *args;
+	int rc = check_name(ctx, name);
+
+	if (rc != CMD_CONTINUE)
+		return rc;
+	args = args_new(ctx, name);
+	if (args && dry && util_json_add_bool(args, "dry_run", 1) < 0) {
+		json_object_put(args);
+		args = NULL;
+	}
+	return request(ctx, "compact", name, args, ret_doc);
+}
+
 const struct cmd_seam cmd_seam_pmad = {
 	.name = "pmad",
 	.create = pmad_create,
 	.inspect = pmad_inspect,
 	.stat = pmad_stat,
 	.list = pmad_list,
+	.compact = pmad_compact,
 };

@@ -50,6 +50,9 @@ struct cmd_seam {
 	int (*stat)(struct cmd_ctx *ctx, const char *pool,
 		    struct json_object **ret_doc);
 	int (*list)(struct cmd_ctx *ctx, struct json_object **ret_doc);
+	/* compact the heap (dry_run: report what it would do) */
+	int (*compact)(struct cmd_ctx *ctx, const char *pool, int dry_run,
+		       struct json_object **ret_doc);
 };
 
 extern const struct cmd_seam cmd_seam_local;

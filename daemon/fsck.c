@@ -3,7 +3,7 @@
  * pmad's online fsck (the "pool_fsck" request, pmactl --socket S fsck
  * NAME): pmad holds the pool open with its exclusive lock, so pmactl
  * cannot check it; pmad checks it itself, read-only. It quiesces the pool
- * first: no client session may have it open (-EBUSY), and pmad's loop
+ * first: no client may hold it (-EBUSY, pmad_pool_busy), and pmad's loop
  * runs one request at a time, so after a checkpoint (every log applied
  * and retired) nothing changes it while the checks run: the pool format
  * (lib/pool, the files read, no lock taken), the heap of every part
@@ -49,20 +49,14 @@ int pmad_pool_fsck(struct pmad_pool *p, struct json_object **ret)
 
 	if (!arr)
 		return util_errmsg_set(ENOMEM, "out of memory");
+	if (p->holder) { /* a client has the heap: it is not pmad's now */
+		json_object_put(arr);
+		return pmad_pool_busy(p);
+	}
 	if (!p->heap) {
 		json_object_put(arr);
 		return util_errmsg_set(p->err, "pool '%s' is not open: %s",
 				       p->name, p->errmsg);
-	}
-	if (p->clients) {
-		json_object_put(arr);
-		return util_errmsg_set(EBUSY,
-				       "pool '%s' is open by %u client "
-				       "session%s: fsck through pmad needs it "
-				       "unused (close them, or check it "
-				       "offline)",
-				       p->name, p->clients,
-				       p->clients == 1 ? "" : "s");
 	}
 	/* quiesce: every log applied and retired, the state on media */
 	rc = pmad_pool_checkpoint(p);

@@ -39,6 +39,8 @@ struct request {
 	struct pmad_pool *pool; /* with H_POOL */
 	struct json_object *result; /* set by the handler */
 	unsigned view_flags; /* VIEW_HUMAN with args.human */
+	const int *fds; /* descriptors the reply carries (pool_open) */
+	unsigned nfds;
 };
 
 struct handler {
@@ -194,69 +196,41 @@ static int h_pool_create(struct request *r)
 	return pool_inspect_json(r, p);
 }
 
-static int client_has_open(const struct pmad_client *cl,
-			   const struct pmad_pool *p)
+/* grant the pool to this client (attach.c): the reply carries the pool,
+ * the grant and the pool's part descriptors */
+static int h_pool_open(struct request *r)
 {
-	unsigned i;
+	struct json_object *go = NULL;
+	struct proto_grant g;
+	int rc;
 
-	for (i = 0; i < cl->nopen; i++)
-		if (cl->open[i] == p)
-			return 1;
+	rc = pmad_pool_attach(r->pool, r->cl, &g);
+	if (rc < 0)
+		return rc;
+	rc = pmad_pool_json(r->pool, &r->result);
+	if (rc == 0)
+		rc = proto_grant_encode(&g, &go);
+	if (rc == 0 && util_json_add_obj(r->result, "grant", go) < 0)
+		rc = util_errmsg_set(ENOMEM, "out of memory");
+	if (rc < 0) {
+		pmad_pool_detach(r->pool, PMAD_DETACH_CLOSE);
+		return rc;
+	}
+	r->fds = r->pool->part_fds;
+	r->nfds = g.nparts;
 	return 0;
 }
 
-static int h_pool_open(struct request *r)
-{
-	struct pmad_client *cl = r->cl;
-	struct pmad_pool **open;
-
-	if (!r->pool->heap)
-		return util_errmsg_set(r->pool->err,
-				       "pool '%s' is not open: %s",
-				       r->pool->name, r->pool->errmsg);
-	if (client_has_open(cl, r->pool))
-		return util_errmsg_set(EALREADY,
-				       "pool '%s' is already open on this "
-				       "connection",
-				       r->pool->name);
-	/* an array of pointers: the element is a pointer */
-	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
-	open = reallocarray(cl->open, cl->nopen + 1, sizeof(*open));
-	if (!open)
-		return util_errmsg_set(ENOMEM, "out of memory");
-	cl->open = open;
-	cl->open[cl->nopen++] = r->pool;
-	r->pool->clients++;
-	return pmad_pool_json(r->pool, &r->result);
-}
-
-static void close_one(struct pmad_client *cl, unsigned i)
-{
-	cl->open[i]->clients--;
-	cl->open[i] = cl->open[--cl->nopen];
-}
-
+/* the client closed its heap: pmad takes the pool back */
 static int h_pool_close(struct request *r)
 {
-	unsigned i;
-
-	for (i = 0; i < r->cl->nopen; i++)
-		if (r->cl->open[i] == r->pool) {
-			close_one(r->cl, i);
-			return pmad_pool_json(r->pool, &r->result);
-		}
-	return util_errmsg_set(EBADF,
-			       "pool '%s' is not open on this "
-			       "connection",
-			       r->pool->name);
-}
-
-void pmad_client_drop_opens(struct pmad_client *cl)
-{
-	while (cl->nopen)
-		close_one(cl, cl->nopen - 1);
-	free(cl->open);
-	cl->open = NULL;
+	if (r->pool->holder != r->cl)
+		return util_errmsg_set(EBADF,
+				       "pool '%s' is not open on this "
+				       "connection",
+				       r->pool->name);
+	pmad_pool_detach(r->pool, PMAD_DETACH_CLOSE);
+	return pmad_pool_json(r->pool, &r->result);
 }
 
 /* checkpoint the heap: every log applied and truncated */
@@ -264,6 +238,8 @@ static int h_pool_compact(struct request *r)
 {
 	int rc;
 
+	if (r->pool->holder)
+		return pmad_pool_busy(r->pool);
 	if (!r->pool->heap)
 		return util_errmsg_set(r->pool->err,
 				       "pool '%s' is not open: %s",
@@ -289,15 +265,45 @@ static int h_pool_fsck(struct request *r)
 				       "offline (stop pmad)",
 				       r->pool->name);
 	return pmad_pool_fsck(r->pool, &r->result);
+/* pmactl compact through pmad: pma_heap_compact (args.dry_run: its plan)
+ * on the heap pmad holds; the report as lib/view builds it offline too */
+static int h_compact(struct request *r)
+{
+	struct pma_compact_report rep;
+	struct json_object *v;
+	int dry, rc;
+
+	dry = json_object_object_get_ex(r->args, "dry_run", &v) &&
+	      json_object_is_type(v, json_type_boolean) &&
+	      json_object_get_boolean(v);
+	if (r->pool->holder)
+		return pmad_pool_busy(r->pool);
+	if (!r->pool->heap)
+		return util_errmsg_set(r->pool->err,
+				       "pool '%s' is not open: %s",
+				       r->pool->name, r->pool->errmsg);
+	rc = dry ? pma_heap_compact_plan(r->pool->heap, &rep) :
+		   pma_heap_compact(r->pool->heap, &rep);
+	if (rc < 0)
+		return util_errmsg_set(-rc, "pool '%s': compaction failed: %s",
+				       r->pool->name, pma_errormsg());
+	if (!dry)
+		util_info("pool '%s' compacted for uid %u (pid %d): %llu "
+			  "bytes reclaimed",
+			  r->pool->name, (unsigned)r->cl->uid, (int)r->cl->pid,
+			  (unsigned long long)rep.reclaimed_bytes);
+	rc = new_result(r);
+	return rc < 0 ? rc :
+			view_compact_json(&rep, dry, r->view_flags, r->result);
 }
 
 static int h_lease(struct request *r)
 {
 	(void)r;
 	return util_errmsg_set(ENOTSUP,
-			       "arena leases are not available yet: they need "
-			       "per-arena lease records in libpmalloc "
-			       "(coming with libpmad's shared open)");
+			       "arena leases are not available yet: pool_open "
+			       "grants a whole heap to one client until "
+			       "libpmalloc has region leases");
 }
 
 static int add_counters(const struct pmad *d, struct json_object *obj)
@@ -327,11 +333,13 @@ static int add_counters(const struct pmad *d, struct json_object *obj)
 static int daemon_json(struct request *r, struct json_object *obj)
 {
 	struct pmad *d = r->d;
-	unsigned i, open = 0;
+	unsigned i, open = 0, attached = 0;
 	int err;
 
-	for (i = 0; i < d->npools; i++)
+	for (i = 0; i < d->npools; i++) {
 		open += d->pools[i]->heap != NULL;
+		attached += d->pools[i]->holder != NULL;
+	}
 	err = util_json_add_u64(obj, "pid", (uint64_t)getpid());
 	err |= util_json_add_str(obj, "version", PACKAGE_VERSION);
 	err |= util_json_add_u64(obj, "protocol", PROTO_VERSION);
@@ -342,6 +350,7 @@ static int daemon_json(struct request *r, struct json_object *obj)
 	err |= util_json_add_u64(obj, "clients", d->nclients);
 	err |= util_json_add_u64(obj, "pools", d->npools);
 	err |= util_json_add_u64(obj, "pools_open", open);
+	err |= util_json_add_u64(obj, "pools_attached", attached);
 	err |= pmad_ns_json(d, obj);
 	err |= add_counters(d, obj);
 	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
@@ -424,6 +433,7 @@ static const struct handler handlers[] = {
 	{ "pool_close", h_pool_close, H_POOL },
 	{ "pool_compact", h_pool_compact, H_POOL | H_READ | H_WRITE },
 	{ "pool_fsck", h_pool_fsck, H_POOL | H_READ },
+	{ "compact", h_compact, H_POOL | H_READ | H_WRITE },
 	{ "lease", h_lease, 0 },
 	{ "release", h_lease, 0 },
 	{ "stats", h_stats, 0 },
@@ -467,6 +477,15 @@ static int reply_send(struct pmad_client *cl, int rc, char *buf, size_t len)
 		rc = proto_send(cl->fd, buf, len);
 		free(buf);
 	}
+	return rc;
+}
+
+static int reply_send_fds(struct pmad_client *cl, char *buf, size_t len,
+			  const struct request *r)
+{
+	int rc = proto_send_fds(cl->fd, buf, len, r->fds, r->nfds);
+
+	free(buf);
 	return rc;
 }
 
@@ -536,11 +555,14 @@ void pmad_handle(struct pmad *d, struct pmad_client *cl, const char *buf,
 	if (rc < 0) {
 		json_object_put(r.result);
 		(void)pmad_reply_error(d, cl, -rc, util_errmsg());
-		return;
+	} else {
+		rc = proto_reply_encode(r.result, &out, &out_len);
+		if (rc < 0)
+			(void)pmad_reply_error(d, cl, -rc, util_errmsg());
+		else if (reply_send_fds(cl, out, out_len, &r) < 0)
+			util_dbg("pid %d: reply not sent: %s", (int)cl->pid,
+				 util_errmsg());
 	}
-	rc = proto_reply_encode(r.result, &out, &out_len);
-	if (rc < 0)
-		(void)pmad_reply_error(d, cl, -rc, util_errmsg());
-	else
-		(void)reply_send(cl, 0, out, out_len);
+	/* pools a pool_close gave back: the client has its reply */
+	pmad_pools_reopen(d);
 }

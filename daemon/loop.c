@@ -152,7 +152,10 @@ static void client_close(struct pmad *d, unsigned slot)
 
 	util_dbg("client pid %d uid %u disconnected", (int)cl->pid,
 		 (unsigned)cl->uid);
-	pmad_client_drop_opens(cl);
+	/* a connection that goes away takes its attachments with it; when
+	 * pmad stops, their holders keep them */
+	pmad_client_drop_opens(cl, d->stopping ? PMAD_DETACH_STOP :
+						 PMAD_DETACH_HANGUP);
 	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
 	free(cl);
@@ -284,6 +287,7 @@ int pmad_loop(struct pmad *d)
 
 void pmad_loop_release(struct pmad *d)
 {
+	d->stopping = 1;
 	while (d->nclients)
 		client_close(d, d->nclients - 1);
 	if (d->listen_fd >= 0)

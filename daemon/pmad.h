@@ -18,14 +18,39 @@
 #include "config.h"
 
 #define PMAD_MAX_CLIENTS 128
+/* parts of a pool (lib/pool's POOL_MAX_PARTS) */
+#define PMAD_PARTS_MAX 16
 
 struct pma_heap;
 
-/* a pool pmad serves: open (heap != NULL) or listed with why it is not */
+struct pmad_client;
+
+/*
+ * a pool pmad serves: open (heap != NULL), attached by one client (holder
+ * != NULL, heap == NULL: pmad does not touch it), or listed with why it
+ * is not (err)
+ */
 struct pmad_pool {
 	char *name;
 	char *path; /* part 0 */
-	struct pma_heap *heap; /* held open, exclusively locked */
+	struct pma_heap *heap; /* held open over part_fds */
+	/* one descriptor per part, opened by pmad: the heap is opened over
+	 * them and they carry the pool's exclusive flock for as long as pmad
+	 * serves the pool, whether pmad or a client uses the heap (clients
+	 * get these descriptors: same open file descriptions, same lock) */
+	int part_fds[PMAD_PARTS_MAX];
+	unsigned nfds;
+	struct pmad_client *holder; /* the client the heap is granted to */
+	int reopen_pending; /* given back by pool_close: reopened as soon as
+			       the reply is sent (pmad_pools_reopen) */
+	struct {
+		pid_t pid; /* the holder's, kept for messages after it left */
+		uid_t uid;
+		uint64_t attaches; /* grants since pmad started */
+		uint64_t recoveries; /* holders that went away without
+					closing: their heap was recovered */
+		uint64_t last_recovery_us; /* reopen time after the last one */
+	} att;
 	int err; /* positive errno of the failed open, 0 when open */
 	char *errmsg; /* its message, NULL when open */
 	unsigned clients; /* client sessions that opened it */
@@ -119,6 +144,9 @@ int pmad_pool_add(struct pmad *d, const char *name, const char *path,
 		  struct pmad_pool **ret_pool);
 /* open the heap (recovery runs); a failure is kept in p and logged */
 int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags);
+/* close the part descriptors (dropping the lock unless a client still
+ * has them) */
+void pmad_pool_fds_close(struct pmad_pool *p);
 /* the util errmsg becomes p's error (positive err), logged */
 void pmad_pool_fail(struct pmad_pool *p, int err);
 /* parts.c: a configured pool with parts on the namespaces */
@@ -147,7 +175,32 @@ void pmad_handle(struct pmad *d, struct pmad_client *cl, const char *buf,
 /* send an error reply with the current util errmsg, or message */
 int pmad_reply_error(struct pmad *d, struct pmad_client *cl, int err,
 		     const char *message);
-void pmad_client_drop_opens(struct pmad_client *cl);
+enum pmad_detach {
+	PMAD_DETACH_CLOSE, /* pool_close: the client closed its heap */
+	PMAD_DETACH_HANGUP, /* its connection went away: recover */
+	PMAD_DETACH_STOP, /* pmad stops: leave the heap to the client */
+};
+/* the connection is gone (or pmad stops): detach every pool it holds */
+void pmad_client_drop_opens(struct pmad_client *cl, enum pmad_detach why);
+
+/* attach.c: the heap granted to one client at a time (pool_open) */
+struct proto_grant;
+/* grant p to cl: pmad closes its heap; *ret_grant and p->part_fds are
+ * what the reply carries */
+int pmad_pool_attach(struct pmad_pool *p, struct pmad_client *cl,
+		     struct proto_grant *ret_grant);
+/* take p back from its holder and open the heap again (recovery runs);
+ * after a pool_close only once the reply is sent (pmad_pools_reopen),
+ * when pmad stops never */
+void pmad_pool_detach(struct pmad_pool *p, enum pmad_detach why);
+/* open the heaps pool_close gave back (after the request's reply) */
+void pmad_pools_reopen(struct pmad *d);
+/* EBUSY with a message naming the holder, when p is attached */
+int pmad_pool_busy(const struct pmad_pool *p);
+/* "open", "attached" or "error" */
+const char *pmad_pool_state(const struct pmad_pool *p);
+/* holder and attachment figures into a pool's JSON */
+int pmad_pool_attach_json(const struct pmad_pool *p, struct json_object *o);
 
 /* loop.c */
 int pmad_socket_setup(struct pmad *d);

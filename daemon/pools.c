@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ static void pool_free(struct pmad_pool *p)
 	if (!p)
 		return;
 	pma_heap_close(p->heap);
+	pmad_pool_fds_close(p);
 	free(p->name);
 	free(p->path);
 	free(p->errmsg);
@@ -121,11 +123,53 @@ void pmad_pool_fail(struct pmad_pool *p, int err)
 	p->errmsg = strdup(util_errmsg());
 }
 
-/* open the heap (recovery runs here); a failure is kept, not fatal */
+void pmad_pool_fds_close(struct pmad_pool *p)
+{
+	while (p->nfds)
+		close(p->part_fds[--p->nfds]);
+}
+
+/* one read-write descriptor per part (the part table's paths), which
+ * pmad keeps while it serves the pool */
+static int pool_fds_open(struct pmad_pool *p)
+{
+	struct pool *pool;
+	unsigned i, n;
+	int rc, fd;
+
+	if (p->nfds)
+		return 0;
+	rc = pool_open(p->path,
+		       POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK |
+			       POOL_OPEN_SHOW_OLDER,
+		       &pool);
+	if (rc < 0)
+		return rc;
+	n = pool_part_count(pool);
+	for (i = 0; i < n && i < PMAD_PARTS_MAX; i++) {
+		fd = open(pool_part_path(pool, i), O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			rc = util_errmsg_set(errno, "part %u ('%s'): %s", i,
+					     pool_part_path(pool, i),
+					     strerror(errno));
+			break;
+		}
+		p->part_fds[p->nfds++] = fd;
+	}
+	pool_close(&pool);
+	if (rc < 0)
+		pmad_pool_fds_close(p);
+	return rc;
+}
+
+/* open the heap (recovery runs here) over the pool's descriptors, which
+ * take its lock; a failure is kept, not fatal */
 int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags)
 {
-	int rc = pma_heap_open(p->path, flags, &p->heap);
+	int rc = pool_fds_open(p);
 
+	if (rc == 0)
+		rc = pma_heap_open_fds(p->part_fds, p->nfds, flags, &p->heap);
 	free(p->errmsg);
 	p->errmsg = NULL;
 	p->err = 0;
@@ -135,9 +179,10 @@ int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags)
 	}
 	p->heap = NULL;
 	p->err = -rc;
-	p->errmsg = strdup(pma_errormsg());
+	p->errmsg = strdup(util_errmsg());
+	pmad_pool_fds_close(p); /* and the lock with them */
 	util_err("pool '%s' (%s) cannot be opened: %s", p->name, p->path,
-		 pma_errormsg());
+		 p->errmsg ? p->errmsg : "");
 	return rc;
 }
 
@@ -187,13 +232,13 @@ static int pool_from_conf(struct pmad *d, const struct pmad_pool_conf *pc)
 	if (rc < 0 || !p)
 		return rc;
 	p->from_config = 1;
-	if (!p->heap && access(p->path, F_OK) < 0 && errno == ENOENT &&
-	    pool_make_file(p, pc->size) < 0) {
+	if (!p->heap && !p->holder && access(p->path, F_OK) < 0 &&
+	    errno == ENOENT && pool_make_file(p, pc->size) < 0) {
 		pmad_pool_fail(p, EIO);
 		return 0;
 	}
 	pool_apply_perms(p, pc);
-	if (!p->heap)
+	if (!p->heap && !p->holder)
 		(void)pmad_pool_open_heap(p, PMA_HEAP_FORMAT);
 	return 0;
 }
@@ -348,10 +393,11 @@ int pmad_pool_json(const struct pmad_pool *p, struct json_object **ret_obj)
 	err = util_json_add_str(o, "name", p->name);
 	err |= util_json_add_str(o, "path", p->path);
 	err |= pool_json_stat(p, o);
-	err |= util_json_add_str(o, "state", p->heap ? "open" : "error");
+	err |= util_json_add_str(o, "state", pmad_pool_state(p));
 	if (p->errmsg)
 		err |= util_json_add_str(o, "error", p->errmsg);
 	err |= util_json_add_u64(o, "clients", p->clients);
+	err |= pmad_pool_attach_json(p, o);
 	err |= util_json_add_str(o, "source",
 				 p->from_config ? "config" : "state_dir");
 	if (err) {
@@ -365,6 +411,8 @@ int pmad_pool_json(const struct pmad_pool *p, struct json_object **ret_obj)
 int pmad_pool_heap_json(const struct pmad_pool *p, struct json_object *obj,
 			unsigned flags)
 {
+	if (p->holder)
+		return pmad_pool_busy(p);
 	if (!p->heap)
 		return util_errmsg_set(p->err ? p->err : EIO,
 				       "pool '%s' is not open: %s", p->name,
@@ -414,9 +462,10 @@ int pmad_pool_stat_json(const struct pmad_pool *p, unsigned flags,
 		return util_errmsg_set(ENOMEM, "out of memory");
 	err = util_json_add_str(o, "name", p->name);
 	err |= util_json_add_str(o, "path", p->path);
-	err |= util_json_add_str(o, "state", p->heap ? "open" : "error");
+	err |= util_json_add_str(o, "state", pmad_pool_state(p));
 	if (p->errmsg)
 		err |= util_json_add_str(o, "error", p->errmsg);
+	err |= pmad_pool_attach_json(p, o);
 	if (p->size)
 		err |= view_add_size(o, "size", p->size, flags);
 	if (p->nparts)

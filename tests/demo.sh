@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The main job on a file-backed demo pool: what `./quickstart.sh demo` runs.
-# Usage: tests/demo.sh BUILDDIR
+# What `./quickstart.sh demo` runs: pmad on its embedded default (no
+# configuration) serving a pool to a libpmad client that is killed with
+# SIGKILL mid-workload and recovered; then pmactl on a file-backed pool.
+# Usage: tests/demo.sh BUILDDIR (in $PMAD_DEMO_DIR, default
+# /dev/shm/pmad-demo)
 set -euo pipefail
 build=${1:?usage: demo.sh BUILDDIR}
 pmactl="$build/cmd/pmactl"
-dir=/dev/shm/pmad-demo
+dir=${PMAD_DEMO_DIR:-/dev/shm/pmad-demo}
 pool="$dir/demo.pool"
 
 # tmpfs + CACHE_LINE: libpmem2 issues real clwb+sfence, like ADR hardware
@@ -13,6 +16,52 @@ export PMEM2_FORCE_GRANULARITY=CACHE_LINE
 mkdir -p "$dir"
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+say() { printf '\n\033[1m# %s\033[0m\n' "$*"; }
+
+# ---- pmad: the daemon, and a program that uses a pool through libpmad
+pmad="$build/daemon/pmad"
+sock="$dir/pmad.sock"
+count="$dir/count"
+client="$build/tests/pmad/pmad-client"
+[ -x "$client" ] || make -s -C "$build" tests/pmad/pmad-client >/dev/null
+pmad_pid="" wl_pid=""
+cleanup() {
+	for p in $wl_pid $pmad_pid; do kill -9 "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+rm -rf "$dir/state" "$sock" "$count"
+say "pmad on its embedded default (no config file), pools in $dir/state"
+printf '\033[1m$ %s\033[0m\n' "$pmad --foreground --socket $sock --state-dir $dir/state &"
+"$pmad" --foreground --socket "$sock" --state-dir "$dir/state" \
+	2>"$dir/pmad.log" &
+pmad_pid=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+step "$pmactl" --socket "$sock" create shared --size 64M
+say "a libpmad client opens 'shared', allocates and frees in a loop"
+"$client" "$sock" workload shared --count-file "$count" &
+wl_pid=$!
+until [ "$(cat "$count" 2>/dev/null || echo 0)" -ge 20000 ] 2>/dev/null; do
+	kill -0 "$wl_pid" 2>/dev/null || { echo "the client failed" >&2; exit 1; }
+	sleep 0.1
+done
+step "$pmactl" --socket "$sock" list
+say "kill -9 the client in the middle of its work"
+kill -9 "$wl_pid"
+wait "$wl_pid" 2>/dev/null || true
+wl_pid=""
+committed=$((10#$(cat "$count")))
+echo "it had committed $committed operations"
+say "pmad saw the connection close and recovered the heap:"
+for _ in $(seq 50); do grep -q "released by" "$dir/pmad.log" && break; sleep 0.1; done
+grep "released by" "$dir/pmad.log" | tail -1
+say "a new client finds every committed allocation, and nothing leaked"
+step "$client" "$sock" verify shared --count "$committed"
+step "$pmactl" --socket "$sock" stat shared
+kill "$pmad_pid"
+wait "$pmad_pid" || true
+pmad_pid=""
+
+# ---- pmactl on a file-backed pool, offline
 
 step "$pmactl" --version
 step "$pmactl" ns
@@ -22,11 +71,13 @@ step "$pmactl" inspect --json "$pool"
 
 # a PMAlloc heap in the pool: 3000 allocations of 100 bytes, every third
 # freed, then a simulated crash (no checkpoint, no close)
-make -s -C "$build" tests/lib/pma-workload >/dev/null
+[ -x "$build/tests/lib/pma-workload" ] ||
+	make -s -C "$build" tests/lib/pma-workload >/dev/null
 step "$build/tests/lib/pma-workload" "$pool" 3000 100 crash
 printf '\n\033[1m$ %s\033[0m\n' "$pmactl log $pool  (first lines)"
 "$pmactl" log "$pool" >"$dir/log.txt"
 head -12 "$dir/log.txt"
 step "$pmactl" inspect --heap "$pool"
 echo
-echo "demo pool: $pool (+ $dir/demo.part1); remove with: rm -r $dir"
+echo "demo pool: $pool (+ $dir/demo.part1), pmad's pools in $dir/state;"
+echo "remove with: rm -r $dir"

@@ -105,6 +105,60 @@ long proto_recv(int fd, void *buf, size_t cap);
 int proto_call(int fd, const char *op, struct json_object *args,
 	       struct proto_reply *rep);
 
+/* ----------------------------------------------------------- pool_open */
+
+/*
+ * A pool_open reply grants its client part of a pool and carries the
+ * pool's descriptors, one per part, as SCM_RIGHTS on the reply packet:
+ *   {"version": 1, "result": {..., "grant": {"version": 1,
+ *    "scope": "heap", "access": "rw", "parts": N}}}
+ * The grant has its own version: a client refuses one it does not know
+ * (EPROTONOSUPPORT) instead of using a heap in a way pmad did not mean.
+ * Scope "heap": the whole heap, to this client alone (pmad neither uses
+ * it nor grants it to another client until this one closes it or its
+ * connection goes away). Region leases will add a scope and the regions.
+ */
+#define PROTO_GRANT_VERSION 1
+/* most descriptors a packet carries (a pool's parts) */
+#define PROTO_FDS_MAX 16
+
+enum proto_grant_scope {
+	PROTO_GRANT_HEAP = 1, /* the whole heap, exclusively */
+};
+
+enum proto_grant_access {
+	PROTO_GRANT_READ = 4,
+	PROTO_GRANT_WRITE = 2,
+};
+
+struct proto_grant {
+	unsigned version; /* PROTO_GRANT_VERSION */
+	unsigned scope; /* enum proto_grant_scope */
+	unsigned access; /* enum proto_grant_access bits: r or rw */
+	unsigned nparts; /* descriptors with the reply, part 0 first */
+};
+
+/* the grant as a JSON object (new), -EINVAL for an invalid one */
+int proto_grant_encode(const struct proto_grant *grant,
+		       struct json_object **ret_obj);
+/* result["grant"] checked and decoded: -EPROTO for a malformed one,
+ * -EPROTONOSUPPORT for another version or an unknown scope */
+int proto_grant_decode(struct json_object *result, struct proto_grant *ret);
+
+/* proto_send with nfds descriptors (0..PROTO_FDS_MAX) as SCM_RIGHTS */
+int proto_send_fds(int fd, const void *buf, size_t len, const int *fds,
+		   unsigned nfds);
+
+/*
+ * proto_call, and the descriptors that came with the reply: up to max
+ * (<= PROTO_FDS_MAX) into ret_fds (close-on-exec, the caller's to close),
+ * their count in *ret_nfds. A reply with more than max descriptors is
+ * refused (-EPROTO) and every descriptor it carried closed.
+ */
+int proto_call_fds(int fd, const char *op, struct json_object *args,
+		   struct proto_reply *rep, int *ret_fds, unsigned max,
+		   unsigned *ret_nfds);
+
 /* last error message of this thread */
 const char *proto_errormsg(void);
 

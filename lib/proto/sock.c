@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -88,16 +89,106 @@ long proto_recv(int fd, void *buf, size_t cap)
 	return (long)n;
 }
 
-/* wait for and receive the reply (the call itself is blocking) */
-static long recv_reply(int fd, char *buf, size_t cap)
+int proto_send_fds(int fd, const void *buf, size_t len, const int *fds,
+		   unsigned nfds)
 {
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * PROTO_FDS_MAX)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
 	ssize_t n;
 
+	if (nfds > PROTO_FDS_MAX)
+		return util_errmsg_set(EINVAL, "%u descriptors (max %d)", nfds,
+				       PROTO_FDS_MAX);
+	if (nfds) {
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
 	do
-		n = recv(fd, buf, cap, MSG_TRUNC);
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return util_errmsg_set(errno, "send: %s", strerror(errno));
+	if ((size_t)n != len)
+		return util_errmsg_set(EIO, "short send (%zd of %zu bytes)", n,
+				       len);
+	return 0;
+}
+
+/* the SCM_RIGHTS descriptors of msg into fds (at most max; the others are
+ * closed): their count, or -1 when there were more than max */
+static int take_fds(struct msghdr *msg, int *fds, unsigned max, unsigned *ret_n)
+{
+	struct cmsghdr *c;
+	unsigned i, k, n = 0;
+	int over = !!(msg->msg_flags & MSG_CTRUNC), fd;
+
+	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (unsigned)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (i = 0; i < k; i++) {
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (n < max)
+				fds[n++] = fd;
+			else {
+				close(fd);
+				over = 1;
+			}
+		}
+	}
+	*ret_n = n;
+	return over ? -1 : 0;
+}
+
+/* wait for and receive the reply (the call itself is blocking), with up
+ * to max descriptors (fds NULL: none expected) */
+static long recv_reply(int fd, char *buf, size_t cap, int *fds, unsigned max,
+		       unsigned *ret_nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * PROTO_FDS_MAX)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	unsigned nfds = 0, i;
+	int none[1] = { -1 }; /* fds NULL: every descriptor is closed */
+	ssize_t n;
+
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	do
+		n = recvmsg(fd, &msg, MSG_TRUNC | MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return util_errmsg_set(errno, "recv: %s", strerror(errno));
+	if (!fds) { /* none expected: any that came are closed */
+		fds = none;
+		max = 0;
+	}
+	if (take_fds(&msg, fds, max, &nfds) < 0) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return util_errmsg_set(EPROTO,
+				       "reply carried more than %u "
+				       "descriptors, or some were dropped "
+				       "(MSG_CTRUNC: at the limit of open "
+				       "files?)",
+				       max);
+	}
+	if (ret_nfds)
+		*ret_nfds = nfds;
 	if (n == 0)
 		return util_errmsg_set(ECONNRESET,
 				       "pmad closed the connection");
@@ -107,14 +198,21 @@ static long recv_reply(int fd, char *buf, size_t cap)
 	return (long)n;
 }
 
-int proto_call(int fd, const char *op, struct json_object *args,
-	       struct proto_reply *rep)
+int proto_call_fds(int fd, const char *op, struct json_object *args,
+		   struct proto_reply *rep, int *ret_fds, unsigned max,
+		   unsigned *ret_nfds)
 {
+	unsigned nfds = 0, i;
 	size_t len;
 	char *buf;
 	long n;
 	int rc;
 
+	if (max > PROTO_FDS_MAX) {
+		json_object_put(args);
+		return util_errmsg_set(EINVAL, "%u descriptors (max %d)", max,
+				       PROTO_FDS_MAX);
+	}
 	rc = proto_request_encode(op, args, &buf, &len);
 	if (rc < 0)
 		return rc;
@@ -125,8 +223,22 @@ int proto_call(int fd, const char *op, struct json_object *args,
 	buf = malloc(PROTO_MSG_MAX);
 	if (!buf)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	n = recv_reply(fd, buf, PROTO_MSG_MAX);
+	n = recv_reply(fd, buf, PROTO_MSG_MAX, ret_fds, max, &nfds);
 	rc = n < 0 ? (int)n : proto_reply_decode(buf, (size_t)n, rep);
 	free(buf);
+	if (rc < 0 && ret_fds) {
+		for (i = 0; i < nfds; i++)
+			close(ret_fds[i]);
+	}
+	if (rc < 0)
+		nfds = 0;
+	if (ret_nfds)
+		*ret_nfds = nfds;
 	return rc;
+}
+
+int proto_call(int fd, const char *op, struct json_object *args,
+	       struct proto_reply *rep)
+{
+	return proto_call_fds(fd, op, args, rep, NULL, 0, NULL);
 }

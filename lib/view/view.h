@@ -40,4 +40,12 @@ int view_heap_json(struct pma_heap *heap, unsigned flags,
 int view_heap_stat_json(struct pma_heap *heap, unsigned flags,
 			struct json_object *obj);
 
+/* pma_heap_compact's report (or its plan's, dry_run): dry_run,
+ * slabs_released, log_records_before/after, free_runs_before/after,
+ * largest_free_before/after, free_bytes_after, punched_bytes,
+ * file_bytes_before/after, bytes_reclaimed, holes_punched, note */
+struct pma_compact_report;
+int view_compact_json(const struct pma_compact_report *r, int dry_run,
+		      unsigned flags, struct json_object *obj);
+
 #endif

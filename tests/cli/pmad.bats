@@ -268,22 +268,29 @@ expect_errno() {
 	stop_pmad
 }
 
-@test "pool_open and pool_close hold a pool per connection" {
+@test "pool_open grants the pool to one connection; pool_close gives it back" {
 	start_pmad
 	send "$(req pool_open '{"name":"cfg"}')" \
 		"$(req pool_stat '{"name":"cfg"}')" \
 		"$(req pool_open '{"name":"cfg"}')" \
 		"$(req pool_close '{"name":"cfg"}')" \
-		"$(req pool_close '{"name":"cfg"}')"
+		"$(req pool_close '{"name":"cfg"}')" \
+		"$(req pool_stat '{"name":"cfg"}')"
 	[ "$(jq -r .result.clients <<<"${lines[0]}")" = 1 ]
-	[ "$(jq -r .result.clients <<<"${lines[1]}")" = 1 ]
+	[ "$(jq -r .result.state <<<"${lines[0]}")" = attached ]
+	[ "$(jq -r .result.grant.scope <<<"${lines[0]}")" = heap ]
+	# pmad stays away from a granted heap
+	[ "$(jq -r .error.errno <<<"${lines[1]}")" = EBUSY ]
 	[ "$(jq -r .error.errno <<<"${lines[2]}")" = EALREADY ]
 	[ "$(jq -r .result.clients <<<"${lines[3]}")" = 0 ]
+	[ "$(jq -r .result.state <<<"${lines[3]}")" = open ]
 	[ "$(jq -r .error.errno <<<"${lines[4]}")" = EBADF ]
-	# a connection that goes away drops its opens
+	[ "$(jq -r .result.state <<<"${lines[5]}")" = open ]
+	# a connection that goes away gives its pool back (recovered)
 	send "$(req pool_open '{"name":"cfg"}')"
 	send "$(req pool_stat '{"name":"cfg"}')"
 	[ "$(jq -r .result.clients <<<"$output")" = 0 ]
+	[ "$(jq -r .result.client_recoveries <<<"$output")" = 1 ]
 	stop_pmad
 }
 

@@ -3,7 +3,9 @@
  * fuzz-proto: libFuzzer target for lib/proto's decoders, the code that
  * parses every packet a client sends to pmad. Each input is decoded as a
  * request and as a reply; whatever is accepted is re-encoded and decoded
- * again, and must come back the same (op, errno, message).
+ * again, and must come back the same (op, errno, message). A reply's
+ * "grant" (pool_open) is decoded too; an accepted grant must be valid and
+ * survive the same round trip.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +53,28 @@ static void reply_again(const struct proto_reply *rep)
 	free(buf);
 }
 
+static void grant_again(const struct proto_reply *rep)
+{
+	struct proto_grant g, again;
+	struct json_object *o, *result;
+
+	if (proto_grant_decode(rep->result, &g) < 0)
+		return;
+	if (g.version != PROTO_GRANT_VERSION || g.scope != PROTO_GRANT_HEAP ||
+	    !(g.access & PROTO_GRANT_READ) || !g.nparts ||
+	    g.nparts > PROTO_FDS_MAX)
+		abort();
+	if (proto_grant_encode(&g, &o) < 0)
+		abort();
+	result = json_object_new_object();
+	if (!result || json_object_object_add(result, "grant", o) < 0)
+		abort();
+	if (proto_grant_decode(result, &again) < 0 ||
+	    memcmp(&g, &again, sizeof(g)) != 0)
+		abort();
+	json_object_put(result);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct proto_request req;
@@ -66,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!rep.message || !rep.result)
 			abort();
 		reply_again(&rep);
+		grant_again(&rep);
 		proto_reply_release(&rep);
 	}
 	if (strlen(proto_errormsg()) >= 4096)

@@ -4,7 +4,8 @@
  * is rejected (size, garbage, truncation, trailing bytes, depth, version,
  * envelope types) with its errno and message, errno names, and one-packet
  * send/receive over a real SOCK_SEQPACKET pair including an oversized
- * packet that must be dropped whole.
+ * packet that must be dropped whole; pool_open's grant, and descriptors
+ * passed with a reply (SCM_RIGHTS), none leaked when refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -268,6 +270,98 @@ static void test_default_socket(void **state)
 	assert_non_null(strstr(proto_errormsg(), "/nonexistent/pmad.sock"));
 }
 
+static void test_grant(void **state)
+{
+	struct proto_grant g = { .version = PROTO_GRANT_VERSION,
+				 .scope = PROTO_GRANT_HEAP,
+				 .access = PROTO_GRANT_READ | PROTO_GRANT_WRITE,
+				 .nparts = 3 },
+			   again;
+	struct json_object *o, *result = json_object_new_object();
+
+	(void)state;
+	assert_int_equal(proto_grant_encode(&g, &o), 0);
+	assert_string_equal(
+		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+		"{\"version\":1,\"scope\":\"heap\",\"access\":"
+		"\"rw\",\"parts\":3}");
+	json_object_object_add(result, "grant", o);
+	assert_int_equal(proto_grant_decode(result, &again), 0);
+	assert_memory_equal(&g, &again, sizeof(g));
+	/* another version, scope, parts out of range, no grant */
+	json_object_object_add(o, "version", json_object_new_int(2));
+	assert_int_equal(proto_grant_decode(result, &again), -EPROTONOSUPPORT);
+	json_object_object_add(o, "version", json_object_new_int(1));
+	json_object_object_add(o, "scope", json_object_new_string("regions"));
+	assert_int_equal(proto_grant_decode(result, &again), -EPROTONOSUPPORT);
+	json_object_object_add(o, "scope", json_object_new_string("heap"));
+	json_object_object_add(o, "parts", json_object_new_int(17));
+	assert_int_equal(proto_grant_decode(result, &again), -EPROTO);
+	assert_non_null(strstr(proto_errormsg(), "\"parts\""));
+	json_object_object_del(result, "grant");
+	assert_int_equal(proto_grant_decode(result, &again), -EPROTO);
+	json_object_put(result);
+	g.nparts = 0;
+	assert_int_equal(proto_grant_encode(&g, &o), -EINVAL);
+}
+
+static int count_fds(void)
+{
+	int n = 0, fd;
+
+	for (fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/* a reply queued with two descriptors, then proto_call_fds with max */
+static int call_with(int max, int *fds, unsigned *nfds)
+{
+	struct proto_reply rep;
+	int sv[2], p[2], rc;
+	char *buf;
+	size_t len;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(proto_reply_encode(NULL, &buf, &len), 0);
+	assert_int_equal(proto_send_fds(sv[1], buf, len, p, 2), 0);
+	free(buf);
+	close(p[0]);
+	close(p[1]);
+	rc = max < 0 ? proto_call(sv[0], "x", NULL, &rep) :
+		       proto_call_fds(sv[0], "x", NULL, &rep, fds,
+				      (unsigned)max, nfds);
+	if (rc == 0)
+		proto_reply_release(&rep);
+	close(sv[0]);
+	close(sv[1]);
+	return rc;
+}
+
+static void test_call_fds(void **state)
+{
+	int before = count_fds(), fds[PROTO_FDS_MAX];
+	unsigned nfds = 99;
+
+	(void)state;
+	assert_int_equal(call_with(2, fds, &nfds), 0);
+	assert_int_equal(nfds, 2);
+	/* the pipe arrived whole: write one end, read the other */
+	assert_int_equal(write(fds[1], "x", 1), 1);
+	assert_int_equal(read(fds[0], &nfds, 1), 1);
+	assert_true(fcntl(fds[0], F_GETFD) & FD_CLOEXEC);
+	close(fds[0]);
+	close(fds[1]);
+	/* more than asked for: refused, nothing leaks */
+	assert_int_equal(call_with(1, fds, &nfds), -EPROTO);
+	assert_int_equal(nfds, 0);
+	assert_int_equal(call_with(-1, NULL, NULL), -EPROTO);
+	assert_int_equal(count_fds(), before);
+	assert_int_equal(proto_send_fds(0, "", 0, fds, PROTO_FDS_MAX + 1),
+			 -EINVAL);
+}
+
 #define T(f) cmocka_unit_test(f)
 
 int main(void)
@@ -287,6 +381,8 @@ int main(void)
 		T(test_encode_too_big),
 		T(test_socket_packets),
 		T(test_default_socket),
+		T(test_grant),
+		T(test_call_fds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

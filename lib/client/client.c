@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libpmad: pmad's client (include/pmad.h). One connection per client,
+ * one request at a time on it (a mutex), and the heaps opened through it.
+ * pmad_pool_open sends pool_open, receives the reply with the pool's part
+ * descriptors (SCM_RIGHTS, lib/proto) and opens the heap over them as the
+ * grant says (grant_open: the one place that turns a grant into a heap).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmad.h"
+#include "pmalloc.h"
+#include "proto/proto.h"
+#include "util/errmsg.h"
+
+#define SOCKET_PATH_MAX 108
+
+struct client_heap {
+	struct pma_heap *heap;
+	char *pool;
+};
+
+struct pmad_client {
+	int fd;
+	pthread_mutex_t lock; /* one request at a time; the heap list */
+	struct client_heap *heaps;
+	unsigned nheaps;
+	int replied; /* the last call got a reply (pmad's error or not) */
+	char path[SOCKET_PATH_MAX];
+};
+
+PMAD_API const char *pmad_errormsg(void)
+{
+	return util_errmsg();
+}
+
+PMAD_API int pmad_connect(const char *socket_path,
+			  struct pmad_client **ret_client)
+{
+	struct pmad_client *c;
+	int rc;
+
+	if (!ret_client)
+		return util_errmsg_set(EINVAL, "no ret_client");
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (socket_path) {
+		if (strlen(socket_path) >= sizeof(c->path)) {
+			free(c);
+			return util_errmsg_set(ENAMETOOLONG,
+					       "socket path '%s' is too long",
+					       socket_path);
+		}
+		memcpy(c->path, socket_path, strlen(socket_path) + 1);
+	} else if ((rc = proto_default_socket(c->path, sizeof(c->path))) < 0) {
+		free(c);
+		return rc;
+	}
+	c->fd = proto_connect(c->path);
+	if (c->fd < 0) {
+		rc = c->fd;
+		if (rc == -ENOENT || rc == -ECONNREFUSED)
+			util_errmsg_prefix("pmad is not running");
+		free(c);
+		return rc;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	*ret_client = c;
+	return 0;
+}
+
+/* one request; pmad's error reply becomes the return value and message */
+static int call(struct pmad_client *c, const char *op, const char *pool,
+		struct proto_reply *rep, int *fds, unsigned max,
+		unsigned *ret_nfds)
+{
+	struct json_object *args = json_object_new_object();
+	struct json_object *name = json_object_new_string(pool);
+	int rc;
+
+	if (!args || !name || json_object_object_add(args, "name", name) < 0) {
+		json_object_put(name);
+		json_object_put(args);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	c->replied = 0;
+	rc = proto_call_fds(c->fd, op, args, rep, fds, max, ret_nfds);
+	c->replied = rc == 0;
+	if (rc == -ECONNRESET || rc == -EPIPE)
+		return util_errmsg_set(ECONNRESET,
+				       "pmad at '%s' closed the connection "
+				       "(did it stop?)",
+				       c->path);
+	if (rc < 0) {
+		util_errmsg_prefix("pmad at '%s'", c->path);
+		return rc;
+	}
+	if (rep->err) {
+		rc = util_errmsg_set(rep->err, "pmad: %s", rep->message);
+		proto_reply_release(rep);
+	}
+	return rc;
+}
+
+/* tell pmad the pool is back (the heap is closed already) */
+static int release(struct pmad_client *c, const char *pool)
+{
+	struct proto_reply rep;
+	int rc = call(c, "pool_close", pool, &rep, NULL, 0, NULL);
+
+	if (rc == 0)
+		proto_reply_release(&rep);
+	return rc;
+}
+
+/*
+ * The one place that turns a grant into a heap. Scope "heap": the whole
+ * heap, opened over the descriptors as a sole writer would open it.
+ * Region leases will open the heap with the granted regions only.
+ */
+static int grant_open(const struct proto_grant *g, const int *fds,
+		      struct pma_heap **ret_heap)
+{
+	unsigned flags = (g->access & PROTO_GRANT_WRITE) ? 0 : PMA_HEAP_RDONLY;
+	int rc;
+
+	if (g->scope != PROTO_GRANT_HEAP)
+		return util_errmsg_set(EPROTONOSUPPORT,
+				       "grant scope %u is not supported",
+				       g->scope);
+	rc = pma_heap_open_fds(fds, g->nparts, flags, ret_heap);
+	if (rc < 0)
+		return util_errmsg_set(-rc,
+				       "cannot open the heap pmad sent: %s",
+				       pma_errormsg());
+	return 0;
+}
+
+static int heaps_add(struct pmad_client *c, struct pma_heap *heap,
+		     const char *pool)
+{
+	struct client_heap *h;
+	char *name = strdup(pool);
+
+	h = name ? reallocarray(c->heaps, c->nheaps + 1, sizeof(*h)) : NULL;
+	if (!h) {
+		free(name);
+		return util_errmsg_set(ENOMEM, "out of memory");
+	}
+	c->heaps = h;
+	c->heaps[c->nheaps].heap = heap;
+	c->heaps[c->nheaps].pool = name;
+	c->nheaps++;
+	return 0;
+}
+
+/* the grant and descriptors of a pool_open reply into an open heap */
+static int open_granted(struct pmad_client *c, const char *pool,
+			struct proto_reply *rep, const int *fds, unsigned nfds,
+			struct pma_heap **ret_heap)
+{
+	struct pma_heap *heap = NULL;
+	struct proto_grant g;
+	int rc;
+
+	rc = proto_grant_decode(rep->result, &g);
+	if (rc < 0) {
+		util_errmsg_prefix("pool '%s': pmad's reply", pool);
+		return rc;
+	}
+	if (nfds != g.nparts)
+		return util_errmsg_set(EPROTO,
+				       "pool '%s': pmad granted %u parts but "
+				       "sent %u descriptors",
+				       pool, g.nparts, nfds);
+	rc = grant_open(&g, fds, &heap);
+	if (rc == 0 && !heap)
+		rc = util_errmsg_set(EIO, "no heap");
+	if (rc < 0) {
+		util_errmsg_prefix("pool '%s'", pool);
+		return rc;
+	}
+	rc = heaps_add(c, heap, pool);
+	if (rc < 0) {
+		pma_heap_close(heap);
+		return rc;
+	}
+	*ret_heap = heap;
+	return 0;
+}
+
+PMAD_API int pmad_pool_open(struct pmad_client *client, const char *pool,
+			    struct pma_heap **ret_heap)
+{
+	struct proto_reply rep;
+	int fds[PROTO_FDS_MAX];
+	unsigned nfds = 0, i;
+	char msg[UTIL_ERRMSG_MAX];
+	int rc;
+
+	if (!client || !pool || !*pool || !ret_heap)
+		return util_errmsg_set(EINVAL, "pmad_pool_open: %s",
+				       !client	 ? "no client" :
+				       !ret_heap ? "no ret_heap" :
+						   "no pool name");
+	pthread_mutex_lock(&client->lock);
+	rc = call(client, "pool_open", pool, &rep, fds, PROTO_FDS_MAX, &nfds);
+	if (rc < 0 && !client->replied && rc != -ECONNRESET) {
+		/* the reply was lost here (descriptors dropped, malformed):
+		 * pmad may have granted the pool, give it back */
+		snprintf(msg, sizeof(msg), "%s", util_errmsg());
+		(void)release(client, pool);
+		util_errmsg_set(-rc, "%s", msg);
+	}
+	if (rc == 0) {
+		rc = open_granted(client, pool, &rep, fds, nfds, ret_heap);
+		proto_reply_release(&rep);
+		if (rc < 0) { /* pmad granted it: give it back */
+			snprintf(msg, sizeof(msg), "%s", util_errmsg());
+			(void)release(client, pool);
+			util_errmsg_set(-rc, "%s", msg);
+		}
+	}
+	for (i = 0; i < nfds; i++) /* the heap holds its own copies */
+		close(fds[i]);
+	pthread_mutex_unlock(&client->lock);
+	return rc;
+}
+
+/* close heap i and give its pool back */
+static int close_one(struct pmad_client *c, unsigned i)
+{
+	char *pool = c->heaps[i].pool;
+	int rc;
+
+	pma_heap_close(c->heaps[i].heap);
+	c->heaps[i] = c->heaps[--c->nheaps];
+	rc = release(c, pool);
+	free(pool);
+	return rc;
+}
+
+PMAD_API int pmad_pool_close(struct pmad_client *client, struct pma_heap *heap)
+{
+	unsigned i;
+	int rc;
+
+	if (!client || !heap)
+		return util_errmsg_set(EINVAL, "pmad_pool_close: no %s",
+				       client ? "heap" : "client");
+	pthread_mutex_lock(&client->lock);
+	for (i = 0; i < client->nheaps && client->heaps[i].heap != heap; i++)
+		;
+	rc = i < client->nheaps ?
+		     close_one(client, i) :
+		     util_errmsg_set(EINVAL,
+				     "pmad_pool_close: the heap was not "
+				     "opened through this client");
+	pthread_mutex_unlock(&client->lock);
+	return rc;
+}
+
+PMAD_API void pmad_disconnect(struct pmad_client *client)
+{
+	if (!client)
+		return;
+	pthread_mutex_lock(&client->lock);
+	while (client->nheaps)
+		(void)close_one(client, client->nheaps - 1);
+	pthread_mutex_unlock(&client->lock);
+	close(client->fd);
+	pthread_mutex_destroy(&client->lock);
+	free(client->heaps);
+	free(client);
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# pmactl compact through pmad (--socket): pmad compacts the heap it holds
+# and answers with the document offline compact prints (same keys, same
+# text); dry run; refused while a libpmad client holds the pool (EBUSY),
+# for a path, for an unknown pool.
+
+load pmad-helpers
+
+setup() {
+	pmad_setup
+	WORKLOAD="$PMAD_BUILDDIR/tests/lib/pma-workload"
+	CLIENT="$PMAD_BUILDDIR/tests/pmad/pmad-client"
+	[ -x "$WORKLOAD" ] || fail "no $WORKLOAD: build it with make check"
+	export PMEM2_FORCE_GRANULARITY=CACHE_LINE
+	SD=$(mktemp -d /dev/shm/pmad-bats.XXXXXX)
+	HOLD_PID=""
+}
+
+teardown() {
+	if [ -n "$HOLD_PID" ]; then
+		kill -9 "$HOLD_PID" 2>/dev/null || true
+		wait "$HOLD_PID" 2>/dev/null || true
+	fi
+	pmad_teardown
+	rm -rf -- "${SD:?}"
+}
+
+allocated() {
+	echo $(($(stat -c %b "$1") * 512))
+}
+
+# frag POOL: 64 MiB in pmad's state dir, 30000 blocks of 100 B, all but
+# every 1000th freed (made offline: pmad picks it up at start)
+frag() {
+	run --separate-stderr pmactl create "$SD/$1.pool" --size 64M
+	assert_success
+	run --separate-stderr "$WORKLOAD" --frag "$SD/$1.pool" 30000 100 1000
+	assert_success
+}
+
+@test "compact --socket: pmad compacts the heap it holds, blocks stay" {
+	frag f
+	frag g
+	start_pmad
+	local before
+	before=$(allocated "$SD/f.pool")
+	run --separate-stderr pmactl --socket "$S" compact --dry-run --json f
+	assert_success
+	local plan=$output
+	jq -e '.dry_run == true and .holes_punched == false' <<<"$plan"
+	[ "$(allocated "$SD/f.pool")" = "$before" ] || fail "the dry run punched"
+	run --separate-stderr pmactl --socket "$S" compact --json f
+	assert_success
+	jq -e '.dry_run == false and .holes_punched == true' <<<"$output"
+	jq -e '.slabs_released >= 1 and .log_records_after == 0' <<<"$output"
+	jq -e '.bytes_reclaimed > 50000000' <<<"$output"
+	[ "$(jq .slabs_released <<<"$plan")" = "$(jq .slabs_released <<<"$output")" ]
+	[ "$(allocated "$SD/f.pool")" -lt $((before / 4)) ] ||
+		fail "still $(allocated "$SD/f.pool") bytes allocated"
+	local online=$output
+	grep -q "pool 'f' compacted for uid" "$LOG" || fail "$(cat "$LOG")"
+	# text through pmad
+	run --separate-stderr pmactl --socket "$S" compact g
+	assert_success
+	assert_line --regexp '^[0-9]+ empty slabs? released$'
+	assert_line --regexp '^reclaimed +[0-9.]+ [KMG]iB$'
+	stop_pmad
+	run --separate-stderr "$WORKLOAD" --frag-check "$SD/f.pool"
+	assert_success
+	assert_output "30 blocks intact"
+	# offline compact prints the same keys
+	run --separate-stderr pmactl compact --json "$SD/g.pool"
+	assert_success
+	[ "$(jq -c 'keys' <<<"$output")" = "$(jq -c 'keys' <<<"$online")" ] ||
+		fail "offline $(jq -c keys <<<"$output") online $(jq -c keys <<<"$online")"
+}
+
+@test "compact --socket: --human, refusals (attached pool, path, unknown pool)" {
+	start_pmad
+	run pmactl --socket "$S" pool create c --size 16M
+	assert_success
+	run --separate-stderr pmactl --socket "$S" compact --json --human c
+	assert_success
+	[[ "$(jq -r .file_bytes_before <<<"$output")" == *iB ]] || fail "$output"
+	mkfifo "$D/in"
+	"$CLIENT" "$S" hold c <"$D/in" >"$D/hold.out" &
+	HOLD_PID=$!
+	exec 8>"$D/in"
+	wait_for grep -q held "$D/hold.out"
+	run --separate-stderr pmactl --socket "$S" compact c
+	assert_failure 1
+	[[ "$stderr" == *"compact c: pool 'c' is attached by pid $HOLD_PID"*"(EBUSY)" ]] ||
+		fail "$stderr"
+	exec 8>&-
+	wait "$HOLD_PID"
+	HOLD_PID=""
+	run --separate-stderr pmactl --socket "$S" compact c
+	assert_success
+	run --separate-stderr pmactl --socket "$S" compact "$SD/c.pool"
+	assert_failure 2
+	[[ "$stderr" == *"is a path, but through pmad"* ]] || fail "$stderr"
+	run --separate-stderr pmactl --socket "$S" compact nope
+	assert_failure 1
+	[[ "$stderr" == *"no pool 'nope' (ENOENT)"* ]] || fail "$stderr"
+	stop_pmad
+}

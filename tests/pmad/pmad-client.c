@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmad-client: a libpmad client for tests/cli/libpmad.bats, using only
+ * the installed API (pmad.h, pmalloc.h).
+ *   pmad-client SOCKET basic POOL
+ *       open, pma_root, allocate, close, reopen and find the data; a
+ *       second open while the first holds the pool is -EBUSY naming this
+ *       pid; unknown pool -ENOENT; no pmad -ENOENT/-ECONNREFUSED
+ *   pmad-client SOCKET workload POOL [--count-file F] [--ops N]
+ *       the crash workload (below) until killed or N ops; after each op
+ *       the count of committed ops is written to F (or fd 3, a pipe)
+ *   pmad-client SOCKET verify POOL --count C
+ *       the pool holds exactly what C committed ops leave, nothing leaks
+ *   pmad-client SOCKET crash-loop POOL --rounds R [--seed S]
+ *       R times: a child runs the workload (from the op the previous
+ *       child was killed in), is killed with SIGKILL at a random point,
+ *       then verify (pmad must have recovered the heap)
+ *   pmad-client SOCKET hold POOL
+ *       open the pool, print "held", wait for stdin to close
+ *   pmad-client SOCKET fork POOL
+ *       a client opens the pool, forks a child that keeps the inherited
+ *       connection for a second, and is killed: the pool stays attached
+ *       (EBUSY) until the child is gone too, then opens
+ *   pmad-client SOCKET open POOL
+ *       open and close the pool; print "opened", or the error as
+ *       "-ERRNO: message" and exit 1
+ *   pmad-client SOCKET setfl POOL
+ *       open the pool, set O_APPEND|O_NONBLOCK on every descriptor of
+ *       this process that names a file ending in "/POOL.pool" (they share
+ *       pmad's open file descriptions), print their count, close
+ * Workload: the root object has NSLOTS slots; op k frees the block in
+ * slot k % NSLOTS (if any), allocates a new one of sizes[k % NSIZES]
+ * into it (pma_malloc_to) and persists k in its first word.
+ * Prints one line per check; exit 0 when all passed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "pmad.h"
+#include "pmalloc.h"
+
+#define NSLOTS 256
+#define ROOT_MAGIC 0x746f6f72646d7021ULL /* "!pmdroot" */
+
+static const size_t sizes[] = { 64, 200, 1000, 4000, 16384, 70000, 128 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+struct root {
+	uint64_t magic;
+	uint64_t base_live; /* live blocks + extents with only the root */
+	uint64_t base_used; /* used_bytes then */
+	uint64_t slot[NSLOTS];
+};
+
+static int failures;
+
+static void check(int ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	failures += !ok;
+}
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "pmad-client: %s: %s (%s)\n", what, pmad_errormsg(),
+		strerror(-rc));
+	exit(1);
+}
+
+static uint64_t live_count(const struct pma_heap_stats *st)
+{
+	uint64_t n = st->extents;
+	uint32_t i;
+
+	for (i = 0; i < st->nclasses && i < PMA_STATS_MAX_CLASSES; i++)
+		n += st->classes[i].used;
+	return n;
+}
+
+/* the root, made on first use with the figures of an empty heap */
+static struct root *root_get(struct pma_heap *heap)
+{
+	struct pma_heap_stats st;
+	struct root *r;
+	uint64_t off;
+	int rc;
+
+	rc = pma_root(heap, sizeof(*r), &off);
+	if (rc < 0)
+		die("pma_root", rc);
+	r = pma_direct(heap, off);
+	if (r->magic == ROOT_MAGIC)
+		return r;
+	rc = pma_heap_stats(heap, &st);
+	if (rc < 0)
+		die("pma_heap_stats", rc);
+	r->base_live = live_count(&st);
+	r->base_used = st.used_bytes;
+	pma_persist(heap, r, sizeof(*r));
+	r->magic = ROOT_MAGIC;
+	pma_persist(heap, &r->magic, sizeof(r->magic));
+	return r;
+}
+
+static int open_pool(const char *sock, const char *pool,
+		     struct pmad_client **ret_c, struct pma_heap **ret_heap)
+{
+	int rc = pmad_connect(sock, ret_c);
+
+	if (rc < 0)
+		return rc;
+	rc = pmad_pool_open(*ret_c, pool, ret_heap);
+	if (rc < 0) {
+		pmad_disconnect(*ret_c);
+		*ret_c = NULL;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------- basic */
+
+static void basic(const char *sock, const char *pool)
+{
+	struct pmad_client *c, *c2;
+	struct pma_heap *heap, *h2;
+	uint64_t off, *words;
+	char msg[256];
+	int rc, i, ok;
+
+	rc = open_pool(sock, pool, &c, &heap);
+	check(rc == 0, "pmad_pool_open '%s': %s", pool,
+	      rc ? pmad_errormsg() : "");
+	if (rc)
+		return;
+	rc = pma_root(heap, 64 * sizeof(uint64_t), &off);
+	check(rc == 0 && off, "pma_root");
+	words = pma_direct(heap, off);
+	for (i = 0; i < 64 && rc == 0; i++) {
+		rc = pma_malloc_to(heap, 256, &words[i]);
+		if (rc == 0) {
+			memset(pma_direct(heap, words[i]), i, 256);
+			pma_persist(heap, pma_direct(heap, words[i]), 256);
+		}
+	}
+	check(rc == 0, "64 pma_malloc_to into the root");
+
+	/* a second client, while the first holds the pool */
+	rc = pmad_connect(sock, &c2);
+	check(rc == 0, "second pmad_connect");
+	if (rc == 0) {
+		rc = pmad_pool_open(c2, pool, &h2);
+		snprintf(msg, sizeof(msg), "pid %d", (int)getpid());
+		check(rc == -EBUSY && strstr(pmad_errormsg(), msg),
+		      "second open: -EBUSY naming %s: %d %s", msg, rc,
+		      pmad_errormsg());
+		check(strstr(pmad_errormsg(), "region leases") != NULL,
+		      "the message says shared attachment needs leases");
+		rc = pmad_pool_open(c2, "no-such-pool", &h2);
+		check(rc == -ENOENT, "unknown pool: -ENOENT: %s",
+		      pmad_errormsg());
+		pmad_disconnect(c2);
+	}
+	rc = pmad_pool_open(c, pool, &h2);
+	check(rc == -EALREADY, "open again on one client: -EALREADY: %s",
+	      pmad_errormsg());
+	rc = pmad_pool_close(c, (struct pma_heap *)words);
+	check(rc == -EINVAL, "closing a heap not from this client: -EINVAL");
+	rc = pmad_pool_close(c, heap);
+	check(rc == 0, "pmad_pool_close: %s", rc ? pmad_errormsg() : "");
+
+	/* reopen: the data is there */
+	rc = pmad_pool_open(c, pool, &heap);
+	check(rc == 0, "reopen: %s", rc ? pmad_errormsg() : "");
+	if (rc)
+		return;
+	rc = pma_root(heap, 64 * sizeof(uint64_t), &off);
+	words = pma_direct(heap, off);
+	for (ok = rc == 0, i = 0; ok && i < 64; i++) {
+		const unsigned char *b = pma_direct(heap, words[i]);
+
+		ok = b && pma_usable_size(heap, words[i]) >= 256 && b[0] == i &&
+		     b[255] == i;
+	}
+	check(ok, "reopen sees the 64 blocks and their data");
+	for (i = 0; i < 64 && rc == 0; i++)
+		rc = pma_free_from(heap, &words[i]);
+	check(rc == 0, "and frees them");
+	pmad_disconnect(c); /* closes the heap too */
+
+	rc = pmad_connect("/nonexistent/pmad.sock", &c2);
+	check(rc == -ENOENT && strstr(pmad_errormsg(), "pmad is not running"),
+	      "no pmad: -ENOENT, 'pmad is not running': %s", pmad_errormsg());
+}
+
+/* ---------------------------------------------------------- workload */
+
+static void report(int fd, uint64_t count)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%020" PRIu64 "\n", count);
+
+	if (pwrite(fd, buf, (size_t)n, 0) != n &&
+	    write(fd, &count, sizeof(count)) != sizeof(count))
+		exit(3);
+}
+
+/* op k on the root's slots */
+static void op(struct pma_heap *heap, struct root *r, uint64_t k)
+{
+	uint64_t *slot = &r->slot[k % NSLOTS];
+	uint64_t *block;
+	int rc;
+
+	rc = pma_free_from(heap, slot);
+	if (rc < 0)
+		die("pma_free_from", rc);
+	rc = pma_malloc_to(heap, sizes[k % NSIZES], slot);
+	if (rc < 0)
+		die("pma_malloc_to", rc);
+	block = pma_direct(heap, *slot);
+	*block = k;
+	pma_persist(heap, block, sizeof(*block));
+}
+
+static void workload(const char *sock, const char *pool, int fd, uint64_t start,
+		     uint64_t ops)
+{
+	struct pmad_client *c;
+	struct pma_heap *heap;
+	struct root *r;
+	uint64_t k;
+	int rc;
+
+	rc = open_pool(sock, pool, &c, &heap);
+	if (rc < 0)
+		die("open", rc);
+	r = root_get(heap);
+	for (k = start; !ops || k < start + ops; k++) {
+		op(heap, r, k);
+		report(fd, k + 1);
+	}
+	rc = pmad_pool_close(c, heap);
+	pmad_disconnect(c);
+	if (rc < 0)
+		die("close", rc);
+}
+
+/* ------------------------------------------------------------ verify */
+
+/* the op that last wrote slot s among ops 0..count-1, or -1 */
+static int64_t last_op(uint64_t count, unsigned s)
+{
+	if (count <= s)
+		return -1;
+	return (int64_t)(((count - 1 - s) / NSLOTS) * NSLOTS + s);
+}
+
+static int verify_heap(struct pma_heap *heap, uint64_t count)
+{
+	unsigned s, flight = (unsigned)(count % NSLOTS), bad = 0, n = 0;
+	struct pma_heap_stats st;
+	uint64_t used = 0, off;
+	struct root *r = root_get(heap);
+	int64_t want;
+	int rc;
+
+	for (s = 0; s < NSLOTS; s++) {
+		off = r->slot[s];
+		if (off) {
+			n++;
+			used += pma_usable_size(heap, off);
+			if (!pma_usable_size(heap, off)) {
+				bad++;
+				continue;
+			}
+		}
+		/* op count (in flight when killed) may have done any part */
+		if (s == flight)
+			continue;
+		want = last_op(count, s);
+		if (want < 0 ? off != 0 :
+			       !off ||
+				       *(uint64_t *)pma_direct(heap, off) !=
+					       (uint64_t)want ||
+				       pma_usable_size(heap, off) <
+					       sizes[(uint64_t)want % NSIZES])
+			bad++;
+	}
+	rc = pma_heap_stats(heap, &st);
+	if (rc < 0)
+		die("pma_heap_stats", rc);
+	check(!bad,
+	      "count %" PRIu64 ": every committed block is there (%u "
+	      "bad slots)",
+	      count, bad);
+	check(live_count(&st) == r->base_live + n &&
+		      st.used_bytes == r->base_used + used,
+	      "no leak: %" PRIu64 " live blocks, %" PRIu64 " used bytes "
+	      "(expected %" PRIu64 ", %" PRIu64 ")",
+	      live_count(&st), st.used_bytes, r->base_live + n,
+	      r->base_used + used);
+	return bad ? -1 : 0;
+}
+
+static void verify(const char *sock, const char *pool, uint64_t count)
+{
+	struct pmad_client *c;
+	struct pma_heap *heap;
+	int rc;
+
+	rc = open_pool(sock, pool, &c, &heap);
+	check(rc == 0, "open after the crash: %s", rc ? pmad_errormsg() : "");
+	if (rc < 0)
+		return;
+	(void)verify_heap(heap, count);
+	rc = pmad_pool_close(c, heap);
+	check(rc == 0, "close: %s", rc ? pmad_errormsg() : "");
+	pmad_disconnect(c);
+}
+
+/* -------------------------------------------------------- crash-loop */
+
+/* read counts from the pipe until at least target, or EOF */
+static uint64_t read_counts(int fd, uint64_t target, int all)
+{
+	char buf[4096];
+	uint64_t last = 0;
+	ssize_t n, i;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i + 8 <= n; i += 8) /* whole 8-byte counts */
+			memcpy(&last, buf + i, sizeof(last));
+		if (!all && last >= target)
+			break;
+	}
+	return last;
+}
+
+static void crash_loop(const char *sock, const char *pool, unsigned rounds,
+		       unsigned seed)
+{
+	uint64_t count = 0, target, got;
+	unsigned r;
+	int p[2], status;
+	pid_t pid;
+
+	srand(seed);
+	for (r = 0; r < rounds; r++) {
+		if (pipe(p) < 0)
+			die("pipe", -errno);
+		pid = fork();
+		if (pid == 0) {
+			close(p[0]);
+			/* op count was in flight: do it (again) */
+			workload(sock, pool, p[1], count, 0);
+			_exit(0);
+		}
+		close(p[1]);
+		target = count + 1 + (uint64_t)(rand() % 3000);
+		got = read_counts(p[0], target, 0);
+		count = got ? got : count;
+		/* and a little further, so the kill lands inside an op */
+		usleep((useconds_t)(rand() % 2000));
+		kill(pid, SIGKILL);
+		got = read_counts(p[0], 0, 1);
+		count = got ? got : count;
+		close(p[0]);
+		waitpid(pid, &status, 0);
+		check(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		      "round %u: the client was killed after %" PRIu64
+		      " committed ops",
+		      r, count);
+		verify(sock, pool, count);
+	}
+}
+
+/* ------------------------------------------------------------- main */
+
+static uint64_t arg_u64(int argc, char **argv, const char *name, uint64_t dflt)
+{
+	int i;
+
+	for (i = 0; i + 1 < argc; i++)
+		if (strcmp(argv[i], name) == 0)
+			return strtoull(argv[i + 1], NULL, 0);
+	return dflt;
+}
+
+static const char *arg_str(int argc, char **argv, const char *name)
+{
+	int i;
+
+	for (i = 0; i + 1 < argc; i++)
+		if (strcmp(argv[i], name) == 0)
+			return argv[i + 1];
+	return NULL;
+}
+
+static void hold(const char *sock, const char *pool)
+{
+	struct pmad_client *c;
+	struct pma_heap *heap;
+	char buf[64];
+	int rc = open_pool(sock, pool, &c, &heap);
+
+	if (rc < 0)
+		die("open", rc);
+	printf("held\n");
+	fflush(stdout);
+	while (read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+		;
+	rc = pmad_pool_close(c, heap);
+	pmad_disconnect(c);
+	if (rc < 0)
+		die("close", rc);
+}
+
+/* the process that opens, forks a child keeping the connection, dies */
+static void fork_holder(const char *sock, const char *pool, int fd)
+{
+	struct pmad_client *c;
+	struct pma_heap *heap;
+	pid_t child;
+	int rc;
+
+	rc = open_pool(sock, pool, &c, &heap);
+	if (rc < 0)
+		die("open", rc);
+	child = fork();
+	if (child == 0) { /* touches nothing: holds the connection, sleeps */
+		sleep(1);
+		_exit(0);
+	}
+	if (write(fd, &child, sizeof(child)) != sizeof(child))
+		_exit(2);
+	raise(SIGKILL);
+}
+
+static void fork_test(const char *sock, const char *pool)
+{
+	struct pmad_client *c = NULL;
+	struct pma_heap *heap;
+	pid_t holder, child = 0;
+	char msg[64];
+	int p[2], rc, i, status;
+
+	if (pipe(p) < 0)
+		die("pipe", -errno);
+	holder = fork();
+	if (holder == 0) {
+		close(p[0]);
+		fork_holder(sock, pool, p[1]);
+	}
+	close(p[1]);
+	if (read(p[0], &child, sizeof(child)) != sizeof(child))
+		die("holder", -EIO);
+	close(p[0]);
+	waitpid(holder, &status, 0);
+	check(WIFSIGNALED(status), "the holder (pid %d) was killed",
+	      (int)holder);
+	rc = pmad_connect(sock, &c);
+	if (rc < 0)
+		die("connect", rc);
+	rc = pmad_pool_open(c, pool, &heap);
+	snprintf(msg, sizeof(msg), "pid %d", (int)holder);
+	check(rc == -EBUSY && strstr(pmad_errormsg(), msg),
+	      "its forked child keeps the connection: -EBUSY naming %s: %s",
+	      msg, pmad_errormsg());
+	if (rc == 0)
+		(void)pmad_pool_close(c, heap);
+	for (i = 0; i < 100 && kill(child, 0) == 0; i++)
+		usleep(50000);
+	for (i = 0, rc = -EBUSY; i < 50 && rc == -EBUSY; i++) {
+		rc = pmad_pool_open(c, pool, &heap);
+		if (rc == -EBUSY)
+			usleep(20000);
+	}
+	check(rc == 0, "after the child is gone the pool opens: %s",
+	      rc ? pmad_errormsg() : "");
+	if (rc == 0)
+		rc = pmad_pool_close(c, heap);
+	pmad_disconnect(c);
+}
+
+static void open_once(const char *sock, const char *pool)
+{
+	struct pmad_client *c;
+	struct pma_heap *heap;
+	int rc = open_pool(sock, pool, &c, &heap);
+
+	if (rc < 0) {
+		printf("%d: %s\n", rc, pmad_errormsg());
+		exit(1);
+	}
+	printf("opened\n");
+	rc = pmad_pool_close(c, heap);
+	pmad_disconnect(c);
+	if (rc < 0)
+		die("close", rc);
+}
+
+/* a client misusing the descriptors it shares with pmad */
+static void setfl(const char *sock, const char *pool)
+{
+	char link[64], target[4096], suffix[256];
+	struct pmad_client *c;
+	struct pma_heap *heap;
+	int rc, fd, n = 0;
+	ssize_t len;
+
+	rc = open_pool(sock, pool, &c, &heap);
+	if (rc < 0)
+		die("open", rc);
+	snprintf(suffix, sizeof(suffix), "/%s.pool", pool);
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if ((size_t)len >= strlen(suffix) &&
+		    strcmp(target + len - strlen(suffix), suffix) == 0 &&
+		    fcntl(fd, F_SETFL, O_APPEND | O_NONBLOCK) == 0)
+			n++;
+	}
+	printf("%d\n", n);
+	rc = pmad_pool_close(c, heap);
+	pmad_disconnect(c);
+	if (rc < 0)
+		die("close", rc);
+}
+
+int main(int argc, char **argv)
+{
+	const char *sock, *cmd, *pool, *file;
+	int fd = 3;
+
+	if (argc < 4) {
+		fprintf(stderr,
+			"usage: pmad-client SOCKET "
+			"basic|workload|verify|crash-loop|hold|setfl|fork|"
+			"open "
+			"POOL "
+			"[options]\n");
+		return 2;
+	}
+	sock = argv[1];
+	cmd = argv[2];
+	pool = argv[3];
+	if (strcmp(cmd, "basic") == 0)
+		basic(sock, pool);
+	else if (strcmp(cmd, "workload") == 0) {
+		file = arg_str(argc, argv, "--count-file");
+		if (file)
+			fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			die("count file", -errno);
+		workload(sock, pool, fd, 0, arg_u64(argc, argv, "--ops", 0));
+	} else if (strcmp(cmd, "verify") == 0)
+		verify(sock, pool, arg_u64(argc, argv, "--count", 0));
+	else if (strcmp(cmd, "crash-loop") == 0)
+		crash_loop(sock, pool,
+			   (unsigned)arg_u64(argc, argv, "--rounds", 20),
+			   (unsigned)arg_u64(argc, argv, "--seed",
+					     (uint64_t)time(NULL)));
+	else if (strcmp(cmd, "hold") == 0)
+		hold(sock, pool);
+	else if (strcmp(cmd, "setfl") == 0)
+		setfl(sock, pool);
+	else if (strcmp(cmd, "fork") == 0)
+		fork_test(sock, pool);
+	else if (strcmp(cmd, "open") == 0)
+		open_once(sock, pool);
+	else {
+		fprintf(stderr, "pmad-client: unknown command '%s'\n", cmd);
+		return 2;
+	}
+	return failures ? 1 : 0;
+}
