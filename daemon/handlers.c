@@ -265,6 +265,8 @@ static int h_pool_fsck(struct request *r)
 				       "offline (stop pmad)",
 				       r->pool->name);
 	return pmad_pool_fsck(r->pool, &r->result);
+}
+
 /* pmactl compact through pmad: pma_heap_compact (args.dry_run: its plan)
  * on the heap pmad holds; the report as lib/view builds it offline too */
 static int h_compact(struct request *r)
