@@ -30,6 +30,7 @@
 #include "util/errmsg.h"
 #include "util/io.h"
 #include "util/json.h"
+#include "view/view.h"
 
 enum fsck_exit {
 	FSCK_EXIT_CONSISTENT = 0,
@@ -108,22 +109,7 @@ struct fsck_run {
 
 static int finding_json(struct fsck_run *r, const struct pool_fsck_finding *f)
 {
-	struct json_object *o = json_object_new_object();
-	int err;
-
-	if (!o)
-		return -ENOMEM;
-	err = util_json_add_str(o, "code", f->code);
-	err |= util_json_add_str(o, "severity",
-				 pool_fsck_severity_name(f->severity));
-	err |= util_json_add_u64(o, "part", f->part);
-	err |= util_json_add_hex(o, "offset", f->off);
-	err |= util_json_add_str(o, "message", f->message);
-	if (err || json_object_array_add(r->arr, o) < 0) {
-		json_object_put(o);
-		return -ENOMEM;
-	}
-	return 0;
+	return view_fsck_finding_json(f, r->arr);
 }
 
 static int finding(const struct pool_fsck_finding *f, void *arg)

@@ -19,25 +19,11 @@
 #include "pool/fsck.h"
 #include "util/errmsg.h"
 #include "util/json.h"
+#include "view/view.h"
 
 static int finding_json(const struct pool_fsck_finding *f, void *arg)
 {
-	struct json_object *arr = arg, *o = json_object_new_object();
-	int err;
-
-	if (!o)
-		return -ENOMEM;
-	err = util_json_add_str(o, "code", f->code);
-	err |= util_json_add_str(o, "severity",
-				 pool_fsck_severity_name(f->severity));
-	err |= util_json_add_u64(o, "part", f->part);
-	err |= util_json_add_hex(o, "offset", f->off);
-	err |= util_json_add_str(o, "message", f->message);
-	if (err || json_object_array_add(arr, o) < 0) {
-		json_object_put(o);
-		return -ENOMEM;
-	}
-	return 0;
+	return view_fsck_finding_json(f, arg);
 }
 
 int pmad_pool_fsck(struct pmad_pool *p, struct json_object **ret)

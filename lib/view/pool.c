@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool/fsck.h"
 #include "pool/pool.h"
 #include "util/errmsg.h"
 #include "util/json.h"
@@ -181,5 +182,26 @@ int view_pool_json(const struct pool *pool, unsigned flags,
 	    json_array(pool, 0, flags, obj) < 0 ||
 	    json_array(pool, 1, flags, obj) < 0)
 		return util_errmsg_set(ENOMEM, "out of memory");
+	return 0;
+}
+
+int view_fsck_finding_json(const struct pool_fsck_finding *f,
+			   struct json_object *arr)
+{
+	struct json_object *o = json_object_new_object();
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	err = util_json_add_str(o, "code", f->code);
+	err |= util_json_add_str(o, "severity",
+				 pool_fsck_severity_name(f->severity));
+	err |= util_json_add_u64(o, "part", f->part);
+	err |= util_json_add_hex(o, "offset", f->off);
+	err |= util_json_add_str(o, "message", f->message);
+	if (err || json_object_array_add(arr, o) < 0) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
 	return 0;
 }

@@ -45,6 +45,12 @@ int view_heap_stat_json(struct pma_heap *heap, unsigned flags,
  * largest_free_before/after, free_bytes_after, punched_bytes,
  * file_bytes_before/after, bytes_reclaimed, holes_punched, note */
 struct pma_compact_report;
+struct pool_fsck_finding;
+/* one fsck finding as pmactl fsck --json shows it (code, severity, part,
+ * offset, message), appended to the array arr: offline and through pmad */
+int view_fsck_finding_json(const struct pool_fsck_finding *f,
+			   struct json_object *arr);
+
 int view_compact_json(const struct pma_compact_report *r, int dry_run,
 		      unsigned flags, struct json_object *obj);
 
