@@ -236,14 +236,14 @@ pmalloc_checks_fsdax() {
 		return
 	fi
 	run_json bench pmabench -d /mnt/pmem1 -a pmalloc -m cache_line -n 2k -R 10k -s 64M -j
-	if jq -se 'length == 13 and all(.[]; .error == null and .pm_mode == "CACHE_LINE")
+	if jq -se 'length == 17 and all(.[]; .error == null and .pm_mode == "CACHE_LINE")
 		and (map(select(.bench == "recovery"))[0] | .live_after_recovery == .objects)
 		and (map(select(.bench != "recovery")) | all(.[]; .sync_wait_frac >= 0
 			and .sync_wait_frac <= 1 and ((.bench != "threadtest" and .bench != "larson-q") or .sync_wait_frac == 0)))' \
 		"$tmp/bench.json" >/dev/null 2>"$tmp/jqerr"; then
-		pass "pmabench: 12 bench rows + recovery, no error, CACHE_LINE"
+		pass "pmabench: 16 bench rows + recovery, no error, CACHE_LINE"
 	else
-		fail "pmabench: 12 bench rows + recovery, no error, CACHE_LINE"; diag "$tmp/jqerr" "$tmp/bench.json"
+		fail "pmabench: 16 bench rows + recovery, no error, CACHE_LINE"; diag "$tmp/jqerr" "$tmp/bench.json"
 	fi
 }
 
