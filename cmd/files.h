@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pmactl views of the HDPM file system in a pool's heap (files.c): for
- * inspect --files, log --files and gc. Each returns the exit status after
- * reporting any error.
+ * pmactl's local HDPM and log ops (files.c), the local seam's files, log
+ * and gc (seam.h). Each returns the exit status after reporting any error.
  */
 #ifndef PMAD_CMD_FILES_H
 #define PMAD_CMD_FILES_H
@@ -18,12 +17,15 @@ int cmd_files_open(const struct cmd_ctx *ctx, const char *path,
 		   struct files_view **ret_view);
 /* accepts NULL */
 void cmd_files_close(struct files_view *v);
-/* add "hdpm": {the file system and its files} to root */
-int cmd_files_json(const struct cmd_ctx *ctx, const char *path,
-		   struct json_object *root);
-/* the file system and its files as text */
-int cmd_files_print(const struct cmd_ctx *ctx, const char *path);
-/* every page log: text, or one JSON document with ctx->json */
-int cmd_files_log(const struct cmd_ctx *ctx, const char *path);
+
+/* the file system (with_pages: and its page logs) as a document */
+int cmd_local_files(struct cmd_ctx *ctx, const char *path, int with_pages,
+		    struct json_object **ret_doc);
+/* the bookkeeping-log records not checkpointed (arena -1: all) */
+int cmd_local_log(struct cmd_ctx *ctx, const char *path, long part, long arena,
+		  struct json_object **ret_doc);
+/* a gc pass on the heap, opened for writing; its report */
+int cmd_local_gc(struct cmd_ctx *ctx, const char *path,
+		 struct json_object **ret_doc);
 
 #endif

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "common.h"
-#include "files.h"
 #include "recovery.h"
 #include "seam.h"
 #include "show.h"
@@ -22,7 +21,7 @@ static const char inspect_usage[] =
 	"usage: pmactl inspect [--json] [--human] [--heap] [--numa] [--files]\n"
 	"                      [--recovery] POOL\n"
 	"       pmactl --socket PATH inspect [--json] [--human] [--heap] [--numa]\n"
-	"                      NAME\n"
+	"                      [--files] NAME\n"
 	"\n"
 	"Show a pool's header, granularity, parts and regions. The pool is\n"
 	"opened read-only with a shared lock; POOL is its part 0. With\n"
@@ -35,7 +34,7 @@ static const char inspect_usage[] =
 	"                      node, arenas, used/free bytes, remote frees\n"
 	"                      pending, fallbacks\n"
 	"      --files         also show the HDPM file system: every file with\n"
-	"                      its pages and page-log use (not through pmad)\n"
+	"                      its pages and page-log use\n"
 	"      --recovery      also list what recovery still has to do in the\n"
 	"                      heap: operations to replay per arena, torn log\n"
 	"                      tails, remote frees pending (not through pmad)\n" CMD_BASE_OPTIONS_HELP;
@@ -84,7 +83,9 @@ static int show_pool_heap(struct json_object *doc)
 
 	if (rc == 0)
 		rc = cmd_show_heap(doc);
-	return rc < 0 ? rc : cmd_show_numa(doc);
+	if (rc == 0)
+		rc = cmd_show_numa(doc);
+	return rc < 0 ? rc : cmd_show_files(doc);
 }
 
 /* --numa: the heap's "numa" object to the top of doc; the rest of the
@@ -161,9 +162,6 @@ int cmd_inspect(int argc, char **argv, struct cmd_ctx *ctx)
 		return rc;
 	}
 	rc = cmd_doc_print(ctx, rc, doc, show_pool_heap);
-	/* the file system as text is the local seam's (files.c) */
-	if (rc == CMD_EXIT_OK && (views & CMD_VIEW_FILES) && !ctx->json)
-		rc = cmd_files_print(ctx, argv[optind]);
 	if (rc == CMD_EXIT_OK && recovery && !ctx->json) {
 		putchar('\n');
 		rc = recovery_show(ctx, argv[optind], NULL);

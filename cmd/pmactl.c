@@ -42,11 +42,11 @@ static const struct cmd_struct commands[] = {
 	{ "list", cmd_list, CMD_PMAD, "list the pools pmad serves" },
 	{ "stat", cmd_stat, CMD_SEAM, "show pool usage and pmad's services" },
 	{ "ns", cmd_ns, CMD_TOPOLOGY, "list persistent memory namespaces" },
-	{ "log", cmd_log, 0, "decode the heap's bookkeeping logs" },
+	{ "log", cmd_log, CMD_SEAM, "decode the heap's bookkeeping logs" },
 	{ "fsck", cmd_fsck, CMD_SEAM, "check a pool and its heap for damage" },
 	{ "pool", cmd_pool, CMD_PMAD,
 	  "list, create and show the pools pmad serves" },
-	{ "gc", cmd_gc, 0, "merge the HDPM page logs of a pool now" },
+	{ "gc", cmd_gc, CMD_SEAM, "merge the HDPM page logs of a pool now" },
 	{ "compact", cmd_compact, CMD_SEAM,
 	  "compact a pool's heap, give space back" },
 };
@@ -68,10 +68,10 @@ static void usage(FILE *f)
 	      "  -j, --json     print one JSON document on stdout\n"
 	      "  -H, --human    with --json: indent and print sizes with units\n"
 	      "  -S, --socket PATH  reach pools through pmad's control socket:\n"
-	      "                 create, inspect, stat and compact then name\n"
-	      "                 pools pmad serves (default: $PMAD_SOCKET; list\n"
-	      "                 and pool use /run/pmad/pmad.sock without\n"
-	      "                 either)\n"
+	      "                 create, inspect, stat, compact, fsck, log and\n"
+	      "                 gc then name pools pmad serves (default:\n"
+	      "                 $PMAD_SOCKET; list and pool use\n"
+	      "                 /run/pmad/pmad.sock without either)\n"
 	      "  -V, --version  show the version and exit\n"
 	      "  -h, --help     show this help and exit\n"
 	      "\n'pmactl help <command>' or 'pmactl <command> --help' shows "

@@ -73,6 +73,7 @@ static int local_create(struct cmd_ctx *ctx, const struct cmd_create_args *a,
 static int local_inspect(struct cmd_ctx *ctx, const char *path, unsigned views,
 			 struct json_object **ret_doc)
 {
+	struct json_object *fs = NULL;
 	int rc;
 
 	rc = cmd_pool_open(ctx, path, POOL_OPEN_RDONLY | POOL_OPEN_SHOW_OLDER);
@@ -88,9 +89,12 @@ static int local_inspect(struct cmd_ctx *ctx, const char *path, unsigned views,
 	}
 	if (views & CMD_VIEW_HEAP)
 		rc = cmd_heap_json(ctx, path, *ret_doc);
-	/* files as text come from files.c itself (the local seam only) */
-	if (rc == CMD_EXIT_OK && (views & CMD_VIEW_FILES) && ctx->json)
-		rc = cmd_files_json(ctx, path, *ret_doc);
+	if (rc == CMD_EXIT_OK && (views & CMD_VIEW_FILES)) {
+		rc = cmd_local_files(ctx, path, 0, &fs);
+		if (rc == CMD_EXIT_OK &&
+		    util_json_add_obj(*ret_doc, "hdpm", fs) < 0)
+			rc = cmd_error(ctx, "out of memory");
+	}
 	return rc;
 }
 
@@ -191,4 +195,7 @@ const struct cmd_seam cmd_seam_local = {
 	.stat = local_stat,
 	.list = local_list,
 	.compact = local_compact,
+	.files = cmd_local_files,
+	.log = cmd_local_log,
+	.gc = cmd_local_gc,
 };

@@ -127,19 +127,21 @@ static int pmad_create(struct cmd_ctx *ctx, const struct cmd_create_args *a,
 static int pmad_inspect(struct cmd_ctx *ctx, const char *name, unsigned views,
 			struct json_object **ret_doc)
 {
+	struct json_object *fs = NULL;
 	int rc;
 
-	if (views & CMD_VIEW_FILES)
-		return cmd_usage_error(
-			ctx, ctx->cmd_name ? ctx->cmd_name : "inspect",
-			"--files is not available through pmad "
-			"yet");
 	rc = check_name(ctx, name);
 	if (rc != CMD_CONTINUE)
 		return rc;
 	rc = request(ctx, "pool_inspect", name, args_new(ctx, name), ret_doc);
 	if (rc == CMD_EXIT_OK && !(views & CMD_VIEW_HEAP))
 		json_object_object_del(*ret_doc, "heap");
+	if (rc == CMD_EXIT_OK && (views & CMD_VIEW_FILES)) {
+		rc = request(ctx, "pool_files", name, args_new(ctx, name), &fs);
+		if (rc == CMD_EXIT_OK &&
+		    util_json_add_obj(*ret_doc, "hdpm", fs) < 0)
+			rc = cmd_error(ctx, "out of memory");
+	}
 	return rc;
 }
 
@@ -175,6 +177,53 @@ static int pmad_compact(struct cmd_ctx *ctx, const char *name, int dry,
 	return request(ctx, "compact", name, args, ret_doc);
 }
 
+/* pmad reads the file system in the heap it holds ("pool_files") */
+static int pmad_files(struct cmd_ctx *ctx, const char *name, int with_pages,
+		      struct json_object **ret_doc)
+{
+	struct json_object *args;
+	int rc = check_name(ctx, name);
+
+	if (rc != CMD_CONTINUE)
+		return rc;
+	args = args_new(ctx, name);
+	if (args && with_pages && util_json_add_bool(args, "pages", 1) < 0) {
+		json_object_put(args);
+		args = NULL;
+	}
+	return request(ctx, "pool_files", name, args, ret_doc);
+}
+
+/* the records of the heap pmad holds ("pool_log") */
+static int pmad_log(struct cmd_ctx *ctx, const char *name, long part,
+		    long arena, struct json_object **ret_doc)
+{
+	struct json_object *args;
+	int rc = check_name(ctx, name);
+
+	if (rc != CMD_CONTINUE)
+		return rc;
+	args = args_new(ctx, name);
+	if (args && arena >= 0 &&
+	    (util_json_add_u64(args, "part", (uint64_t)part) < 0 ||
+	     util_json_add_u64(args, "arena", (uint64_t)arena) < 0)) {
+		json_object_put(args);
+		args = NULL;
+	}
+	return request(ctx, "pool_log", name, args, ret_doc);
+}
+
+/* pmad merges the page logs of the heap it holds ("gc") */
+static int pmad_gc(struct cmd_ctx *ctx, const char *name,
+		   struct json_object **ret_doc)
+{
+	int rc = check_name(ctx, name);
+
+	if (rc != CMD_CONTINUE)
+		return rc;
+	return request(ctx, "gc", name, args_new(ctx, name), ret_doc);
+}
+
 const struct cmd_seam cmd_seam_pmad = {
 	.name = "pmad",
 	.create = pmad_create,
@@ -182,4 +231,7 @@ const struct cmd_seam cmd_seam_pmad = {
 	.stat = pmad_stat,
 	.list = pmad_list,
 	.compact = pmad_compact,
+	.files = pmad_files,
+	.log = pmad_log,
+	.gc = pmad_gc,
 };

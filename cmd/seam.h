@@ -37,7 +37,7 @@ struct cmd_create_args {
 
 enum cmd_views {
 	CMD_VIEW_HEAP = 1 << 0, /* inspect --heap */
-	CMD_VIEW_FILES = 1 << 1, /* inspect --files (local only) */
+	CMD_VIEW_FILES = 1 << 1, /* inspect --files: "hdpm" */
 };
 
 struct cmd_seam {
@@ -53,6 +53,16 @@ struct cmd_seam {
 	/* compact the heap (dry_run: report what it would do) */
 	int (*compact)(struct cmd_ctx *ctx, const char *pool, int dry_run,
 		       struct json_object **ret_doc);
+	/* the HDPM file system in the heap (with_pages: every page log),
+	 * read-only: lib/view's view_hdpm_json */
+	int (*files)(struct cmd_ctx *ctx, const char *pool, int with_pages,
+		     struct json_object **ret_doc);
+	/* the bookkeeping-log records (arena -1: all): view_log_json */
+	int (*log)(struct cmd_ctx *ctx, const char *pool, long part, long arena,
+		   struct json_object **ret_doc);
+	/* merge every HDPM page log now: view_gc_json */
+	int (*gc)(struct cmd_ctx *ctx, const char *pool,
+		  struct json_object **ret_doc);
 };
 
 extern const struct cmd_seam cmd_seam_local;

@@ -25,6 +25,15 @@ int cmd_show_stat(struct json_object *doc);
 /* stat --prometheus: node_exporter textfile collector format */
 int cmd_show_prometheus(struct json_object *doc);
 
+/* inspect --files: the "hdpm" object of doc, when present */
+int cmd_show_files(struct json_object *doc);
+/* log --files: the file system's page logs */
+int cmd_show_page_logs(struct json_object *doc);
+/* log: the bookkeeping-log records */
+int cmd_show_log(struct json_object *doc);
+/* gc: the pass's report */
+int cmd_show_gc(struct json_object *doc);
+
 /*
  * Print doc (and drop it; NULL: nothing): with ctx->json as it is,
  * else through show. rc is the op's exit status, returned unless printing

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hdpm.h"
+#include "hdpm/fsck.h"
 #include "pmad.h"
 #include "pmalloc.h"
 #include "proto/proto.h"
@@ -299,6 +301,120 @@ static int h_compact(struct request *r)
 			view_compact_json(&rep, dry, r->view_flags, r->result);
 }
 
+/* the heap pmad holds for r->pool: EBUSY while a client has it */
+static int pool_heap(struct request *r, struct pma_heap **ret_heap)
+{
+	if (r->pool->holder)
+		return pmad_pool_busy(r->pool);
+	if (!r->pool->heap)
+		return util_errmsg_set(r->pool->err ? r->pool->err : EIO,
+				       "pool '%s' is not open: %s",
+				       r->pool->name,
+				       r->pool->errmsg ? r->pool->errmsg : "");
+	*ret_heap = r->pool->heap;
+	return 0;
+}
+
+/* ... that holds an HDPM file system (its root word read, never made:
+ * pmad's heap is writable and pma_root would create a root) */
+static int pool_fs_heap(struct request *r, struct pma_heap **ret_heap)
+{
+	int rc = pool_heap(r, ret_heap);
+
+	if (rc == 0 && !hdpm_fsck_present(*ret_heap))
+		rc = util_errmsg_set(ENODATA,
+				     "pool '%s' holds no HDPM file system",
+				     r->pool->name);
+	return rc;
+}
+
+/* pmactl inspect --files, log --files (args.pages): the file system as
+ * lib/view shows it offline, mounted read-only (nothing written) */
+static int h_pool_files(struct request *r)
+{
+	struct pma_heap *heap = NULL;
+	struct hdpm_fs *fs = NULL;
+	struct json_object *v;
+	int rc, pages;
+
+	pages = json_object_object_get_ex(r->args, "pages", &v) &&
+		json_object_is_type(v, json_type_boolean) &&
+		json_object_get_boolean(v);
+	rc = pool_fs_heap(r, &heap);
+	if (rc == 0)
+		rc = hdpm_mount(heap, HDPM_RDONLY, &fs);
+	if (rc == 0)
+		rc = new_result(r);
+	if (rc == 0)
+		rc = view_hdpm_json(fs, pages, r->view_flags, r->result);
+	hdpm_unmount(fs);
+	if (rc < 0 && fs)
+		util_errmsg_prefix("pool '%s'", r->pool->name);
+	return rc;
+}
+
+/* args.part, args.arena: a non-negative integer when present */
+static int arg_index(struct json_object *args, const char *key, long *ret)
+{
+	struct json_object *v;
+	int64_t n;
+
+	if (!json_object_object_get_ex(args, key, &v))
+		return 0;
+	n = json_object_get_int64(v);
+	if (!json_object_is_type(v, json_type_int) || n < 0 || n > 1L << 30)
+		return util_errmsg_set(
+			EINVAL, "\"%s\" must be a non-negative integer", key);
+	*ret = (long)n;
+	return 0;
+}
+
+/* pmactl log: the records since pmad's last checkpoint of the heap
+ * (args.arena, args.part: one arena's) */
+static int h_pool_log(struct request *r)
+{
+	struct pma_heap *heap = NULL;
+	long part = 0, arena = -1;
+	int rc;
+
+	rc = arg_index(r->args, "part", &part);
+	if (rc == 0)
+		rc = arg_index(r->args, "arena", &arena);
+	if (rc == 0 && arena < 0 &&
+	    json_object_object_get_ex(r->args, "part", NULL))
+		rc = util_errmsg_set(EINVAL, "\"part\" needs \"arena\"");
+	if (rc == 0)
+		rc = pool_heap(r, &heap);
+	if (rc == 0)
+		rc = new_result(r);
+	if (rc == 0)
+		rc = view_log_json(heap, part, arena, r->view_flags, r->result);
+	if (rc < 0 && heap)
+		util_errmsg_prefix("pool '%s'", r->pool->name);
+	return rc;
+}
+
+/* pmactl gc through pmad: one pass on the heap pmad holds, the report
+ * as lib/view builds it offline too */
+static int h_gc(struct request *r)
+{
+	struct view_gc g = { 0 };
+	struct pma_heap *heap = NULL;
+	int rc;
+
+	rc = pool_fs_heap(r, &heap);
+	if (rc == 0)
+		rc = pmad_pool_gc(r->pool, &g);
+	if (rc < 0)
+		return rc;
+	util_info("pool '%s': gc for uid %u (pid %d): %u page logs merged, "
+		  "%llu bytes reclaimed",
+		  r->pool->name, (unsigned)r->cl->uid, (int)r->cl->pid,
+		  g.merged, (unsigned long long)view_gc_reclaimed(&g));
+	rc = new_result(r);
+	return rc < 0 ? rc : view_gc_json(&g, r->view_flags, r->result);
+}
+
 static int h_lease(struct request *r)
 {
 	(void)r;
@@ -436,6 +552,9 @@ static const struct handler handlers[] = {
 	{ "pool_compact", h_pool_compact, H_POOL | H_READ | H_WRITE },
 	{ "pool_fsck", h_pool_fsck, H_POOL | H_READ },
 	{ "compact", h_compact, H_POOL | H_READ | H_WRITE },
+	{ "pool_files", h_pool_files, H_POOL | H_READ },
+	{ "pool_log", h_pool_log, H_POOL | H_READ },
+	{ "gc", h_gc, H_POOL | H_READ | H_WRITE },
 	{ "lease", h_lease, 0 },
 	{ "release", h_lease, 0 },
 	{ "stats", h_stats, 0 },

@@ -61,6 +61,11 @@ struct pmad_pool {
 		uint64_t checkpoints; /* by services and compact requests */
 		uint64_t checkpoint_failures;
 		time_t last_checkpoint; /* wall clock; 0: never */
+		uint64_t gc_runs; /* HDPM gc passes (requests, service) */
+		uint64_t gc_failures;
+		uint64_t gc_pages_merged;
+		uint64_t gc_bytes_reclaimed;
+		time_t last_gc; /* wall clock; 0: never */
 	} svc;
 };
 
@@ -214,6 +219,10 @@ int pmad_services_arm(struct pmad *d);
 void pmad_services_run(struct pmad *d);
 /* checkpoint an open pool now, counted in its services' figures */
 int pmad_pool_checkpoint(struct pmad_pool *p);
+/* one HDPM gc pass on an open pool whose heap holds a file system
+ * (view_hdpm_gc), counted in its services' figures */
+struct view_gc;
+int pmad_pool_gc(struct pmad_pool *p, struct view_gc *ret);
 /* fsck.c: check the pool read-only, quiesced (no client session, a
  * checkpoint first): *ret the result of pmactl --json fsck */
 int pmad_pool_fsck(struct pmad_pool *p, struct json_object **ret);

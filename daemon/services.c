@@ -17,6 +17,7 @@
 #include "pmalloc.h"
 #include "util/errmsg.h"
 #include "util/log.h"
+#include "view/view.h"
 
 int pmad_services_setup(struct pmad *d)
 {
@@ -56,6 +57,22 @@ int pmad_pool_checkpoint(struct pmad_pool *p)
 	}
 	p->svc.checkpoints++;
 	p->svc.last_checkpoint = time(NULL);
+	return 0;
+}
+
+int pmad_pool_gc(struct pmad_pool *p, struct view_gc *ret)
+{
+	int rc = view_hdpm_gc(p->heap, ret);
+
+	if (rc < 0) {
+		p->svc.gc_failures++;
+		util_errmsg_prefix("pool '%s': gc", p->name);
+		return rc;
+	}
+	p->svc.gc_runs++;
+	p->svc.gc_pages_merged += ret->merged;
+	p->svc.gc_bytes_reclaimed += view_gc_reclaimed(ret);
+	p->svc.last_gc = time(NULL);
 	return 0;
 }
 

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "hdpm.h"
+
 struct pool;
 struct pma_heap;
 
@@ -53,5 +55,36 @@ int view_fsck_finding_json(const struct pool_fsck_finding *f,
 
 int view_compact_json(const struct pma_compact_report *r, int dry_run,
 		      unsigned flags, struct json_object *obj);
+
+/* ------------------------------------------------------- HDPM (hdpm.c) */
+struct hdpm_fs;
+/* the file system: inodes, inodes_used, file_count, dir_count,
+ * file_bytes, pages, log_chunks, log_entries, log_bytes, live_bytes,
+ * dead_bytes, needs_recovery, files[] (path, ino, size, pages,
+ * log_pages, log_*; with_pages: page_logs[] of the pages with a log) */
+int view_hdpm_json(struct hdpm_fs *fs, int with_pages, unsigned flags,
+		   struct json_object *obj);
+
+/* one gc pass (pmactl gc, pmad's "gc" request and service) */
+struct view_gc {
+	unsigned merged; /* page logs merged */
+	struct hdpm_fs_info before, after;
+	uint64_t used_before, used_after; /* heap bytes in use */
+};
+/* mount the file system in heap (writable, recovery runs; it must
+ * exist: check first), merge every page log, unmount */
+int view_hdpm_gc(struct pma_heap *heap, struct view_gc *ret);
+uint64_t view_gc_reclaimed(const struct view_gc *r);
+/* pages_merged, log_bytes_before/after, dead_bytes_before,
+ * heap_used_before/after, bytes_reclaimed */
+int view_gc_json(const struct view_gc *r, unsigned flags,
+		 struct json_object *obj);
+
+/* --------------------------------------------------------- log (log.c) */
+/* the records not checkpointed (arena >= 0: only arena of part): count,
+ * heap_parts, records[] (arena, part, index, type, offset, dest, size,
+ * class); -ENOENT for an arena or part the heap does not have */
+int view_log_json(struct pma_heap *heap, long part, long arena, unsigned flags,
+		  struct json_object *obj);
 
 #endif
