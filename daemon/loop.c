@@ -158,6 +158,7 @@ static void client_close(struct pmad *d, unsigned slot)
 						 PMAD_DETACH_HANGUP);
 	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
+	free(cl->groups);
 	free(cl);
 	d->clients[slot] = d->clients[--d->nclients];
 }
@@ -170,6 +171,39 @@ static void client_refuse(struct pmad *d, int fd)
 	(void)pmad_reply_error(d, &tmp, EMFILE,
 			       "pmad has too many clients; try again later");
 	close(fd);
+}
+
+/*
+ * The peer's supplementary groups (SO_PEERGROUPS, Linux 4.13: the groups
+ * of the process that connected, as SO_PEERCRED's uid and gid), so pool
+ * group permissions apply to them too. On failure the client keeps its
+ * primary gid alone and a warning says why.
+ */
+static void peer_groups(int fd, struct pmad_client *cl)
+{
+	socklen_t len = 32 * sizeof(gid_t);
+	gid_t *groups = NULL, *g;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		g = realloc(groups, len ? len : sizeof(gid_t));
+		if (!g)
+			break;
+		groups = g;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) ==
+		    0) {
+			cl->groups = groups;
+			cl->ngroups = (unsigned)(len / sizeof(gid_t));
+			return;
+		}
+		/* ERANGE: len is the size needed now; the groups may change
+		 * between the calls, so try again a few times */
+		if (errno != ERANGE)
+			break;
+	}
+	util_warn("pid %d: SO_PEERGROUPS: %s; only its primary group counts",
+		  (int)cl->pid, strerror(errno));
+	free(groups);
 }
 
 static void client_accept(struct pmad *d)
@@ -207,6 +241,7 @@ static void client_accept(struct pmad *d)
 	cl->uid = cred.uid;
 	cl->gid = cred.gid;
 	cl->pid = cred.pid;
+	peer_groups(fd, cl);
 	d->clients[d->nclients++] = cl;
 	util_dbg("client pid %d uid %u connected", (int)cl->pid,
 		 (unsigned)cl->uid);

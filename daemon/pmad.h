@@ -69,12 +69,15 @@ struct pmad_pool {
 	} svc;
 };
 
-/* a connected client, identified by SO_PEERCRED at accept */
+/* a connected client, identified by SO_PEERCRED and SO_PEERGROUPS at
+ * accept */
 struct pmad_client {
 	int fd;
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
+	gid_t *groups; /* supplementary groups (may hold gid), or NULL */
+	unsigned ngroups;
 	struct pmad_pool **open; /* pools this client opened (pool_open) */
 	unsigned nopen;
 };

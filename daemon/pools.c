@@ -337,12 +337,26 @@ int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
 	return 0;
 }
 
-/* the permission bits that apply to this client */
+/* is gid the client's primary group or one of its supplementary ones? */
+static int in_group(const struct pmad_client *cl, gid_t gid)
+{
+	unsigned i;
+
+	if (cl->gid == gid)
+		return 1;
+	for (i = 0; i < cl->ngroups; i++)
+		if (cl->groups[i] == gid)
+			return 1;
+	return 0;
+}
+
+/* the permission bits that apply to this client, as the kernel picks
+ * them for a file: owner, else group (any of the client's), else other */
 static unsigned perm_bits(const struct stat *st, const struct pmad_client *cl)
 {
 	if (cl->uid == st->st_uid)
 		return (st->st_mode >> 6) & 7;
-	if (cl->gid == st->st_gid)
+	if (in_group(cl, st->st_gid))
 		return (st->st_mode >> 3) & 7;
 	return st->st_mode & 7;
 }

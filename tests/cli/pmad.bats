@@ -345,6 +345,45 @@ expect_errno() {
 	stop_pmad
 }
 
+@test "a pool's group bits apply to the client's supplementary groups" {
+	command -v setpriv >/dev/null || skip "setpriv not installed"
+	[ "$(id -u)" = 0 ] || skip "needs root to switch to a second uid"
+	start_pmad
+	run pmactl --socket "$S" pool create grp --size 2M
+	assert_success
+	# root's pool, group 4242 may read and write it, others nothing
+	chgrp 4242 "$SD/grp.pool"
+	chmod 0660 "$SD/grp.pool"
+	local pmactl
+	pmactl=$(command -v pmactl)
+	# 4242 only as a supplementary group (primary 65534): allowed
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 \
+		--groups=100,4242 "$pmactl" --socket "$S" --json pool stat grp
+	assert_success
+	[ "$(jq -r .name <<<"$output")" = grp ]
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 \
+		--groups=4242 "$pmactl" --socket "$S" --json stat
+	assert_success
+	[ "$(jq '[.pools[] | select(.name == "grp")] | length' <<<"$output")" = 1 ]
+	# as the primary group: allowed as before
+	run --separate-stderr setpriv --reuid=65534 --regid=4242 \
+		--clear-groups "$pmactl" --socket "$S" --json pool stat grp
+	assert_success
+	# neither: denied, and the message names the client's uid and gid
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 \
+		--groups=100 "$pmactl" --socket "$S" pool stat grp
+	assert_failure 1
+	[[ "$stderr" == *"pool 'grp': permission denied for uid 65534 gid 65534"*"(EACCES)" ]] ||
+		fail "$stderr"
+	# the group bits decide, not the other bits: 0606 denies the group
+	chmod 0606 "$SD/grp.pool"
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 \
+		--groups=4242 "$pmactl" --socket "$S" pool stat grp
+	assert_failure 1
+	[[ "$stderr" == *"(EACCES)" ]] || fail "$stderr"
+	stop_pmad
+}
+
 @test "SIGHUP reloads; a bad new config keeps the old one and says why" {
 	start_pmad
 	cat >>"$CONF" <<-EOF
