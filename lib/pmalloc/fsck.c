@@ -392,11 +392,28 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 	struct pma_fsck_arena *ar = &f->arenas[a];
 	uint32_t cap = f->g.log_cap;
 	uint64_t k = ar->tail, end_checked;
+	unsigned type;
 	int rc;
 
 	if (k - ar->head < cap && rec_valid(f, a, k))
 		k++; /* the first half of an extent op without its length */
 	end_checked = k;
+	if (f->checked && k - ar->head < cap &&
+	    pma_booklog_type_unknown(log_of(f, a), cap, k, &type)) {
+		rc = log_drop(f, a, k);
+		return rc < 0 ? rc :
+				pma_fsck_report_flags(
+					f, "log-record-type", POOL_FSCK_ERROR,
+					(unsigned)rc, rec_off(f, a, k),
+					"arena %u log record %llu at 0x%llx "
+					"has unknown record type %u (written "
+					"whole, its checksum is valid): the "
+					"log ends there and the ops after it "
+					"are lost",
+					a, (unsigned long long)k,
+					(unsigned long long)rec_off(f, a, k),
+					type);
+	}
 	if (f->checked && k - ar->head < cap &&
 	    pma_booklog_slot_damaged(log_of(f, a), cap, k)) {
 		rc = log_drop(f, a, k);
