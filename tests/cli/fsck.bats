@@ -145,6 +145,11 @@ damaged() {
 	refute_line --partial "log-record-damaged"
 }
 
+@test "damage: a redone allocation's dest word in a slab header -> log-op-dest" {
+	damaged dest-slab log-op-dest
+	assert_line --partial "is in the header of the slab at"
+}
+
 @test "damage: a slab header's class id 63 -> slab-class" {
 	damaged slab-class slab-class
 }

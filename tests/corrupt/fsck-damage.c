@@ -521,6 +521,35 @@ static void d_dest_meta(struct where *w)
 	exit(99);
 }
 
+/* the last allocation of arena 0's window (one recovery redoes) gets as
+ * its dest word the block size word of a slab's header (resealed: only
+ * the dest is bad) */
+static void d_dest_slab(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	struct pma_arena *a = &h->arenas[0];
+	uint64_t k, payload, value, off, slab;
+	unsigned type;
+	struct pma_rec r;
+
+	slab = pma_page_off(h, find_page(w, PMA_PMAP_SLAB, 1));
+	for (k = a->tail; k-- > a->head;) {
+		if (pma_booklog_decode(a->log, h->geom.log_cap, k, &type,
+				       &payload, &value) < 0 ||
+		    type != PMA_REC_ALLOC || !value)
+			continue;
+		pma_booklog_encode(k, h->geom.log_cap, type, payload,
+				   pool_off_make(h->part, slab + 8), &r);
+		off = (uint64_t)((char *)pma_booklog_slot(a->log,
+							  h->geom.log_cap, k) -
+				 h->part_base);
+		put(w, off, &r, sizeof(r));
+		return;
+	}
+	fprintf(stderr, "fsck-damage: no alloc record in arena 0's window\n");
+	exit(99);
+}
+
 static const struct damage {
 	const char *name;
 	void (*fn)(struct where *w);
@@ -535,7 +564,7 @@ static const struct damage {
 	{ "summary", d_summary },	{ "root-word", d_root_word },
 	{ "bank-check", d_bank_check }, { "slot-ahead", d_slot_ahead },
 	{ "unmarked", d_unmarked },	{ "dest-meta", d_dest_meta },
-	{ "log-type", d_log_type },
+	{ "log-type", d_log_type },	{ "dest-slab", d_dest_slab },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 
