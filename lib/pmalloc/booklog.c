@@ -183,6 +183,27 @@ int pma_booklog_slot_damaged(const struct pma_rec *log, uint32_t cap,
 	       pma_booklog_decode(log, cap, k, &type, &payload, &value) < 0;
 }
 
+int pma_booklog_type_unknown(const struct pma_rec *log, uint32_t cap,
+			     uint64_t k, unsigned *ret_type)
+{
+	const struct pma_rec *slot =
+		pma_booklog_slot((struct pma_rec *)log, cap, k);
+	uint64_t w0 = __atomic_load_n(&slot->word0, __ATOMIC_RELAXED);
+	uint64_t w1 = __atomic_load_n(&slot->word1, __ATOMIC_RELAXED);
+	unsigned type = (unsigned)(w0 & ((1u << PMA_REC_TYPE_BITS) - 1));
+
+	if (type != PMA_REC_NONE && type < PMA_REC_NTYPES)
+		return 0;
+	if ((w0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT) !=
+		    pma_booklog_lap_epoch(k / cap) ||
+	    (w1 & PMA_REC_TAG_MASK) != pma_booklog_lap_tag(k / cap) ||
+	    ((w0 >> PMA_REC_CSUM_SHIFT) & PMA_REC_CSUM_MASK) !=
+		    pma_booklog_csum(w0, w1, k))
+		return 0;
+	*ret_type = type;
+	return 1;
+}
+
 const char *pma_booklog_type_name(unsigned type)
 {
 	static const char *const names[PMA_REC_NTYPES] = {

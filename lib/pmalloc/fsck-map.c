@@ -344,7 +344,7 @@ int pma_fsck_slabs(struct pma_fsck *f)
 
 /* does pool offset off name a live block or extent after the window
  * (of its part's heap; a part whose walk did not end: unknown, 1)? */
-static int live_after(struct pma_fsck *f, uint64_t off)
+int pma_fsck_live_after(struct pma_fsck *f, uint64_t off)
 {
 	uint64_t b = pool_off_byte(off), page, chunk;
 	struct pma_fsck_slab *s;
@@ -402,7 +402,7 @@ int pma_fsck_root(struct pma_fsck *f)
 		return f->sink->rc;
 	if (!root)
 		return 0;
-	live = live_after(f, root);
+	live = pma_fsck_live_after(f, root);
 	if (live < 0)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	if (!live)

@@ -392,11 +392,28 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 	struct pma_fsck_arena *ar = &f->arenas[a];
 	uint32_t cap = f->g.log_cap;
 	uint64_t k = ar->tail, end_checked;
+	unsigned type;
 	int rc;
 
 	if (k - ar->head < cap && rec_valid(f, a, k))
 		k++; /* the first half of an extent op without its length */
 	end_checked = k;
+	if (f->checked && k - ar->head < cap &&
+	    pma_booklog_type_unknown(log_of(f, a), cap, k, &type)) {
+		rc = log_drop(f, a, k);
+		return rc < 0 ? rc :
+				pma_fsck_report_flags(
+					f, "log-record-type", POOL_FSCK_ERROR,
+					(unsigned)rc, rec_off(f, a, k),
+					"arena %u log record %llu at 0x%llx "
+					"has unknown record type %u (written "
+					"whole, its checksum is valid): the "
+					"log ends there and the ops after it "
+					"are lost",
+					a, (unsigned long long)k,
+					(unsigned long long)rec_off(f, a, k),
+					type);
+	}
 	if (f->checked && k - ar->head < cap &&
 	    pma_booklog_slot_damaged(log_of(f, a), cap, k)) {
 		rc = log_drop(f, a, k);
@@ -782,6 +799,127 @@ static int window_fsck(struct pma_fsck *f)
 	return rc;
 }
 
+/* ------------------------------------------------------------ redo */
+
+/* if pool offset dest is a word of the header or bitmap (the first
+ * PMA_SLAB_HDR_SIZE bytes) of a slab of its part's heap after the
+ * windows, the slab's byte offset in its part, else 0: allocator
+ * metadata in the data area, which a dest word names only by damage (or
+ * by a pointer into memory that became a slab since) */
+static uint64_t dest_in_slab_hdr(const struct pma_fsck_set *set,
+				 uint64_t dest)
+{
+	uint64_t b = pool_off_byte(dest), rel, page;
+	const struct pma_fsck *q;
+
+	if (pool_off_part(dest) >= POOL_MAX_PARTS)
+		return 0;
+	q = &set->part[pool_off_part(dest)];
+	if (!q->walked || b < q->data_base)
+		return 0;
+	rel = b - q->data_base;
+	page = rel >> PMA_PAGE_SHIFT;
+	if (page >= q->g.npages || rel % PMA_CHUNK >= PMA_SLAB_HDR_SIZE ||
+	    pma_pmap_kind(q->pmap[page - page % PMA_CHUNK_PAGES]) !=
+		    PMA_PMAP_SLAB)
+		return 0;
+	return b - rel % PMA_CHUNK;
+}
+
+/* recovery's redo ring of arena a (redo_push in recovery.c): its last
+ * PMA_DEST_REDO runs of ops with a dest, an op on the word of the op
+ * before it replacing it; the number of ops in ring */
+static unsigned redo_ring_of(struct pma_fsck *f, unsigned a,
+			     struct pma_op ring[PMA_DEST_REDO])
+{
+	const struct pma_fsck_arena *ar = &f->arenas[a];
+	struct pma_op op;
+	unsigned n = 0;
+	uint64_t k;
+
+	for (k = ar->head; k < ar->tail; k += op.nrecs) {
+		if (pma_booklog_read_op(log_of(f, a), f->g.log_cap, k, &op))
+			break;
+		if (op.type == PMA_REC_SLAB_NEW || !op.dest)
+			continue;
+		if (n && ring[n - 1].dest == op.dest) {
+			ring[n - 1] = op;
+			continue;
+		}
+		if (n == PMA_DEST_REDO) {
+			memmove(&ring[0], &ring[1], (n - 1) * sizeof(ring[0]));
+			n--;
+		}
+		ring[n++] = op;
+	}
+	return n;
+}
+
+/*
+ * The ops recovery's redo stores to (redo_dest in recovery.c): a free of
+ * the ring (it clears a word that does not name a live block), an
+ * allocation of the ring whose block is live after the windows and that
+ * no later op of the ring names. One whose dest word is in a slab's
+ * header or bitmap would overwrite allocator metadata: log-op-dest (the
+ * library's own dest check lets any word of the data area through).
+ */
+static int redo_dest_fsck(struct pma_fsck *f, unsigned a)
+{
+	struct pma_op ring[PMA_DEST_REDO];
+	unsigned i, j, n = redo_ring_of(f, a, ring);
+	char where[160];
+	int alloc, live, rc = 0;
+	uint64_t slab;
+
+	for (i = 0; rc == 0 && i < n; i++) {
+		slab = dest_in_slab_hdr(f->set, ring[i].dest);
+		if (!slab)
+			continue;
+		alloc = ring[i].type == PMA_REC_ALLOC ||
+			ring[i].type == PMA_REC_EXT_ALLOC;
+		for (j = i + 1; alloc && j < n; j++)
+			if (ring[j].off == ring[i].off)
+				break;
+		if (alloc && j < n)
+			continue;
+		live = alloc ? pma_fsck_live_after(
+				       f, pool_off_make(f->part, ring[i].off)) :
+			       1;
+		if (live < 0)
+			return util_errmsg_set(-live, "out of memory");
+		if (!live)
+			continue;
+		rc = pma_fsck_report(
+			f, "log-op-dest", POOL_FSCK_ERROR,
+			rec_off(f, a, ring[i].index),
+			"%s: dest word 0x%llx is in the header of the slab at "
+			"0x%llx of part %u (allocator metadata): recovery's "
+			"redo of the %s would overwrite it",
+			op_where(f, a, &ring[i], where, sizeof(where)),
+			(unsigned long long)ring[i].dest,
+			(unsigned long long)slab, pool_off_part(ring[i].dest),
+			alloc ? "allocation" : "free");
+	}
+	return rc;
+}
+
+/* every walked part's redo rings, once every part's window is replayed
+ * (a dest word may be in another part) */
+static int redo_fsck(struct pma_fsck_set *set, unsigned nparts)
+{
+	struct pma_fsck *f;
+	unsigned p, a;
+	int rc = 0;
+
+	for (p = 0; rc == 0 && p < nparts && p < POOL_MAX_PARTS; p++) {
+		f = &set->part[p];
+		for (a = 0; f->walked && rc == 0 && a < f->g.narenas; a++)
+			if (f->arenas[a].usable)
+				rc = redo_dest_fsck(f, a);
+	}
+	return rc;
+}
+
 /* ------------------------------------------------------------ driver */
 
 static int walk_alloc(struct pma_fsck *f)
@@ -895,6 +1033,8 @@ int pma_fsck_walk_pool(struct pma_fsck_set *set, struct pool *pool)
 	for (p = 0; rc == 0 && p < nparts && p < POOL_MAX_PARTS; p++)
 		if (set->part[p].present)
 			rc = walk(&set->part[p]);
+	if (rc == 0)
+		rc = redo_fsck(set, nparts);
 	/* the root word is part 0's, and may name a block of any part */
 	if (rc == 0 && set->part[0].walked)
 		rc = pma_fsck_root(&set->part[0]);

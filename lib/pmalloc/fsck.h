@@ -283,6 +283,9 @@ int pma_fsck_spans(struct pma_fsck *f);
 /* every slab after the window: header, banks the window did not touch,
  * stray bits; the banks it touched: before or after their window */
 int pma_fsck_slabs(struct pma_fsck *f);
+/* does pool offset off name a live block or extent after the window (of
+ * its part's heap; a part whose walk did not end: unknown, 1)? <0: -errno */
+int pma_fsck_live_after(struct pma_fsck *f, uint64_t off);
 /* the root word and its check, and that it names a live block (of the
  * part it names, after every part's walk) */
 int pma_fsck_root(struct pma_fsck *f);

@@ -404,6 +404,12 @@ int pma_booklog_slot_damaged(const struct pma_rec *log, uint32_t cap,
 			     uint64_t k);
 uint64_t pma_booklog_find_tail(const struct pma_rec *log, uint32_t cap,
 			       uint64_t head);
+/* 1 if record k is sealed for its lap (epoch, tag and checksum valid)
+ * but its type is one no build writes (none, or past the last): a record
+ * written whole that no reader of this build can apply; its type in
+ * *ret_type. Such a slot is also pma_booklog_slot_damaged */
+int pma_booklog_type_unknown(const struct pma_rec *log, uint32_t cap,
+			     uint64_t k, unsigned *ret_type);
 const char *pma_booklog_type_name(unsigned type);
 
 /* ------------------------------------------------------------ arena.c */

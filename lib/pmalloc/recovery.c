@@ -1316,6 +1316,12 @@ static int tail_check(struct pma_heap *heap, const struct pma_arena *arena)
 		return 0;
 	if (!pma_booklog_slot_damaged(arena->log, cap, k))
 		return 0;
+	if (pma_booklog_type_unknown(arena->log, cap, k, &type))
+		return util_errmsg_set(EIO,
+				       "arena %u: log record %llu has unknown "
+				       "record type %u (written whole, its "
+				       "checksum is valid)",
+				       arena->id, (unsigned long long)k, type);
 	return util_errmsg_set(EIO,
 			       "arena %u: log record %llu is damaged (written "
 			       "whole, fails its checksum)",

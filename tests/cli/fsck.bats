@@ -139,6 +139,17 @@ damaged() {
 	damaged log-record log-record-damaged
 }
 
+@test "damage: a sealed log record of an unknown type -> log-record-type" {
+	damaged log-type log-record-type
+	assert_line --partial "has unknown record type 14"
+	refute_line --partial "log-record-damaged"
+}
+
+@test "damage: a redone allocation's dest word in a slab header -> log-op-dest" {
+	damaged dest-slab log-op-dest
+	assert_line --partial "is in the header of the slab at"
+}
+
 @test "damage: a slab header's class id 63 -> slab-class" {
 	damaged slab-class slab-class
 }
@@ -547,6 +558,44 @@ repaired() {
 	assert_success
 	fsck_json "$T/p"
 	assert_equal "$status" 0
+}
+
+@test "--advanced: a log record of an unknown type: open says so, repaired with --advanced" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" log-type "$T/p"
+	# recovery's own error names the type, not a checksum
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 10
+	assert_failure
+	[[ "$stderr$output" == *"unknown record type 14"* ]] ||
+		fail "open: $output $stderr"
+	[[ "$stderr$output" != *"fails its checksum"* ]] ||
+		fail "open: $output $stderr"
+	cp "$T/p" "$T/ref"
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_equal "$status" 3
+	[[ "$stderr" == *"only destructively: --advanced does it"* ]] ||
+		fail "stderr: $stderr"
+	cmp "$T/p" "$T/ref" || fail "written without --advanced"
+	run --separate-stderr pmactl --json fsck --repair --dry-run --advanced "$T/p"
+	assert_equal "$status" 1
+	local lost
+	lost=$(jq '[.repairs[] | select(.code == "repair-drops-record")] |
+		length' <<<"$output")
+	[ "$lost" -gt 2 ] || fail "lost: $output"
+	run --separate-stderr pmactl fsck --repair --yes --advanced "$T/p"
+	assert_success
+	assert_line --partial "error: log-record-type: "
+	assert_equal "$(grep -c '^repair: repair-drops-record: ' <<<"$output")" \
+		"$lost"
+	assert_line "repaired: $T/p (1 error found, none left)"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	run --separate-stderr "$WORKLOAD" "$T/p" 2 200
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
 }
 
 @test "--advanced without --repair is a usage error (exit 2)" {

@@ -362,6 +362,35 @@ static void d_log_record(struct where *w)
 	fprintf(stderr, "fsck-damage: no log with records\n");
 	exit(99);
 }
+/* a record in the middle of a window sealed again (epoch, tag, checksum
+ * valid) with record type 14 (PMA_REC_NTYPES), which no build writes */
+static void d_log_type(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	uint64_t k, payload, value;
+	struct pma_arena *a;
+	struct pma_rec r;
+	unsigned i, type;
+
+	for (i = 0; i < h->geom.narenas; i++) {
+		a = &h->arenas[i];
+		k = a->head + 1;
+		if (a->tail - a->head < 4 ||
+		    pma_booklog_decode(a->log, h->geom.log_cap, k, &type,
+				       &payload, &value) < 0)
+			continue;
+		pma_booklog_encode(k, h->geom.log_cap, PMA_REC_NTYPES, payload,
+				   value, &r);
+		put(w,
+		    (uint64_t)((char *)pma_booklog_slot(a->log, h->geom.log_cap,
+							k) -
+			       h->part_base),
+		    &r, sizeof(r));
+		return;
+	}
+	fprintf(stderr, "fsck-damage: no log with records\n");
+	exit(99);
+}
 /* a torn append after the last record of arena 0's log: the first word
  * of a valid record written, its second not (a crash between them) */
 static void d_torn_tail(struct where *w)
@@ -492,6 +521,35 @@ static void d_dest_meta(struct where *w)
 	exit(99);
 }
 
+/* the last allocation of arena 0's window (one recovery redoes) gets as
+ * its dest word the block size word of a slab's header (resealed: only
+ * the dest is bad) */
+static void d_dest_slab(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	struct pma_arena *a = &h->arenas[0];
+	uint64_t k, payload, value, off, slab;
+	unsigned type;
+	struct pma_rec r;
+
+	slab = pma_page_off(h, find_page(w, PMA_PMAP_SLAB, 1));
+	for (k = a->tail; k-- > a->head;) {
+		if (pma_booklog_decode(a->log, h->geom.log_cap, k, &type,
+				       &payload, &value) < 0 ||
+		    type != PMA_REC_ALLOC || !value)
+			continue;
+		pma_booklog_encode(k, h->geom.log_cap, type, payload,
+				   pool_off_make(h->part, slab + 8), &r);
+		off = (uint64_t)((char *)pma_booklog_slot(a->log,
+							  h->geom.log_cap, k) -
+				 h->part_base);
+		put(w, off, &r, sizeof(r));
+		return;
+	}
+	fprintf(stderr, "fsck-damage: no alloc record in arena 0's window\n");
+	exit(99);
+}
+
 static const struct damage {
 	const char *name;
 	void (*fn)(struct where *w);
@@ -506,6 +564,7 @@ static const struct damage {
 	{ "summary", d_summary },	{ "root-word", d_root_word },
 	{ "bank-check", d_bank_check }, { "slot-ahead", d_slot_ahead },
 	{ "unmarked", d_unmarked },	{ "dest-meta", d_dest_meta },
+	{ "log-type", d_log_type },	{ "dest-slab", d_dest_slab },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 
