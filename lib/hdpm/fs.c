@@ -169,6 +169,8 @@ int hdpm_mount_config(struct pma_heap *heap, unsigned flags,
 		rc = fs_attach(fs);
 	if (rc == 0)
 		rc = fs_recover(fs);
+	if (rc == 0)
+		rc = hdpm_names_init(fs);
 	/* CoW-only keeps no logs: nothing for a thread to merge */
 	if (rc == 0 && !(flags & (HDPM_NO_GC_THREAD | HDPM_RDONLY)) &&
 	    !fs->cow_only)
@@ -186,6 +188,7 @@ void hdpm_unmount(struct hdpm_fs *fs)
 	if (!fs)
 		return;
 	hdpm_gc_stop(fs);
+	hdpm_names_fini(fs);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);
 }

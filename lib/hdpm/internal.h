@@ -12,6 +12,7 @@
  *   fs.c     mount (format, recovery, log check), gc, stats, errors
  *   gc.c     background GC: lock-free merges, CAS publish, its journal
  *   query.c  inode-number calls, per-file and per-page log use
+ *   names.c  the DRAM name index: (parent, name) -> inode, by hash
  */
 #ifndef PMAD_HDPM_INTERNAL_H
 #define PMAD_HDPM_INTERNAL_H
@@ -58,6 +59,22 @@ struct hdpm_gc_state {
 	void *race_arg;
 };
 
+/* the DRAM name index (names.c); under fs->lock */
+struct hdpm_names {
+	uint64_t *slots; /* cap slots: ino + 1 | hash >> 32 << 32; 0 empty */
+	size_t cap; /* a power of two, >= 2 * ninodes */
+	/* hash = (hash & hash_mask) | hash_set: UINT64_MAX and 0; tests
+	 * narrow them to force collisions and runs that wrap */
+	uint64_t hash_mask, hash_set;
+	struct hdpm_name_ref {
+		uint64_t hash; /* of (parent, name) when it went in */
+		uint64_t parent;
+		int in; /* the inode is in the index */
+	} * ref; /* per inode */
+	uint32_t *nchild; /* per directory: inodes in the index under it */
+	uint64_t probes; /* slots looked at by finds (tests, bench) */
+};
+
 struct hdpm_fs {
 	struct pma_heap *heap;
 	struct hdpm_super *sb;
@@ -72,6 +89,7 @@ struct hdpm_fs {
 	struct hdpm_gc_state gc;
 	uint64_t nonce_base; /* sb->mounts << 32 */
 	uint64_t nonce_next; /* atomic: pages made in this mount */
+	struct hdpm_names names;
 };
 
 /* bytes of a new page object that are written: header, data and the
@@ -175,6 +193,24 @@ uint64_t hdpm_inode_pages(struct hdpm_fs *fs, const struct hdpm_inode *inode);
 uint64_t *hdpm_inode_index(struct hdpm_fs *fs, const struct hdpm_inode *inode);
 /* set the size inside a tx (shrink: zero the tail, drop pages) */
 int hdpm_inode_truncate(struct hdpm_fs *fs, uint64_t ino, uint64_t size);
+
+/* ------------------------------------------------------------ names.c */
+
+/* allocate and build from the inode table (mount); free (accepts none) */
+int hdpm_names_init(struct hdpm_fs *fs);
+void hdpm_names_fini(struct hdpm_fs *fs);
+/* forget everything and build again from the inode table */
+int hdpm_names_rebuild(struct hdpm_fs *fs);
+uint64_t hdpm_names_hash(const struct hdpm_names *nx, uint64_t dir,
+			 const char *name, size_t len);
+/* the child of dir called name[0..len); -ENOENT */
+int hdpm_names_find(struct hdpm_fs *fs, uint64_t dir, const char *name,
+		    size_t len, uint64_t *ret_ino);
+/* put ino in as the table has it now (if used and not in); take it out */
+void hdpm_names_add(struct hdpm_fs *fs, uint64_t ino);
+void hdpm_names_del(struct hdpm_fs *fs, uint64_t ino);
+/* entries in directory dir */
+uint64_t hdpm_names_children(struct hdpm_fs *fs, uint64_t dir);
 
 /* ------------------------------------------------------------ namei.c */
 

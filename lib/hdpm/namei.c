@@ -3,8 +3,10 @@
  * hdpm namei: the directory namespace. An inode names its directory
  * (parent) and holds its own name (name block), so a directory is the set
  * of inodes whose parent it is and a rename changes two words of one
- * inode. Lookups scan the inode table (no DRAM index yet). Every change
- * is one journaled operation.
+ * inode. Lookups go through the DRAM name index (names.c): each change
+ * takes the inodes it touches out of it first and puts them back from the
+ * table afterwards, whether the operation committed or was undone. Every
+ * change is one journaled operation.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,25 +21,11 @@ static const char *inode_name(struct hdpm_fs *fs, const struct hdpm_inode *in)
 	return name ? name : "";
 }
 
-/* the child of dir called name[0..len) */
+/* the child of dir called name[0..len): by the name index */
 static int child_find(struct hdpm_fs *fs, uint64_t dir, const char *name,
 		      size_t len, uint64_t *ret_ino)
 {
-	struct hdpm_inode *in;
-	const char *n;
-	uint64_t i;
-
-	for (i = 1; i < fs->ninodes; i++) {
-		in = hdpm_inode(fs, i);
-		if (!hdpm_mode(in) || in->parent != dir)
-			continue;
-		n = inode_name(fs, in);
-		if (strncmp(n, name, len) == 0 && n[len] == '\0') {
-			*ret_ino = i;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	return hdpm_names_find(fs, dir, name, len, ret_ino);
 }
 
 /* the next component of *path: its start and length; 0 at the end */
@@ -207,14 +195,13 @@ int hdpm_create(struct hdpm_fs *fs, const char *path, mode_t mode,
 		return rc;
 	hdpm_tx_begin(fs);
 	rc = create_tx(fs, dir, name, len, mode, ino);
-	if (rc < 0) {
+	if (rc < 0)
 		hdpm_tx_abort(fs);
-		return rc;
-	}
-	rc = hdpm_tx_commit(fs);
-	if (rc == 0) {
+	else
+		rc = hdpm_tx_commit(fs);
+	hdpm_names_add(fs, ino);
+	if (rc == 0)
 		*ret_ino = ino;
-	}
 	return rc;
 }
 
@@ -235,13 +222,7 @@ int hdpm_mkdir(struct hdpm_fs *fs, const char *path, mode_t mode)
 
 static int dir_empty(struct hdpm_fs *fs, uint64_t dir)
 {
-	uint64_t i;
-
-	for (i = 1; i < fs->ninodes; i++)
-		if (hdpm_mode(hdpm_inode(fs, i)) &&
-		    hdpm_inode(fs, i)->parent == dir)
-			return 0;
-	return 1;
+	return hdpm_names_children(fs, dir) == 0;
 }
 
 /* inside a tx: the slot becomes free, its blocks go at commit */
@@ -263,13 +244,15 @@ static int remove_one(struct hdpm_fs *fs, uint64_t ino)
 {
 	int rc;
 
+	hdpm_names_del(fs, ino);
 	hdpm_tx_begin(fs);
 	rc = remove_tx(fs, ino);
-	if (rc < 0) {
+	if (rc < 0)
 		hdpm_tx_abort(fs);
-		return rc;
-	}
-	return hdpm_tx_commit(fs);
+	else
+		rc = hdpm_tx_commit(fs);
+	hdpm_names_add(fs, ino); /* back in if the removal was undone */
+	return rc;
 }
 
 static int do_remove(struct hdpm_fs *fs, const char *path, int is_dir)
@@ -397,13 +380,20 @@ static int do_rename(struct hdpm_fs *fs, const char *from, const char *to)
 			return rc;
 		replace = (int64_t)dst;
 	}
+	hdpm_names_del(fs, src);
+	if (replace >= 0)
+		hdpm_names_del(fs, (uint64_t)replace);
 	hdpm_tx_begin(fs);
 	rc = rename_tx(fs, src, dir, name, len, replace);
-	if (rc < 0) {
+	if (rc < 0)
 		hdpm_tx_abort(fs);
-		return rc;
-	}
-	return hdpm_tx_commit(fs);
+	else
+		rc = hdpm_tx_commit(fs);
+	/* both as the table has them now: renamed, or undone */
+	hdpm_names_add(fs, src);
+	if (replace >= 0)
+		hdpm_names_add(fs, (uint64_t)replace);
+	return rc;
 }
 
 int hdpm_rename(struct hdpm_fs *fs, const char *from, const char *to)

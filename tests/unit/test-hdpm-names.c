@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test-hdpm-names: the DRAM name index (lib/hdpm/names.c). After every
+ * operation the index must say exactly what the inode table says: each
+ * used inode is found under (parent, name), nothing else is found, and
+ * each directory's child count is its number of entries. Checked with
+ * many files in one directory (and the lookups must not scan), with
+ * random create/unlink/rename/mkdir/rmdir against a DRAM model, across
+ * remounts (the index is rebuilt), and with the hash narrowed so that
+ * every name collides or the probe runs wrap around the table's end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hdpm.h"
+#include "hdpm/internal.h"
+#include "pmalloc.h"
+
+#define HEAP_SIZE (64ULL << 20)
+#define NMANY 3000 /* files in one directory (the table holds 4096) */
+
+struct env {
+	char path[96];
+	struct pma_heap *heap;
+	struct hdpm_fs *fs;
+	int narrow; /* apply mask and set to the hash after each mount */
+	uint64_t mask, set;
+};
+
+static void env_mount(struct env *e)
+{
+	assert_int_equal(pma_heap_open(e->path, 0, &e->heap), 0);
+	assert_int_equal(hdpm_mount(e->heap, HDPM_NO_GC_THREAD, &e->fs), 0);
+	if (e->narrow) {
+		e->fs->names.hash_mask = e->mask;
+		e->fs->names.hash_set = e->set;
+		assert_int_equal(hdpm_names_rebuild(e->fs), 0);
+	}
+}
+
+static void env_remount(struct env *e)
+{
+	hdpm_unmount(e->fs);
+	pma_heap_close(e->heap);
+	env_mount(e);
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	int fd;
+
+	if (!e)
+		return -1;
+	snprintf(e->path, sizeof(e->path), "/dev/shm/test-hdpm-names.XXXXXX");
+	fd = mkstemp(e->path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (pma_heap_create(e->path, HEAP_SIZE, PMA_HEAP_FORCE, &e->heap) ||
+	    hdpm_mount(e->heap, HDPM_NO_GC_THREAD, &e->fs))
+		return -1;
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	hdpm_unmount(e->fs);
+	pma_heap_close(e->heap);
+	unlink(e->path);
+	free(e);
+	return 0;
+}
+
+/* the index agrees with the inode table, both ways */
+static void check_index(struct hdpm_fs *fs)
+{
+	uint64_t i, found, entries = 0, *kids;
+	size_t s, used = 0;
+
+	kids = calloc(fs->ninodes, sizeof(*kids));
+	assert_non_null(kids);
+	for (i = 1; i < fs->ninodes; i++) {
+		struct hdpm_inode *in = hdpm_inode(fs, i);
+		const char *name;
+
+		if (!hdpm_mode(in)) {
+			assert_int_equal(fs->names.ref[i].in, 0);
+			continue;
+		}
+		entries++;
+		kids[in->parent]++;
+		name = hdpm_direct(fs, in->name_off);
+		found = UINT64_MAX;
+		assert_int_equal(hdpm_names_find(fs, in->parent, name,
+						 strlen(name), &found),
+				 0);
+		assert_int_equal(found, i);
+	}
+	for (s = 0; s < fs->names.cap; s++)
+		used += fs->names.slots[s] != 0;
+	assert_int_equal(used, entries);
+	for (i = 0; i < fs->ninodes; i++)
+		assert_int_equal(hdpm_names_children(fs, i), kids[i]);
+	free(kids);
+}
+
+static void create_file(struct hdpm_fs *fs, const char *path)
+{
+	struct hdpm_file *f;
+
+	assert_int_equal(
+		hdpm_open(fs, path, O_CREAT | O_EXCL | O_RDWR, 0644, &f), 0);
+	assert_int_equal(hdpm_close(f), 0);
+}
+
+static int count_entry(const char *name, const struct stat *st, void *arg)
+{
+	(void)name;
+	(void)st;
+	++*(unsigned *)arg;
+	return 0;
+}
+
+/* many files in one directory; a find looks at few slots, not the table */
+static void test_many_in_one_dir(void **state)
+{
+	struct env *e = *state;
+	struct stat st;
+	char path[64];
+	uint64_t probes;
+	unsigned i, n = 0;
+
+	assert_int_equal(hdpm_mkdir(e->fs, "/d", 0755), 0);
+	assert_int_equal(hdpm_mkdir(e->fs, "/e", 0755), 0);
+	for (i = 0; i < NMANY; i++) {
+		snprintf(path, sizeof(path), "/d/file-%u", i);
+		create_file(e->fs, path);
+	}
+	/* the same names in another directory are other entries */
+	for (i = 0; i < 100; i++) {
+		snprintf(path, sizeof(path), "/e/file-%u", i);
+		create_file(e->fs, path);
+	}
+	check_index(e->fs);
+	probes = e->fs->names.probes;
+	for (i = 0; i < NMANY; i++) {
+		snprintf(path, sizeof(path), "/d/file-%u", i);
+		assert_int_equal(hdpm_stat(e->fs, path, &st), 0);
+	}
+	/* two components per stat; a scan would look at ~4000 inodes each */
+	probes = e->fs->names.probes - probes;
+	print_message("%u stats: %.2f probes per component\n", NMANY,
+		      (double)probes / (2.0 * NMANY));
+	assert_true(probes < 8ULL * NMANY);
+	assert_int_equal(hdpm_stat(e->fs, "/d/file-3000", &st), -ENOENT);
+	assert_int_equal(hdpm_stat(e->fs, "/e/file-100", &st), -ENOENT);
+	assert_int_equal(hdpm_readdir(e->fs, "/d", count_entry, &n), 0);
+	assert_int_equal(n, NMANY);
+	assert_int_equal(hdpm_rmdir(e->fs, "/e"), -ENOTEMPTY);
+	/* rebuilt at mount */
+	env_remount(e);
+	check_index(e->fs);
+	assert_int_equal(hdpm_stat(e->fs, "/d/file-2999", &st), 0);
+	for (i = 0; i < NMANY; i += 2) {
+		snprintf(path, sizeof(path), "/d/file-%u", i);
+		assert_int_equal(hdpm_unlink(e->fs, path), 0);
+	}
+	check_index(e->fs);
+	for (i = 0; i < NMANY; i++) {
+		snprintf(path, sizeof(path), "/d/file-%u", i);
+		assert_int_equal(hdpm_stat(e->fs, path, &st),
+				 i % 2 ? 0 : -ENOENT);
+	}
+}
+
+/* ---- a random namespace against a model ---- */
+
+#define NDIRS 4
+#define NNAMES 40
+
+/* model: which names exist in each of /, /a, /b, /a/c; dirs are fixed */
+static const char *const dirs[NDIRS] = { "", "/a", "/b", "/a/c" };
+
+struct model {
+	unsigned char exists[NDIRS][NNAMES];
+};
+
+static void name_path(char *buf, size_t size, unsigned d, unsigned n)
+{
+	snprintf(buf, size, "%s/n%u", dirs[d], n);
+}
+
+static void model_check(struct env *e, const struct model *m)
+{
+	char path[64];
+	struct stat st;
+	unsigned d, n;
+
+	check_index(e->fs);
+	for (d = 0; d < NDIRS; d++)
+		for (n = 0; n < NNAMES; n++) {
+			name_path(path, sizeof(path), d, n);
+			assert_int_equal(hdpm_stat(e->fs, path, &st),
+					 m->exists[d][n] ? 0 : -ENOENT);
+		}
+}
+
+static void random_ops(struct env *e, unsigned seed, unsigned nops)
+{
+	struct model m;
+	char from[64], to[64];
+	unsigned i, d, n, d2, n2, op;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	srand(seed);
+	assert_int_equal(hdpm_mkdir(e->fs, "/a", 0755), 0);
+	assert_int_equal(hdpm_mkdir(e->fs, "/b", 0755), 0);
+	assert_int_equal(hdpm_mkdir(e->fs, "/a/c", 0755), 0);
+	for (i = 0; i < nops; i++) {
+		op = (unsigned)rand() % 3;
+		d = (unsigned)rand() % NDIRS;
+		n = (unsigned)rand() % NNAMES;
+		d2 = (unsigned)rand() % NDIRS;
+		n2 = (unsigned)rand() % NNAMES;
+		name_path(from, sizeof(from), d, n);
+		name_path(to, sizeof(to), d2, n2);
+		switch (op) {
+		case 0: /* create */
+			if (m.exists[d][n]) {
+				struct hdpm_file *f;
+
+				assert_int_equal(hdpm_open(e->fs, from,
+							   O_CREAT | O_EXCL |
+								   O_RDWR,
+							   0644, &f),
+						 -EEXIST);
+			} else {
+				create_file(e->fs, from);
+				m.exists[d][n] = 1;
+			}
+			break;
+		case 1: /* unlink */
+			rc = hdpm_unlink(e->fs, from);
+			assert_int_equal(rc, m.exists[d][n] ? 0 : -ENOENT);
+			m.exists[d][n] = 0;
+			break;
+		default: /* rename, replacing what is there */
+			rc = hdpm_rename(e->fs, from, to);
+			assert_int_equal(rc, m.exists[d][n] ? 0 : -ENOENT);
+			if (rc == 0) {
+				m.exists[d][n] = 0;
+				m.exists[d2][n2] = 1;
+			}
+			break;
+		}
+		if (i % 64 == 0)
+			model_check(e, &m);
+		if (i % 500 == 499) {
+			env_remount(e);
+			model_check(e, &m);
+		}
+	}
+	model_check(e, &m);
+	/* a directory renamed moves its whole subtree's lookups */
+	assert_int_equal(hdpm_rename(e->fs, "/a", "/z"), 0);
+	check_index(e->fs);
+	for (n = 0; n < NNAMES; n++) {
+		struct stat st;
+
+		name_path(from, sizeof(from), 3, n);
+		snprintf(to, sizeof(to), "/z/c/n%u", n);
+		assert_int_equal(hdpm_stat(e->fs, from, &st), -ENOENT);
+		assert_int_equal(hdpm_stat(e->fs, to, &st),
+				 m.exists[3][n] ? 0 : -ENOENT);
+	}
+}
+
+static void test_random_namespace(void **state)
+{
+	random_ops(*state, 18, 3000);
+}
+
+/* set the test hash and rebuild; the index must still be right */
+static void narrow_hash(struct env *e, uint64_t mask, uint64_t set)
+{
+	e->narrow = 1;
+	e->mask = mask;
+	e->set = set;
+	e->fs->names.hash_mask = mask;
+	e->fs->names.hash_set = set;
+	assert_int_equal(hdpm_names_rebuild(e->fs), 0);
+	check_index(e->fs);
+}
+
+/* every name hashes the same: one run, told apart by the names */
+static void test_all_collide(void **state)
+{
+	struct env *e = *state;
+	struct stat st;
+	char path[64];
+	unsigned i;
+
+	narrow_hash(e, 0, 0);
+	for (i = 0; i < 200; i++) {
+		snprintf(path, sizeof(path), "/f%u", i);
+		create_file(e->fs, path);
+	}
+	check_index(e->fs);
+	for (i = 0; i < 200; i += 3) {
+		char to[64];
+
+		snprintf(path, sizeof(path), "/f%u", i);
+		snprintf(to, sizeof(to), "/g%u", i);
+		assert_int_equal(hdpm_rename(e->fs, path, to), 0);
+	}
+	for (i = 1; i < 200; i += 3) {
+		snprintf(path, sizeof(path), "/f%u", i);
+		assert_int_equal(hdpm_unlink(e->fs, path), 0);
+	}
+	check_index(e->fs);
+	for (i = 0; i < 200; i++) {
+		snprintf(path, sizeof(path), "/f%u", i);
+		assert_int_equal(hdpm_stat(e->fs, path, &st),
+				 i % 3 == 2 ? 0 : -ENOENT);
+		snprintf(path, sizeof(path), "/g%u", i);
+		assert_int_equal(hdpm_stat(e->fs, path, &st),
+				 i % 3 == 0 ? 0 : -ENOENT);
+	}
+	/* the random namespace with all names in one run */
+	random_ops(e, 7, 1500);
+}
+
+/* homes in the last two slots: runs wrap past the end of the table */
+static void test_wrapping_runs(void **state)
+{
+	struct env *e = *state;
+
+	narrow_hash(e, 1, e->fs->names.cap - 2);
+	random_ops(e, 11, 1500);
+}
+
+/* tags all equal (only the home bits vary): names compared every time */
+static void test_equal_tags(void **state)
+{
+	struct env *e = *state;
+
+	narrow_hash(e, e->fs->names.cap - 1, 0);
+	random_ops(e, 12, 1500);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_many_in_one_dir, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_random_namespace, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_all_collide, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_wrapping_runs, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_equal_tags, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
