@@ -444,6 +444,12 @@ static int add_counters(const struct pmad *d, struct json_object *obj)
 	err |= util_json_add_u64(obj, "service_runs", c->service_runs);
 	err |= util_json_add_u64(obj, "service_checkpoints",
 				 c->service_checkpoints);
+	err |= util_json_add_u64(obj, "gc_free_pct", d->conf->gc_free_pct);
+	err |= util_json_add_u64(obj, "gc_interval", d->conf->gc_interval);
+	err |= util_json_add_u64(obj, "service_gc_runs", c->service_gc_runs);
+	err |= util_json_add_u64(obj, "service_gcs", c->service_gcs);
+	err |= util_json_add_u64(obj, "service_gc_pages_merged",
+				 c->service_gc_pages_merged);
 	return err;
 }
 
