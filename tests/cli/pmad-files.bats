@@ -12,11 +12,18 @@ setup() {
 	pmad_setup
 	FILL="$PMAD_BUILDDIR/tests/tools/hdpm-fill"
 	[ -x "$FILL" ] || fail "no $FILL: build it with make check"
+	CLIENT="$PMAD_BUILDDIR/tests/pmad/pmad-client"
+	[ -x "$CLIENT" ] || fail "no $CLIENT: build it with make check"
 	export PMEM2_FORCE_GRANULARITY=CACHE_LINE
 	mkdir -p "$SD"
+	HOLD_PID=""
 }
 
 teardown() {
+	if [ -n "$HOLD_PID" ]; then
+		kill -9 "$HOLD_PID" 2>/dev/null || true
+		wait "$HOLD_PID" 2>/dev/null || true
+	fi
 	pmad_teardown
 }
 
@@ -197,6 +204,32 @@ views() {
 	assert_failure 1
 	[[ "$stderr" == *"no HDPM file system in '$SD/plain.pool'"* ]] ||
 		fail "$stderr"
+}
+
+@test "through pmad: a pool a libpmad client holds answers EBUSY" {
+	fill f
+	start_pmad
+	mkfifo "$D/in"
+	"$CLIENT" "$S" hold f <"$D/in" >"$D/hold.out" &
+	HOLD_PID=$!
+	exec 8>"$D/in"
+	wait_for grep -q held "$D/hold.out"
+	local cmd
+	for cmd in "inspect --files" "log --files" log gc; do
+		# shellcheck disable=SC2086
+		run --separate-stderr pmactl --socket "$S" $cmd f
+		assert_failure 1
+		[[ "$stderr" == *"pool 'f' is attached by pid $HOLD_PID"*"(EBUSY)" ]] ||
+			fail "$cmd: $stderr"
+	done
+	exec 8>&-
+	wait "$HOLD_PID"
+	HOLD_PID=""
+	# given back: the file system is there again, unchanged
+	run --separate-stderr pmactl --socket "$S" --json log --files f
+	assert_success
+	[ "$(jq .log_chunks <<<"$output")" = 2 ]
+	stop_pmad
 }
 
 @test "through pmad: another uid may read a 0664 pool's files, not gc it" {
