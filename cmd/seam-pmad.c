@@ -198,17 +198,16 @@ static int pmad_files(struct cmd_ctx *ctx, const char *name, int with_pages,
 static int pmad_log(struct cmd_ctx *ctx, const char *name, long part,
 		    long arena, struct json_object **ret_doc)
 {
+	struct proto_log_args a = { .part = part, .arena = arena };
 	struct json_object *args;
 	int rc = check_name(ctx, name);
 
 	if (rc != CMD_CONTINUE)
 		return rc;
 	args = args_new(ctx, name);
-	if (args && arena >= 0 &&
-	    (util_json_add_u64(args, "part", (uint64_t)part) < 0 ||
-	     util_json_add_u64(args, "arena", (uint64_t)arena) < 0)) {
+	if (args && proto_log_args_add(args, &a) < 0) {
 		json_object_put(args);
-		args = NULL;
+		return cmd_error(ctx, "log %s: %s", name, proto_errormsg());
 	}
 	return request(ctx, "pool_log", name, args, ret_doc);
 }

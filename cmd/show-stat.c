@@ -103,18 +103,30 @@ static void show_daemon(struct json_object *d)
 	       cmd_ju64(d, "denied"));
 	if (interval)
 		printf("services: checkpoints every %" PRIu64 " s; %" PRIu64
-		       " runs, %" PRIu64 " checkpoints\n\n",
+		       " runs, %" PRIu64 " checkpoints\n",
 		       interval, cmd_ju64(d, "service_runs"),
 		       cmd_ju64(d, "service_checkpoints"));
 	else
 		printf("services: background checkpoints off; %" PRIu64
-		       " checkpoints on request\n\n",
+		       " checkpoints on request\n",
 		       cmd_ju64(d, "service_checkpoints"));
+	if (cmd_ju64(d, "gc_free_pct"))
+		printf("services: HDPM gc below %" PRIu64
+		       "%% free, every %" PRIu64 " s; %" PRIu64
+		       " runs, %" PRIu64 " passes, %" PRIu64
+		       " page logs merged\n\n",
+		       cmd_ju64(d, "gc_free_pct"), cmd_ju64(d, "gc_interval"),
+		       cmd_ju64(d, "service_gc_runs"),
+		       cmd_ju64(d, "service_gcs"),
+		       cmd_ju64(d, "service_gc_pages_merged"));
+	else
+		printf("services: background HDPM gc off\n\n");
 }
 
-static const char *when_str(struct json_object *svc, char *buf, size_t len)
+static const char *when_str(struct json_object *svc, const char *key, char *buf,
+			    size_t len)
 {
-	struct json_object *v = jobj(svc, "last_checkpoint");
+	struct json_object *v = jobj(svc, key);
 	time_t t;
 	struct tm tm;
 
@@ -148,18 +160,23 @@ static void stat_row(struct json_object *p, char bufs[][40], const char **row)
 	row[6] = bufs[4];
 	snprintf(bufs[5], 40, "%" PRIu64, cmd_ju64(svc, "checkpoints"));
 	row[7] = svc ? bufs[5] : NULL;
-	row[8] = svc ? when_str(svc, bufs[6], 40) : NULL;
+	row[8] = svc ? when_str(svc, "last_checkpoint", bufs[6], 40) : NULL;
+	snprintf(bufs[7], 40, "%" PRIu64 "/%" PRIu64, cmd_ju64(svc, "gc_runs"),
+		 cmd_ju64(svc, "gc_pages_merged"));
+	row[9] = jobj(svc, "gc_runs") ? bufs[7] : NULL;
 }
 
 int cmd_show_stat(struct json_object *doc)
 {
 	static const char *const head[] = {
-		"NAME", "STATE",   "SIZE",	  "USED",	    "FREE",
-		"LOG",	"CLIENTS", "CHECKPOINTS", "LAST CHECKPOINT"
+		"NAME",	    "STATE",	   "SIZE",
+		"USED",	    "FREE",	   "LOG",
+		"CLIENTS",  "CHECKPOINTS", "LAST CHECKPOINT",
+		"GC/MERGED"
 	};
 	struct json_object *pools = jobj(doc, "pools"), *p;
-	char bufs[7][40];
-	const char *row[9];
+	char bufs[8][40];
+	const char *row[10];
 	struct cmd_table t;
 	size_t i;
 	int rc;
@@ -168,7 +185,7 @@ int cmd_show_stat(struct json_object *doc)
 		return -EPROTO;
 	if (jobj(doc, "daemon"))
 		show_daemon(jobj(doc, "daemon"));
-	cmd_table_init(&t, 9, head, 0xfc);
+	cmd_table_init(&t, 10, head, 0x2fc);
 	for (i = 0; i < jlen(pools); i++) {
 		p = json_object_array_get_idx(pools, i);
 		stat_row(p, bufs, row);
@@ -222,6 +239,17 @@ static const struct metric pool_metrics[] = {
 	  "Checkpoints pmad tried that failed.", COUNTER, 1 },
 	{ "pool_last_checkpoint_timestamp_seconds", "last_checkpoint",
 	  "Unix time of pmad's last checkpoint of the pool.", GAUGE, 1 },
+	{ "pool_gc_runs_total", "gc_runs",
+	  "HDPM gc passes on the pool (gc service and gc requests).", COUNTER,
+	  1 },
+	{ "pool_gc_failures_total", "gc_failures",
+	  "HDPM gc passes on the pool that failed.", COUNTER, 1 },
+	{ "pool_gc_pages_merged_total", "gc_pages_merged",
+	  "HDPM page logs merged by gc passes.", COUNTER, 1 },
+	{ "pool_gc_reclaimed_bytes_total", "gc_bytes_reclaimed",
+	  "Heap bytes gc passes gave back.", COUNTER, 1 },
+	{ "pool_last_gc_timestamp_seconds", "last_gc",
+	  "Unix time of the last HDPM gc pass on the pool.", GAUGE, 1 },
 };
 
 static const struct metric daemon_metrics[] = {
@@ -237,6 +265,13 @@ static const struct metric daemon_metrics[] = {
 	{ "reloads_total", "reloads", "Configuration reloads.", COUNTER, 0 },
 	{ "service_runs_total", "service_runs",
 	  "Rounds of the background services.", COUNTER, 0 },
+	{ "gc_free_percent", "gc_free_pct",
+	  "The HDPM gc service runs on pools with less free (0: off).", GAUGE,
+	  0 },
+	{ "service_gc_runs_total", "service_gc_runs",
+	  "Rounds of the HDPM gc service.", COUNTER, 0 },
+	{ "service_gc_passes_total", "service_gcs",
+	  "HDPM gc passes the gc service made.", COUNTER, 0 },
 };
 
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))

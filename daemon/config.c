@@ -524,8 +524,36 @@ static int services_checkpoint(const struct cfg *c, const yaml_node_t *v,
 	return rc;
 }
 
+static int services_gc_free_pct(const struct cfg *c, const yaml_node_t *v,
+				void *item)
+{
+	unsigned long n = 0;
+	int rc = cfg_uint(c, v, "gc_free_pct", 100, &n);
+
+	(void)item;
+	c->conf->gc_free_pct = (unsigned)n;
+	return rc;
+}
+
+static int services_gc_interval(const struct cfg *c, const yaml_node_t *v,
+				void *item)
+{
+	unsigned long n = 0;
+	int rc = cfg_uint(c, v, "gc_interval", CONFIG_INTERVAL_MAX, &n);
+
+	(void)item;
+	if (rc == 0 && n == 0)
+		return cfg_error(c, v,
+				 "gc_interval must be at least 1 second "
+				 "(gc_free_pct: 0 turns the gc off)");
+	c->conf->gc_interval = (unsigned)n;
+	return rc;
+}
+
 static const struct cfg_key services_keys[] = {
 	{ "checkpoint_interval", services_checkpoint },
+	{ "gc_free_pct", services_gc_free_pct },
+	{ "gc_interval", services_gc_interval },
 	{ NULL, NULL },
 };
 
@@ -576,6 +604,7 @@ int pmad_config_default(struct pmad_config **ret_conf)
 	conf->socket_mode = 0660;
 	conf->socket_group = (gid_t)-1;
 	conf->log_level = -1;
+	conf->gc_interval = CONFIG_GC_INTERVAL_DEFAULT;
 	*ret_conf = conf;
 	return 0;
 }

@@ -41,6 +41,9 @@ struct pmad_ns_conf {
 	char *path;
 };
 
+/* seconds between HDPM gc service rounds when gc_interval is not set */
+#define CONFIG_GC_INTERVAL_DEFAULT 10
+
 struct pmad_config {
 	char *file; /* the file read; NULL for the embedded default */
 	char *socket_path; /* NULL: the default (proto_default_socket) */
@@ -50,6 +53,10 @@ struct pmad_config {
 	int log_level; /* syslog priority; -1 when not set */
 	int ns_auto; /* namespaces: auto (discovered through lib/ns) */
 	unsigned checkpoint_interval; /* seconds between checkpoints, 0 off */
+	/* HDPM gc service: every gc_interval seconds, pools whose heap has
+	 * less than gc_free_pct % free get a gc pass; 0 off */
+	unsigned gc_free_pct;
+	unsigned gc_interval; /* default CONFIG_GC_INTERVAL_DEFAULT */
 	struct pmad_ns_conf *ns; /* namespaces listed explicitly */
 	unsigned nns;
 	struct pmad_pool_conf *pools;

@@ -334,13 +334,11 @@ static int h_pool_files(struct request *r)
 {
 	struct pma_heap *heap = NULL;
 	struct hdpm_fs *fs = NULL;
-	struct json_object *v;
-	int rc, pages;
+	int rc, pages = 0;
 
-	pages = json_object_object_get_ex(r->args, "pages", &v) &&
-		json_object_is_type(v, json_type_boolean) &&
-		json_object_get_boolean(v);
-	rc = pool_fs_heap(r, &heap);
+	rc = proto_files_args_decode(r->args, &pages);
+	if (rc == 0)
+		rc = pool_fs_heap(r, &heap);
 	if (rc == 0)
 		rc = hdpm_mount(heap, HDPM_RDONLY, &fs);
 	if (rc == 0)
@@ -353,42 +351,22 @@ static int h_pool_files(struct request *r)
 	return rc;
 }
 
-/* args.part, args.arena: a non-negative integer when present */
-static int arg_index(struct json_object *args, const char *key, long *ret)
-{
-	struct json_object *v;
-	int64_t n;
-
-	if (!json_object_object_get_ex(args, key, &v))
-		return 0;
-	n = json_object_get_int64(v);
-	if (!json_object_is_type(v, json_type_int) || n < 0 || n > 1L << 30)
-		return util_errmsg_set(
-			EINVAL, "\"%s\" must be a non-negative integer", key);
-	*ret = (long)n;
-	return 0;
-}
-
 /* pmactl log: the records since pmad's last checkpoint of the heap
  * (args.arena, args.part: one arena's) */
 static int h_pool_log(struct request *r)
 {
+	struct proto_log_args a = { 0 };
 	struct pma_heap *heap = NULL;
-	long part = 0, arena = -1;
 	int rc;
 
-	rc = arg_index(r->args, "part", &part);
-	if (rc == 0)
-		rc = arg_index(r->args, "arena", &arena);
-	if (rc == 0 && arena < 0 &&
-	    json_object_object_get_ex(r->args, "part", NULL))
-		rc = util_errmsg_set(EINVAL, "\"part\" needs \"arena\"");
+	rc = proto_log_args_decode(r->args, &a);
 	if (rc == 0)
 		rc = pool_heap(r, &heap);
 	if (rc == 0)
 		rc = new_result(r);
 	if (rc == 0)
-		rc = view_log_json(heap, part, arena, r->view_flags, r->result);
+		rc = view_log_json(heap, a.part, a.arena, r->view_flags,
+				   r->result);
 	if (rc < 0 && heap)
 		util_errmsg_prefix("pool '%s'", r->pool->name);
 	return rc;
@@ -444,6 +422,12 @@ static int add_counters(const struct pmad *d, struct json_object *obj)
 	err |= util_json_add_u64(obj, "service_runs", c->service_runs);
 	err |= util_json_add_u64(obj, "service_checkpoints",
 				 c->service_checkpoints);
+	err |= util_json_add_u64(obj, "gc_free_pct", d->conf->gc_free_pct);
+	err |= util_json_add_u64(obj, "gc_interval", d->conf->gc_interval);
+	err |= util_json_add_u64(obj, "service_gc_runs", c->service_gc_runs);
+	err |= util_json_add_u64(obj, "service_gcs", c->service_gcs);
+	err |= util_json_add_u64(obj, "service_gc_pages_merged",
+				 c->service_gc_pages_merged);
 	return err;
 }
 

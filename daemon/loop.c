@@ -313,6 +313,8 @@ int pmad_loop(struct pmad *d)
 				signal_event(d);
 			else if (ev[i].data.fd == d->timer_fd)
 				pmad_services_run(d);
+			else if (ev[i].data.fd == d->gc_timer_fd)
+				pmad_services_gc(d);
 			else
 				client_event(d, ev[i].data.fd, ev[i].events);
 		}
@@ -333,7 +335,9 @@ void pmad_loop_release(struct pmad *d)
 		close(d->sig_fd);
 	if (d->timer_fd >= 0)
 		close(d->timer_fd);
+	if (d->gc_timer_fd >= 0)
+		close(d->gc_timer_fd);
 	if (d->epfd >= 0)
 		close(d->epfd);
-	d->listen_fd = d->sig_fd = d->timer_fd = d->epfd = -1;
+	d->listen_fd = d->sig_fd = d->timer_fd = d->gc_timer_fd = d->epfd = -1;
 }

@@ -260,9 +260,11 @@ static int serve(struct pmad *d)
 
 int main(int argc, char **argv)
 {
-	struct pmad d = {
-		.epfd = -1, .listen_fd = -1, .sig_fd = -1, .timer_fd = -1
-	};
+	struct pmad d = { .epfd = -1,
+			  .listen_fd = -1,
+			  .sig_fd = -1,
+			  .timer_fd = -1,
+			  .gc_timer_fd = -1 };
 	int check_only = 0, rc;
 
 	rc = parse_args(argc, argv, &d.opts, &check_only);

@@ -105,6 +105,9 @@ struct pmad_counters {
 	uint64_t reload_failures;
 	uint64_t service_runs; /* background service rounds */
 	uint64_t service_checkpoints; /* checkpoints they made */
+	uint64_t service_gc_runs; /* rounds of the HDPM gc service */
+	uint64_t service_gcs; /* gc passes it made */
+	uint64_t service_gc_pages_merged; /* page logs they merged */
 };
 
 struct pmad {
@@ -117,6 +120,7 @@ struct pmad {
 	int listen_fd;
 	int sig_fd;
 	int timer_fd; /* background services (services.c) */
+	int gc_timer_fd; /* the HDPM gc service (services.c) */
 	int own_socket; /* we bound it: unlink at exit */
 	struct pmad_client *clients[PMAD_MAX_CLIENTS];
 	unsigned nclients;
@@ -220,6 +224,8 @@ int pmad_reload(struct pmad *d);
 int pmad_services_setup(struct pmad *d);
 int pmad_services_arm(struct pmad *d);
 void pmad_services_run(struct pmad *d);
+/* the HDPM gc service's round (gc_timer_fd) */
+void pmad_services_gc(struct pmad *d);
 /* checkpoint an open pool now, counted in its services' figures */
 int pmad_pool_checkpoint(struct pmad_pool *p);
 /* one HDPM gc pass on an open pool whose heap holds a file system

@@ -463,6 +463,15 @@ static int services_json(const struct pmad_pool *p, struct json_object *obj)
 	if (p->svc.last_checkpoint) /* unknown values are omitted */
 		err |= util_json_add_u64(svc, "last_checkpoint",
 					 (uint64_t)p->svc.last_checkpoint);
+	err |= util_json_add_u64(svc, "gc_runs", p->svc.gc_runs);
+	err |= util_json_add_u64(svc, "gc_failures", p->svc.gc_failures);
+	err |= util_json_add_u64(svc, "gc_pages_merged",
+				 p->svc.gc_pages_merged);
+	err |= util_json_add_u64(svc, "gc_bytes_reclaimed",
+				 p->svc.gc_bytes_reclaimed);
+	if (p->svc.last_gc)
+		err |= util_json_add_u64(svc, "last_gc",
+					 (uint64_t)p->svc.last_gc);
 	return err | util_json_add_obj(obj, "services", svc);
 }
 

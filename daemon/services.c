@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pmad background services, run from the event loop on a timerfd. Today:
- * periodic checkpoints (services.checkpoint_interval seconds, 0 = off) of
- * every open pool whose logs hold records, so log space is reclaimed
- * without a client asking. Remote-free sync and HDPM GC join here.
+ * pmad background services, run from the event loop on timerfds:
+ * - periodic checkpoints (services.checkpoint_interval seconds, 0 = off)
+ *   of every open pool whose logs hold records, so log space is
+ *   reclaimed without a client asking;
+ * - HDPM gc (services.gc_free_pct, 0 = off; every services.gc_interval
+ *   seconds): an open pool whose heap has less than gc_free_pct % free
+ *   and whose HDPM file system has page logs gets a gc pass (every page
+ *   log merged, as pmactl gc does), so a file system that fills its
+ *   heap with logs gets the space of the dead bytes back.
+ * Pools a client holds are skipped (pmad has no heap of theirs).
+ * Remote-free sync joins here.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -13,37 +20,59 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hdpm.h"
+#include "hdpm/fsck.h"
 #include "pmad.h"
 #include "pmalloc.h"
 #include "util/errmsg.h"
 #include "util/log.h"
 #include "view/view.h"
 
-int pmad_services_setup(struct pmad *d)
+/* a timerfd in the loop into *ret_fd */
+static int timer_add(struct pmad *d, int *ret_fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
-	d->timer_fd =
-		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (d->timer_fd < 0)
+	*ret_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (*ret_fd < 0)
 		return util_errmsg_set(errno, "timerfd_create: %s",
 				       strerror(errno));
-	ev.data.fd = d->timer_fd;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->timer_fd, &ev) < 0)
+	ev.data.fd = *ret_fd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, *ret_fd, &ev) < 0)
 		return util_errmsg_set(errno, "epoll_ctl: %s", strerror(errno));
-	return pmad_services_arm(d);
+	return 0;
+}
+
+int pmad_services_setup(struct pmad *d)
+{
+	int rc = timer_add(d, &d->timer_fd);
+
+	if (rc == 0)
+		rc = timer_add(d, &d->gc_timer_fd);
+	return rc < 0 ? rc : pmad_services_arm(d);
+}
+
+/* every seconds (0: stopped) */
+static int timer_arm(int fd, unsigned seconds)
+{
+	struct itimerspec its = { 0 };
+
+	its.it_value.tv_sec = seconds;
+	its.it_interval.tv_sec = seconds;
+	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL) < 0)
+		return util_errmsg_set(errno, "timerfd_settime: %s",
+				       strerror(errno));
+	return 0;
 }
 
 int pmad_services_arm(struct pmad *d)
 {
-	struct itimerspec its = { 0 };
+	int rc = timer_arm(d->timer_fd, d->conf->checkpoint_interval);
 
-	its.it_value.tv_sec = d->conf->checkpoint_interval;
-	its.it_interval.tv_sec = d->conf->checkpoint_interval;
-	if (d->timer_fd >= 0 && timerfd_settime(d->timer_fd, 0, &its, NULL) < 0)
-		return util_errmsg_set(errno, "timerfd_settime: %s",
-				       strerror(errno));
-	return 0;
+	if (rc == 0)
+		rc = timer_arm(d->gc_timer_fd,
+			       d->conf->gc_free_pct ? d->conf->gc_interval : 0);
+	return rc;
 }
 
 int pmad_pool_checkpoint(struct pmad_pool *p)
@@ -102,4 +131,60 @@ void pmad_services_run(struct pmad *d)
 	d->count.service_runs++;
 	for (i = 0; i < d->npools; i++)
 		checkpoint_pool(d, d->pools[i]);
+}
+
+/* does p's file system have page logs to merge? (read-only mount: the
+ * root word is checked first, nothing is written) */
+static int has_page_logs(struct pmad_pool *p)
+{
+	struct hdpm_fs_info in = { 0 };
+	struct hdpm_fs *fs = NULL;
+	int rc;
+
+	if (!hdpm_fsck_present(p->heap) ||
+	    hdpm_mount(p->heap, HDPM_RDONLY, &fs) < 0)
+		return 0;
+	rc = hdpm_fs_info(fs, &in);
+	hdpm_unmount(fs);
+	return rc == 0 && in.log_chunks > 0;
+}
+
+static void gc_pool(struct pmad *d, struct pmad_pool *p)
+{
+	struct pma_heap_stats st = { 0 };
+	struct view_gc g = { 0 };
+
+	if (!p->heap || pma_heap_stats(p->heap, &st) < 0 || !st.heap_size)
+		return;
+	/* free below the threshold: free / heap < pct / 100 */
+	if (st.free_bytes * 100 >=
+		    (uint64_t)d->conf->gc_free_pct * st.heap_size ||
+	    !has_page_logs(p))
+		return;
+	if (pmad_pool_gc(p, &g) < 0) {
+		util_err("background gc failed: %s", util_errmsg());
+		return;
+	}
+	d->count.service_gcs++;
+	d->count.service_gc_pages_merged += g.merged;
+	util_info("pool '%s': background gc (%llu of %llu bytes free): %u "
+		  "page logs merged, %llu bytes reclaimed",
+		  p->name, (unsigned long long)st.free_bytes,
+		  (unsigned long long)st.heap_size, g.merged,
+		  (unsigned long long)view_gc_reclaimed(&g));
+}
+
+void pmad_services_gc(struct pmad *d)
+{
+	uint64_t expirations;
+	unsigned i;
+
+	if (read(d->gc_timer_fd, &expirations, sizeof(expirations)) !=
+	    sizeof(expirations))
+		return;
+	if (!d->conf->gc_free_pct)
+		return;
+	d->count.service_gc_runs++;
+	for (i = 0; i < d->npools; i++)
+		gc_pool(d, d->pools[i]);
 }

@@ -159,6 +159,29 @@ int proto_call_fds(int fd, const char *op, struct json_object *args,
 		   struct proto_reply *rep, int *ret_fds, unsigned max,
 		   unsigned *ret_nfds);
 
+/* ------------------------------------------- files, log and gc (args.c) */
+
+/*
+ * pool_files {"name", "pages": bool}: the HDPM file system in the pool's
+ * heap (with "pages": every page log); pool_log {"name", "arena": N,
+ * "part": P}: the bookkeeping-log records (of arena N of part P; part
+ * needs arena); gc {"name"}: one HDPM gc pass. Decoders check the types
+ * and ranges (-EINVAL with a message naming the key); encoders add the
+ * keys to a request's args (-ENOMEM, -EINVAL).
+ */
+#define PROTO_INDEX_MAX 65535 /* largest part or arena number */
+
+int proto_files_args_add(struct json_object *args, int pages);
+int proto_files_args_decode(struct json_object *args, int *ret_pages);
+
+struct proto_log_args {
+	long part; /* 0.. (0 when arena is -1) */
+	long arena; /* -1: every arena */
+};
+int proto_log_args_add(struct json_object *args,
+		       const struct proto_log_args *a);
+int proto_log_args_decode(struct json_object *args, struct proto_log_args *ret);
+
 /* last error message of this thread */
 const char *proto_errormsg(void);
 

@@ -12,11 +12,18 @@ setup() {
 	pmad_setup
 	FILL="$PMAD_BUILDDIR/tests/tools/hdpm-fill"
 	[ -x "$FILL" ] || fail "no $FILL: build it with make check"
+	CLIENT="$PMAD_BUILDDIR/tests/pmad/pmad-client"
+	[ -x "$CLIENT" ] || fail "no $CLIENT: build it with make check"
 	export PMEM2_FORCE_GRANULARITY=CACHE_LINE
 	mkdir -p "$SD"
+	HOLD_PID=""
 }
 
 teardown() {
+	if [ -n "$HOLD_PID" ]; then
+		kill -9 "$HOLD_PID" 2>/dev/null || true
+		wait "$HOLD_PID" 2>/dev/null || true
+	fi
 	pmad_teardown
 }
 
@@ -27,6 +34,11 @@ fill() {
 	assert_success
 	run --separate-stderr "$FILL" "$SD/$1.pool"
 	assert_success
+}
+
+# gc_runs_ge N: pmad's gc service ran at least N rounds
+gc_runs_ge() {
+	[ "$(pmactl --socket "$S" --json stat | jq .daemon.service_gc_runs)" -ge "$1" ]
 }
 
 # views OUT WHERE...: every view of the file system and the logs, text
@@ -194,6 +206,32 @@ views() {
 		fail "$stderr"
 }
 
+@test "through pmad: a pool a libpmad client holds answers EBUSY" {
+	fill f
+	start_pmad
+	mkfifo "$D/in"
+	"$CLIENT" "$S" hold f <"$D/in" >"$D/hold.out" &
+	HOLD_PID=$!
+	exec 8>"$D/in"
+	wait_for grep -q held "$D/hold.out"
+	local cmd
+	for cmd in "inspect --files" "log --files" log gc; do
+		# shellcheck disable=SC2086
+		run --separate-stderr pmactl --socket "$S" $cmd f
+		assert_failure 1
+		[[ "$stderr" == *"pool 'f' is attached by pid $HOLD_PID"*"(EBUSY)" ]] ||
+			fail "$cmd: $stderr"
+	done
+	exec 8>&-
+	wait "$HOLD_PID"
+	HOLD_PID=""
+	# given back: the file system is there again, unchanged
+	run --separate-stderr pmactl --socket "$S" --json log --files f
+	assert_success
+	[ "$(jq .log_chunks <<<"$output")" = 2 ]
+	stop_pmad
+}
+
 @test "through pmad: another uid may read a 0664 pool's files, not gc it" {
 	command -v setpriv >/dev/null || skip "setpriv not installed"
 	[ "$(id -u)" = 0 ] || skip "needs root to switch to a second uid"
@@ -262,4 +300,109 @@ views() {
 		"$(req pool_files '{"name":"nope"}')"
 	stop_pmad
 	[ ! -s "$D/valgrind.log" ] || fail "$(cat "$D/valgrind.log")"
+}
+
+@test "the gc service merges the page logs of pools below gc_free_pct" {
+	fill f
+	fill busy
+	cat >>"$CONF" <<-EOF
+	services:
+	  gc_free_pct: 100
+	  gc_interval: 1
+	EOF
+	start_pmad
+	run pmactl --socket "$S" create plain --size 8M
+	assert_success
+	# every heap has less than 100 % free: f and busy get a pass
+	wait_for grep -q "pool 'f': background gc" "$LOG"
+	wait_for grep -q "pool 'busy': background gc" "$LOG"
+	grep -q "pool 'f': background gc ([0-9]* of [0-9]* bytes free): 2 page logs merged" \
+		"$LOG" || fail "$(cat "$LOG")"
+	run --separate-stderr pmactl --socket "$S" --json log --files f
+	assert_success
+	[ "$(jq .log_chunks <<<"$output")" = 0 ]
+	# one pass each: once merged, a file system without logs is left
+	# alone (a plain heap too: no file system is made)
+	local runs
+	runs=$(pmactl --socket "$S" --json stat | jq .daemon.service_gc_runs)
+	wait_for gc_runs_ge $((runs + 2))
+	run --separate-stderr pmactl --socket "$S" --json stat
+	assert_success
+	local doc=$output
+	[ "$(jq .daemon.gc_free_pct <<<"$doc")" = 100 ]
+	[ "$(jq .daemon.gc_interval <<<"$doc")" = 1 ]
+	[ "$(jq .daemon.service_gcs <<<"$doc")" = 2 ]
+	[ "$(jq .daemon.service_gc_pages_merged <<<"$doc")" = 4 ]
+	[ "$(jq '.pools[] | select(.name == "f") | .services.gc_runs' <<<"$doc")" = 1 ]
+	[ "$(jq '.pools[] | select(.name == "f") | .services.gc_pages_merged' <<<"$doc")" = 2 ]
+	jq -e '.pools[] | select(.name == "f") | .services.last_gc > 0' <<<"$doc"
+	[ "$(jq '.pools[] | select(.name == "plain") | .services.gc_runs' <<<"$doc")" = 0 ]
+	[ "$(jq '.pools[] | select(.name == "plain") | .services | has("last_gc")' <<<"$doc")" = false ]
+	run --separate-stderr pmactl --socket "$S" stat
+	assert_success
+	assert_line --regexp '^services: HDPM gc below 100% free, every 1 s; [0-9]+ runs, 2 passes, 4 page logs merged$'
+	assert_line --regexp '^f +open +16 MiB .* +1/2$'
+	assert_line --regexp '^plain +open +8 MiB .* +- +0/0$'
+	run --separate-stderr pmactl --socket "$S" stat --prometheus
+	assert_success
+	assert_line 'pmad_gc_free_percent 100'
+	assert_line 'pmad_service_gc_passes_total 2'
+	assert_line 'pmad_pool_gc_runs_total{pool="f"} 1'
+	assert_line 'pmad_pool_gc_pages_merged_total{pool="f"} 2'
+	assert_line 'pmad_pool_gc_runs_total{pool="plain"} 0'
+	assert_line --regexp '^pmad_pool_last_gc_timestamp_seconds\{pool="f"\} [0-9]+$'
+	refute_line --partial 'pmad_pool_last_gc_timestamp_seconds{pool="plain"}'
+	# a gc request counts on the pool too
+	run --separate-stderr pmactl --socket "$S" --json gc f
+	assert_success
+	run --separate-stderr pmactl --socket "$S" --json stat f
+	[ "$(jq '.pools[0].services.gc_runs' <<<"$output")" = 2 ]
+	stop_pmad
+	# offline: no file system was made in plain, f keeps its file
+	run --separate-stderr pmactl gc "$SD/plain.pool"
+	assert_failure 1
+	run --separate-stderr pmactl --json inspect --files "$SD/f.pool"
+	assert_success
+	[ "$(jq .hdpm.file_count <<<"$output")" = 1 ]
+}
+
+@test "the gc service leaves pools with enough free space; off by default" {
+	fill f
+	cat >>"$CONF" <<-EOF
+	services:
+	  gc_free_pct: 1
+	  gc_interval: 1
+	EOF
+	start_pmad
+	wait_for gc_runs_ge 2
+	run --separate-stderr pmactl --socket "$S" --json log --files f
+	[ "$(jq .log_chunks <<<"$output")" = 2 ]
+	run --separate-stderr pmactl --socket "$S" --json stat
+	[ "$(jq .daemon.service_gcs <<<"$output")" = 0 ]
+	stop_pmad
+	# without the key: off
+	printf 'log_level: info\n' >"$CONF"
+	start_pmad
+	run --separate-stderr pmactl --socket "$S" --json stat
+	[ "$(jq .daemon.gc_free_pct <<<"$output")" = 0 ]
+	[ "$(jq .daemon.gc_interval <<<"$output")" = 10 ]
+	run --separate-stderr pmactl --socket "$S" stat
+	assert_line 'services: background HDPM gc off'
+	stop_pmad
+}
+
+@test "gc_free_pct and gc_interval: a bad value names file, line, column" {
+	printf 'services:\n  gc_free_pct: 150\n' >"$D/bad.yaml"
+	run --separate-stderr pmad --check-config --config "$D/bad.yaml"
+	assert_failure
+	[[ "$stderr" == *"$D/bad.yaml:2:16: gc_free_pct '150' is not an integer 0..100"* ]] ||
+		fail "$stderr"
+	printf 'services:\n  gc_free_pct: 20\n  gc_interval: 0\n' >"$D/bad.yaml"
+	run --separate-stderr pmad --check-config --config "$D/bad.yaml"
+	assert_failure
+	[[ "$stderr" == *"$D/bad.yaml:3:16: gc_interval must be at least 1 second"* ]] ||
+		fail "$stderr"
+	printf 'services:\n  gc_free_pct: 20\n  gc_interval: 5\n' >"$D/good.yaml"
+	run --separate-stderr pmad --check-config --config "$D/good.yaml"
+	assert_success
 }

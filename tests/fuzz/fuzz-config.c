@@ -41,7 +41,8 @@ static void check_config(const struct pmad_config *conf)
 {
 	unsigned i;
 
-	if (conf->npools > PMAD_MAX_POOLS || conf->socket_mode > 0777)
+	if (conf->npools > PMAD_MAX_POOLS || conf->socket_mode > 0777 ||
+	    conf->gc_free_pct > 100 || !conf->gc_interval)
 		abort();
 	if ((conf->socket_path && conf->socket_path[0] != '/') ||
 	    (conf->state_dir && conf->state_dir[0] != '/'))

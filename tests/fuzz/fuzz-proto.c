@@ -5,7 +5,9 @@
  * request and as a reply; whatever is accepted is re-encoded and decoded
  * again, and must come back the same (op, errno, message). A reply's
  * "grant" (pool_open) is decoded too; an accepted grant must be valid and
- * survive the same round trip.
+ * survive the same round trip. A request's args are decoded as those of
+ * pool_files and pool_log too (args.c): accepted ones must be in range
+ * and survive encoding again.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +15,34 @@
 #include <string.h>
 
 #include "proto/proto.h"
+
+/* the args of pool_files and pool_log, decoded, encoded, decoded again */
+static void args_again(struct json_object *args)
+{
+	struct proto_log_args a, again;
+	struct json_object *o;
+	int pages, pages2;
+
+	if (proto_files_args_decode(args, &pages) == 0) {
+		o = json_object_new_object();
+		if (!o || (pages != 0 && pages != 1) ||
+		    proto_files_args_add(o, pages) < 0 ||
+		    proto_files_args_decode(o, &pages2) < 0 || pages2 != pages)
+			abort();
+		json_object_put(o);
+	}
+	if (proto_log_args_decode(args, &a) == 0) {
+		if (a.arena < -1 || a.arena > PROTO_INDEX_MAX || a.part < 0 ||
+		    a.part > PROTO_INDEX_MAX || (a.arena < 0 && a.part))
+			abort();
+		o = json_object_new_object();
+		if (!o || proto_log_args_add(o, &a) < 0 ||
+		    proto_log_args_decode(o, &again) < 0 ||
+		    again.arena != a.arena || again.part != a.part)
+			abort();
+		json_object_put(o);
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -84,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!req.op || !req.args || strlen(req.op) > PROTO_OP_MAX)
 			abort();
 		request_again(&req);
+		args_again(req.args);
 		proto_request_release(&req);
 	}
 	if (proto_reply_decode(data, size, &rep) == 0) {

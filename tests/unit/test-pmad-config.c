@@ -44,6 +44,8 @@ static const char full[] = "# a complete configuration\n"
 			   "log_level: debug\n"
 			   "services:\n"
 			   "  checkpoint_interval: 30\n"
+			   "  gc_free_pct: 25\n"
+			   "  gc_interval: 5\n"
 			   "namespaces:\n"
 			   "  - {node: 0, path: /mnt/pmem0}\n"
 			   "  - node: 1\n"
@@ -71,6 +73,8 @@ static void test_full(void **state)
 	assert_string_equal(c->state_dir, "/var/lib/pmad");
 	assert_int_equal(c->log_level, LOG_DEBUG);
 	assert_int_equal(c->checkpoint_interval, 30);
+	assert_int_equal(c->gc_free_pct, 25);
+	assert_int_equal(c->gc_interval, 5);
 	assert_int_equal(c->nns, 2);
 	assert_int_equal(c->ns[1].node, 1);
 	assert_string_equal(c->ns[1].path, "/mnt/pmem1");
@@ -79,7 +83,7 @@ static void test_full(void **state)
 	assert_int_equal(c->pools[0].size, 64 << 20);
 	assert_int_equal(c->pools[0].owner, 0);
 	assert_int_equal(c->pools[0].mode, 0640);
-	assert_int_equal(c->pools[0].line, 15);
+	assert_int_equal(c->pools[0].line, 17);
 	assert_null(c->pools[0].path);
 	assert_string_equal(c->pools[1].path, "/mnt/pmem0/cache.pool");
 	assert_int_equal(c->pools[1].owner, 65534);
@@ -99,6 +103,8 @@ static void test_empty(void **state)
 	assert_null(c->socket_path);
 	assert_int_equal(c->socket_mode, 0660);
 	assert_int_equal(c->log_level, -1);
+	assert_int_equal(c->gc_free_pct, 0); /* the gc service is off */
+	assert_int_equal(c->gc_interval, 10);
 	pmad_config_free(c);
 	assert_int_equal(parse("# only a comment\n", &c), 0);
 	pmad_config_free(c);
@@ -157,6 +163,15 @@ static void test_bad_values(void **state)
 	expect_error("services:\n  checkpoint_interval: 1e3\n",
 		     "t.yaml:2:24: checkpoint_interval '1e3' is not an "
 		     "integer 0..86400");
+	expect_error("services:\n  gc_free_pct: 101\n",
+		     "t.yaml:2:16: gc_free_pct '101' is not an integer 0..100");
+	expect_error("services:\n  gc_free_pct: 20%\n",
+		     "t.yaml:2:16: gc_free_pct '20%' is not an integer 0..100");
+	expect_error("services: {gc_free_pct: [20]}\n",
+		     "t.yaml:1:25: gc_free_pct must be a scalar");
+	expect_error("services:\n  gc_free_pct: 20\n  gc_interval: 0\n",
+		     "t.yaml:3:16: gc_interval must be at least 1 second "
+		     "(gc_free_pct: 0 turns the gc off)");
 }
 
 static void test_bad_structure(void **state)

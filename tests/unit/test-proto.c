@@ -362,6 +362,57 @@ static void test_call_fds(void **state)
 			 -EINVAL);
 }
 
+/* args of pool_log decoded from JSON text (rc, and the values) */
+static int log_args(const char *text, struct proto_log_args *a)
+{
+	struct json_object *o = json_tokener_parse(text);
+	int rc;
+
+	assert_non_null(o);
+	rc = proto_log_args_decode(o, a);
+	json_object_put(o);
+	return rc;
+}
+
+static void test_files_log_args(void **state)
+{
+	struct proto_log_args a = { 0 }, b = { .part = 2, .arena = 7 };
+	struct json_object *o = json_object_new_object();
+	int pages = -1;
+
+	(void)state;
+	assert_int_equal(log_args("{}", &a), 0);
+	assert_int_equal(a.arena, -1);
+	assert_int_equal(a.part, 0);
+	assert_int_equal(log_args("{\"arena\": 3}", &a), 0);
+	assert_int_equal(a.arena, 3);
+	assert_int_equal(log_args("{\"arena\": 3, \"part\": 1}", &a), 0);
+	assert_int_equal(a.part, 1);
+	assert_int_equal(log_args("{\"part\": 1}", &a), -EINVAL);
+	assert_string_equal(proto_errormsg(), "\"part\" needs \"arena\"");
+	assert_int_equal(log_args("{\"arena\": -1}", &a), -EINVAL);
+	assert_int_equal(log_args("{\"arena\": 65536}", &a), -EINVAL);
+	assert_int_equal(log_args("{\"arena\": \"1\"}", &a), -EINVAL);
+	assert_int_equal(log_args("{\"arena\": 1, \"part\": 1.0}", &a),
+			 -EINVAL);
+	/* encode, decode: the same */
+	assert_int_equal(proto_log_args_add(o, &b), 0);
+	assert_int_equal(proto_log_args_decode(o, &a), 0);
+	assert_int_equal(a.part, 2);
+	assert_int_equal(a.arena, 7);
+	b.arena = 70000;
+	assert_int_equal(proto_log_args_add(o, &b), -EINVAL);
+	/* pages: a boolean, false when absent */
+	assert_int_equal(proto_files_args_decode(o, &pages), 0);
+	assert_int_equal(pages, 0);
+	assert_int_equal(proto_files_args_add(o, 1), 0);
+	assert_int_equal(proto_files_args_decode(o, &pages), 0);
+	assert_int_equal(pages, 1);
+	json_object_object_add(o, "pages", json_object_new_int(1));
+	assert_int_equal(proto_files_args_decode(o, &pages), -EINVAL);
+	json_object_put(o);
+}
+
 #define T(f) cmocka_unit_test(f)
 
 int main(void)
@@ -383,6 +434,7 @@ int main(void)
 		T(test_default_socket),
 		T(test_grant),
 		T(test_call_fds),
+		T(test_files_log_args),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
