@@ -285,6 +285,7 @@ static void usage(FILE *f)
 	      "       hdpmbench --filebench fileserver,varmail,webserver,"
 	      "webproxy|all\n"
 	      "                 [--threads N[,N...]] [--scale N] [--loops N]\n"
+	      "                 [--repeat N]\n"
 	      "                 [--dir DIR] [--mode M] [--seed N] [--gc-thread]"
 	      " [--json]\n"
 	      "\n"
@@ -299,7 +300,8 @@ static void usage(FILE *f)
 	      "--threads: thread counts to run (default 1, at most 7 counts\n"
 	      "of 1..64); --scale: divide Filebench's file counts (default 10;\n"
 	      "HDPM holds 4096 inodes); --loops: flowop loops per thread\n"
-	      "(default 2000).\n",
+	      "(default 2000); --repeat: runs per mode, hybrid and cow\n"
+	      "alternating, the median printed (default 3, at most 15).\n",
 	      f);
 }
 
@@ -345,6 +347,11 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 		if (parse_u64(arg, &v) < 0 || !v || v > 100000)
 			return -1;
 		o->fb.scale = (unsigned)v;
+		return 0;
+	case 'R':
+		if (parse_u64(arg, &v) < 0 || !v || v > FB_REPEAT_MAX)
+			return -1;
+		o->fb.repeat = (unsigned)v;
 		return 0;
 	case 'L':
 		return parse_u64(arg, &o->fb.loops) < 0 || !o->fb.loops ? -1 :
@@ -395,23 +402,25 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'T' },
 		{ "scale", required_argument, NULL, 'C' },
 		{ "loops", required_argument, NULL, 'L' },
+		{ "repeat", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = {
-		.dir = "/dev/shm",
-		.set_size = 16ULL << 20,
-		.nfiles = 16,
-		.ops = 100000,
-		.seed = 1,
-		.modes = 3,
-		.fb = { .threads = { 1 }, .scale = 10, .loops = 2000 }
-	};
+	struct opts o = { .dir = "/dev/shm",
+			  .set_size = 16ULL << 20,
+			  .nfiles = 16,
+			  .ops = 100000,
+			  .seed = 1,
+			  .modes = 3,
+			  .fb = { .threads = { 1 },
+				  .scale = 10,
+				  .loops = 2000,
+				  .repeat = 3 } };
 	const char *gran;
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "d:s:f:n:S:m:jghF:T:C:L:", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:s:f:n:S:m:jghF:T:C:L:R:",
+				longopts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 0;

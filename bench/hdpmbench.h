@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#define FB_REPEAT_MAX 15
+
 /* the --filebench options */
 struct fb_opts {
 	const char *dir;
@@ -16,6 +18,7 @@ struct fb_opts {
 	unsigned threads[8]; /* thread counts to run, 0-ended */
 	unsigned scale; /* divide Filebench's file counts by this */
 	uint64_t loops; /* flowop loops per thread */
+	unsigned repeat; /* runs per mode, the median printed */
 	uint64_t seed;
 	int json;
 	int gc_thread; /* hybrid mounts run the background GC thread */
