@@ -145,8 +145,9 @@ static void test_new_page(void **state)
 	/* the page (header, 2 data lines, the log slot), the index growth
 	 * and the journal: 23 here; writing the whole page object would add
 	 * the 62 lines of the zero tail */
-	print_message("100 B to a new page: %llu lines flushed\n",
-		      (unsigned long long)(p1.lines_flushed - p0.lines_flushed));
+	print_message(
+		"100 B to a new page: %llu lines flushed\n",
+		(unsigned long long)(p1.lines_flushed - p0.lines_flushed));
 	assert_true(p1.lines_flushed - p0.lines_flushed < 40);
 	/* the block holds stale bytes past the mark: they read as zero */
 	stored = (const char *)(hdr + 1);
