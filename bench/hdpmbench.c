@@ -8,6 +8,7 @@
  * 1 KiB appends. Each phase reports ops/s, latency median and p99, the
  * lib/pmem counters per op (cache lines flushed, fences) and PM bytes
  * written per user byte (flushed lines x 64 / bytes the caller wrote).
+ * --filebench runs the Filebench personalities instead (hdpm-filebench.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hdpmbench.h"
 #include "hdpm.h"
 #include "pmalloc.h"
 #include "pmem/pm.h"
@@ -36,6 +38,7 @@ struct opts {
 	int json;
 	int modes; /* bit 0 hybrid, bit 1 cow */
 	int gc_thread; /* --gc-thread: hybrid mounts run the GC thread */
+	struct fb_opts fb; /* --filebench (fb.which != 0) and its options */
 };
 
 struct phase {
@@ -72,22 +75,6 @@ struct bench {
 	uint64_t *lat;
 	char buf[PG];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -140,9 +127,9 @@ static int files_make(struct bench *b)
 /* one timed op of phase ph; 0 or -1 */
 static int op_run(struct bench *b, const struct phase *ph, uint64_t i)
 {
-	struct hdpm_file *f = b->files[rnd(&b->rng) % b->o->nfiles];
+	struct hdpm_file *f = b->files[hb_rnd(&b->rng) % b->o->nfiles];
 	uint64_t slots = b->file_size / ph->size ? b->file_size / ph->size : 1;
-	uint64_t off = (rnd(&b->rng) % slots) * ph->size;
+	uint64_t off = (hb_rnd(&b->rng) % slots) * ph->size;
 	ssize_t n;
 
 	b->buf[i % PG] = (char)i;
@@ -168,14 +155,14 @@ static int phase_run(struct bench *b, const struct phase *ph, struct result *r)
 	uint64_t i, t, t0, t1, user;
 
 	pm_stats_get(&s0);
-	t0 = now_ns();
+	t0 = hb_now_ns();
 	for (i = 0; i < b->o->ops; i++) {
-		t = now_ns();
+		t = hb_now_ns();
 		if (op_run(b, ph, i) < 0)
 			return -1;
-		b->lat[i] = now_ns() - t;
+		b->lat[i] = hb_now_ns() - t;
 	}
-	t1 = now_ns();
+	t1 = hb_now_ns();
 	pm_stats_get(&s1);
 	qsort(b->lat, b->o->ops, sizeof(*b->lat), cmp_u64);
 	r->ops_per_sec = (double)b->o->ops * 1e9 / (double)(t1 - t0);
@@ -269,8 +256,7 @@ static int mode_run(const struct opts *o, const char *mode, unsigned flags,
 	return rc;
 }
 
-/* the granularity lib/pmem gets for a file in dir */
-static const char *probe_gran(const char *dir)
+const char *hb_probe_gran(const char *dir)
 {
 	char path[4096];
 	struct pm_map *map;
@@ -296,11 +282,26 @@ static void usage(FILE *f)
 	fputs("usage: hdpmbench [--dir DIR] [--set-size SIZE] [--files N]\n"
 	      "                 [--ops N] [--mode hybrid|cow|both] [--seed N]\n"
 	      "                 [--gc-thread] [--json]\n"
+	      "       hdpmbench --filebench fileserver,varmail,webserver,"
+	      "webproxy|all\n"
+	      "                 [--threads N[,N...]] [--scale N] [--loops N]\n"
+	      "                 [--repeat N]\n"
+	      "                 [--dir DIR] [--mode M] [--seed N] [--gc-thread]"
+	      " [--json]\n"
 	      "\n"
 	      "Hybrid vs copy-on-write-only HDPM, single thread: random\n"
 	      "overwrites of 64 B..4 KiB, 4 KiB reads after them, appends.\n"
 	      "Defaults: --dir /dev/shm --set-size 16M --files 16 --ops 100000;\n"
-	      "the background GC thread is off unless --gc-thread.\n",
+	      "the background GC thread is off unless --gc-thread.\n"
+	      "\n"
+	      "--filebench: Filebench's personalities in-process, hybrid and\n"
+	      "cow in one run, with flowops/s, lines flushed, fences and\n"
+	      "XPLines per op, PM bytes per user byte and hybrid/cow.\n"
+	      "--threads: thread counts to run (default 1, at most 7 counts\n"
+	      "of 1..64); --scale: divide Filebench's file counts (default 10;\n"
+	      "HDPM holds 4096 inodes); --loops: flowop loops per thread\n"
+	      "(default 2000); --repeat: runs per mode, hybrid and cow\n"
+	      "alternating, the median printed (default 3, at most 15).\n",
 	      f);
 }
 
@@ -313,11 +314,48 @@ static int parse_u64(const char *s, uint64_t *ret)
 	return errno || end == s || *end || s[0] == '-' ? -1 : 0;
 }
 
+/* "1,2,10": at most 7 counts of 1..64, 0-ended in threads[8] */
+static int parse_threads(const char *arg, unsigned *threads)
+{
+	char buf[64], *tok, *save = NULL;
+	unsigned n = 0;
+	uint64_t v;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -1;
+	memcpy(buf, arg, strlen(arg) + 1);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == 7 || parse_u64(tok, &v) < 0 || !v || v > 64)
+			return -1;
+		threads[n++] = (unsigned)v;
+	}
+	threads[n] = 0;
+	return n ? 0 : -1;
+}
+
 static int parse_opt(int c, const char *arg, struct opts *o)
 {
 	uint64_t v = 0;
 
 	switch (c) {
+	case 'F':
+		return hb_filebench_parse(arg, &o->fb.which);
+	case 'T':
+		return parse_threads(arg, o->fb.threads);
+	case 'C':
+		if (parse_u64(arg, &v) < 0 || !v || v > 100000)
+			return -1;
+		o->fb.scale = (unsigned)v;
+		return 0;
+	case 'R':
+		if (parse_u64(arg, &v) < 0 || !v || v > FB_REPEAT_MAX)
+			return -1;
+		o->fb.repeat = (unsigned)v;
+		return 0;
+	case 'L':
+		return parse_u64(arg, &o->fb.loops) < 0 || !o->fb.loops ? -1 :
+									  0;
 	case 'd':
 		o->dir = arg;
 		return 0;
@@ -360,6 +398,11 @@ int main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "gc-thread", no_argument, NULL, 'g' },
+		{ "filebench", required_argument, NULL, 'F' },
+		{ "threads", required_argument, NULL, 'T' },
+		{ "scale", required_argument, NULL, 'C' },
+		{ "loops", required_argument, NULL, 'L' },
+		{ "repeat", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -368,12 +411,16 @@ int main(int argc, char **argv)
 			  .nfiles = 16,
 			  .ops = 100000,
 			  .seed = 1,
-			  .modes = 3 };
+			  .modes = 3,
+			  .fb = { .threads = { 1 },
+				  .scale = 10,
+				  .loops = 2000,
+				  .repeat = 3 } };
 	const char *gran;
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "d:s:f:n:S:m:jgh", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:s:f:n:S:m:jghF:T:C:L:R:",
+				longopts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 0;
@@ -388,11 +435,19 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	gran = probe_gran(o.dir);
+	gran = hb_probe_gran(o.dir);
 	if (!gran) {
 		fprintf(stderr, "hdpmbench: cannot map a file in '%s'\n",
 			o.dir);
 		return 1;
+	}
+	if (o.fb.which) {
+		o.fb.dir = o.dir;
+		o.fb.seed = o.seed;
+		o.fb.json = o.json;
+		o.fb.gc_thread = o.gc_thread;
+		o.fb.modes = o.modes;
+		return hb_filebench_run(&o.fb, gran) < 0 ? 1 : 0;
 	}
 	if (!o.json)
 		printf("%-14s %-6s %3s %-10s %10s %9s %9s %8s %8s %9s\n",

@@ -196,6 +196,10 @@ struct hdpm_stats {
 	uint64_t bg_lost; /* merges dropped: a write to the page won */
 	uint64_t bg_recovered; /* background merges finished or undone at
 				  mount */
+	/* page data bytes not written because they were the zero tail of a
+	 * new page (the page header marks them; they read as zero) */
+	uint64_t zero_tail_bytes;
+	uint64_t upgrades; /* version 2 file systems upgraded at mount */
 };
 HDPM_API void hdpm_stats(struct hdpm_fs *fs, struct hdpm_stats *ret_stats);
 

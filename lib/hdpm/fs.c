@@ -65,9 +65,17 @@ static int fs_attach(struct hdpm_fs *fs)
 		return util_errmsg_set(EINVAL, "the heap's root object is not "
 					       "an HDPM file system");
 	}
-	if (sb->version != HDPM_VERSION)
-		return util_errmsg_set(EINVAL, "HDPM version %u, want %u",
-				       sb->version, HDPM_VERSION);
+	if (sb->version < HDPM_VERSION_OLDEST || sb->version > HDPM_VERSION)
+		return util_errmsg_set(EINVAL, "HDPM version %u, want %u..%u",
+				       sb->version, HDPM_VERSION_OLDEST,
+				       HDPM_VERSION);
+	/* version 2 pages are version 3 pages with no zero tail: one
+	 * persisted store upgrades, before anything writes a page */
+	if (sb->version != HDPM_VERSION && !fs->rdonly) {
+		sb->version = HDPM_VERSION;
+		pma_persist(fs->heap, &sb->version, sizeof(sb->version));
+		fs->stats.upgrades++;
+	}
 	size = pma_usable_size(fs->heap, sb->itable_off);
 	if (!sb->ninodes || sb->ninodes > size / sizeof(struct hdpm_inode))
 		return util_errmsg_set(EIO,
@@ -249,4 +257,6 @@ void hdpm_stats(struct hdpm_fs *fs, struct hdpm_stats *ret_stats)
 	ret_stats->bg_lost = __atomic_load_n(&fs->gc.lost, __ATOMIC_RELAXED);
 	ret_stats->bg_recovered =
 		__atomic_load_n(&fs->gc.recovered, __ATOMIC_RELAXED);
+	ret_stats->zero_tail_bytes =
+		__atomic_load_n(&fs->zero_tail_bytes, __ATOMIC_RELAXED);
 }

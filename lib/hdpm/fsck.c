@@ -520,6 +520,15 @@ static int page_fsck(struct hfsck *h, uint64_t ino, uint64_t p,
 		return rc;
 	ph = at(h, page_off, sizeof(*ph));
 	flux = flux || (h->busy && in_flux(h, page_off, sizeof(*ph)));
+	if ((ph->zero_tail > HDPM_PAGE_SIZE || ph->zero_tail % 64) && !flux)
+		return report(
+			h, "hdpm-page-zero-tail", POOL_FSCK_ERROR, 0,
+			page_off + offsetof(struct hdpm_page_hdr, zero_tail),
+			"inode %llu page %llu (0x%llx): zero tail %llu "
+			"is not a multiple of 64 up to %u",
+			(unsigned long long)ino, (unsigned long long)p,
+			(unsigned long long)page_off,
+			(unsigned long long)ph->zero_tail, HDPM_PAGE_SIZE);
 	lo = ph->log_off;
 	if (lo && !live(h, lo, HDPM_LOG_SIZE) && !flux)
 		return report(h, "hdpm-log-chunk", POOL_FSCK_ERROR, 0, page_off,
@@ -779,13 +788,13 @@ static int super_fsck(struct hfsck *h)
 {
 	const struct hdpm_super *sb = h->sb;
 
-	if (sb->version != HDPM_VERSION) {
+	if (sb->version < HDPM_VERSION_OLDEST || sb->version > HDPM_VERSION) {
 		report(h, "hdpm-super-version", POOL_FSCK_ERROR, 0,
 		       h->sb_off + offsetof(struct hdpm_super, version),
 		       "HDPM superblock at 0x%llx: version %u (this build "
-		       "reads %u); the file system is not checked",
+		       "reads %u..%u); the file system is not checked",
 		       (unsigned long long)h->sb_off, sb->version,
-		       HDPM_VERSION);
+		       HDPM_VERSION_OLDEST, HDPM_VERSION);
 		return 1;
 	}
 	if (!sb->ninodes || sb->ninodes > (1ULL << 24) ||

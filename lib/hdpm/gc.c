@@ -267,7 +267,7 @@ static unsigned gc_scan(struct hdpm_fs *fs, struct gc_cand *c)
 
 /* journal the merge, allocate the new page and write buf into it */
 static int gc_build(struct hdpm_fs *fs, uint64_t *word, uint64_t page,
-		    const char *buf)
+		    char *buf)
 {
 	struct hdpm_gc_journal *j = &fs->sb->gc;
 	int rc;
@@ -286,8 +286,7 @@ static int gc_build(struct hdpm_fs *fs, uint64_t *word, uint64_t page,
 		return util_errmsg_set(ENOSPC, "gc: no space for a page: %s",
 				       pma_errormsg());
 	}
-	pma_memcpy_flush(fs->heap, hdpm_direct(fs, fs->sb->gc_slot), buf,
-			 HDPM_PAGE_NEW_SIZE);
+	(void)hdpm_page_write_new(fs, hdpm_direct(fs, fs->sb->gc_slot), buf);
 	/* the new page is durable before it is published */
 	pma_drain(fs->heap);
 	return 0;

@@ -89,6 +89,7 @@ struct hdpm_fs {
 	struct hdpm_gc_state gc;
 	uint64_t nonce_base; /* sb->mounts << 32 */
 	uint64_t nonce_next; /* atomic: pages made in this mount */
+	uint64_t zero_tail_bytes; /* atomic: hdpm_stats' zero_tail_bytes */
 	struct hdpm_names names;
 };
 
@@ -166,6 +167,10 @@ void hdpm_page_void_entry(struct hdpm_fs *fs, uint64_t page_off, uint64_t pos);
 /* a new page object in obj (HDPM_PAGE_NEW_SIZE bytes): header with a new
  * nonce, empty log; the caller fills the data; returns the bytes to copy */
 size_t hdpm_page_prepare(struct hdpm_fs *fs, char *obj);
+/* write the new page object prepared in obj (data filled) to dst and
+ * flush it, except for the data's zero tail: obj's header says where it
+ * starts. Returns the data bytes not written */
+uint64_t hdpm_page_write_new(struct hdpm_fs *fs, void *dst, char *obj);
 /* append (journal: inside a tx, which journals the tail; else the
  * one-append path, which needs hdpm_page_log_fast) */
 int hdpm_page_log_append(struct hdpm_fs *fs, uint64_t page_off, unsigned a,

@@ -27,7 +27,12 @@
 
 #define HDPM_MAGIC "HDPMFS\0\1"
 #define HDPM_MAGIC_LEN 8
-#define HDPM_VERSION 2 /* 2: the background GC journal */
+/* 2: the background GC journal; 3: page headers say how much of the
+ * data is a zero tail that was never written. A version 2 file system is
+ * upgraded at its first read-write mount by storing 3 (its pages all have
+ * zero_tail 0, which version 3 reads the same) */
+#define HDPM_VERSION 3
+#define HDPM_VERSION_OLDEST 2 /* still mounted (and upgraded) */
 
 #define HDPM_PAGE_SIZE 4096u
 #define HDPM_NINODES 4096u /* inodes of a new file system */
@@ -63,7 +68,10 @@ struct hdpm_page_hdr {
 	uint64_t log_off; /* the overflow chunk, 0 until needed */
 	uint64_t log_tail; /* log bytes of published entries (positions) */
 	uint64_t nonce; /* this page object's life, in every entry's crc */
-	uint64_t rsvd[5];
+	/* v3: the last zero_tail bytes of the data read as zero, whatever
+	 * the block holds there: they were not written (0 in version 2) */
+	uint64_t zero_tail;
+	uint64_t rsvd[4];
 };
 static_assert(sizeof(struct hdpm_page_hdr) == 64, "page header size");
 #define HDPM_PAGE_LOG_OFF (sizeof(struct hdpm_page_hdr) + HDPM_PAGE_SIZE)

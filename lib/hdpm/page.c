@@ -32,6 +32,26 @@ static char *page_data(struct hdpm_fs *fs, uint64_t page_off)
 	       sizeof(struct hdpm_page_hdr);
 }
 
+/* the stored part of the base data: [0, end) (zero_tail is past it) */
+static unsigned base_end(const struct hdpm_page_hdr *hdr)
+{
+	uint64_t z = hdr->zero_tail;
+
+	/* a bad value (fsck reports it) hides no stored byte */
+	return z <= HDPM_PAGE_SIZE ? HDPM_PAGE_SIZE - (unsigned)z :
+				     HDPM_PAGE_SIZE;
+}
+
+/* base bytes [lo, hi) into dst: stored ones up to end, zeros past it */
+static void base_copy(char *dst, const char *base, unsigned lo, unsigned hi,
+		      unsigned end)
+{
+	unsigned mid = end < lo ? lo : end > hi ? hi : end;
+
+	memcpy(dst, base + lo, mid - lo);
+	memset(dst + (mid - lo), 0, hi - mid);
+}
+
 static unsigned ent_size(unsigned len)
 {
 	return (unsigned)sizeof(struct hdpm_log_ent) +
@@ -214,19 +234,20 @@ void hdpm_page_read_at(struct hdpm_fs *fs, uint64_t page_off, uint64_t log_off,
 	struct gaps g;
 	const char *base;
 	uint64_t end;
-	unsigned n, i;
+	unsigned n, i, stored;
 
 	if (!page_off) {
 		memset(dst, 0, b - a);
 		return;
 	}
 	base = page_data(fs, page_off);
+	stored = base_end(hdpm_page_hdr(fs, page_off));
 	/* a read-only mount did not check the logs: it verifies them and
 	 * looks past the stored tail */
 	if (fs->rdonly)
 		tail = HDPM_LOG_TOTAL;
 	if (!tail || tail > HDPM_LOG_TOTAL) {
-		memcpy(dst, base + a, b - a);
+		base_copy(dst, base, a, b, stored);
 		return;
 	}
 	g.n = 1;
@@ -241,7 +262,7 @@ void hdpm_page_read_at(struct hdpm_fs *fs, uint64_t page_off, uint64_t log_off,
 			  (const char *)(ent + 1));
 	}
 	for (i = 0; i < g.n; i++)
-		memcpy(dst + (g.lo[i] - a), base + g.lo[i], g.hi[i] - g.lo[i]);
+		base_copy(dst + (g.lo[i] - a), base, g.lo[i], g.hi[i], stored);
 }
 
 int hdpm_page_log_fits(struct hdpm_fs *fs, uint64_t page_off, unsigned len)
@@ -373,16 +394,44 @@ size_t hdpm_page_prepare(struct hdpm_fs *fs, char *obj)
 	return HDPM_PAGE_NEW_SIZE;
 }
 
+uint64_t hdpm_page_write_new(struct hdpm_fs *fs, void *dst, char *obj)
+{
+	struct hdpm_page_hdr *hdr = (void *)obj;
+	const char *data = obj + sizeof(*hdr);
+	unsigned keep = HDPM_PAGE_SIZE;
+	uint64_t w;
+
+	/* the last non-zero 8 bytes, rounded up to a cache line */
+	while (keep >= 8) {
+		memcpy(&w, data + keep - 8, 8);
+		if (w)
+			break;
+		keep -= 8;
+	}
+	keep = (keep + 63u) & ~63u;
+	hdr->zero_tail = HDPM_PAGE_SIZE - keep;
+	if (keep == HDPM_PAGE_SIZE) {
+		pma_memcpy_flush(fs->heap, dst, obj, HDPM_PAGE_NEW_SIZE);
+		return 0;
+	}
+	pma_memcpy_flush(fs->heap, dst, obj, sizeof(*hdr) + keep);
+	/* the empty log's first slot */
+	pma_memcpy_flush(fs->heap, (char *)dst + HDPM_PAGE_LOG_OFF,
+			 obj + HDPM_PAGE_LOG_OFF, sizeof(struct hdpm_log_ent));
+	__atomic_add_fetch(&fs->zero_tail_bytes, hdr->zero_tail,
+			   __ATOMIC_RELAXED);
+	return hdr->zero_tail;
+}
+
 int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
 		  const char *data, unsigned len)
 {
 	char buf[HDPM_PAGE_NEW_SIZE];
 	char *pdata = buf + sizeof(struct hdpm_page_hdr);
 	uint64_t old = *entry;
-	size_t size;
 	int rc;
 
-	size = hdpm_page_prepare(fs, buf);
+	(void)hdpm_page_prepare(fs, buf);
 	if (a > 0 || len < HDPM_PAGE_SIZE || !data)
 		hdpm_page_read(fs, old, 0, HDPM_PAGE_SIZE, pdata);
 	if (data)
@@ -396,7 +445,7 @@ int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
 		return rc;
 	/* the new page is flushed here and fenced at commit, before the
 	 * journal lets the swap stand */
-	pma_memcpy_flush(fs->heap, hdpm_direct(fs, *entry), buf, size);
+	(void)hdpm_page_write_new(fs, hdpm_direct(fs, *entry), buf);
 	fs->stats.cow_pages++;
 	return 0;
 }

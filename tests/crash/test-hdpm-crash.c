@@ -14,6 +14,9 @@
  * recovery (no error: a crash leaves only states the mount accepts), and
  * its heap and HDPM checks after it (no finding at all). `test-hdpm-crash replay FILE` rechecks a saved image (the
  * operation index is then unknown: both ends of every op are tried).
+ * New pages are written without their zero tails (HDPM version 3): every
+ * run must have made such pages, over blocks freed earlier in the run.
+ * One sweep starts from a version 2 image: its upgrade at mount is swept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +77,7 @@ struct shared {
 	int op; /* index of the running operation */
 	int cow_only; /* mount flag of the sweep */
 	int gc_heavy; /* op mix of the background GC sweeps */
+	int from_v2; /* the image starts as HDPM version 2 (upgrade sweep) */
 	uint64_t seed; /* the op list of this run */
 };
 static struct shared *sh;
@@ -360,7 +364,22 @@ static void workload(const char *path, uint64_t rnd)
 			      &cfg, &fs) ||
 	    hdpm_mkdir(fs, "/d", 0755))
 		_exit(7);
-	crash_sweep_arm(heap->map);
+	if (sh->from_v2) {
+		/* what a version 2 build leaves; the mount that upgrades it
+		 * runs under the sweep */
+		fs->sb->version = 2;
+		pma_persist(heap, &fs->sb->version, sizeof(fs->sb->version));
+		hdpm_unmount(fs);
+		pma_heap_close(heap);
+		if (pma_heap_open(path, 0, &heap))
+			_exit(7);
+		crash_sweep_arm(heap->map);
+		if (hdpm_mount_config(heap, HDPM_NO_GC_THREAD, &cfg, &fs) ||
+		    fs->sb->version != HDPM_VERSION)
+			_exit(7);
+	} else {
+		crash_sweep_arm(heap->map);
+	}
 	for (i = 0; i < n; i++) {
 		sh->op = (int)i;
 		if (fs_apply(fs, &list[i]))
@@ -370,6 +389,9 @@ static void workload(const char *path, uint64_t rnd)
 	hdpm_stats(fs, &st);
 	if (sh->gc_heavy && (!st.bg_merges || !st.bg_lost))
 		_exit(6);
+	/* the images cover new pages written without their zero tails */
+	if (!st.zero_tail_bytes)
+		_exit(8);
 	/* the run must publish merges and lose some */ /* the run must publish merges and lose some */
 	crash_sweep_finish(sh->gc_heavy ? st.bg_merges + st.bg_lost :
 					  st.gc_merges + st.bg_merges);
@@ -735,6 +757,7 @@ struct hdpm_sweep {
 	struct crash_sweep sw;
 	int cow_only;
 	int gc_heavy;
+	int from_v2;
 };
 
 static struct hdpm_sweep sweeps[] = {
@@ -761,6 +784,7 @@ static struct hdpm_sweep sweeps[] = {
 		  .recrash_fences = 8,
 		  .runs = 1 },
 	  .gc_heavy = 1 },
+	{ .sw = { .name = "upgrade from version 2", .runs = 1 }, .from_v2 = 1 },
 };
 
 static void test_sweep(void **state)
@@ -771,6 +795,7 @@ static void test_sweep(void **state)
 
 	sh->cow_only = hs.cow_only;
 	sh->gc_heavy = hs.gc_heavy;
+	sh->from_v2 = hs.from_v2;
 	/* one run at a time: the checker regenerates the run's op list */
 	sw->runs = 1;
 	for (r = 0; r < runs; r++) {
@@ -796,6 +821,7 @@ int main(int argc, char **argv)
 		{ "test_sweep_bg_gc_torn", test_sweep, NULL, NULL, &sweeps[6] },
 		{ "test_sweep_bg_gc_recrash", test_sweep, NULL, NULL,
 		  &sweeps[7] },
+		{ "test_sweep_upgrade_v2", test_sweep, NULL, NULL, &sweeps[8] },
 	};
 	int rc;
 
