@@ -806,8 +806,7 @@ static int window_fsck(struct pma_fsck *f)
  * windows, the slab's byte offset in its part, else 0: allocator
  * metadata in the data area, which a dest word names only by damage (or
  * by a pointer into memory that became a slab since) */
-static uint64_t dest_in_slab_hdr(const struct pma_fsck_set *set,
-				 uint64_t dest)
+static uint64_t dest_in_slab_hdr(const struct pma_fsck_set *set, uint64_t dest)
 {
 	uint64_t b = pool_off_byte(dest), rel, page;
 	const struct pma_fsck *q;

@@ -239,8 +239,8 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	unsigned s, n = 0;
 
 	/* pmactl fsck: a crash image holds no error */
-	if (crash_fsck(file, POOL_FSCK_ERROR, "before recovery", why,
-		       why_len) < 0)
+	if (crash_fsck(file, POOL_FSCK_ERROR, "before recovery", why, why_len) <
+	    0)
 		return -1;
 	if (test_heap_open(file, 0, &heap) < 0) {
 		snprintf(why, why_len, "open: %s", pma_errormsg());
@@ -280,8 +280,7 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 		      "malloc slot %u: %s", s, pma_errormsg());
 	pma_heap_close(heap);
 	/* recovered, compacted, used and closed: no finding at all */
-	return crash_fsck(file, POOL_FSCK_INFO, "after recovery", why,
-			  why_len);
+	return crash_fsck(file, POOL_FSCK_INFO, "after recovery", why, why_len);
 
 out_close:
 	pma_heap_close(heap);

@@ -336,8 +336,8 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	int rc;
 
 	/* pmactl fsck: a crash image holds no error */
-	if (crash_fsck(file, POOL_FSCK_ERROR, "before recovery", why,
-		       why_len) < 0)
+	if (crash_fsck(file, POOL_FSCK_ERROR, "before recovery", why, why_len) <
+	    0)
 		return -1;
 	if (rdonly_stats(file, &ro, why, why_len) < 0)
 		return -1;
@@ -390,8 +390,7 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 		      "malloc slot %u: %s", s, pma_errormsg());
 	pma_heap_close(heap);
 	/* recovered, used and closed: no finding at all */
-	return crash_fsck(file, POOL_FSCK_INFO, "after recovery", why,
-			  why_len);
+	return crash_fsck(file, POOL_FSCK_INFO, "after recovery", why, why_len);
 
 out_close:
 	pma_heap_close(heap);

@@ -152,7 +152,8 @@ static void dump_image(const char *path)
 	for (k = 0; path && k < nimg; k++) {
 		snprintf(name, sizeof(name), k ? "%s.part%u" : "%s", path, k);
 		f = fopen(name, "wb");
-		if (!f || fwrite(img[k].map, 1, img[k].size, f) != img[k].size ||
+		if (!f ||
+		    fwrite(img[k].map, 1, img[k].size, f) != img[k].size ||
 		    fclose(f))
 			die("FUZZ_FSCK_DUMP");
 	}

@@ -398,21 +398,18 @@ static void fsck2_seeds(void)
 	SEED2("p1-slabent-owner",
 	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_SLABENT | P1, 8,
 		  1ULL << PMA_PMAP_OWNER_SHIFT));
-	SEED2("p1-hdr-checksum",
-	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_HDR | P1, HDR_OFF(region_size),
-		  1));
+	SEED2("p1-hdr-checksum", cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_HDR | P1,
+				     HDR_OFF(region_size), 1));
 	SEED2("p1-sum-flip",
 	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_SUM | P1, 0, 1 << 3));
-	SEED2("p1-part-hdr-flip",
-	      cmd(s, HEAP_OP_XOR64, 0, POOL_RGN | P1, POOL_PART_HDR_OFF + 40,
-		  1));
+	SEED2("p1-part-hdr-flip", cmd(s, HEAP_OP_XOR64, 0, POOL_RGN | P1,
+				      POOL_PART_HDR_OFF + 40, 1));
 	SEED2("p0-pool-hdr-a-flip",
 	      cmd(s, HEAP_OP_XOR64, 0, POOL_RGN, POOL_HDR_A_OFF + 100, 1));
-	SEED2("both-logs-cut",
-	      cmd(cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_LOG, LOG(0, 3, 0),
-		      1ULL << 41),
-		  HEAP_OP_XOR64, 0, HEAP_RGN_LOG | P1, LOG(1, 2, 0),
-		  1ULL << 41));
+	SEED2("both-logs-cut", cmd(cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_LOG,
+				       LOG(0, 3, 0), 1ULL << 41),
+				   HEAP_OP_XOR64, 0, HEAP_RGN_LOG | P1,
+				   LOG(1, 2, 0), 1ULL << 41));
 }
 
 int main(int argc, char **argv)

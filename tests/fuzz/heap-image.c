@@ -268,8 +268,8 @@ static void fill_both(struct pma_heap *heap, uint64_t *slots)
 
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < 2; i++) {
-			w[i] = (struct filler){ heap, slots, k ? 1 - i : i, 2,
-						!k, 0 };
+			w[i] = (struct filler){ heap, slots, k ? 1 - i : i,
+						2,    !k,    0 };
 			if (pthread_create(&t, NULL, fill, &w[i]) ||
 			    pthread_join(t, NULL) || w[i].rc < 0)
 				die(k ? "free (2 parts)" : "malloc (2 parts)");
@@ -380,8 +380,8 @@ struct loc {
 static uint64_t log_slot(unsigned arena, uint64_t k)
 {
 	uint8_t *base = im->pristine;
-	struct pma_rec *logs =
-		(struct pma_rec *)(void *)(base + im->region + im->geom.log_off);
+	struct pma_rec *logs = (struct pma_rec *)(void *)(base + im->region +
+							  im->geom.log_off);
 	uint32_t cap = im->geom.log_cap;
 
 	return (uint64_t)((uint8_t *)pma_booklog_slot_at(logs + (size_t)arena *
@@ -474,8 +474,9 @@ static void rec_make(const struct loc *l, uint64_t v, struct pma_rec *r)
 	/* the one-record extent ops, also types no build knows */
 	if ((type >= PMA_REC_EXT_ALLOC1 && type <= PMA_REC_EXT_LFREE1) ||
 	    type >= PMA_REC_NTYPES)
-		payload = ((im->data >> PMA_PAGE_SHIFT) + (payload & 0x1fffff)) |
-			  (payload >> 21) << PMA_REC_EXT1_OFF_BITS;
+		payload =
+			((im->data >> PMA_PAGE_SHIFT) + (payload & 0x1fffff)) |
+			(payload >> 21) << PMA_REC_EXT1_OFF_BITS;
 	else if (type != PMA_REC_EXT_LEN)
 		payload += im->data >> 6;
 	if (type == PMA_REC_SLAB_NEW || type == PMA_REC_SLAB_FREE)

@@ -42,8 +42,8 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int crash_fsck(const char *file, enum pool_fsck_severity min,
-	       const char *when, char *why, size_t why_len)
+int crash_fsck(const char *file, enum pool_fsck_severity min, const char *when,
+	       char *why, size_t why_len)
 {
 	const char *every = getenv("CRASH_FSCK_EVERY");
 	struct first first = { .min = min };

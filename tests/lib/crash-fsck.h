@@ -23,8 +23,8 @@
  * a check before and one after recovery keep their turns): the others
  * return 0 unchecked.
  */
-int crash_fsck(const char *file, enum pool_fsck_severity min,
-	       const char *when, char *why, size_t why_len);
+int crash_fsck(const char *file, enum pool_fsck_severity min, const char *when,
+	       char *why, size_t why_len);
 
 /* images crash_fsck checked and what they took (seconds), this process */
 void crash_fsck_stats(unsigned long *ret_checked, double *ret_seconds);
