@@ -31,6 +31,7 @@
 #include "../lib/test-cfg.h"
 #include "pmem/crash.h"
 #include "pmem/fast.h"
+#include "crash-fsck.h"
 #include "crash-sweep.h"
 
 #define HEAP_SIZE (4ULL << 20)
@@ -237,6 +238,10 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	struct root *r;
 	unsigned s, n = 0;
 
+	/* pmactl fsck: a crash image holds no error */
+	if (crash_fsck(file, POOL_FSCK_ERROR, "before recovery", why, why_len) <
+	    0)
+		return -1;
 	if (test_heap_open(file, 0, &heap) < 0) {
 		snprintf(why, why_len, "open: %s", pma_errormsg());
 		return -1;
@@ -274,11 +279,22 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 		CHECK(pma_malloc_to(heap, slot_size(s), &r->slot[s]) == 0,
 		      "malloc slot %u: %s", s, pma_errormsg());
 	pma_heap_close(heap);
-	return 0;
+	/* recovered, compacted, used and closed: no finding at all */
+	return crash_fsck(file, POOL_FSCK_INFO, "after recovery", why, why_len);
 
 out_close:
 	pma_heap_close(heap);
 	return -1;
+}
+
+/* how many images fsck checked, in how long (CRASH_FSCK_EVERY: doc) */
+static void fsck_stats(void)
+{
+	unsigned long n;
+	double t;
+
+	crash_fsck_stats(&n, &t);
+	printf("# fsck: %lu images checked in %.1f s\n", n, t);
 }
 
 static int recover_only(const char *file)
@@ -347,6 +363,7 @@ int main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	fsck_stats();
 	crash_sweep_cleanup();
 	return rc;
 }

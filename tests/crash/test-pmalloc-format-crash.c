@@ -25,6 +25,7 @@
 
 #include "pmalloc.h"
 #include "pmem/crash.h"
+#include "../lib/crash-fsck.h"
 
 #define HEAP_SIZE (8ULL << 20)
 #define ROOT_SIZE 256
@@ -151,6 +152,7 @@ static void check_image(unsigned n)
 {
 	struct pma_heap *heap = open_image(n);
 	uint64_t root, *slots, live;
+	char why[512];
 	unsigned i;
 
 	if (!heap)
@@ -173,6 +175,11 @@ static void check_image(unsigned n)
 	assert_int_equal(pma_free_from(heap, &slots[0]), 0);
 	assert_int_equal(pma_malloc_to(heap, BLOCK_SIZE, &slots[0]), 0);
 	pma_heap_close(heap);
+	/* pmactl fsck: recovered (or formatted), used and closed, no
+	 * finding at all (before recovery the image may not be a pool) */
+	if (crash_fsck(path, POOL_FSCK_INFO, "after recovery", why,
+		       sizeof(why)) < 0)
+		fail_msg("fence %u: %s", n, why);
 }
 
 /* crash at every fence; seed 0: durable image, else plus torn lines */
@@ -218,6 +225,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_root_reuses_dirty_block),
 		cmocka_unit_test(test_format_sweep),
 	};
+	unsigned long nchecked;
+	double seconds;
 	int rc;
 
 	if (argc == 3 &&
@@ -226,6 +235,8 @@ int main(int argc, char **argv)
 	self = argv[0];
 	snprintf(path, sizeof(path), "/dev/shm/test-pmaf.%d", (int)getpid());
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	crash_fsck_stats(&nchecked, &seconds);
+	printf("# fsck: %lu images checked in %.1f s\n", nchecked, seconds);
 	unlink(path);
 	return rc;
 }

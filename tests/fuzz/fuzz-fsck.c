@@ -11,6 +11,11 @@
  * repairs (--advanced too), the pool is repaired as `pmactl fsck --repair
  * --yes --advanced` does (in the file, a copy of the image) and checked
  * again: no error may be left.
+ * An input that starts with "P2" patches a pool of two parts instead
+ * (heap-image.c's 2-part image: both parts' heaps hold blocks, dest words
+ * and frees cross parts, both parts' logs hold a crashed child's ops):
+ * bit 6 of a command's region byte picks the part it patches (its heap,
+ * or with bit 7 its file's headers: part 1 has only a part header).
  * A pool that checks clean must then open writable and serve a few
  * allocations and frees, and check clean after its close. Anything else
  * aborts (libFuzzer reports it as a crash).
@@ -31,6 +36,13 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define POOL_RGN_BIT 0x80 /* region byte: patch the pool headers */
+#define PART_RGN_BIT 0x40 /* 2 parts: region byte: patch part 1 */
+#define TWO_PARTS "P2" /* the prefix of an input on 2 parts */
+#define PART_SIZE (POOL_DATA_OFF + 4 * 1024 * 1024)
+
+/* this input's pool: fx, or the 2 parts of fx2 */
+static struct heap_image *img = &fx;
+static unsigned nimg = 1;
 
 struct fsck_count {
 	unsigned long unrepairable; /* errors fsck does not repair */
@@ -65,9 +77,9 @@ static unsigned long check(const char *what, struct fsck_count *c)
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	rc = pool_fsck(fx.path, &sink);
+	rc = pool_fsck(img->path, &sink);
 	if (rc == 0)
-		rc = pma_fsck(fx.path, &sink);
+		rc = pma_fsck(img->path, &sink);
 	if (rc) {
 		fprintf(stderr, "fuzz-fsck: %s could not run: %d %s\n", what,
 			rc, pool_errormsg());
@@ -78,15 +90,15 @@ static unsigned long check(const char *what, struct fsck_count *c)
 
 /* ------------------------------------------------------------ patching */
 
-static void pool_reseal(void)
+static void pool_reseal(struct heap_image *im)
 {
 	struct pool_part_hdr *ph =
-		(struct pool_part_hdr *)(void *)(fx.patched +
+		(struct pool_part_hdr *)(void *)(im->patched +
 						 POOL_PART_HDR_OFF);
 	struct pool_hdr *a =
-		(struct pool_hdr *)(void *)(fx.patched + POOL_HDR_A_OFF);
+		(struct pool_hdr *)(void *)(im->patched + POOL_HDR_A_OFF);
 	struct pool_hdr *b =
-		(struct pool_hdr *)(void *)(fx.patched + POOL_HDR_B_OFF);
+		(struct pool_hdr *)(void *)(im->patched + POOL_HDR_B_OFF);
 
 	ph->checksum = pool_part_hdr_checksum(ph);
 	a->checksum = pool_hdr_checksum(a);
@@ -94,9 +106,9 @@ static void pool_reseal(void)
 }
 
 /* a command on the pool's headers: [0, POOL_DATA_OFF) of the file */
-static void pool_apply(const struct heap_cmd *c)
+static void pool_apply(struct heap_image *im, const struct heap_cmd *c)
 {
-	uint8_t *p = fx.patched + c->idx % (POOL_DATA_OFF - 7);
+	uint8_t *p = im->patched + c->idx % (POOL_DATA_OFF - 7);
 	uint64_t v;
 
 	memcpy(&v, p, sizeof(v));
@@ -113,9 +125,9 @@ static void pool_apply(const struct heap_cmd *c)
 		memcpy(p, &v, sizeof(v));
 		break;
 	case HEAP_OP_COPY: /* one header copy over the other */
-		memcpy(fx.patched +
+		memcpy(im->patched +
 			       (c->value & 1 ? POOL_HDR_A_OFF : POOL_HDR_B_OFF),
-		       fx.patched +
+		       im->patched +
 			       (c->value & 1 ? POOL_HDR_B_OFF : POOL_HDR_A_OFF),
 		       POOL_HDR_SIZE);
 		break;
@@ -124,42 +136,70 @@ static void pool_apply(const struct heap_cmd *c)
 		break;
 	}
 	if (c->reseal)
-		pool_reseal();
+		pool_reseal(im);
 }
 
 /* FUZZ_FSCK_DUMP=FILE: write the patched pool there (to debug an input
- * with pmactl); FUZZ_FSCK_DUMP_AFTER=FILE: the pool after the workload */
+ * with pmactl); FUZZ_FSCK_DUMP_AFTER=FILE: the pool after the workload.
+ * Of a pool of 2 parts, part 1 goes to FILE.part1 (its part table still
+ * names the fuzzer's files: copy the two over them to look at them) */
 static void dump_image(const char *path)
 {
+	char name[4096];
+	unsigned k;
 	FILE *f;
 
-	if (!path)
-		return;
-	f = fopen(path, "wb");
-	if (!f || fwrite(fx.map, 1, POOL_SIZE, f) != POOL_SIZE || fclose(f))
-		die("FUZZ_FSCK_DUMP");
+	for (k = 0; path && k < nimg; k++) {
+		snprintf(name, sizeof(name), k ? "%s.part%u" : "%s", path, k);
+		f = fopen(name, "wb");
+		if (!f ||
+		    fwrite(img[k].map, 1, img[k].size, f) != img[k].size ||
+		    fclose(f))
+			die("FUZZ_FSCK_DUMP");
+	}
 }
 
 /* the input's patches straight into the pool file (one copy of the
  * image, not two: it halves the time of a run), then its metadata kept
- * in fx.patched to see that the check writes nothing */
+ * in each image's patched buffer to see that the check writes nothing */
 static void patch(const uint8_t *data, size_t size)
 {
-	uint8_t *buf = fx.patched;
+	uint8_t *buf[2];
+	struct heap_image *im;
 	struct heap_cmd c;
-	unsigned i;
+	unsigned i, k, rgn;
 
-	memcpy(fx.map, fx.pristine, POOL_SIZE);
-	fx.patched = fx.map;
-	for (i = 0; heap_script_cmd(data, size, i, &c) == 0; i++) {
-		if (data[(size_t)i * HEAP_CMD_SIZE + 1] & POOL_RGN_BIT)
-			pool_apply(&c);
-		else
-			cmd_apply(&c);
+	for (k = 0; k < nimg; k++) {
+		buf[k] = img[k].patched;
+		memcpy(img[k].map, img[k].pristine, img[k].size);
+		img[k].patched = img[k].map;
 	}
-	fx.patched = buf;
-	memcpy(fx.patched, fx.map, fx.data);
+	for (i = 0; heap_script_cmd(data, size, i, &c) == 0; i++) {
+		rgn = data[(size_t)i * HEAP_CMD_SIZE + 1];
+		im = &img[nimg > 1 && (rgn & PART_RGN_BIT) ? 1 : 0];
+		if (nimg > 1) /* bit 6 picked the part, not the region */
+			c.rgn = (rgn & (PART_RGN_BIT - 1)) % HEAP_RGN_COUNT;
+		if (rgn & POOL_RGN_BIT)
+			pool_apply(im, &c);
+		else
+			cmd_apply_in(im, &c);
+	}
+	for (k = 0; k < nimg; k++) {
+		img[k].patched = buf[k];
+		memcpy(img[k].patched, img[k].map, img[k].data);
+	}
 	dump_image(getenv("FUZZ_FSCK_DUMP"));
+}
+
+/* did the check write the pool's metadata (every part's)? */
+static int metadata_written(void)
+{
+	unsigned k;
+
+	for (k = 0; k < nimg; k++)
+		if (memcmp(img[k].map, img[k].patched, img[k].data))
+			return 1;
+	return 0;
 }
 
 /* ------------------------------------------------------------ checks */
@@ -173,7 +213,7 @@ static void must_work(unsigned salt)
 	unsigned i;
 	int rc;
 
-	rc = pma_heap_open(fx.path, 0, &heap);
+	rc = pma_heap_open(img->path, 0, &heap);
 	if (rc == -ENOENT)
 		return; /* no heap (the region table lost it): nothing to use */
 	if (rc < 0)
@@ -200,13 +240,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fsck_count c;
 	unsigned long errors;
 
-	if (!fx.map)
-		setup_file(POOL_DATA_OFF + 4 * 1024 * 1024);
+	nimg = size >= 2 && !memcmp(data, TWO_PARTS, 2) ? 2 : 1;
+	img = nimg > 1 ? fx2 : &fx;
+	if (nimg > 1) {
+		data += 2;
+		size -= 2;
+		if (!fx2[0].map)
+			setup_file2(PART_SIZE);
+	} else if (!fx.map) {
+		setup_file(PART_SIZE);
+	}
 	patch(data, size);
 	errors = check("the check", &c);
 	/* the pool and heap metadata (the data area is only ever mapped
 	 * read-only by the check, and comparing it too halves the speed) */
-	if (memcmp(fx.map, fx.patched, fx.data)) {
+	if (metadata_written()) {
 		fprintf(stderr, "fuzz-fsck: the check wrote the pool\n");
 		abort();
 	}
@@ -214,7 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0; /* pmactl fsck --repair: exit 3, writes nothing;
 			   * or a pool only a read-only open accepts */
 	if (errors) {
-		if (pma_fsck_repair_flags(fx.path, PMA_FSCK_ADVANCED, NULL) <
+		if (pma_fsck_repair_flags(img->path, PMA_FSCK_ADVANCED, NULL) <
 		    0) {
 			fprintf(stderr,
 				"fuzz-fsck: repair of repairable errors (the "

@@ -3,12 +3,15 @@
  * gen-corpus: write the seed corpora (not built by default). For
  * fuzz-pool-hdr: valid pool and part headers and one file per way a
  * header can be wrong; with --heap, for fuzz-heap: one patch script
- * (heap-script.h) per region and command kind. Build it against a build
+ * (heap-script.h) per region and command kind; with --fsck2, for
+ * fuzz-fsck: patch scripts of its pool of two parts (the "P2" prefix; bit
+ * 6 of a region byte picks part 1). Build it against a build
  * tree's libraries, e.g.
  *   cc -std=gnu11 -I lib -I $BUILD -include $BUILD/config.h \
  *      tests/fuzz/gen-corpus.c $BUILD/lib/util/.libs/libutil.a -o gen-corpus
  *   ./gen-corpus tests/fuzz/corpus/pool-hdr
  *   ./gen-corpus --heap tests/fuzz/corpus/heap
+ *   ./gen-corpus --fsck2 tests/fuzz/corpus/fsck
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,15 +359,73 @@ static void heap_state_seeds(void)
 				  heap_script_copy_src(HEAP_RGN_PMAP, 8, 512)));
 }
 
+/* ------------------------------------------------------------ 2 parts */
+
+#define P1 0x40 /* region byte: part 1 */
+#define POOL_RGN 0x80 /* region byte: the file's pool headers */
+
+/* a fuzz-fsck input on its pool of two parts: "P2", then the commands */
+#define SEED2(name, ...)                               \
+	do {                                           \
+		struct script s_ = { .len = 0 };       \
+		struct script *s = &s_;                \
+		uint8_t b_[2 + sizeof(s_.buf)] = "P2"; \
+		__VA_ARGS__;                           \
+		memcpy(b_ + 2, s->buf, s->len);        \
+		put("fsck2-" name, b_, 2 + s->len);    \
+	} while (0)
+
+static void fsck2_seeds(void)
+{
+	SEED2("clean", (void)s);
+	SEED2("p1-log-flip-bit", cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_LOG | P1,
+				     LOG(0, 1, 0), 1ULL << 40));
+	SEED2("p1-log-type-14",
+	      cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG | P1, LOG(1, 1, 0),
+		  heap_script_rec(14, 1, HEAP_REC_NO_DEST)));
+	/* a dest word in the other part's heap header (resealed) */
+	SEED2("p1-dest-in-p0-meta",
+	      cmd(s, HEAP_OP_SET64, 1, HEAP_RGN_LOG | P1, LOG(0, 2, 8),
+		  pool_off_make(0, POOL_DATA_OFF + 64)));
+	SEED2("p0-dest-in-p1-meta",
+	      cmd(s, HEAP_OP_SET64, 1, HEAP_RGN_LOG, LOG(1, 2, 8),
+		  pool_off_make(1, POOL_DATA_OFF + 128)));
+	/* an empty slot ahead of the end gets a word no append writes */
+	SEED2("p1-slot-ahead", cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_LOG | P1,
+				   LOG(0, 300, 0), 0x5a5a5a5a5a5a5a50ULL));
+	SEED2("p1-slab-magic",
+	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_SLAB | P1, 1 << 9, 1));
+	SEED2("p1-slabent-owner",
+	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_SLABENT | P1, 8,
+		  1ULL << PMA_PMAP_OWNER_SHIFT));
+	SEED2("p1-hdr-checksum", cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_HDR | P1,
+				     HDR_OFF(region_size), 1));
+	SEED2("p1-sum-flip",
+	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_SUM | P1, 0, 1 << 3));
+	SEED2("p1-part-hdr-flip", cmd(s, HEAP_OP_XOR64, 0, POOL_RGN | P1,
+				      POOL_PART_HDR_OFF + 40, 1));
+	SEED2("p0-pool-hdr-a-flip",
+	      cmd(s, HEAP_OP_XOR64, 0, POOL_RGN, POOL_HDR_A_OFF + 100, 1));
+	SEED2("both-logs-cut", cmd(cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_LOG,
+				       LOG(0, 3, 0), 1ULL << 41),
+				   HEAP_OP_XOR64, 0, HEAP_RGN_LOG | P1,
+				   LOG(1, 2, 0), 1ULL << 41));
+}
+
 int main(int argc, char **argv)
 {
 	int heap = argc == 3 && !strcmp(argv[1], "--heap");
+	int fsck2 = argc == 3 && !strcmp(argv[1], "--fsck2");
 
-	if (argc != 2 && !heap) {
-		fprintf(stderr, "usage: gen-corpus [--heap] DIR\n");
+	if (argc != 2 && !heap && !fsck2) {
+		fprintf(stderr, "usage: gen-corpus [--heap | --fsck2] DIR\n");
 		return 2;
 	}
 	outdir = argv[argc - 1];
+	if (fsck2) {
+		fsck2_seeds();
+		return 0;
+	}
 	if (heap) {
 		heap_hdr_seeds();
 		heap_log_seeds();

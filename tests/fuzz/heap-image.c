@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@
 const size_t sizes[NSIZES] = { 24,   64,    100,   300,	  1000,	 2000,
 			       5000, 14000, 20000, 70000, 200000 };
 
-struct heap_image fx;
+struct heap_image fx, fx2[2];
 
 void die(const char *what)
 {
@@ -128,43 +129,68 @@ static int log_print(const struct pma_log_entry *e, void *arg)
 	return 0;
 }
 
-/* remember where things are, from a read-only open of the image */
-static void survey(void)
+/* where the structures of one part's heap are (image->pristine read) */
+static void survey_part(struct heap_image *image, struct pma_heap *heap)
 {
-	struct pma_heap *heap;
-	uint64_t page, e, root;
+	uint64_t page, e;
 	unsigned i;
 
-	if (test_heap_open(fx.path, PMA_HEAP_RDONLY, &heap) < 0)
-		die("read-only open");
-	fx.region = heap->region_off;
-	fx.geom = heap->geom;
-	fx.data = heap->data_base;
-	root = heap->hdr->root_off;
-	fx.root = pool_off_byte(root);
+	image->part = heap->part;
+	image->region = heap->region_off;
+	image->geom = heap->geom;
+	image->data = heap->data_base;
 	for (i = 0; i < heap->geom.narenas && i < PMA_MAX_ARENAS; i++)
-		fx.head[i] = heap->arenas[i].head;
+		image->head[i] = heap->arenas[i].head;
 	for (page = 0; page < heap->geom.npages; page++) {
 		/* the image's entry (pmap_pm is the replayed copy) */
-		e = ((uint64_t *)(fx.pristine + fx.region +
-				  fx.geom.pmap_off))[page];
-		if (pma_pmap_kind(e) == PMA_PMAP_SLAB && fx.nslab < MAX_LIST)
-			fx.slab[fx.nslab++] = page;
-		if (pma_pmap_kind(e) == PMA_PMAP_EXTENT && fx.next < MAX_LIST)
-			fx.ext[fx.next++] = page;
+		e = ((uint64_t *)(image->pristine + image->region +
+				  image->geom.pmap_off))[page];
+		if (pma_pmap_kind(e) == PMA_PMAP_SLAB &&
+		    image->nslab < MAX_LIST)
+			image->slab[image->nslab++] = page;
+		if (pma_pmap_kind(e) == PMA_PMAP_EXTENT &&
+		    image->next < MAX_LIST)
+			image->ext[image->next++] = page;
 	}
-	if (getenv("FUZZ_HEAP_VERBOSE") &&
-	    pma_log_foreach(heap, log_print, fx.head) < 0)
-		die("log walk");
-	pma_heap_close(heap);
-	if (!fx.nslab || !fx.next || !root)
-		die("image has no slab, extent or root");
 	if (getenv("FUZZ_HEAP_VERBOSE"))
 		fprintf(stderr,
-			"fuzz-heap: %u arenas, log_cap %u, %llu pages, "
-			"%u slabs, %u extents\n",
-			fx.geom.narenas, fx.geom.log_cap,
-			(unsigned long long)fx.geom.npages, fx.nslab, fx.next);
+			"fuzz-heap: part %u: %u arenas, log_cap %u, %llu "
+			"pages, %u slabs, %u extents\n",
+			image->part, image->geom.narenas, image->geom.log_cap,
+			(unsigned long long)image->geom.npages, image->nslab,
+			image->next);
+	if (!image->nslab || !image->next)
+		die("image has no slab or extent");
+}
+
+/* remember where things are, from a read-only open of the image of n
+ * parts (images[0] names the pool) */
+static void survey(struct heap_image *images, unsigned n)
+{
+	struct pma_heap *heap;
+	uint64_t root;
+	unsigned p;
+
+	if (test_heap_open(images[0].path, PMA_HEAP_RDONLY, &heap) < 0)
+		die("read-only open");
+	for (p = 0; p < n; p++) {
+		if (!heap->sib[p])
+			die("a part without its heap");
+		survey_part(&images[p], heap->sib[p]);
+	}
+	root = heap->hdr->root_off;
+	if (!root || pool_off_part(root))
+		die("image has no root in part 0");
+	/* the root object's dest words (part 0's); ROOT commands of
+	 * another part patch the start of its data area */
+	for (p = 0; p < n; p++) {
+		images[p].dest_root = root;
+		images[p].root = p ? images[p].data : pool_off_byte(root);
+	}
+	if (getenv("FUZZ_HEAP_VERBOSE") &&
+	    pma_log_foreach(heap, log_print, images[0].head) < 0)
+		die("log walk");
+	pma_heap_close(heap);
 }
 
 void setup_file(uint64_t size)
@@ -202,10 +228,144 @@ void setup_file(uint64_t size)
 	if (fx.map == MAP_FAILED || !fx.pristine || !fx.patched)
 		die("image buffers");
 	memcpy(fx.pristine, fx.map, POOL_SIZE);
-	survey();
+	survey(&fx, 1);
+}
+
+/* ------------------------------------------------------------ 2 parts */
+
+/* a thread of an interleaved heap (threads take the parts in turn) */
+struct filler {
+	struct pma_heap *heap;
+	uint64_t *slots;
+	unsigned first, step; /* its slots: first, first + step, ... */
+	int alloc; /* allocate its empty slots, else free every other */
+	int rc;
+};
+
+static void *fill(void *arg)
+{
+	struct filler *w = arg;
+	unsigned i, n = 0;
+
+	for (i = w->first; i < NSLOTS && w->rc == 0; i += w->step) {
+		if (w->alloc && !w->slots[i])
+			w->rc = pma_malloc_to(w->heap, sizes[(i * 7) % NSIZES],
+					      &w->slots[i]);
+		else if (!w->alloc && w->slots[i] && n++ % 2 == 0)
+			w->rc = pma_free_from(w->heap, &w->slots[i]);
+	}
+	return NULL;
+}
+
+/* two threads, one after the other (thread i takes the part the heap's
+ * turn gives it): allocate, then each frees every other block of the
+ * other thread's slots (frees of another part's blocks) */
+static void fill_both(struct pma_heap *heap, uint64_t *slots)
+{
+	struct filler w[2];
+	pthread_t t;
+	unsigned i, k;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < 2; i++) {
+			w[i] = (struct filler){ heap, slots, k ? 1 - i : i,
+						2,    !k,    0 };
+			if (pthread_create(&t, NULL, fill, &w[i]) ||
+			    pthread_join(t, NULL) || w[i].rc < 0)
+				die(k ? "free (2 parts)" : "malloc (2 parts)");
+		}
+}
+
+/* a pool of two parts (PATH and PATH.part1) whose heaps both hold blocks,
+ * closed cleanly, then a child's ops in both parts' logs and a crash */
+static void build2(const char *path, uint64_t size)
+{
+	struct pma_heap *heap;
+	uint64_t *slots;
+	unsigned i, parts[2] = { 0, 0 };
+	int status;
+	pid_t pid;
+
+	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
+	test_cfg.nparts = 2;
+	if (test_heap_create(path, size, PMA_HEAP_FORCE | PMA_HEAP_INTERLEAVE,
+			     &heap) < 0)
+		die("create (2 parts)");
+	test_cfg.nparts = 1;
+	slots = slots_of(heap);
+	fill_both(heap, slots);
+	for (i = 0; i < NSLOTS; i++)
+		if (slots[i])
+			parts[pool_off_part(slots[i]) & 1]++;
+	if (!parts[0] || !parts[1])
+		die("2-part image: a part without blocks");
+	pma_heap_close(heap);
+	pid = fork();
+	if (pid == 0) {
+		if (test_heap_open(path, PMA_HEAP_INTERLEAVE, &heap) < 0)
+			_exit(2);
+		slots = slots_of(heap);
+		fill_both(heap, slots);
+		for (i = 0; i < NSLOTS; i += 5)
+			if (!slots[i] &&
+			    pma_malloc_to(heap, 3000, &slots[i]) < 0)
+				_exit(3);
+		_exit(0); /* a crash: no checkpoint, no close */
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+		die("crash child (2 parts)");
+}
+
+static char dir2[40];
+
+static void cleanup2(void)
+{
+	unsigned p;
+
+	for (p = 0; p < 2; p++)
+		if (fx2[p].file[0])
+			unlink(fx2[p].file);
+	if (dir2[0])
+		rmdir(dir2);
+}
+
+void setup_file2(uint64_t size)
+{
+	const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	unsigned p;
+	int fd;
+
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
+	snprintf(dir2, sizeof(dir2), "%s/fuzz-heap2.XXXXXX", tmp);
+	if (!mkdtemp(dir2))
+		die("mkdtemp");
+	snprintf(fx2[0].file, sizeof(fx2[0].file), "%s/pool", dir2);
+	snprintf(fx2[1].file, sizeof(fx2[1].file), "%s/pool.part1", dir2);
+	atexit(cleanup2);
+	build2(fx2[0].file, size);
+	for (p = 0; p < 2; p++) {
+		fx2[p].size = size;
+		snprintf(fx2[p].path, sizeof(fx2[p].path), "%s", fx2[0].file);
+		fd = open(fx2[p].file, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			die("open a part");
+		fx2[p].map = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				  MAP_SHARED, fd, 0);
+		close(fd);
+		fx2[p].pristine = malloc(size);
+		fx2[p].patched = malloc(size);
+		if (fx2[p].map == MAP_FAILED || !fx2[p].pristine ||
+		    !fx2[p].patched)
+			die("image buffers (2 parts)");
+		memcpy(fx2[p].pristine, fx2[p].map, size);
+	}
+	survey(fx2, 2);
 }
 
 /* ------------------------------------------------------------ patching */
+
+/* the image the command being applied patches */
+static struct heap_image *im = &fx;
 
 /* a patch location: bytes [base, base + len) of the file, offset off in
  * them; k: global record index when the location is a log record */
@@ -219,10 +379,10 @@ struct loc {
 /* file offset of the slot of record k of arena's log */
 static uint64_t log_slot(unsigned arena, uint64_t k)
 {
-	uint8_t *base = fx.pristine;
-	struct pma_rec *logs =
-		(struct pma_rec *)(void *)(base + fx.region + fx.geom.log_off);
-	uint32_t cap = fx.geom.log_cap;
+	uint8_t *base = im->pristine;
+	struct pma_rec *logs = (struct pma_rec *)(void *)(base + im->region +
+							  im->geom.log_off);
+	uint32_t cap = im->geom.log_cap;
 
 	return (uint64_t)((uint8_t *)pma_booklog_slot_at(logs + (size_t)arena *
 									 cap,
@@ -239,45 +399,45 @@ static void loc_range(struct loc *l, uint64_t base, uint64_t len, uint64_t off)
 
 static void loc_of(unsigned rgn, uint32_t idx, struct loc *l)
 {
-	const struct pma_geom *g = &fx.geom;
-	uint64_t pmap = fx.region + g->pmap_off;
+	const struct pma_geom *g = &im->geom;
+	uint64_t pmap = im->region + g->pmap_off;
 	uint64_t n;
 
 	memset(l, 0, sizeof(*l));
 	switch (rgn) {
 	case HEAP_RGN_HDR:
-		return loc_range(l, fx.region, PMA_HDR_SIZE, idx);
+		return loc_range(l, im->region, PMA_HDR_SIZE, idx);
 	case HEAP_RGN_DESC:
-		return loc_range(l, fx.region + g->arena_off,
+		return loc_range(l, im->region + g->arena_off,
 				 g->narenas * 64ULL, idx);
 	case HEAP_RGN_LOG:
 		l->is_log = 1;
 		l->arena = (idx >> 4 & 0xf) % g->narenas;
-		l->k = fx.head[l->arena] + (idx >> 8) % g->log_cap;
+		l->k = im->head[l->arena] + (idx >> 8) % g->log_cap;
 		return loc_range(l, log_slot(l->arena, l->k),
 				 sizeof(struct pma_rec), idx & 0xf);
 	case HEAP_RGN_PMAP:
 		return loc_range(l, pmap, g->npages * 8, idx);
 	case HEAP_RGN_SLAB:
-		n = fx.slab[(idx >> 9) % fx.nslab];
-		return loc_range(l, fx.data + n * PMA_PAGE, PMA_SLAB_HDR_SIZE,
+		n = im->slab[(idx >> 9) % im->nslab];
+		return loc_range(l, im->data + n * PMA_PAGE, PMA_SLAB_HDR_SIZE,
 				 idx & 0x1ff);
 	case HEAP_RGN_SLABENT:
-		n = fx.slab[(idx >> 3) % fx.nslab];
+		n = im->slab[(idx >> 3) % im->nslab];
 		return loc_range(l, pmap + n * 8, 8, idx & 7);
 	case HEAP_RGN_EXTENT:
-		n = fx.ext[(idx >> 3) % fx.next];
+		n = im->ext[(idx >> 3) % im->next];
 		return loc_range(l, pmap + n * 8, 8, idx & 7);
 	case HEAP_RGN_ROOT:
-		return loc_range(l, fx.root, NSLOTS * 8, idx);
+		return loc_range(l, im->root, NSLOTS * 8, idx);
 	case HEAP_RGN_DATA:
-		return loc_range(l, fx.data, g->npages * PMA_PAGE, idx);
+		return loc_range(l, im->data, g->npages * PMA_PAGE, idx);
 	case HEAP_RGN_SUM:
 		l->is_sum = 1;
-		return loc_range(l, fx.region + g->sum_off, g->sum_words * 8,
+		return loc_range(l, im->region + g->sum_off, g->sum_words * 8,
 				 idx);
 	default:
-		return loc_range(l, fx.region, g->region_size, idx);
+		return loc_range(l, im->region, g->region_size, idx);
 	}
 }
 
@@ -286,7 +446,7 @@ static uint8_t *loc_addr(const struct loc *l, uint64_t w)
 {
 	uint64_t off = l->off + w > l->len ? l->len - w : l->off;
 
-	return fx.patched + l->base + off;
+	return im->patched + l->base + off;
 }
 
 static uint64_t get64(const uint8_t *p)
@@ -314,27 +474,28 @@ static void rec_make(const struct loc *l, uint64_t v, struct pma_rec *r)
 	/* the one-record extent ops, also types no build knows */
 	if ((type >= PMA_REC_EXT_ALLOC1 && type <= PMA_REC_EXT_LFREE1) ||
 	    type >= PMA_REC_NTYPES)
-		payload = ((fx.data >> PMA_PAGE_SHIFT) + (payload & 0x1fffff)) |
-			  (payload >> 21) << PMA_REC_EXT1_OFF_BITS;
+		payload =
+			((im->data >> PMA_PAGE_SHIFT) + (payload & 0x1fffff)) |
+			(payload >> 21) << PMA_REC_EXT1_OFF_BITS;
 	else if (type != PMA_REC_EXT_LEN)
-		payload += fx.data >> 6;
+		payload += im->data >> 6;
 	if (type == PMA_REC_SLAB_NEW || type == PMA_REC_SLAB_FREE)
 		value = (uint64_t)(extra & 0x3f) << 8 |
 			(uint64_t)(extra >> 6 & 0xf) << 16;
 	else if (type != PMA_REC_EXT_LEN && (extra & 0xff) != 255)
-		value = pool_off_make(0, fx.root + (extra & 0xff) * 8ULL);
-	pma_booklog_encode(l->k, fx.geom.log_cap, type,
+		value = im->dest_root + (extra & 0xff) * 8ULL;
+	pma_booklog_encode(l->k, im->geom.log_cap, type,
 			   payload & PMA_REC_PAYLOAD_MAX, value, r);
 }
 
 /* recompute epoch, tag and checksum of the record at l */
 static void rec_reseal(const struct loc *l)
 {
-	uint8_t *p = fx.patched + l->base;
+	uint8_t *p = im->patched + l->base;
 	uint64_t w0 = get64(p), w1 = get64(p + 8);
 	struct pma_rec r;
 
-	pma_booklog_encode(l->k, fx.geom.log_cap,
+	pma_booklog_encode(l->k, im->geom.log_cap,
 			   (unsigned)(w0 & ((1u << PMA_REC_TYPE_BITS) - 1)),
 			   w0 >> PMA_REC_PAYLOAD_SHIFT, w1 & ~PMA_REC_TAG_MASK,
 			   &r);
@@ -350,7 +511,7 @@ static void sum_reseal(const struct loc *l)
 	uint8_t *p;
 
 	for (w = off / 8; w * 8 < off + 8 && w * 8 < l->len; w++) {
-		p = fx.patched + l->base + w * 8;
+		p = im->patched + l->base + w * 8;
 		put64(p, pma_sum_encode(get64(p), w));
 	}
 }
@@ -358,7 +519,7 @@ static void sum_reseal(const struct loc *l)
 static void hdr_reseal(void)
 {
 	struct pma_heap_hdr *hdr =
-		(struct pma_heap_hdr *)(void *)(fx.patched + fx.region);
+		(struct pma_heap_hdr *)(void *)(im->patched + im->region);
 
 	hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
 }
@@ -374,16 +535,17 @@ static void cmd_copy(const struct loc *dst, uint64_t v)
 		n = src.len - src.off;
 	if (n > dst->len - dst->off)
 		n = dst->len - dst->off;
-	memmove(fx.patched + dst->base + dst->off,
-		fx.patched + src.base + src.off, n);
+	memmove(im->patched + dst->base + dst->off,
+		im->patched + src.base + src.off, n);
 }
 
-void cmd_apply(const struct heap_cmd *c)
+void cmd_apply_in(struct heap_image *image, const struct heap_cmd *c)
 {
 	struct pma_rec r;
 	struct loc l;
 	uint8_t *p;
 
+	im = image;
 	loc_of(c->op == HEAP_OP_REC ? HEAP_RGN_LOG : c->rgn, c->idx, &l);
 	switch (c->op) {
 	case HEAP_OP_SET8:
@@ -405,8 +567,8 @@ void cmd_apply(const struct heap_cmd *c)
 		break;
 	default: /* HEAP_OP_REC */
 		rec_make(&l, c->value, &r);
-		put64(fx.patched + l.base, r.word0);
-		put64(fx.patched + l.base + 8, r.word1);
+		put64(im->patched + l.base, r.word0);
+		put64(im->patched + l.base + 8, r.word1);
 		break;
 	}
 	if (c->reseal && l.is_log && c->op != HEAP_OP_REC)
@@ -415,4 +577,9 @@ void cmd_apply(const struct heap_cmd *c)
 		sum_reseal(&l);
 	if (c->reseal)
 		hdr_reseal();
+}
+
+void cmd_apply(const struct heap_cmd *c)
+{
+	cmd_apply_in(&fx, c);
 }
