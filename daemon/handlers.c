@@ -286,11 +286,16 @@ static int h_compact(struct request *r)
 		return util_errmsg_set(r->pool->err,
 				       "pool '%s' is not open: %s",
 				       r->pool->name, r->pool->errmsg);
-	rc = dry ? pma_heap_compact_plan(r->pool->heap, &rep) :
-		   pma_heap_compact(r->pool->heap, &rep);
-	if (rc < 0)
-		return util_errmsg_set(-rc, "pool '%s': compaction failed: %s",
-				       r->pool->name, pma_errormsg());
+	if (dry) {
+		rc = pma_heap_compact_plan(r->pool->heap, &rep);
+		if (rc < 0)
+			return util_errmsg_set(-rc,
+					       "pool '%s': compaction failed: "
+					       "%s",
+					       r->pool->name, pma_errormsg());
+	} else if ((rc = pmad_pool_compact(r->pool, &rep)) < 0) {
+		return rc;
+	}
 	if (!dry)
 		util_info("pool '%s' compacted for uid %u (pid %d): %llu "
 			  "bytes reclaimed",
@@ -428,6 +433,17 @@ static int add_counters(const struct pmad *d, struct json_object *obj)
 	err |= util_json_add_u64(obj, "service_gcs", c->service_gcs);
 	err |= util_json_add_u64(obj, "service_gc_pages_merged",
 				 c->service_gc_pages_merged);
+	err |= util_json_add_u64(obj, "compact_interval",
+				 d->conf->compact_interval);
+	err |= util_json_add_u64(obj, "service_compact_runs",
+				 c->service_compact_runs);
+	err |= util_json_add_u64(obj, "service_compactions",
+				 c->service_compactions);
+	err |= util_json_add_u64(obj, "service_compact_bytes_reclaimed",
+				 c->service_compact_bytes_reclaimed);
+	if (c->service_last_compact) /* unknown values are omitted */
+		err |= util_json_add_u64(obj, "service_last_compact",
+					 (uint64_t)c->service_last_compact);
 	return err;
 }
 
