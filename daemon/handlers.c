@@ -57,6 +57,19 @@ static int new_result(struct request *r)
 	return r->result ? 0 : util_errmsg_set(ENOMEM, "out of memory");
 }
 
+/* args.human: o's size with units, as stat prints it (the key keeps its
+ * place in o) */
+static int list_size(const struct request *r, struct json_object *o)
+{
+	struct json_object *v;
+
+	if (!(r->view_flags & VIEW_HUMAN) ||
+	    !json_object_object_get_ex(o, "size", &v))
+		return 0;
+	return view_add_size(o, "size", (uint64_t)json_object_get_int64(v),
+			     r->view_flags);
+}
+
 static int h_pool_list(struct request *r)
 {
 	struct json_object *arr = json_object_new_array(), *o;
@@ -67,8 +80,11 @@ static int h_pool_list(struct request *r)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	}
 	for (i = 0; i < r->d->npools; i++) {
-		if (pmad_pool_json(r->d->pools[i], &o) < 0 ||
+		if (pmad_pool_json(r->d->pools[i], &o) < 0)
+			o = NULL;
+		if (!o || list_size(r, o) < 0 ||
 		    json_object_array_add(arr, o) < 0) {
+			json_object_put(o);
 			json_object_put(arr);
 			return util_errmsg_set(ENOMEM, "out of memory");
 		}
