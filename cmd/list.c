@@ -15,7 +15,8 @@ static const char list_usage[] =
 	"\n"
 	"List the pools pmad serves. The socket is --socket (a global\n"
 	"option), $PMAD_SOCKET, or the default (/run/pmad/pmad.sock;\n"
-	"$XDG_RUNTIME_DIR/pmad/pmad.sock for users).\n"
+	"$XDG_RUNTIME_DIR/pmad/pmad.sock for users). The table prints\n"
+	"sizes with units; --json --human has pmad send them so too.\n"
 	"\n"
 	"options:\n" CMD_BASE_OPTIONS_HELP;
 

@@ -90,6 +90,42 @@ int cmd_show_list(struct json_object *doc)
 
 /* ------------------------------------------------------------ stat */
 
+static const char *when_str(struct json_object *svc, const char *key, char *buf,
+			    size_t len)
+{
+	struct json_object *v = jobj(svc, key);
+	time_t t;
+	struct tm tm;
+
+	if (!v)
+		return "-";
+	t = (time_t)json_object_get_int64(v);
+	if (!gmtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
+		return "?";
+	return buf;
+}
+
+/* the compaction service's line of the daemon's figures, and the blank
+ * line before the pool table */
+static void show_compact(struct json_object *d)
+{
+	char size[UTIL_SIZE_BUF], when[40];
+
+	if (!cmd_ju64(d, "compact_interval")) {
+		printf("services: background compaction off\n\n");
+		return;
+	}
+	printf("services: compaction every %" PRIu64 " s; %" PRIu64
+	       " runs, %" PRIu64 " compactions, %s reclaimed, last %s\n\n",
+	       cmd_ju64(d, "compact_interval"),
+	       cmd_ju64(d, "service_compact_runs"),
+	       cmd_ju64(d, "service_compactions"),
+	       cmd_size_str(cmd_ju64(d, "service_compact_bytes_reclaimed"),
+			    size, sizeof(size)),
+	       when_str(d, "service_last_compact", when, sizeof(when)));
+}
+
 static void show_daemon(struct json_object *d)
 {
 	uint64_t interval = cmd_ju64(d, "checkpoint_interval");
@@ -114,29 +150,14 @@ static void show_daemon(struct json_object *d)
 		printf("services: HDPM gc below %" PRIu64
 		       "%% free, every %" PRIu64 " s; %" PRIu64
 		       " runs, %" PRIu64 " passes, %" PRIu64
-		       " page logs merged\n\n",
+		       " page logs merged\n",
 		       cmd_ju64(d, "gc_free_pct"), cmd_ju64(d, "gc_interval"),
 		       cmd_ju64(d, "service_gc_runs"),
 		       cmd_ju64(d, "service_gcs"),
 		       cmd_ju64(d, "service_gc_pages_merged"));
 	else
-		printf("services: background HDPM gc off\n\n");
-}
-
-static const char *when_str(struct json_object *svc, const char *key, char *buf,
-			    size_t len)
-{
-	struct json_object *v = jobj(svc, key);
-	time_t t;
-	struct tm tm;
-
-	if (!v)
-		return "-";
-	t = (time_t)json_object_get_int64(v);
-	if (!gmtime_r(&t, &tm) ||
-	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
-		return "?";
-	return buf;
+		printf("services: background HDPM gc off\n");
+	show_compact(d);
 }
 
 /* one table row of pool p into the cells of row (buffers in bufs) */
@@ -250,6 +271,15 @@ static const struct metric pool_metrics[] = {
 	  "Heap bytes gc passes gave back.", COUNTER, 1 },
 	{ "pool_last_gc_timestamp_seconds", "last_gc",
 	  "Unix time of the last HDPM gc pass on the pool.", GAUGE, 1 },
+	{ "pool_compactions_total", "compactions",
+	  "Compactions of the pool (compaction service and compact requests).",
+	  COUNTER, 1 },
+	{ "pool_compact_failures_total", "compact_failures",
+	  "Compactions of the pool that failed.", COUNTER, 1 },
+	{ "pool_compact_reclaimed_bytes_total", "compact_bytes_reclaimed",
+	  "File system bytes compactions of the pool gave back.", COUNTER, 1 },
+	{ "pool_last_compact_timestamp_seconds", "last_compact",
+	  "Unix time of the last compaction of the pool.", GAUGE, 1 },
 };
 
 static const struct metric daemon_metrics[] = {
@@ -272,6 +302,16 @@ static const struct metric daemon_metrics[] = {
 	  "Rounds of the HDPM gc service.", COUNTER, 0 },
 	{ "service_gc_passes_total", "service_gcs",
 	  "HDPM gc passes the gc service made.", COUNTER, 0 },
+	{ "compact_interval_seconds", "compact_interval",
+	  "Seconds between rounds of the compaction service (0: off).", GAUGE,
+	  0 },
+	{ "service_compact_runs_total", "service_compact_runs",
+	  "Rounds of the compaction service.", COUNTER, 0 },
+	{ "service_compactions_total", "service_compactions",
+	  "Compactions the compaction service made.", COUNTER, 0 },
+	{ "service_compact_reclaimed_bytes_total",
+	  "service_compact_bytes_reclaimed",
+	  "File system bytes the compaction service gave back.", COUNTER, 0 },
 };
 
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))

@@ -550,8 +550,20 @@ static int services_gc_interval(const struct cfg *c, const yaml_node_t *v,
 	return rc;
 }
 
+static int services_compact_interval(const struct cfg *c, const yaml_node_t *v,
+				     void *item)
+{
+	unsigned long n = 0;
+	int rc = cfg_uint(c, v, "compact_interval", CONFIG_INTERVAL_MAX, &n);
+
+	(void)item;
+	c->conf->compact_interval = (unsigned)n;
+	return rc;
+}
+
 static const struct cfg_key services_keys[] = {
 	{ "checkpoint_interval", services_checkpoint },
+	{ "compact_interval", services_compact_interval },
 	{ "gc_free_pct", services_gc_free_pct },
 	{ "gc_interval", services_gc_interval },
 	{ NULL, NULL },

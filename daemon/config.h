@@ -57,6 +57,9 @@ struct pmad_config {
 	 * less than gc_free_pct % free get a gc pass; 0 off */
 	unsigned gc_free_pct;
 	unsigned gc_interval; /* default CONFIG_GC_INTERVAL_DEFAULT */
+	/* seconds between compactions (pma_heap_compact) of every open pool
+	 * no client holds, 0 off */
+	unsigned compact_interval;
 	struct pmad_ns_conf *ns; /* namespaces listed explicitly */
 	unsigned nns;
 	struct pmad_pool_conf *pools;

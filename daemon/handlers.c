@@ -57,6 +57,19 @@ static int new_result(struct request *r)
 	return r->result ? 0 : util_errmsg_set(ENOMEM, "out of memory");
 }
 
+/* args.human: o's size with units, as stat prints it (the key keeps its
+ * place in o) */
+static int list_size(const struct request *r, struct json_object *o)
+{
+	struct json_object *v;
+
+	if (!(r->view_flags & VIEW_HUMAN) ||
+	    !json_object_object_get_ex(o, "size", &v))
+		return 0;
+	return view_add_size(o, "size", (uint64_t)json_object_get_int64(v),
+			     r->view_flags);
+}
+
 static int h_pool_list(struct request *r)
 {
 	struct json_object *arr = json_object_new_array(), *o;
@@ -67,8 +80,11 @@ static int h_pool_list(struct request *r)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	}
 	for (i = 0; i < r->d->npools; i++) {
-		if (pmad_pool_json(r->d->pools[i], &o) < 0 ||
+		if (pmad_pool_json(r->d->pools[i], &o) < 0)
+			o = NULL;
+		if (!o || list_size(r, o) < 0 ||
 		    json_object_array_add(arr, o) < 0) {
+			json_object_put(o);
 			json_object_put(arr);
 			return util_errmsg_set(ENOMEM, "out of memory");
 		}
@@ -286,11 +302,16 @@ static int h_compact(struct request *r)
 		return util_errmsg_set(r->pool->err,
 				       "pool '%s' is not open: %s",
 				       r->pool->name, r->pool->errmsg);
-	rc = dry ? pma_heap_compact_plan(r->pool->heap, &rep) :
-		   pma_heap_compact(r->pool->heap, &rep);
-	if (rc < 0)
-		return util_errmsg_set(-rc, "pool '%s': compaction failed: %s",
-				       r->pool->name, pma_errormsg());
+	if (dry) {
+		rc = pma_heap_compact_plan(r->pool->heap, &rep);
+		if (rc < 0)
+			return util_errmsg_set(-rc,
+					       "pool '%s': compaction failed: "
+					       "%s",
+					       r->pool->name, pma_errormsg());
+	} else if ((rc = pmad_pool_compact(r->pool, &rep)) < 0) {
+		return rc;
+	}
 	if (!dry)
 		util_info("pool '%s' compacted for uid %u (pid %d): %llu "
 			  "bytes reclaimed",
@@ -428,6 +449,17 @@ static int add_counters(const struct pmad *d, struct json_object *obj)
 	err |= util_json_add_u64(obj, "service_gcs", c->service_gcs);
 	err |= util_json_add_u64(obj, "service_gc_pages_merged",
 				 c->service_gc_pages_merged);
+	err |= util_json_add_u64(obj, "compact_interval",
+				 d->conf->compact_interval);
+	err |= util_json_add_u64(obj, "service_compact_runs",
+				 c->service_compact_runs);
+	err |= util_json_add_u64(obj, "service_compactions",
+				 c->service_compactions);
+	err |= util_json_add_u64(obj, "service_compact_bytes_reclaimed",
+				 c->service_compact_bytes_reclaimed);
+	if (c->service_last_compact) /* unknown values are omitted */
+		err |= util_json_add_u64(obj, "service_last_compact",
+					 (uint64_t)c->service_last_compact);
 	return err;
 }
 

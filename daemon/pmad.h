@@ -66,6 +66,10 @@ struct pmad_pool {
 		uint64_t gc_pages_merged;
 		uint64_t gc_bytes_reclaimed;
 		time_t last_gc; /* wall clock; 0: never */
+		uint64_t compactions; /* pma_heap_compact (service, requests) */
+		uint64_t compact_failures;
+		uint64_t compact_bytes_reclaimed;
+		time_t last_compact; /* wall clock; 0: never */
 	} svc;
 };
 
@@ -108,6 +112,10 @@ struct pmad_counters {
 	uint64_t service_gc_runs; /* rounds of the HDPM gc service */
 	uint64_t service_gcs; /* gc passes it made */
 	uint64_t service_gc_pages_merged; /* page logs they merged */
+	uint64_t service_compact_runs; /* rounds of the compaction service */
+	uint64_t service_compactions; /* compactions it made */
+	uint64_t service_compact_bytes_reclaimed; /* file bytes they freed */
+	time_t service_last_compact; /* wall clock of its last round; 0 */
 };
 
 struct pmad {
@@ -121,6 +129,7 @@ struct pmad {
 	int sig_fd;
 	int timer_fd; /* background services (services.c) */
 	int gc_timer_fd; /* the HDPM gc service (services.c) */
+	int compact_timer_fd; /* the compaction service (services.c) */
 	int own_socket; /* we bound it: unlink at exit */
 	struct pmad_client *clients[PMAD_MAX_CLIENTS];
 	unsigned nclients;
@@ -226,12 +235,17 @@ int pmad_services_arm(struct pmad *d);
 void pmad_services_run(struct pmad *d);
 /* the HDPM gc service's round (gc_timer_fd) */
 void pmad_services_gc(struct pmad *d);
+/* the compaction service's round (compact_timer_fd) */
+void pmad_services_compact(struct pmad *d);
 /* checkpoint an open pool now, counted in its services' figures */
 int pmad_pool_checkpoint(struct pmad_pool *p);
 /* one HDPM gc pass on an open pool whose heap holds a file system
  * (view_hdpm_gc), counted in its services' figures */
 struct view_gc;
 int pmad_pool_gc(struct pmad_pool *p, struct view_gc *ret);
+/* pma_heap_compact on an open pool, counted in its services' figures */
+struct pma_compact_report;
+int pmad_pool_compact(struct pmad_pool *p, struct pma_compact_report *ret);
 /* fsck.c: check the pool read-only, quiesced (no client session, a
  * checkpoint first): *ret the result of pmactl --json fsck */
 int pmad_pool_fsck(struct pmad_pool *p, struct json_object **ret);

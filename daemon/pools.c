@@ -472,6 +472,14 @@ static int services_json(const struct pmad_pool *p, struct json_object *obj)
 	if (p->svc.last_gc)
 		err |= util_json_add_u64(svc, "last_gc",
 					 (uint64_t)p->svc.last_gc);
+	err |= util_json_add_u64(svc, "compactions", p->svc.compactions);
+	err |= util_json_add_u64(svc, "compact_failures",
+				 p->svc.compact_failures);
+	err |= util_json_add_u64(svc, "compact_bytes_reclaimed",
+				 p->svc.compact_bytes_reclaimed);
+	if (p->svc.last_compact)
+		err |= util_json_add_u64(svc, "last_compact",
+					 (uint64_t)p->svc.last_compact);
 	return err | util_json_add_obj(obj, "services", svc);
 }
 

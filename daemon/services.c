@@ -8,7 +8,11 @@
  *   seconds): an open pool whose heap has less than gc_free_pct % free
  *   and whose HDPM file system has page logs gets a gc pass (every page
  *   log merged, as pmactl gc does), so a file system that fills its
- *   heap with logs gets the space of the dead bytes back.
+ *   heap with logs gets the space of the dead bytes back;
+ * - compaction (services.compact_interval seconds, 0 = off): every open
+ *   pool gets pma_heap_compact, as a compact request runs it (logs
+ *   truncated, empty slabs released, free runs punched), so the file
+ *   system gets the space of freed pages back without a client asking.
  * Pools a client holds are skipped (pmad has no heap of theirs).
  * Remote-free sync joins here.
  */
@@ -49,6 +53,8 @@ int pmad_services_setup(struct pmad *d)
 
 	if (rc == 0)
 		rc = timer_add(d, &d->gc_timer_fd);
+	if (rc == 0)
+		rc = timer_add(d, &d->compact_timer_fd);
 	return rc < 0 ? rc : pmad_services_arm(d);
 }
 
@@ -72,6 +78,8 @@ int pmad_services_arm(struct pmad *d)
 	if (rc == 0)
 		rc = timer_arm(d->gc_timer_fd,
 			       d->conf->gc_free_pct ? d->conf->gc_interval : 0);
+	if (rc == 0)
+		rc = timer_arm(d->compact_timer_fd, d->conf->compact_interval);
 	return rc;
 }
 
@@ -102,6 +110,21 @@ int pmad_pool_gc(struct pmad_pool *p, struct view_gc *ret)
 	p->svc.gc_pages_merged += ret->merged;
 	p->svc.gc_bytes_reclaimed += view_gc_reclaimed(ret);
 	p->svc.last_gc = time(NULL);
+	return 0;
+}
+
+int pmad_pool_compact(struct pmad_pool *p, struct pma_compact_report *ret)
+{
+	int rc = pma_heap_compact(p->heap, ret);
+
+	if (rc < 0) {
+		p->svc.compact_failures++;
+		return util_errmsg_set(-rc, "pool '%s': compaction failed: %s",
+				       p->name, pma_errormsg());
+	}
+	p->svc.compactions++;
+	p->svc.compact_bytes_reclaimed += ret->reclaimed_bytes;
+	p->svc.last_compact = time(NULL);
 	return 0;
 }
 
@@ -187,4 +210,39 @@ void pmad_services_gc(struct pmad *d)
 	d->count.service_gc_runs++;
 	for (i = 0; i < d->npools; i++)
 		gc_pool(d, d->pools[i]);
+}
+
+static void compact_pool(struct pmad *d, struct pmad_pool *p)
+{
+	struct pma_compact_report rep;
+
+	if (!p->heap || p->holder)
+		return;
+	if (pmad_pool_compact(p, &rep) < 0) {
+		util_err("background compaction failed: %s", util_errmsg());
+		return;
+	}
+	d->count.service_compactions++;
+	d->count.service_compact_bytes_reclaimed += rep.reclaimed_bytes;
+	util_dbg("pool '%s': compacted: %llu log records, %llu slabs "
+		 "released, %llu bytes reclaimed",
+		 p->name, (unsigned long long)rep.log_records_before,
+		 (unsigned long long)rep.slabs_released,
+		 (unsigned long long)rep.reclaimed_bytes);
+}
+
+void pmad_services_compact(struct pmad *d)
+{
+	uint64_t expirations;
+	unsigned i;
+
+	if (read(d->compact_timer_fd, &expirations, sizeof(expirations)) !=
+	    sizeof(expirations))
+		return;
+	if (!d->conf->compact_interval)
+		return;
+	d->count.service_compact_runs++;
+	d->count.service_last_compact = time(NULL);
+	for (i = 0; i < d->npools; i++)
+		compact_pool(d, d->pools[i]);
 }

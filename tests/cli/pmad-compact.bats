@@ -105,3 +105,100 @@ frag() {
 	[[ "$stderr" == *"no pool 'nope' (ENOENT)"* ]] || fail "$stderr"
 	stop_pmad
 }
+
+# compactions_ge POOL N: pmad's compaction service compacted POOL N times
+compactions_ge() {
+	[ "$(pmactl --socket "$S" --json stat "$1" |
+		jq .pools[0].services.compactions)" -ge "$2" ]
+}
+
+@test "the compaction service compacts pmad's pools, not attached ones; fsck clean" {
+	frag f
+	cat >>"$CONF" <<-EOF
+	services:
+	  compact_interval: 1
+	EOF
+	local before
+	before=$(allocated "$SD/f.pool")
+	start_pmad
+	run pmactl --socket "$S" pool create c --size 16M
+	assert_success
+	# c is attached by a libpmad client: the service leaves it alone
+	mkfifo "$D/in"
+	"$CLIENT" "$S" hold c <"$D/in" >"$D/hold.out" &
+	HOLD_PID=$!
+	exec 8>"$D/in"
+	wait_for grep -q held "$D/hold.out"
+	wait_for compactions_ge f 2
+	[ "$(allocated "$SD/f.pool")" -lt $((before / 4)) ] ||
+		fail "still $(allocated "$SD/f.pool") of $before bytes allocated"
+	run --separate-stderr pmactl --socket "$S" --json stat
+	assert_success
+	local doc=$output now
+	now=$(date +%s)
+	[ "$(jq .daemon.compact_interval <<<"$doc")" = 1 ]
+	jq -e '.daemon.service_compact_runs >= 2' <<<"$doc"
+	jq -e '.daemon.service_compactions >= 2' <<<"$doc"
+	jq -e '.daemon.service_compact_bytes_reclaimed > 50000000' <<<"$doc"
+	jq -e ".daemon.service_last_compact <= $now and .daemon.service_last_compact >= $now - 60" <<<"$doc"
+	jq -e '.pools[] | select(.name == "f") | .services.compact_bytes_reclaimed > 50000000' <<<"$doc"
+	jq -e '.pools[] | select(.name == "f") | .services.compact_failures == 0' <<<"$doc"
+	jq -e ".pools[] | select(.name == \"f\") | .services.last_compact >= $now - 60" <<<"$doc"
+	[ "$(jq '.pools[] | select(.name == "c") | .services.compactions' <<<"$doc")" = 0 ]
+	[ "$(jq '.pools[] | select(.name == "c") | .services | has("last_compact")' <<<"$doc")" = false ]
+	run --separate-stderr pmactl --socket "$S" stat
+	assert_success
+	assert_line --regexp '^services: compaction every 1 s; [0-9]+ runs, [0-9]+ compactions, [0-9.]+ MiB reclaimed, last 20[0-9-]+ [0-9:]+ UTC$'
+	run --separate-stderr pmactl --socket "$S" stat --prometheus
+	assert_success
+	assert_line 'pmad_compact_interval_seconds 1'
+	assert_line --regexp '^pmad_service_compact_runs_total [1-9][0-9]*$'
+	assert_line --regexp '^pmad_service_compactions_total [1-9][0-9]*$'
+	assert_line --regexp '^pmad_pool_compactions_total\{pool="f"\} [1-9][0-9]*$'
+	assert_line 'pmad_pool_compactions_total{pool="c"} 0'
+	assert_line 'pmad_pool_compact_failures_total{pool="f"} 0'
+	assert_line --regexp '^pmad_pool_compact_reclaimed_bytes_total\{pool="f"\} [0-9]{8,}$'
+	assert_line --regexp '^pmad_pool_last_compact_timestamp_seconds\{pool="f"\} [0-9]+$'
+	refute_line --partial 'pmad_pool_last_compact_timestamp_seconds{pool="c"}'
+	# a compact request counts on the pool too
+	local n
+	n=$(pmactl --socket "$S" --json stat f | jq .pools[0].services.compactions)
+	run --separate-stderr pmactl --socket "$S" compact f
+	assert_success
+	compactions_ge f $((n + 1))
+	exec 8>&-
+	wait "$HOLD_PID"
+	HOLD_PID=""
+	stop_pmad
+	run --separate-stderr pmactl fsck "$SD/f.pool"
+	assert_success
+	run --separate-stderr pmactl fsck "$SD/c.pool"
+	assert_success
+	run --separate-stderr "$WORKLOAD" --frag-check "$SD/f.pool"
+	assert_success
+	assert_output "30 blocks intact"
+}
+
+@test "compact_interval: off by default; a bad value names file, line, column" {
+	start_pmad
+	run --separate-stderr pmactl --socket "$S" --json stat
+	assert_success
+	[ "$(jq .daemon.compact_interval <<<"$output")" = 0 ]
+	[ "$(jq .daemon.service_compact_runs <<<"$output")" = 0 ]
+	run --separate-stderr pmactl --socket "$S" stat
+	assert_line 'services: background compaction off'
+	stop_pmad
+	printf 'services:\n  compact_interval: -1\n' >"$D/bad.yaml"
+	run --separate-stderr pmad --check-config --config "$D/bad.yaml"
+	assert_failure
+	[[ "$stderr" == *"$D/bad.yaml:2:21: compact_interval '-1' is not an integer 0..86400"* ]] ||
+		fail "$stderr"
+	printf 'services:\n  compact_interval: 86401\n' >"$D/bad.yaml"
+	run --separate-stderr pmad --check-config --config "$D/bad.yaml"
+	assert_failure
+	[[ "$stderr" == *"$D/bad.yaml:2:21: compact_interval '86401' is not an integer 0..86400"* ]] ||
+		fail "$stderr"
+	printf 'services:\n  compact_interval: 600\n' >"$D/good.yaml"
+	run --separate-stderr pmad --check-config --config "$D/good.yaml"
+	assert_success
+}

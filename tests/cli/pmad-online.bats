@@ -127,6 +127,34 @@ teardown() {
 	assert_line --index 0 "usage: pmactl --socket PATH stat [--json|--prometheus] [NAME]"
 	run pmactl list --help
 	assert_success
+	assert_line --partial 'sizes with units; --json --human'
+}
+
+@test "list --human: sizes with units in text and JSON, online only" {
+	start_pmad
+	run pmactl --socket "$S" create big --size 1536M
+	assert_success
+	run pmactl --socket "$S" create small --size 4M
+	assert_success
+	run --separate-stderr pmactl --socket "$S" list --human
+	assert_success
+	assert_line --regexp '^big +1.5 GiB +root +root +0600 +open +0 '
+	assert_line --regexp '^small +4 MiB +root +root +0600 +open +0 '
+	# $PMAD_SOCKET: list always goes to pmad
+	PMAD_SOCKET="$S" run --separate-stderr pmactl list --human
+	assert_success
+	assert_line --regexp '^big +1.5 GiB '
+	run --separate-stderr pmactl --socket "$S" --json --human list
+	assert_success
+	[ "$(jq -r '.pools[] | select(.name == "big") | .size' <<<"$output")" = "1.5 GiB" ]
+	[ "$(jq -r '.pools[] | select(.name == "small") | .size' <<<"$output")" = "4 MiB" ]
+	# the key keeps its place; the other keys are the same as without -H
+	local plain
+	plain=$(pmactl --socket "$S" --json list)
+	[ "$(jq -c '.pools[0] | keys_unsorted' <<<"$output")" = \
+		"$(jq -c '.pools[0] | keys_unsorted' <<<"$plain")" ]
+	[ "$(jq '.pools[] | select(.name == "big") | .size' <<<"$plain")" = 1610612736 ]
+	stop_pmad
 }
 
 # prometheus_check FILE: node_exporter's textfile format, strictly: HELP

@@ -46,6 +46,7 @@ static const char full[] = "# a complete configuration\n"
 			   "  checkpoint_interval: 30\n"
 			   "  gc_free_pct: 25\n"
 			   "  gc_interval: 5\n"
+			   "  compact_interval: 300\n"
 			   "namespaces:\n"
 			   "  - {node: 0, path: /mnt/pmem0}\n"
 			   "  - node: 1\n"
@@ -75,6 +76,7 @@ static void test_full(void **state)
 	assert_int_equal(c->checkpoint_interval, 30);
 	assert_int_equal(c->gc_free_pct, 25);
 	assert_int_equal(c->gc_interval, 5);
+	assert_int_equal(c->compact_interval, 300);
 	assert_int_equal(c->nns, 2);
 	assert_int_equal(c->ns[1].node, 1);
 	assert_string_equal(c->ns[1].path, "/mnt/pmem1");
@@ -83,7 +85,7 @@ static void test_full(void **state)
 	assert_int_equal(c->pools[0].size, 64 << 20);
 	assert_int_equal(c->pools[0].owner, 0);
 	assert_int_equal(c->pools[0].mode, 0640);
-	assert_int_equal(c->pools[0].line, 17);
+	assert_int_equal(c->pools[0].line, 18);
 	assert_null(c->pools[0].path);
 	assert_string_equal(c->pools[1].path, "/mnt/pmem0/cache.pool");
 	assert_int_equal(c->pools[1].owner, 65534);
@@ -105,6 +107,7 @@ static void test_empty(void **state)
 	assert_int_equal(c->log_level, -1);
 	assert_int_equal(c->gc_free_pct, 0); /* the gc service is off */
 	assert_int_equal(c->gc_interval, 10);
+	assert_int_equal(c->compact_interval, 0); /* compaction is off */
 	pmad_config_free(c);
 	assert_int_equal(parse("# only a comment\n", &c), 0);
 	pmad_config_free(c);
@@ -172,6 +175,12 @@ static void test_bad_values(void **state)
 	expect_error("services:\n  gc_free_pct: 20\n  gc_interval: 0\n",
 		     "t.yaml:3:16: gc_interval must be at least 1 second "
 		     "(gc_free_pct: 0 turns the gc off)");
+	expect_error("services:\n  compact_interval: 86401\n",
+		     "t.yaml:2:21: compact_interval '86401' is not an "
+		     "integer 0..86400");
+	expect_error("services: {compact_interval: 1s}\n",
+		     "t.yaml:1:30: compact_interval '1s' is not an integer "
+		     "0..86400");
 }
 
 static void test_bad_structure(void **state)
