@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "hdpm-env.h"
 #include "hdpm.h"
 #include "pmalloc.h"
 
@@ -37,27 +38,13 @@
 #define PRIV_MAX (8 * PG)
 #define NOPS 40000
 
-struct env {
-	char path[96];
-	struct pma_heap *heap;
-	struct hdpm_fs *fs;
-};
-
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	int fd;
+	struct hdpm_env *e = calloc(1, sizeof(*e));
 
-	if (!e)
-		return -1;
 	/* real flushes and fences, not msync */
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
-	snprintf(e->path, sizeof(e->path), "/dev/shm/test-hdpm-gc.XXXXXX");
-	fd = mkstemp(e->path);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	if (pma_heap_create(e->path, HEAP_SIZE, PMA_HEAP_FORCE, &e->heap))
+	if (!e || hdpm_env_init(e, "test-hdpm-gc", HEAP_SIZE, 0, 0))
 		return -1;
 	*state = e;
 	return 0;
@@ -65,11 +52,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 
-	hdpm_unmount(e->fs);
-	pma_heap_close(e->heap);
-	unlink(e->path);
+	hdpm_env_fini(e);
 	free(e);
 	return 0;
 }
@@ -135,7 +120,7 @@ static void check_file(struct hdpm_fs *fs, const char *path, const char *ref,
 
 static void test_config_and_flags(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_gc_config cfg, bad;
 	struct hdpm_fs *fs = NULL;
 
@@ -168,7 +153,7 @@ static void test_config_and_flags(void **state)
 
 static void test_background_step(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	static char ref[4 * PG];
 	struct hdpm_gc_config cfg;
 	struct hdpm_fs_info info;
@@ -213,7 +198,7 @@ static void test_background_step(void **state)
 
 static void test_thread_merges(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	static char ref[4 * PG];
 	struct hdpm_gc_config cfg;
 	struct hdpm_stats st;
@@ -413,7 +398,7 @@ static void verify_all(struct hdpm_fs *fs, struct writer *w)
 
 static void test_stress(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct writer *w = calloc(NWRITERS, sizeof(*w));
 	pthread_t tid[NWRITERS], stid;
 	struct stepper s = { 0 };

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "hdpm-env.h"
 #include "hdpm.h"
 #include "hdpm/internal.h"
 #include "pmalloc.h"
@@ -30,45 +31,33 @@
 #define NMANY 3000 /* files in one directory (the table holds 4096) */
 
 struct env {
-	char path[96];
-	struct pma_heap *heap;
-	struct hdpm_fs *fs;
+	struct hdpm_env h;
 	int narrow; /* apply mask and set to the hash after each mount */
 	uint64_t mask, set;
 };
 
-static void env_mount(struct env *e)
+/* a narrowed test hash, applied again after each mount */
+static void apply_hash(struct env *e)
 {
-	assert_int_equal(pma_heap_open(e->path, 0, &e->heap), 0);
-	assert_int_equal(hdpm_mount(e->heap, HDPM_NO_GC_THREAD, &e->fs), 0);
-	if (e->narrow) {
-		e->fs->names.hash_mask = e->mask;
-		e->fs->names.hash_set = e->set;
-		assert_int_equal(hdpm_names_rebuild(e->fs), 0);
-	}
+	if (!e->narrow)
+		return;
+	e->h.fs->names.hash_mask = e->mask;
+	e->h.fs->names.hash_set = e->set;
+	assert_int_equal(hdpm_names_rebuild(e->h.fs), 0);
 }
 
 static void env_remount(struct env *e)
 {
-	hdpm_unmount(e->fs);
-	pma_heap_close(e->heap);
-	env_mount(e);
+	hdpm_env_remount(&e->h);
+	apply_hash(e);
 }
 
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	int fd;
 
-	if (!e)
-		return -1;
-	snprintf(e->path, sizeof(e->path), "/dev/shm/test-hdpm-names.XXXXXX");
-	fd = mkstemp(e->path);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	if (pma_heap_create(e->path, HEAP_SIZE, PMA_HEAP_FORCE, &e->heap) ||
-	    hdpm_mount(e->heap, HDPM_NO_GC_THREAD, &e->fs))
+	if (!e || hdpm_env_init(&e->h, "test-hdpm-names", HEAP_SIZE,
+				HDPM_NO_GC_THREAD, 1))
 		return -1;
 	*state = e;
 	return 0;
@@ -78,9 +67,7 @@ static int teardown(void **state)
 {
 	struct env *e = *state;
 
-	hdpm_unmount(e->fs);
-	pma_heap_close(e->heap);
-	unlink(e->path);
+	hdpm_env_fini(&e->h);
 	free(e);
 	return 0;
 }
@@ -144,45 +131,45 @@ static void test_many_in_one_dir(void **state)
 	uint64_t probes;
 	unsigned i, n = 0;
 
-	assert_int_equal(hdpm_mkdir(e->fs, "/d", 0755), 0);
-	assert_int_equal(hdpm_mkdir(e->fs, "/e", 0755), 0);
+	assert_int_equal(hdpm_mkdir(e->h.fs, "/d", 0755), 0);
+	assert_int_equal(hdpm_mkdir(e->h.fs, "/e", 0755), 0);
 	for (i = 0; i < NMANY; i++) {
 		snprintf(path, sizeof(path), "/d/file-%u", i);
-		create_file(e->fs, path);
+		create_file(e->h.fs, path);
 	}
 	/* the same names in another directory are other entries */
 	for (i = 0; i < 100; i++) {
 		snprintf(path, sizeof(path), "/e/file-%u", i);
-		create_file(e->fs, path);
+		create_file(e->h.fs, path);
 	}
-	check_index(e->fs);
-	probes = e->fs->names.probes;
+	check_index(e->h.fs);
+	probes = e->h.fs->names.probes;
 	for (i = 0; i < NMANY; i++) {
 		snprintf(path, sizeof(path), "/d/file-%u", i);
-		assert_int_equal(hdpm_stat(e->fs, path, &st), 0);
+		assert_int_equal(hdpm_stat(e->h.fs, path, &st), 0);
 	}
 	/* two components per stat; a scan would look at ~4000 inodes each */
-	probes = e->fs->names.probes - probes;
+	probes = e->h.fs->names.probes - probes;
 	print_message("%u stats: %.2f probes per component\n", NMANY,
 		      (double)probes / (2.0 * NMANY));
 	assert_true(probes < 8ULL * NMANY);
-	assert_int_equal(hdpm_stat(e->fs, "/d/file-3000", &st), -ENOENT);
-	assert_int_equal(hdpm_stat(e->fs, "/e/file-100", &st), -ENOENT);
-	assert_int_equal(hdpm_readdir(e->fs, "/d", count_entry, &n), 0);
+	assert_int_equal(hdpm_stat(e->h.fs, "/d/file-3000", &st), -ENOENT);
+	assert_int_equal(hdpm_stat(e->h.fs, "/e/file-100", &st), -ENOENT);
+	assert_int_equal(hdpm_readdir(e->h.fs, "/d", count_entry, &n), 0);
 	assert_int_equal(n, NMANY);
-	assert_int_equal(hdpm_rmdir(e->fs, "/e"), -ENOTEMPTY);
+	assert_int_equal(hdpm_rmdir(e->h.fs, "/e"), -ENOTEMPTY);
 	/* rebuilt at mount */
 	env_remount(e);
-	check_index(e->fs);
-	assert_int_equal(hdpm_stat(e->fs, "/d/file-2999", &st), 0);
+	check_index(e->h.fs);
+	assert_int_equal(hdpm_stat(e->h.fs, "/d/file-2999", &st), 0);
 	for (i = 0; i < NMANY; i += 2) {
 		snprintf(path, sizeof(path), "/d/file-%u", i);
-		assert_int_equal(hdpm_unlink(e->fs, path), 0);
+		assert_int_equal(hdpm_unlink(e->h.fs, path), 0);
 	}
-	check_index(e->fs);
+	check_index(e->h.fs);
 	for (i = 0; i < NMANY; i++) {
 		snprintf(path, sizeof(path), "/d/file-%u", i);
-		assert_int_equal(hdpm_stat(e->fs, path, &st),
+		assert_int_equal(hdpm_stat(e->h.fs, path, &st),
 				 i % 2 ? 0 : -ENOENT);
 	}
 }
@@ -210,11 +197,11 @@ static void model_check(struct env *e, const struct model *m)
 	struct stat st;
 	unsigned d, n;
 
-	check_index(e->fs);
+	check_index(e->h.fs);
 	for (d = 0; d < NDIRS; d++)
 		for (n = 0; n < NNAMES; n++) {
 			name_path(path, sizeof(path), d, n);
-			assert_int_equal(hdpm_stat(e->fs, path, &st),
+			assert_int_equal(hdpm_stat(e->h.fs, path, &st),
 					 m->exists[d][n] ? 0 : -ENOENT);
 		}
 }
@@ -228,9 +215,9 @@ static void random_ops(struct env *e, unsigned seed, unsigned nops)
 
 	memset(&m, 0, sizeof(m));
 	srand(seed);
-	assert_int_equal(hdpm_mkdir(e->fs, "/a", 0755), 0);
-	assert_int_equal(hdpm_mkdir(e->fs, "/b", 0755), 0);
-	assert_int_equal(hdpm_mkdir(e->fs, "/a/c", 0755), 0);
+	assert_int_equal(hdpm_mkdir(e->h.fs, "/a", 0755), 0);
+	assert_int_equal(hdpm_mkdir(e->h.fs, "/b", 0755), 0);
+	assert_int_equal(hdpm_mkdir(e->h.fs, "/a/c", 0755), 0);
 	for (i = 0; i < nops; i++) {
 		op = (unsigned)rand() % 3;
 		d = (unsigned)rand() % NDIRS;
@@ -244,23 +231,23 @@ static void random_ops(struct env *e, unsigned seed, unsigned nops)
 			if (m.exists[d][n]) {
 				struct hdpm_file *f;
 
-				assert_int_equal(hdpm_open(e->fs, from,
+				assert_int_equal(hdpm_open(e->h.fs, from,
 							   O_CREAT | O_EXCL |
 								   O_RDWR,
 							   0644, &f),
 						 -EEXIST);
 			} else {
-				create_file(e->fs, from);
+				create_file(e->h.fs, from);
 				m.exists[d][n] = 1;
 			}
 			break;
 		case 1: /* unlink */
-			rc = hdpm_unlink(e->fs, from);
+			rc = hdpm_unlink(e->h.fs, from);
 			assert_int_equal(rc, m.exists[d][n] ? 0 : -ENOENT);
 			m.exists[d][n] = 0;
 			break;
 		default: /* rename, replacing what is there */
-			rc = hdpm_rename(e->fs, from, to);
+			rc = hdpm_rename(e->h.fs, from, to);
 			assert_int_equal(rc, m.exists[d][n] ? 0 : -ENOENT);
 			if (rc == 0) {
 				m.exists[d][n] = 0;
@@ -277,15 +264,15 @@ static void random_ops(struct env *e, unsigned seed, unsigned nops)
 	}
 	model_check(e, &m);
 	/* a directory renamed moves its whole subtree's lookups */
-	assert_int_equal(hdpm_rename(e->fs, "/a", "/z"), 0);
-	check_index(e->fs);
+	assert_int_equal(hdpm_rename(e->h.fs, "/a", "/z"), 0);
+	check_index(e->h.fs);
 	for (n = 0; n < NNAMES; n++) {
 		struct stat st;
 
 		name_path(from, sizeof(from), 3, n);
 		snprintf(to, sizeof(to), "/z/c/n%u", n);
-		assert_int_equal(hdpm_stat(e->fs, from, &st), -ENOENT);
-		assert_int_equal(hdpm_stat(e->fs, to, &st),
+		assert_int_equal(hdpm_stat(e->h.fs, from, &st), -ENOENT);
+		assert_int_equal(hdpm_stat(e->h.fs, to, &st),
 				 m.exists[3][n] ? 0 : -ENOENT);
 	}
 }
@@ -301,10 +288,8 @@ static void narrow_hash(struct env *e, uint64_t mask, uint64_t set)
 	e->narrow = 1;
 	e->mask = mask;
 	e->set = set;
-	e->fs->names.hash_mask = mask;
-	e->fs->names.hash_set = set;
-	assert_int_equal(hdpm_names_rebuild(e->fs), 0);
-	check_index(e->fs);
+	apply_hash(e);
+	check_index(e->h.fs);
 }
 
 /* every name hashes the same: one run, told apart by the names */
@@ -318,27 +303,27 @@ static void test_all_collide(void **state)
 	narrow_hash(e, 0, 0);
 	for (i = 0; i < 200; i++) {
 		snprintf(path, sizeof(path), "/f%u", i);
-		create_file(e->fs, path);
+		create_file(e->h.fs, path);
 	}
-	check_index(e->fs);
+	check_index(e->h.fs);
 	for (i = 0; i < 200; i += 3) {
 		char to[64];
 
 		snprintf(path, sizeof(path), "/f%u", i);
 		snprintf(to, sizeof(to), "/g%u", i);
-		assert_int_equal(hdpm_rename(e->fs, path, to), 0);
+		assert_int_equal(hdpm_rename(e->h.fs, path, to), 0);
 	}
 	for (i = 1; i < 200; i += 3) {
 		snprintf(path, sizeof(path), "/f%u", i);
-		assert_int_equal(hdpm_unlink(e->fs, path), 0);
+		assert_int_equal(hdpm_unlink(e->h.fs, path), 0);
 	}
-	check_index(e->fs);
+	check_index(e->h.fs);
 	for (i = 0; i < 200; i++) {
 		snprintf(path, sizeof(path), "/f%u", i);
-		assert_int_equal(hdpm_stat(e->fs, path, &st),
+		assert_int_equal(hdpm_stat(e->h.fs, path, &st),
 				 i % 3 == 2 ? 0 : -ENOENT);
 		snprintf(path, sizeof(path), "/g%u", i);
-		assert_int_equal(hdpm_stat(e->fs, path, &st),
+		assert_int_equal(hdpm_stat(e->h.fs, path, &st),
 				 i % 3 == 0 ? 0 : -ENOENT);
 	}
 	/* the random namespace with all names in one run */
@@ -350,7 +335,7 @@ static void test_wrapping_runs(void **state)
 {
 	struct env *e = *state;
 
-	narrow_hash(e, 1, e->fs->names.cap - 2);
+	narrow_hash(e, 1, e->h.fs->names.cap - 2);
 	random_ops(e, 11, 1500);
 }
 
@@ -359,7 +344,7 @@ static void test_equal_tags(void **state)
 {
 	struct env *e = *state;
 
-	narrow_hash(e, e->fs->names.cap - 1, 0);
+	narrow_hash(e, e->h.fs->names.cap - 1, 0);
 	random_ops(e, 12, 1500);
 }
 

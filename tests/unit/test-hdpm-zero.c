@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "hdpm-env.h"
 #include "hdpm.h"
 #include "hdpm/internal.h"
 #include "pmalloc.h"
@@ -31,25 +32,10 @@
 #define PG 4096
 #define NSTALE 64 /* pages of 0xff written and freed before each test */
 
-struct env {
-	char path[96];
-	struct pma_heap *heap;
-	struct hdpm_fs *fs;
-};
-
-static void env_mount(struct env *e, unsigned flags)
+static void env_mount(struct hdpm_env *e, unsigned flags)
 {
-	assert_int_equal(pma_heap_open(e->path, 0, &e->heap), 0);
-	assert_int_equal(hdpm_mount(e->heap, HDPM_NO_GC_THREAD | flags, &e->fs),
-			 0);
-}
-
-static void env_unmount(struct env *e)
-{
-	hdpm_unmount(e->fs);
-	pma_heap_close(e->heap);
-	e->fs = NULL;
-	e->heap = NULL;
+	e->flags = HDPM_NO_GC_THREAD | flags;
+	hdpm_env_mount(e);
 }
 
 /* a file of 0xff pages, unlinked: new pages reuse its blocks */
@@ -68,18 +54,10 @@ static void stale_pages(struct hdpm_fs *fs)
 
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	int fd;
+	struct hdpm_env *e = calloc(1, sizeof(*e));
 
-	if (!e)
-		return -1;
-	snprintf(e->path, sizeof(e->path), "/dev/shm/test-hdpm-zero.XXXXXX");
-	fd = mkstemp(e->path);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	if (pma_heap_create(e->path, HEAP_SIZE, PMA_HEAP_FORCE, &e->heap) ||
-	    hdpm_mount(e->heap, HDPM_NO_GC_THREAD, &e->fs))
+	if (!e ||
+	    hdpm_env_init(e, "test-hdpm-zero", HEAP_SIZE, HDPM_NO_GC_THREAD, 1))
 		return -1;
 	stale_pages(e->fs);
 	*state = e;
@@ -88,10 +66,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 
-	env_unmount(e);
-	unlink(e->path);
+	hdpm_env_fini(e);
 	free(e);
 	return 0;
 }
@@ -123,7 +100,7 @@ static void check_file(struct hdpm_file *f, const char *want, size_t len)
 /* the first write to a page: header + 2 lines of data + the log slot */
 static void test_new_page(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_page_hdr *hdr;
 	struct hdpm_stats s0, s1;
 	struct pm_stats p0, p1;
@@ -164,7 +141,7 @@ static void test_new_page(void **state)
 	check_file(f, want, 3010);
 	assert_int_equal(hdpm_close(f), 0);
 	/* after a remount too */
-	env_unmount(e);
+	hdpm_env_unmount(e);
 	env_mount(e, 0);
 	assert_int_equal(hdpm_open(e->fs, "/a", O_RDWR, 0, &f), 0);
 	check_file(f, want, 3010);
@@ -174,7 +151,7 @@ static void test_new_page(void **state)
 /* at least one of many new pages reused a stale block; all read right */
 static void test_stale_blocks(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f;
 	static char want[4 * PG];
 	char got[PG];
@@ -212,7 +189,7 @@ static void test_stale_blocks(void **state)
 /* truncate down merges the boundary page with zeros: a zero tail */
 static void test_truncate(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	static char want[2 * PG];
 	struct hdpm_file *f;
 
@@ -231,7 +208,7 @@ static void test_truncate(void **state)
 /* a version 2 file system mounts and is upgraded; read-only keeps it */
 static void test_upgrade(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_stats st;
 	static char want[PG];
 	struct hdpm_file *f;
@@ -244,13 +221,13 @@ static void test_upgrade(void **state)
 	/* what a version 2 build leaves: version 2, no zero tails */
 	e->fs->sb->version = 2;
 	pma_persist(e->heap, &e->fs->sb->version, 4);
-	env_unmount(e);
+	hdpm_env_unmount(e);
 	env_mount(e, HDPM_RDONLY);
 	assert_int_equal(e->fs->sb->version, 2);
 	assert_int_equal(hdpm_open(e->fs, "/u", O_RDONLY, 0, &f), 0);
 	check_file(f, want, PG);
 	assert_int_equal(hdpm_close(f), 0);
-	env_unmount(e);
+	hdpm_env_unmount(e);
 	env_mount(e, 0);
 	assert_int_equal(e->fs->sb->version, HDPM_VERSION);
 	hdpm_stats(e->fs, &st);
@@ -258,7 +235,7 @@ static void test_upgrade(void **state)
 	assert_int_equal(hdpm_open(e->fs, "/u", O_RDWR, 0, &f), 0);
 	check_file(f, want, PG);
 	assert_int_equal(hdpm_close(f), 0);
-	env_unmount(e);
+	hdpm_env_unmount(e);
 	env_mount(e, 0);
 	hdpm_stats(e->fs, &st);
 	assert_int_equal(st.upgrades, 0);

@@ -19,54 +19,18 @@
 
 #include <cmocka.h>
 
+#include "hdpm-env.h"
 #include "hdpm.h"
 #include "pmalloc.h"
 
 #define HEAP_SIZE (64ULL << 20)
 #define PG 4096
 
-struct env {
-	char path[96];
-	struct pma_heap *heap;
-	struct hdpm_fs *fs;
-	unsigned flags;
-};
-
-static void env_mount(struct env *e)
-{
-	assert_int_equal(pma_heap_open(e->path, 0, &e->heap), 0);
-	assert_int_equal(hdpm_mount(e->heap, e->flags, &e->fs), 0);
-}
-
-static void env_unmount(struct env *e)
-{
-	hdpm_unmount(e->fs);
-	pma_heap_close(e->heap);
-	e->fs = NULL;
-	e->heap = NULL;
-}
-
-static void env_remount(struct env *e)
-{
-	env_unmount(e);
-	env_mount(e);
-}
-
 static int setup_flags(void **state, unsigned flags)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	int fd;
+	struct hdpm_env *e = calloc(1, sizeof(*e));
 
-	if (!e)
-		return -1;
-	snprintf(e->path, sizeof(e->path), "/dev/shm/test-hdpm.XXXXXX");
-	fd = mkstemp(e->path);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	e->flags = flags;
-	if (pma_heap_create(e->path, HEAP_SIZE, PMA_HEAP_FORCE, &e->heap) ||
-	    hdpm_mount(e->heap, flags, &e->fs))
+	if (!e || hdpm_env_init(e, "test-hdpm", HEAP_SIZE, flags, 1))
 		return -1;
 	*state = e;
 	return 0;
@@ -84,15 +48,14 @@ static int setup_cow(void **state)
 
 static int teardown(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 
-	env_unmount(e);
-	unlink(e->path);
+	hdpm_env_fini(e);
 	free(e);
 	return 0;
 }
 
-static struct hdpm_file *xopen(struct env *e, const char *path, int oflags)
+static struct hdpm_file *xopen(struct hdpm_env *e, const char *path, int oflags)
 {
 	struct hdpm_file *f = NULL;
 
@@ -118,7 +81,7 @@ static void fill(char *buf, size_t len, unsigned seed)
 
 static void test_mount_args(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_fs *fs = NULL;
 
 	assert_int_equal(hdpm_mount(NULL, 0, &fs), -EINVAL);
@@ -132,7 +95,7 @@ static void test_mount_args(void **state)
 
 static void test_mount_foreign_root(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	char path[96];
 	struct pma_heap *heap;
 	struct hdpm_fs *fs;
@@ -161,7 +124,7 @@ static void test_mount_foreign_root(void **state)
 
 static void test_open_errors(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f = NULL;
 	char longname[300];
 
@@ -200,7 +163,7 @@ static void test_open_errors(void **state)
 
 static void test_rw_errors(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *r, *w;
 	char buf[16] = "hello";
 
@@ -231,7 +194,7 @@ static void test_rw_errors(void **state)
 
 static void test_write_paths(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f = xopen(e, "/f", O_CREAT | O_RDWR);
 	char page[2 * PG], out[2 * PG], small[64];
 	struct hdpm_stats st0, st1;
@@ -264,7 +227,7 @@ static void test_write_paths(void **state)
 
 static void test_cow_only(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f = xopen(e, "/f", O_CREAT | O_RDWR);
 	char buf[PG], out[PG];
 	struct hdpm_stats st;
@@ -285,7 +248,7 @@ static void test_cow_only(void **state)
 
 static void test_inline_gc(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f = xopen(e, "/f", O_CREAT | O_RDWR);
 	char ref[PG], out[PG], b[100];
 	struct hdpm_stats st;
@@ -319,7 +282,7 @@ static void test_inline_gc(void **state)
 
 static void test_truncate(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f = xopen(e, "/f", O_CREAT | O_RDWR);
 	char buf[3 * PG], out[3 * PG];
 	struct stat st;
@@ -360,7 +323,7 @@ static int count_entry(const char *name, const struct stat *st, void *arg)
 
 static void test_namespace(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f;
 	struct stat st;
 	unsigned n = 0;
@@ -431,14 +394,14 @@ static void test_namespace(void **state)
 	assert_int_equal(n, 0);
 	/* it all survives a remount */
 	assert_int_equal(hdpm_mkdir(e->fs, "/keep", 0755), 0);
-	env_remount(e);
+	hdpm_env_remount(e);
 	assert_int_equal(hdpm_stat(e->fs, "/keep", &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
 }
 
 static void test_remount_keeps_data(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f = xopen(e, "/f", O_CREAT | O_RDWR);
 	char buf[3 * PG + 100], out[sizeof(buf)];
 
@@ -447,7 +410,7 @@ static void test_remount_keeps_data(void **state)
 	xwrite(f, "small", 5, 77);
 	memcpy(buf + 77, "small", 5);
 	hdpm_close(f);
-	env_remount(e);
+	hdpm_env_remount(e);
 	f = xopen(e, "/f", O_RDONLY);
 	assert_int_equal(hdpm_pread(f, out, sizeof(out), 0), sizeof(buf));
 	assert_memory_equal(out, buf, sizeof(buf));
@@ -456,7 +419,7 @@ static void test_remount_keeps_data(void **state)
 
 static void test_append_and_short_write(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f = xopen(e, "/f", O_CREAT | O_RDWR | O_APPEND);
 	size_t big = (1 << 20) + 3 * PG, max = 1 << 20;
 	char *buf = malloc(big), *out = malloc(big);
@@ -500,7 +463,7 @@ static const char *mname(unsigned i)
 	return names[i];
 }
 
-static void model_verify(struct env *e, const struct model *m)
+static void model_verify(struct hdpm_env *e, const struct model *m)
 {
 	static char out[MSIZE + PG];
 	struct hdpm_file *f;
@@ -524,7 +487,7 @@ static void model_verify(struct env *e, const struct model *m)
 }
 
 /* one random operation on the fs and the model */
-static void model_step(struct env *e, struct model *m, uint64_t r)
+static void model_step(struct hdpm_env *e, struct model *m, uint64_t r)
 {
 	static char buf[2 * PG + 64];
 	unsigned i = (unsigned)(r % MFILES), op = (unsigned)(r >> 8) % 10;
@@ -577,7 +540,7 @@ static void model_step(struct env *e, struct model *m, uint64_t r)
 	}
 }
 
-static void run_model(struct env *e, uint64_t seed, unsigned steps)
+static void run_model(struct hdpm_env *e, uint64_t seed, unsigned steps)
 {
 	static struct model m;
 	uint64_t r = seed;
@@ -590,7 +553,7 @@ static void run_model(struct env *e, uint64_t seed, unsigned steps)
 		model_step(e, &m, r);
 		if (s % 50 == 49) {
 			model_verify(e, &m);
-			env_remount(e);
+			hdpm_env_remount(e);
 		}
 	}
 	model_verify(e, &m);
@@ -604,7 +567,7 @@ static void test_model(void **state)
 /* inode-number calls: stat and path by number, in step with the names */
 static void test_ino_calls(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f;
 	char path[64], small[4];
 	struct stat st, st2;
@@ -677,7 +640,7 @@ static int walk_page(const struct hdpm_file_info *fi,
  */
 static void test_info_and_rdonly(void **state)
 {
-	struct env *e = *state;
+	struct hdpm_env *e = *state;
 	struct hdpm_file *f = xopen(e, "/f", O_CREAT | O_RDWR);
 	struct walk_count w = { 0 };
 	struct hdpm_fs_info info;
@@ -719,7 +682,7 @@ static void test_info_and_rdonly(void **state)
 	assert_int_equal(info.log_bytes, 0);
 
 	/* read-only: the same view, and -EROFS for every change */
-	env_unmount(e);
+	hdpm_env_unmount(e);
 	assert_int_equal(pma_heap_open(e->path, PMA_HEAP_RDONLY, &e->heap), 0);
 	assert_int_equal(hdpm_mount(e->heap, HDPM_RDONLY, &e->fs), 0);
 	assert_int_equal(hdpm_fs_info(e->fs, &info), 0);
@@ -738,8 +701,8 @@ static void test_info_and_rdonly(void **state)
 	hdpm_close(f);
 	assert_int_equal(hdpm_fs_info(NULL, &info), -EINVAL);
 	assert_int_equal(hdpm_file_walk(NULL, NULL, NULL, NULL), -EINVAL);
-	env_unmount(e);
-	env_mount(e);
+	hdpm_env_unmount(e);
+	hdpm_env_mount(e);
 }
 
 /* a read-only mount of a heap with no file system yet */
