@@ -149,24 +149,6 @@ static struct json_object *build_args(const struct pool_opts *o)
 	return args;
 }
 
-static const char *jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static uint64_t ju64(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		return 0;
-	return (uint64_t)json_object_get_int64(v);
-}
-
 static const char *user_name(uint64_t uid, char *buf, size_t len)
 {
 	struct passwd *pw = getpwuid((uid_t)uid);
@@ -198,7 +180,8 @@ static void print_size(const char *key, struct json_object *o, const char *jkey)
 	char buf[UTIL_SIZE_BUF];
 
 	if (json_object_object_get_ex(o, jkey, NULL))
-		print_field(key, cmd_size_str(ju64(o, jkey), buf, sizeof(buf)));
+		print_field(key,
+			    cmd_size_str(cmd_ju64(o, jkey), buf, sizeof(buf)));
 }
 
 static void print_heap(struct json_object *result)
@@ -213,9 +196,9 @@ static void print_heap(struct json_object *result)
 	print_size("free:", h, "free");
 	print_size("largest free:", h, "largest_free_extent");
 	snprintf(buf, sizeof(buf), "%" PRIu64 " of %" PRIu64,
-		 ju64(h, "log_records"), ju64(h, "log_capacity"));
+		 cmd_ju64(h, "log_records"), cmd_ju64(h, "log_capacity"));
 	print_field("log records:", buf);
-	snprintf(buf, sizeof(buf), "%" PRIu64, ju64(h, "narenas"));
+	snprintf(buf, sizeof(buf), "%" PRIu64, cmd_ju64(h, "narenas"));
 	print_field("arenas:", buf);
 }
 
@@ -225,17 +208,18 @@ static void print_header(struct json_object *h)
 	char buf[UTIL_SIZE_BUF], line[4200];
 	size_t i;
 
-	print_field("uuid:", jstr(h, "uuid"));
-	print_field("version:", jstr(h, "version"));
-	print_field("granularity:", jstr(h, "granularity"));
+	print_field("uuid:", cmd_jstr(h, "uuid"));
+	print_field("version:", cmd_jstr(h, "version"));
+	print_field("granularity:", cmd_jstr(h, "granularity"));
 	if (!json_object_object_get_ex(h, "parts", &parts))
 		return;
 	for (i = 0; i < json_object_array_length(parts); i++) {
 		p = json_object_array_get_idx(parts, i);
 		snprintf(line, sizeof(line), "%s  %s  node %s",
-			 cmd_size_str(ju64(p, "size"), buf, sizeof(buf)),
-			 jstr(p, "path"),
-			 jstr(p, "numa_node") ? jstr(p, "numa_node") : "?");
+			 cmd_size_str(cmd_ju64(p, "size"), buf, sizeof(buf)),
+			 cmd_jstr(p, "path"),
+			 cmd_jstr(p, "numa_node") ? cmd_jstr(p, "numa_node") :
+						    "?");
 		print_field(i == 0 ? "parts:" : "", line);
 	}
 }
@@ -244,18 +228,18 @@ static void print_pool(struct json_object *result)
 {
 	char buf[UTIL_SIZE_BUF], owner[24], group[24];
 
-	print_field("name:", jstr(result, "name"));
-	print_field("path:", jstr(result, "path"));
+	print_field("name:", cmd_jstr(result, "name"));
+	print_field("path:", cmd_jstr(result, "path"));
 	print_field("size:",
-		    cmd_size_str(ju64(result, "size"), buf, sizeof(buf)));
+		    cmd_size_str(cmd_ju64(result, "size"), buf, sizeof(buf)));
 	print_field("owner:",
-		    user_name(ju64(result, "owner"), owner, sizeof(owner)));
-	print_field("group:",
-		    group_name(ju64(result, "group"), group, sizeof(group)));
-	print_field("mode:", jstr(result, "mode"));
-	print_field("state:", jstr(result, "state"));
-	print_field("error:", jstr(result, "error"));
-	print_field("clients:", jstr(result, "clients"));
+		    user_name(cmd_ju64(result, "owner"), owner, sizeof(owner)));
+	print_field("group:", group_name(cmd_ju64(result, "group"), group,
+					 sizeof(group)));
+	print_field("mode:", cmd_jstr(result, "mode"));
+	print_field("state:", cmd_jstr(result, "state"));
+	print_field("error:", cmd_jstr(result, "error"));
+	print_field("clients:", cmd_jstr(result, "clients"));
 	print_header(result);
 	print_heap(result);
 }

@@ -12,22 +12,6 @@
 #include "common.h"
 #include "show.h"
 
-static struct json_object *jget(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
-
-static size_t jlen(struct json_object *arr)
-{
-	return arr && json_object_is_type(arr, json_type_array) ?
-		       json_object_array_length(arr) :
-		       0;
-}
-
 static const char *jsize(struct json_object *o, const char *key, char *buf)
 {
 	return cmd_size_str(cmd_ju64(o, key), buf, UTIL_SIZE_BUF);
@@ -42,7 +26,7 @@ static void jnum(struct json_object *o, const char *key, char *buf, size_t len)
 static void print_fs(struct json_object *fs)
 {
 	char a[UTIL_SIZE_BUF], b[UTIL_SIZE_BUF], c[UTIL_SIZE_BUF];
-	struct json_object *v = jget(fs, "needs_recovery");
+	struct json_object *v = cmd_jobj(fs, "needs_recovery");
 
 	printf("  inodes:       %" PRIu64 " of %" PRIu64 " used (%" PRIu64
 	       " files, %" PRIu64 " directories)\n",
@@ -82,8 +66,8 @@ int cmd_show_files(struct json_object *doc)
 {
 	static const char *const head[] = { "PATH",	 "INO", "SIZE", "PAGES",
 					    "LOG_PAGES", "LOG", "LIVE", "DEAD" };
-	struct json_object *fs = jget(doc, "hdpm");
-	struct json_object *files = jget(fs, "files");
+	struct json_object *fs = cmd_jobj(doc, "hdpm");
+	struct json_object *files = cmd_jobj(fs, "files");
 	struct cmd_table t;
 	size_t i;
 	int rc = 0;
@@ -95,9 +79,9 @@ int cmd_show_files(struct json_object *doc)
 	printf("\nfiles (HDPM):\n");
 	print_fs(fs);
 	cmd_table_init(&t, 8, head, 0xfe);
-	for (i = 0; rc == 0 && i < jlen(files); i++)
+	for (i = 0; rc == 0 && i < cmd_jlen(files); i++)
 		rc = file_row(&t, json_object_array_get_idx(files, i));
-	if (rc == 0 && jlen(files))
+	if (rc == 0 && cmd_jlen(files))
 		rc = cmd_table_print(&t, stdout, 2);
 	cmd_table_release(&t);
 	return rc;
@@ -122,7 +106,7 @@ int cmd_show_page_logs(struct json_object *doc)
 {
 	static const char *const head[] = { "FILE", "PAGE", "ENTRIES",
 					    "LOG",  "LIVE", "DEAD" };
-	struct json_object *files = jget(doc, "files"), *f, *pages;
+	struct json_object *files = cmd_jobj(doc, "files"), *f, *pages;
 	uint64_t chunks = cmd_ju64(doc, "log_chunks");
 	uint64_t nfiles = cmd_ju64(doc, "file_count");
 	struct cmd_table t;
@@ -135,10 +119,10 @@ int cmd_show_page_logs(struct json_object *doc)
 	       chunks == 1 ? "" : "s", nfiles, nfiles == 1 ? "" : "s");
 	print_fs(doc);
 	cmd_table_init(&t, 6, head, 0x3e);
-	for (i = 0; rc == 0 && i < jlen(files); i++) {
+	for (i = 0; rc == 0 && i < cmd_jlen(files); i++) {
 		f = json_object_array_get_idx(files, i);
-		pages = jget(f, "page_logs");
-		for (j = 0; rc == 0 && j < jlen(pages); j++)
+		pages = cmd_jobj(f, "page_logs");
+		for (j = 0; rc == 0 && j < cmd_jlen(pages); j++)
 			rc = page_row(&t, cmd_jstr(f, "path"),
 				      json_object_array_get_idx(pages, j));
 	}
@@ -166,11 +150,11 @@ static int record_row(struct cmd_table *t, int parts, struct json_object *r)
 	else
 		jnum(r, "arena", arena, sizeof(arena));
 	jnum(r, "index", idx, sizeof(idx));
-	if (jget(r, "size"))
+	if (cmd_jobj(r, "size"))
 		jsize(r, "size", size);
 	else
 		snprintf(size, sizeof(size), "-");
-	if (jget(r, "class"))
+	if (cmd_jobj(r, "class"))
 		jnum(r, "class", cls, sizeof(cls));
 	else
 		snprintf(cls, sizeof(cls), "-");
@@ -181,7 +165,7 @@ int cmd_show_log(struct json_object *doc)
 {
 	static const char *const head[] = { "ARENA", "INDEX", "TYPE", "OFFSET",
 					    "DEST",  "SIZE",  "CLASS" };
-	struct json_object *recs = jget(doc, "records");
+	struct json_object *recs = cmd_jobj(doc, "records");
 	uint64_t count = cmd_ju64(doc, "count");
 	int parts = cmd_ju64(doc, "heap_parts") > 1;
 	struct cmd_table t;
@@ -193,7 +177,7 @@ int cmd_show_log(struct json_object *doc)
 	printf("%" PRIu64 " record%s not checkpointed\n", count,
 	       count == 1 ? "" : "s");
 	cmd_table_init(&t, 7, head, 1u << 0 | 1u << 1 | 1u << 5);
-	for (i = 0; rc == 0 && i < jlen(recs); i++)
+	for (i = 0; rc == 0 && i < cmd_jlen(recs); i++)
 		rc = record_row(&t, parts, json_object_array_get_idx(recs, i));
 	if (rc == 0 && count)
 		rc = cmd_table_print(&t, stdout, 0);
@@ -206,7 +190,7 @@ int cmd_show_gc(struct json_object *doc)
 	char a[UTIL_SIZE_BUF], b[UTIL_SIZE_BUF];
 	uint64_t merged = cmd_ju64(doc, "pages_merged");
 
-	if (!jget(doc, "bytes_reclaimed"))
+	if (!cmd_jobj(doc, "bytes_reclaimed"))
 		return -EPROTO;
 	printf("merged %" PRIu64 " page log%s; log bytes %s -> %s\n", merged,
 	       merged == 1 ? "" : "s", jsize(doc, "log_bytes_before", a),

@@ -17,22 +17,6 @@
 #include "common.h"
 #include "show.h"
 
-static struct json_object *jobj(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
-
-static size_t jlen(struct json_object *arr)
-{
-	return arr && json_object_is_type(arr, json_type_array) ?
-		       json_object_array_length(arr) :
-		       0;
-}
-
 static const char *user_name(uint64_t uid, char *buf, size_t len)
 {
 	struct passwd *pw = getpwuid((uid_t)uid);
@@ -58,7 +42,7 @@ int cmd_show_list(struct json_object *doc)
 	static const char *const head[] = { "NAME", "SIZE",  "OWNER",	"GROUP",
 					    "MODE", "STATE", "CLIENTS", "PATH" };
 	char size[UTIL_SIZE_BUF], owner[24], group[24], clients[24];
-	struct json_object *pools = jobj(doc, "pools"), *p;
+	struct json_object *pools = cmd_jobj(doc, "pools"), *p;
 	const char *row[8];
 	struct cmd_table t;
 	size_t i;
@@ -67,7 +51,7 @@ int cmd_show_list(struct json_object *doc)
 	if (!pools || !json_object_is_type(pools, json_type_array))
 		return -EPROTO;
 	cmd_table_init(&t, 8, head, 0x42);
-	for (i = 0; i < jlen(pools); i++) {
+	for (i = 0; i < cmd_jlen(pools); i++) {
 		p = json_object_array_get_idx(pools, i);
 		snprintf(clients, sizeof(clients), "%" PRIu64,
 			 cmd_ju64(p, "clients"));
@@ -93,7 +77,7 @@ int cmd_show_list(struct json_object *doc)
 static const char *when_str(struct json_object *svc, const char *key, char *buf,
 			    size_t len)
 {
-	struct json_object *v = jobj(svc, key);
+	struct json_object *v = cmd_jobj(svc, key);
 	time_t t;
 	struct tm tm;
 
@@ -163,20 +147,20 @@ static void show_daemon(struct json_object *d)
 /* one table row of pool p into the cells of row (buffers in bufs) */
 static void stat_row(struct json_object *p, char bufs[][40], const char **row)
 {
-	struct json_object *svc = jobj(p, "services");
+	struct json_object *svc = cmd_jobj(p, "services");
 
 	row[0] = cmd_jstr(p, "name");
 	row[1] = cmd_jstr(p, "state");
 	row[2] = cmd_size_str(cmd_ju64(p, "size"), bufs[0], 40);
-	row[3] = jobj(p, "used") ?
+	row[3] = cmd_jobj(p, "used") ?
 			 cmd_size_str(cmd_ju64(p, "used"), bufs[1], 40) :
 			 NULL;
-	row[4] = jobj(p, "free") ?
+	row[4] = cmd_jobj(p, "free") ?
 			 cmd_size_str(cmd_ju64(p, "free"), bufs[2], 40) :
 			 NULL;
 	snprintf(bufs[3], 40, "%" PRIu64 "/%" PRIu64,
 		 cmd_ju64(p, "log_records"), cmd_ju64(p, "log_capacity"));
-	row[5] = jobj(p, "log_capacity") ? bufs[3] : NULL;
+	row[5] = cmd_jobj(p, "log_capacity") ? bufs[3] : NULL;
 	snprintf(bufs[4], 40, "%" PRIu64, cmd_ju64(p, "clients"));
 	row[6] = bufs[4];
 	snprintf(bufs[5], 40, "%" PRIu64, cmd_ju64(svc, "checkpoints"));
@@ -184,7 +168,7 @@ static void stat_row(struct json_object *p, char bufs[][40], const char **row)
 	row[8] = svc ? when_str(svc, "last_checkpoint", bufs[6], 40) : NULL;
 	snprintf(bufs[7], 40, "%" PRIu64 "/%" PRIu64, cmd_ju64(svc, "gc_runs"),
 		 cmd_ju64(svc, "gc_pages_merged"));
-	row[9] = jobj(svc, "gc_runs") ? bufs[7] : NULL;
+	row[9] = cmd_jobj(svc, "gc_runs") ? bufs[7] : NULL;
 }
 
 int cmd_show_stat(struct json_object *doc)
@@ -195,7 +179,7 @@ int cmd_show_stat(struct json_object *doc)
 		"CLIENTS",  "CHECKPOINTS", "LAST CHECKPOINT",
 		"GC/MERGED"
 	};
-	struct json_object *pools = jobj(doc, "pools"), *p;
+	struct json_object *pools = cmd_jobj(doc, "pools"), *p;
 	char bufs[8][40];
 	const char *row[10];
 	struct cmd_table t;
@@ -204,10 +188,10 @@ int cmd_show_stat(struct json_object *doc)
 
 	if (!pools)
 		return -EPROTO;
-	if (jobj(doc, "daemon"))
-		show_daemon(jobj(doc, "daemon"));
+	if (cmd_jobj(doc, "daemon"))
+		show_daemon(cmd_jobj(doc, "daemon"));
 	cmd_table_init(&t, 10, head, 0x2fc);
-	for (i = 0; i < jlen(pools); i++) {
+	for (i = 0; i < cmd_jlen(pools); i++) {
 		p = json_object_array_get_idx(pools, i);
 		stat_row(p, bufs, row);
 		cmd_table_add(&t, row);
@@ -342,7 +326,7 @@ static void prom_pools(struct json_object *pools)
 
 	printf("# HELP pmad_pool_open 1 if pmad holds the pool open.\n"
 	       "# TYPE pmad_pool_open gauge\n");
-	for (i = 0; i < jlen(pools); i++) {
+	for (i = 0; i < cmd_jlen(pools); i++) {
 		p = json_object_array_get_idx(pools, i);
 		fputs("pmad_pool_open{pool=\"", stdout);
 		prom_label(cmd_jstr(p, "name"));
@@ -351,11 +335,12 @@ static void prom_pools(struct json_object *pools)
 	}
 	for (m = 0; m < NELEMS(pool_metrics); m++) {
 		prom_head(&pool_metrics[m]);
-		for (i = 0; i < jlen(pools); i++) {
+		for (i = 0; i < cmd_jlen(pools); i++) {
 			p = json_object_array_get_idx(pools, i);
-			o = pool_metrics[m].in_services ? jobj(p, "services") :
-							  p;
-			v = jobj(o, pool_metrics[m].key);
+			o = pool_metrics[m].in_services ?
+				    cmd_jobj(p, "services") :
+				    p;
+			v = cmd_jobj(o, pool_metrics[m].key);
 			if (!v) /* unknown values are omitted */
 				continue;
 			printf("pmad_%s{pool=\"", pool_metrics[m].name);
@@ -368,16 +353,16 @@ static void prom_pools(struct json_object *pools)
 
 int cmd_show_prometheus(struct json_object *doc)
 {
-	struct json_object *d = jobj(doc, "daemon");
+	struct json_object *d = cmd_jobj(doc, "daemon");
 	size_t m;
 
-	if (!jobj(doc, "pools"))
+	if (!cmd_jobj(doc, "pools"))
 		return -EPROTO;
 	for (m = 0; d && m < NELEMS(daemon_metrics); m++) {
 		prom_head(&daemon_metrics[m]);
 		printf("pmad_%s %" PRIu64 "\n", daemon_metrics[m].name,
 		       cmd_ju64(d, daemon_metrics[m].key));
 	}
-	prom_pools(jobj(doc, "pools"));
+	prom_pools(cmd_jobj(doc, "pools"));
 	return ferror(stdout) ? -EIO : 0;
 }

@@ -31,15 +31,7 @@ uint64_t cmd_ju64(struct json_object *o, const char *key)
 	return (uint64_t)json_object_get_int64(v);
 }
 
-/* a string for printf: "?" when missing */
-static const char *jtxt(struct json_object *o, const char *key)
-{
-	const char *s = cmd_jstr(o, key);
-
-	return s ? s : "?";
-}
-
-static struct json_object *jobj(struct json_object *o, const char *key)
+struct json_object *cmd_jobj(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
@@ -48,11 +40,19 @@ static struct json_object *jobj(struct json_object *o, const char *key)
 	return v;
 }
 
-static size_t jlen(struct json_object *arr)
+size_t cmd_jlen(struct json_object *arr)
 {
 	return arr && json_object_is_type(arr, json_type_array) ?
 		       json_object_array_length(arr) :
 		       0;
+}
+
+/* a string for printf: "?" when missing */
+static const char *jtxt(struct json_object *o, const char *key)
+{
+	const char *s = cmd_jstr(o, key);
+
+	return s ? s : "?";
 }
 
 static const char *jsize(struct json_object *o, const char *key, char *buf,
@@ -97,9 +97,9 @@ static void show_granularity(const char *gran)
 
 static void show_header(struct json_object *doc)
 {
-	struct json_object *feat = jobj(doc, "features");
+	struct json_object *feat = cmd_jobj(doc, "features");
 	struct json_object *part0 =
-		json_object_array_get_idx(jobj(doc, "parts"), 0);
+		json_object_array_get_idx(cmd_jobj(doc, "parts"), 0);
 	time_t t = (time_t)cmd_ju64(doc, "create_time");
 	char when[64], size[UTIL_SIZE_BUF];
 	uint64_t nparts = cmd_ju64(doc, "nparts");
@@ -115,7 +115,7 @@ static void show_header(struct json_object *doc)
 	printf("version:      %s\n", jtxt(doc, "version"));
 	printf("generation:   %" PRIu64 " (header copy %s%s)\n",
 	       cmd_ju64(doc, "generation"), jtxt(doc, "header_copy"),
-	       json_object_get_boolean(jobj(doc, "header_other_valid")) ?
+	       json_object_get_boolean(cmd_jobj(doc, "header_other_valid")) ?
 		       "" :
 		       ", other copy invalid");
 	if (cmd_jstr(doc, "header_damage"))
@@ -137,7 +137,7 @@ static int show_parts(struct json_object *doc)
 {
 	static const char *const head[] = { "INDEX", "PATH", "UUID",
 					    "SIZE",  "NODE", "DEVDAX" };
-	struct json_object *parts = jobj(doc, "parts"), *p;
+	struct json_object *parts = cmd_jobj(doc, "parts"), *p;
 	char idx[24], size[UTIL_SIZE_BUF], node[24];
 	const char *row[6] = { idx, NULL, NULL, size, node, NULL };
 	struct cmd_table t;
@@ -145,16 +145,17 @@ static int show_parts(struct json_object *doc)
 	int rc;
 
 	cmd_table_init(&t, 6, head, 1u << 0 | 1u << 3 | 1u << 4);
-	for (i = 0; i < jlen(parts); i++) {
+	for (i = 0; i < cmd_jlen(parts); i++) {
 		p = json_object_array_get_idx(parts, i);
 		snprintf(idx, sizeof(idx), "%" PRIu64, cmd_ju64(p, "index"));
 		row[1] = cmd_jstr(p, "path");
 		row[2] = cmd_jstr(p, "uuid");
 		jsize(p, "size", size, sizeof(size));
 		snprintf(node, sizeof(node), "%s",
-			 jobj(p, "numa_node") ? jtxt(p, "numa_node") : "-");
-		row[5] = json_object_get_boolean(jobj(p, "devdax")) ? "yes" :
-								      "no";
+			 cmd_jobj(p, "numa_node") ? jtxt(p, "numa_node") : "-");
+		row[5] = json_object_get_boolean(cmd_jobj(p, "devdax")) ?
+				 "yes" :
+				 "no";
 		cmd_table_add(&t, row);
 	}
 	printf("\nparts:\n");
@@ -167,18 +168,18 @@ static int show_regions(struct json_object *doc)
 {
 	static const char *const head[] = { "INDEX",  "TYPE", "PART",
 					    "OFFSET", "SIZE", "NAME" };
-	struct json_object *regions = jobj(doc, "regions"), *r;
+	struct json_object *regions = cmd_jobj(doc, "regions"), *r;
 	char idx[24], part[24], size[UTIL_SIZE_BUF];
 	const char *row[6] = { idx, NULL, part, NULL, size, NULL };
 	struct cmd_table t;
 	size_t i;
 	int rc;
 
-	printf("\nregions:%s\n", jlen(regions) ? "" : " none");
-	if (!jlen(regions))
+	printf("\nregions:%s\n", cmd_jlen(regions) ? "" : " none");
+	if (!cmd_jlen(regions))
 		return 0;
 	cmd_table_init(&t, 6, head, 1u << 0 | 1u << 2 | 1u << 4);
-	for (i = 0; i < jlen(regions); i++) {
+	for (i = 0; i < cmd_jlen(regions); i++) {
 		r = json_object_array_get_idx(regions, i);
 		snprintf(idx, sizeof(idx), "%" PRIu64, cmd_ju64(r, "index"));
 		row[1] = cmd_jstr(r, "type");
@@ -195,7 +196,7 @@ static int show_regions(struct json_object *doc)
 
 int cmd_show_pool(struct json_object *doc)
 {
-	if (!jobj(doc, "uuid") || !jlen(jobj(doc, "parts")))
+	if (!cmd_jobj(doc, "uuid") || !cmd_jlen(cmd_jobj(doc, "parts")))
 		return -EPROTO;
 	show_header(doc);
 	if (show_parts(doc) < 0 || show_regions(doc) < 0)
@@ -209,7 +210,7 @@ static int show_classes(struct json_object *h)
 {
 	static const char *const head[] = { "CLASS",  "BLOCK", "SLABS",
 					    "BLOCKS", "USED",  "FREE" };
-	struct json_object *classes = jobj(h, "classes"), *c;
+	struct json_object *classes = cmd_jobj(h, "classes"), *c;
 	char cls[24], bsize[UTIL_SIZE_BUF], slabs[24], blocks[24], used[24];
 	char avail[24];
 	const char *row[6] = { cls, bsize, slabs, blocks, used, avail };
@@ -218,7 +219,7 @@ static int show_classes(struct json_object *h)
 	int rc;
 
 	cmd_table_init(&t, 6, head, 0x3f);
-	for (i = 0; i < jlen(classes); i++) {
+	for (i = 0; i < cmd_jlen(classes); i++) {
 		c = json_object_array_get_idx(classes, i);
 		if (!cmd_ju64(c, "slabs"))
 			continue; /* only classes in use */
@@ -246,7 +247,7 @@ static int show_arenas(struct json_object *h)
 					    "USED",	   "FREE",
 					    "LOG RECORDS", "REMOTE FREES",
 					    "LOCAL FREE" };
-	struct json_object *arenas = jobj(h, "arenas"), *a;
+	struct json_object *arenas = cmd_jobj(h, "arenas"), *a;
 	char id[24], slabs[24], used[UTIL_SIZE_BUF], avail[UTIL_SIZE_BUF];
 	char recs[24], rfrees[24], local[UTIL_SIZE_BUF];
 	const char *row[7] = { id, slabs, used, avail, recs, rfrees, local };
@@ -256,7 +257,7 @@ static int show_arenas(struct json_object *h)
 	int rc;
 
 	cmd_table_init(&t, 7, head, 0x7f);
-	for (i = 0; i < jlen(arenas); i++) {
+	for (i = 0; i < cmd_jlen(arenas); i++) {
 		a = json_object_array_get_idx(arenas, i);
 		if (!cmd_ju64(a, "slabs") && !cmd_ju64(a, "log_records") &&
 		    !cmd_ju64(a, "remote_frees") &&
@@ -335,8 +336,8 @@ int cmd_show_numa(struct json_object *doc)
 					    "USED",
 					    "FREE",
 					    "REMOTE FREES PENDING" };
-	struct json_object *n = jobj(doc, "numa"), *p;
-	struct json_object *parts = n ? jobj(n, "parts") : NULL;
+	struct json_object *n = cmd_jobj(doc, "numa"), *p;
+	struct json_object *parts = n ? cmd_jobj(n, "parts") : NULL;
 	char part[24], node[24], nar[24], size[UTIL_SIZE_BUF];
 	char used[UTIL_SIZE_BUF], avail[UTIL_SIZE_BUF], pend[24];
 	const char *row[7] = { part, node, nar, size, used, avail, pend };
@@ -347,11 +348,11 @@ int cmd_show_numa(struct json_object *doc)
 	if (!n)
 		return 0;
 	cmd_table_init(&t, 7, head, 0x7f);
-	for (i = 0; i < jlen(parts); i++) {
+	for (i = 0; i < cmd_jlen(parts); i++) {
 		p = json_object_array_get_idx(parts, i);
 		snprintf(part, sizeof(part), "%" PRIu64, cmd_ju64(p, "part"));
 		snprintf(node, sizeof(node), "%" PRId64,
-			 json_object_get_int64(jobj(p, "node")));
+			 json_object_get_int64(cmd_jobj(p, "node")));
 		snprintf(nar, sizeof(nar), "%" PRIu64, cmd_ju64(p, "narenas"));
 		jsize(p, "size", size, sizeof(size));
 		jsize(p, "used", used, sizeof(used));
@@ -375,7 +376,7 @@ int cmd_show_numa(struct json_object *doc)
 
 int cmd_show_heap(struct json_object *doc)
 {
-	struct json_object *h = jobj(doc, "heap");
+	struct json_object *h = cmd_jobj(doc, "heap");
 
 	if (!h)
 		return 0;

@@ -9,6 +9,7 @@
 #ifndef PMAD_CMD_SHOW_H
 #define PMAD_CMD_SHOW_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
 
@@ -46,5 +47,8 @@ int cmd_doc_print(const struct cmd_ctx *ctx, int rc, struct json_object *doc,
 /* JSON accessors: NULL / 0 when the key is missing */
 const char *cmd_jstr(struct json_object *o, const char *key);
 uint64_t cmd_ju64(struct json_object *o, const char *key);
+struct json_object *cmd_jobj(struct json_object *o, const char *key);
+/* the length of an array; 0 for NULL or not an array */
+size_t cmd_jlen(struct json_object *arr);
 
 #endif
