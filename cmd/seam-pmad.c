@@ -58,6 +58,19 @@ static struct json_object *args_new(const struct cmd_ctx *ctx, const char *name)
 	return args;
 }
 
+/* args_new plus KEY: true when ON (NULL when out of memory) */
+static struct json_object *args_flag(const struct cmd_ctx *ctx,
+				     const char *name, const char *key, int on)
+{
+	struct json_object *args = args_new(ctx, name);
+
+	if (args && on && util_json_add_bool(args, key, 1) < 0) {
+		json_object_put(args);
+		return NULL;
+	}
+	return args;
+}
+
 /* one request; its result becomes *ret_doc */
 static int request(struct cmd_ctx *ctx, const char *op, const char *name,
 		   struct json_object *args, struct json_object **ret_doc)
@@ -164,34 +177,24 @@ static int pmad_list(struct cmd_ctx *ctx, struct json_object **ret_doc)
 static int pmad_compact(struct cmd_ctx *ctx, const char *name, int dry,
 			struct json_object **ret_doc)
 {
-	struct json_object *args;
 	int rc = check_name(ctx, name);
 
 	if (rc != CMD_CONTINUE)
 		return rc;
-	args = args_new(ctx, name);
-	if (args && dry && util_json_add_bool(args, "dry_run", 1) < 0) {
-		json_object_put(args);
-		args = NULL;
-	}
-	return request(ctx, "compact", name, args, ret_doc);
+	return request(ctx, "compact", name,
+		       args_flag(ctx, name, "dry_run", dry), ret_doc);
 }
 
 /* pmad reads the file system in the heap it holds ("pool_files") */
 static int pmad_files(struct cmd_ctx *ctx, const char *name, int with_pages,
 		      struct json_object **ret_doc)
 {
-	struct json_object *args;
 	int rc = check_name(ctx, name);
 
 	if (rc != CMD_CONTINUE)
 		return rc;
-	args = args_new(ctx, name);
-	if (args && with_pages && util_json_add_bool(args, "pages", 1) < 0) {
-		json_object_put(args);
-		args = NULL;
-	}
-	return request(ctx, "pool_files", name, args, ret_doc);
+	return request(ctx, "pool_files", name,
+		       args_flag(ctx, name, "pages", with_pages), ret_doc);
 }
 
 /* the records of the heap pmad holds ("pool_log") */
