@@ -335,10 +335,10 @@ int pma_pm_live_at(struct pma_heap *heap, uint64_t b)
 	    (page = pma_page_of(heap, b)) >= heap->geom.npages)
 		return 0;
 	if (b % PMA_PAGE == 0 &&
-	    pma_pmap_kind(heap->pmap_pm[page]) == PMA_PMAP_EXTENT)
+	    pma_pmap_kind(pma_pmap_now(heap, page)) == PMA_PMAP_EXTENT)
 		return 1;
 	chunk = page - page % PMA_CHUNK_PAGES;
-	if (pma_pmap_kind(heap->pmap_pm[chunk]) != PMA_PMAP_SLAB)
+	if (pma_pmap_kind(pma_pmap_now(heap, chunk)) != PMA_PMAP_SLAB)
 		return 0;
 	sh = pma_slab_meta(heap, pma_page_off(heap, chunk));
 	idx = slab_block_of(sh, b - pma_page_off(heap, chunk));
@@ -356,7 +356,7 @@ int pma_pm_is_live(struct pma_heap *heap, const struct pma_op *op)
 	if (op->off < heap->data_base ||
 	    (page = pma_page_of(heap, op->off)) >= heap->geom.npages)
 		return 0;
-	return (heap->pmap_pm[page] & ~PMA_PMAP_CHECK_MASK) ==
+	return (pma_pmap_now(heap, page) & ~PMA_PMAP_CHECK_MASK) ==
 	       pma_pmap_make(PMA_PMAP_EXTENT, op->npages);
 }
 
@@ -530,6 +530,19 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+uint64_t pma_pmap_now(const struct pma_heap *heap, uint64_t page)
+{
+	const struct pma_shadow *s = heap->shadow;
+
+	if (!s)
+		return heap->pmap_pm[page];
+	pma_assert(s->sorted);
+	return bsearch(&page, s->written.offs, s->written.count,
+		       sizeof(*s->written.offs), cmp_u64) ?
+		       s->pmap_sink[page] :
+		       s->pmap_pm[page];
+}
+
 int pma_pmap_check_spans(struct pma_heap *heap, struct pma_shadow *shadow)
 {
 	struct span_view v = { .heap = heap,
@@ -547,6 +560,7 @@ int pma_pmap_check_spans(struct pma_heap *heap, struct pma_shadow *shadow)
 			if (!k || w->offs[i] != w->offs[k - 1])
 				w->offs[k++] = w->offs[i];
 		w->count = k;
+		shadow->sorted = 1;
 		v.pm = shadow->pmap_pm;
 		v.sink = shadow->pmap_sink;
 		v.w = w->offs;

@@ -806,9 +806,14 @@ static int window_fsck(struct pma_fsck *f)
  * windows, the slab's byte offset in its part, else 0: allocator
  * metadata in the data area, which a dest word names only by damage (or
  * by a pointer into memory that became a slab since) */
+static uint64_t fsck_pmap_entry(const void *q, uint64_t page)
+{
+	return ((const struct pma_fsck *)q)->pmap[page];
+}
+
 static uint64_t dest_in_slab_hdr(const struct pma_fsck_set *set, uint64_t dest)
 {
-	uint64_t b = pool_off_byte(dest), rel, page;
+	uint64_t b = pool_off_byte(dest), page;
 	const struct pma_fsck *q;
 
 	if (pool_off_part(dest) >= POOL_MAX_PARTS)
@@ -816,13 +821,10 @@ static uint64_t dest_in_slab_hdr(const struct pma_fsck_set *set, uint64_t dest)
 	q = &set->part[pool_off_part(dest)];
 	if (!q->walked || b < q->data_base)
 		return 0;
-	rel = b - q->data_base;
-	page = rel >> PMA_PAGE_SHIFT;
-	if (page >= q->g.npages || rel % PMA_CHUNK >= PMA_SLAB_HDR_SIZE ||
-	    pma_pmap_kind(q->pmap[page - page % PMA_CHUNK_PAGES]) !=
-		    PMA_PMAP_SLAB)
-		return 0;
-	return b - rel % PMA_CHUNK;
+	/* the predicate recovery's dry run refuses with (recovery.c) */
+	page = pma_slab_hdr_page(b - q->data_base, q->g.npages, fsck_pmap_entry,
+				 q);
+	return page == UINT64_MAX ? 0 : q->data_base + (page << PMA_PAGE_SHIFT);
 }
 
 /* recovery's redo ring of arena a (redo_push in recovery.c): its last
@@ -859,8 +861,8 @@ static unsigned redo_ring_of(struct pma_fsck *f, unsigned a,
  * the ring (it clears a word that does not name a live block), an
  * allocation of the ring whose block is live after the windows and that
  * no later op of the ring names. One whose dest word is in a slab's
- * header or bitmap would overwrite allocator metadata: log-op-dest (the
- * library's own dest check lets any word of the data area through).
+ * header or bitmap would overwrite allocator metadata: log-op-dest (a
+ * writable open's dry run refuses the log for it, redo_meta_check).
  */
 static int redo_dest_fsck(struct pma_fsck *f, unsigned a)
 {

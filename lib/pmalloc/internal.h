@@ -1320,10 +1320,36 @@ void pma_dirty_release(struct pma_dirty *dirty);
 /* is op applied in the second phase (frees that may follow another log's
  * allocation of the same space)? */
 int pma_op_is_phase2(const struct pma_op *op);
-/* is the block / extent allocated by op live in the PM state? */
+/* is the block / extent allocated by op live in the PM state (during a
+ * dry run: the replayed state, see pma_pmap_now)? */
 int pma_pm_is_live(struct pma_heap *heap, const struct pma_op *op);
 /* does byte offset b start a live block or extent in the PM state? */
 int pma_pm_live_at(struct pma_heap *heap, uint64_t b);
+/* page map entry of page: heap->pmap_pm's, or during a dry run (after
+ * pma_pmap_check_spans sorted the shadow's written pages) the replayed
+ * one: the sink's where the replay wrote one, PM's elsewhere */
+uint64_t pma_pmap_now(const struct pma_heap *heap, uint64_t page);
+/*
+ * Allocator metadata in the data area: if byte rel (from the data base)
+ * of a data area of npages pages lies in the header or bitmap banks (the
+ * first PMA_SLAB_HDR_SIZE bytes) of a chunk whose page map entry (by
+ * entry(ctx, page)) is a slab, that chunk's first page, else UINT64_MAX.
+ * The one predicate of recovery's redo check (redo_meta_check) and of
+ * fsck's log-op-dest on the redo ring.
+ */
+static inline uint64_t pma_slab_hdr_page(uint64_t rel, uint64_t npages,
+					 uint64_t (*entry)(const void *ctx,
+							   uint64_t page),
+					 const void *ctx)
+{
+	uint64_t page = rel >> PMA_PAGE_SHIFT;
+
+	if (page >= npages || rel % PMA_CHUNK >= PMA_SLAB_HDR_SIZE)
+		return UINT64_MAX;
+	page -= page % PMA_CHUNK_PAGES;
+	return pma_pmap_kind(entry(ctx, page)) == PMA_PMAP_SLAB ? page :
+								  UINT64_MAX;
+}
 /* rebuild the DRAM state from the PM page map: mirror, free extents, the
  * slabs to load later (lazy.c) */
 int pma_rebuild(struct pma_heap *heap);
@@ -1377,6 +1403,7 @@ struct pma_shadow {
 	uint64_t *pmap_pm; /* the real one, restored by end */
 	uint64_t *pmap_sink;
 	struct pma_pending written; /* pages the replay wrote in the sink */
+	int sorted; /* written sorted, no duplicates (pma_pmap_check_spans) */
 };
 int pma_shadow_begin(struct pma_heap *heap, struct pma_shadow *ret_shadow);
 void pma_shadow_end(struct pma_heap *heap, struct pma_shadow *shadow);

@@ -78,6 +78,7 @@ int pma_shadow_begin(struct pma_heap *heap, struct pma_shadow *ret_shadow)
 	}
 	ret_shadow->pmap_pm = heap->pmap_pm;
 	memset(&ret_shadow->written, 0, sizeof(ret_shadow->written));
+	ret_shadow->sorted = 0;
 	heap->pmap_pm = ret_shadow->pmap_sink;
 	heap->shadow = ret_shadow;
 	return 0;

@@ -26,6 +26,7 @@
 #include "pmalloc/internal.h"
 #include "pmem/fast.h"
 #include "util/errmsg.h"
+#include "util/log.h"
 
 /* the op in DRAM copy d (checkpoints: the log holds the same, written
  * from the same op) */
@@ -1083,6 +1084,26 @@ static int pm_live_anywhere(struct pma_heap *heap, uint64_t cur)
 	return heap && pma_pm_live_at(heap, pool_off_byte(cur));
 }
 
+static uint64_t pmap_entry_now(const void *heap, uint64_t page)
+{
+	return pma_pmap_now(heap, page);
+}
+
+/* the byte offset (in its part) of the slab whose header or bitmap holds
+ * dest word dest, after the replay (pma_pmap_now), else 0 */
+static uint64_t dest_slab_hdr(struct pma_heap *heap, uint64_t dest)
+{
+	uint64_t b = pool_off_byte(dest), page;
+	unsigned part = pool_off_part(dest);
+
+	heap = part < POOL_MAX_PARTS ? heap->top->sib[part] : NULL;
+	if (!heap || b < heap->data_base)
+		return 0;
+	page = pma_slab_hdr_page(b - heap->data_base, heap->geom.npages,
+				 pmap_entry_now, heap);
+	return page == UINT64_MAX ? 0 : pma_page_off(heap, page);
+}
+
 static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs,
 		     int dry_run)
 {
@@ -1098,6 +1119,16 @@ static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs,
 				       (unsigned long long)op->dest);
 	if (dry_run)
 		return 0;
+	/* the dry run refused a dest in a slab header after this part's
+	 * replay; one in another part's slab header that the other part's
+	 * replay made (after the dry runs) is never written either */
+	if (dest_slab_hdr(heap, op->dest)) {
+		util_warn("record %llu: dest word 0x%llx is in a slab "
+			  "header after the replay: not redone",
+			  (unsigned long long)op->index,
+			  (unsigned long long)op->dest);
+		return 0;
+	}
 	cur = __atomic_load_n(addr, __ATOMIC_RELAXED);
 	if (is_alloc) {
 		if (!pma_pm_is_live(heap, op))
@@ -1115,20 +1146,73 @@ static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs,
 	return 0;
 }
 
+/* the ops of a redo ring redo_dest stores to: every free, and each
+ * allocation no later op of the ring names (if its block is live) */
+static int redo_stores(const struct redo_ring *r, unsigned i, int allocs)
+{
+	const struct pma_op *op = &r->op[i];
+	unsigned j;
+
+	if (!op->dest || op->type == PMA_REC_SLAB_NEW ||
+	    (op->type == PMA_REC_ALLOC || op->type == PMA_REC_EXT_ALLOC) !=
+		    allocs)
+		return 0;
+	for (j = i + 1; allocs && j < r->n; j++)
+		if (r->op[j].off == op->off)
+			return 0; /* a later op of the window names it */
+	return 1;
+}
+
+/*
+ * The dry run's check of the dest words the redo would store (after the
+ * replay into the shadow: its page map, its slab copies): a word in a
+ * slab's header or bitmap is allocator metadata, which no dest the
+ * library logs names (pma_heap_dest_check refuses the heap's other
+ * metadata). The redo would overwrite the slab header, so the log is
+ * refused, naming the record, before anything is written. The same
+ * predicate as fsck's log-op-dest (pma_slab_hdr_page), for the same ops.
+ */
+static int redo_meta_check(struct pma_heap *heap, const struct redo_ring *r,
+			   unsigned arena)
+{
+	const struct pma_op *op;
+	unsigned i;
+	int allocs;
+	uint64_t slab;
+
+	for (allocs = 0; allocs < 2; allocs++)
+		for (i = 0; i < r->n; i++) {
+			op = &r->op[i];
+			if (!redo_stores(r, i, allocs) ||
+			    !(slab = dest_slab_hdr(heap, op->dest)) ||
+			    (allocs && !pma_pm_is_live(heap, op)))
+				continue;
+			return util_errmsg_set(
+				EIO,
+				"arena %u record %llu: dest word 0x%llx is in "
+				"the header of the slab at 0x%llx of part %u "
+				"(allocator metadata): the redo of the %s "
+				"would overwrite it (damaged log)",
+				arena, (unsigned long long)op->index,
+				(unsigned long long)op->dest,
+				(unsigned long long)slab,
+				pool_off_part(op->dest),
+				allocs ? "allocation" : "free");
+		}
+	return 0;
+}
+
 /* redo one arena's window: frees (allocs == 0) or allocations; dry_run:
  * only check the dest words */
 static int redo_ring(struct pma_heap *heap, const struct redo_ring *r,
 		     int allocs, int dry_run)
 {
-	unsigned i, j;
+	unsigned i;
 	int rc;
 
 	for (i = 0; i < r->n; i++) {
-		for (j = i + 1; allocs && j < r->n; j++)
-			if (r->op[j].off == r->op[i].off)
-				break;
-		if (allocs && j < r->n)
-			continue; /* a later op of the window names it */
+		if (!redo_stores(r, i, allocs))
+			continue;
 		rc = redo_dest(heap, &r->op[i], allocs, dry_run);
 		if (rc < 0)
 			return rc;
@@ -1215,6 +1299,7 @@ static int root_zero_check(struct pma_heap *heap, const struct redo_ring *redo)
 static int recover_dry_run(struct pma_heap *heap, struct redo_ring *redo)
 {
 	struct pma_shadow shadow;
+	unsigned i;
 	int rc;
 
 	if (!any_records(heap)) {
@@ -1229,6 +1314,8 @@ static int recover_dry_run(struct pma_heap *heap, struct redo_ring *redo)
 	rc = recover_apply(heap, redo, 1);
 	if (rc == 0)
 		rc = pma_pmap_check_spans(heap, &shadow);
+	for (i = 0; rc == 0 && i < heap->geom.narenas; i++)
+		rc = redo_meta_check(heap, &redo[i], i);
 	if (rc == 0)
 		rc = root_zero_check(heap, redo);
 	if (rc == 0)

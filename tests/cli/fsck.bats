@@ -150,6 +150,31 @@ damaged() {
 	assert_line --partial "is in the header of the slab at"
 }
 
+@test "a writable open refuses a redo into a slab header; the pool is untouched" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" dest-slab "$T/p"
+	cp "$T/p" "$T/ref"
+	# fsck names the record; the open refuses the same record and slab
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	local rec slab
+	rec=$(jq -r '.findings[] | select(.code == "log-op-dest") | .message' \
+		<<<"$output")
+	[[ "$rec" =~ arena\ 0\ log\ record\ ([0-9]+).*dest\ word\ (0x[0-9a-f]+).*slab\ at\ (0x[0-9a-f]+) ]] ||
+		fail "$rec"
+	slab="arena 0 record ${BASH_REMATCH[1]}: dest word ${BASH_REMATCH[2]} is in the header of the slab at ${BASH_REMATCH[3]} of part 0 (allocator metadata): the redo of the allocation would overwrite it (damaged log)"
+	run --separate-stderr "$WORKLOAD" --verify "$T/p"
+	assert_failure
+	[[ "$stderr" == *"heap '$T/p': $slab"* ]] || fail "$stderr"
+	cmp "$T/p" "$T/ref" || fail "the refused open wrote the pool"
+	# --recovery runs the same refusal on its private view
+	run --separate-stderr pmactl fsck --recovery "$T/p"
+	assert_equal "$status" 1
+	assert_line --partial "recovery-refused: "
+	assert_line --partial "$slab"
+	cmp "$T/p" "$T/ref" || fail "fsck --recovery wrote the pool"
+}
+
 @test "damage: a slab header's class id 63 -> slab-class" {
 	damaged slab-class slab-class
 }
