@@ -74,7 +74,7 @@ static int fs_attach(struct hdpm_fs *fs)
 	if (sb->version != HDPM_VERSION && !fs->rdonly) {
 		sb->version = HDPM_VERSION;
 		pma_persist(fs->heap, &sb->version, sizeof(sb->version));
-		fs->stats.upgrades++;
+		hdpm_stat_add(fs, upgrades, 1);
 	}
 	size = pma_usable_size(fs->heap, sb->itable_off);
 	if (!sb->ninodes || sb->ninodes > size / sizeof(struct hdpm_inode))
@@ -111,8 +111,8 @@ static int inode_check(struct hdpm_fs *fs, uint64_t ino)
 					       (unsigned long long)p,
 					       (unsigned long long)index[p]);
 		if (!fs->rdonly)
-			fs->stats.log_tails_cut +=
-				(uint64_t)hdpm_page_log_check(fs, index[p]);
+			hdpm_stat_add(fs, log_tails_cut,
+				      hdpm_page_log_check(fs, index[p]));
 	}
 	return 0;
 }
@@ -145,6 +145,39 @@ static int fs_recover(struct hdpm_fs *fs)
 	return 0;
 }
 
+static_assert(sizeof(struct hdpm_stats) % sizeof(uint64_t) == 0,
+	      "hdpm_stats holds only uint64_t counters");
+
+/* one lock per inode slot (DRAM); writers first, so that a stream of
+ * readers of one file does not starve its writer (or the GC's barrier) */
+static int ilocks_init(struct hdpm_fs *fs)
+{
+	pthread_rwlockattr_t attr;
+	uint64_t i;
+
+	fs->ilocks = aligned_alloc(64, fs->ninodes * sizeof(*fs->ilocks));
+	if (!fs->ilocks)
+		return util_errmsg_set(ENOMEM, "no memory for inode locks");
+	memset(fs->ilocks, 0, fs->ninodes * sizeof(*fs->ilocks));
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(
+		&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	for (i = 0; i < fs->ninodes; i++)
+		pthread_rwlock_init(&fs->ilocks[i].rw, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	return 0;
+}
+
+static void ilocks_fini(struct hdpm_fs *fs)
+{
+	uint64_t i;
+
+	for (i = 0; fs->ilocks && i < fs->ninodes; i++)
+		pthread_rwlock_destroy(&fs->ilocks[i].rw);
+	free(fs->ilocks);
+	fs->ilocks = NULL;
+}
+
 int hdpm_mount(struct pma_heap *heap, unsigned flags, struct hdpm_fs **ret_fs)
 {
 	return hdpm_mount_config(heap, flags, NULL, ret_fs);
@@ -171,10 +204,13 @@ int hdpm_mount_config(struct pma_heap *heap, unsigned flags,
 	fs->sb = pma_direct(heap, root);
 	fs->cow_only = (flags & HDPM_COW_ONLY) != 0;
 	fs->rdonly = (flags & HDPM_RDONLY) != 0;
-	pthread_mutex_init(&fs->lock, NULL);
+	pthread_rwlock_init(&fs->ns_lock, NULL);
+	pthread_mutex_init(&fs->tx_lock, NULL);
 	rc = hdpm_gc_init(fs, cfg);
 	if (rc == 0)
 		rc = fs_attach(fs);
+	if (rc == 0)
+		rc = ilocks_init(fs);
 	if (rc == 0)
 		rc = fs_recover(fs);
 	if (rc == 0)
@@ -197,7 +233,9 @@ void hdpm_unmount(struct hdpm_fs *fs)
 		return;
 	hdpm_gc_stop(fs);
 	hdpm_names_fini(fs);
-	pthread_mutex_destroy(&fs->lock);
+	ilocks_fini(fs);
+	pthread_mutex_destroy(&fs->tx_lock);
+	pthread_rwlock_destroy(&fs->ns_lock);
 	free(fs);
 }
 
@@ -232,25 +270,32 @@ int hdpm_gc(struct hdpm_fs *fs, unsigned flags)
 		return util_errmsg_set(EROFS, "read-only mount");
 	if (flags & HDPM_GC_BACKGROUND_STEP)
 		return hdpm_gc_background(fs, flags);
-	pthread_mutex_lock(&fs->lock);
+	pthread_rwlock_rdlock(&fs->ns_lock);
 	for (i = 1; i < fs->ninodes && rc >= 0; i++) {
 		if (!S_ISREG(hdpm_mode(hdpm_inode(fs, i))))
 			continue;
+		hdpm_wrlock(fs, i);
 		rc = gc_inode(fs, i);
+		hdpm_unlock(fs, i);
 		if (rc > 0)
 			n += rc;
 	}
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc < 0 ? rc : n;
 }
 
 void hdpm_stats(struct hdpm_fs *fs, struct hdpm_stats *ret_stats)
 {
+	const uint64_t *src;
+	uint64_t *dst = (uint64_t *)ret_stats;
+	size_t i;
+
 	if (!fs || !ret_stats)
 		return;
-	pthread_mutex_lock(&fs->lock);
-	*ret_stats = fs->stats;
-	pthread_mutex_unlock(&fs->lock);
+	src = (const uint64_t *)&fs->stats;
+	/* every field is a uint64_t counter, bumped atomically */
+	for (i = 0; i < sizeof(*ret_stats) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 	ret_stats->bg_steps = __atomic_load_n(&fs->gc.steps, __ATOMIC_RELAXED);
 	ret_stats->bg_merges =
 		__atomic_load_n(&fs->gc.merges, __ATOMIC_RELAXED);

@@ -64,7 +64,7 @@ int hdpm_names_find(struct hdpm_fs *fs, uint64_t dir, const char *name,
 
 	for (i = home(nx, h); (s = nx->slots[i]) != 0;
 	     i = (i + 1) & (nx->cap - 1)) {
-		nx->probes++;
+		__atomic_add_fetch(&nx->probes, 1, __ATOMIC_RELAXED);
 		if (SLOT_TAG(s) != (uint32_t)(h >> 32))
 			continue;
 		in = hdpm_inode(fs, SLOT_INO(s) - 1);
