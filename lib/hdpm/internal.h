@@ -89,9 +89,12 @@ struct hdpm_names {
 	struct hdpm_name_ref {
 		uint64_t hash; /* of (parent, name) when it went in */
 		uint64_t parent;
+		/* siblings in parent's child list: inode + 1, 0 none */
+		uint64_t next, prev;
 		int in; /* the inode is in the index */
 	} * ref; /* per inode */
 	uint32_t *nchild; /* per directory: inodes in the index under it */
+	uint64_t *first; /* per directory: its first child + 1, 0 none */
 	uint64_t probes; /* atomic: slots looked at by finds (tests, bench) */
 };
 
@@ -274,6 +277,10 @@ void hdpm_names_add(struct hdpm_fs *fs, uint64_t ino);
 void hdpm_names_del(struct hdpm_fs *fs, uint64_t ino);
 /* entries in directory dir */
 uint64_t hdpm_names_children(struct hdpm_fs *fs, uint64_t dir);
+/* dir's first entry / the entry after ino in its directory (inode + 1,
+ * 0 at the end): readdir walks these instead of the inode table */
+uint64_t hdpm_names_first(struct hdpm_fs *fs, uint64_t dir);
+uint64_t hdpm_names_next(struct hdpm_fs *fs, uint64_t ino);
 
 /* ------------------------------------------------------------ namei.c */
 

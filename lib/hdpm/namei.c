@@ -457,7 +457,7 @@ static int do_readdir(struct hdpm_fs *fs, const char *path, hdpm_readdir_fn fn,
 		      void *arg)
 {
 	struct stat st;
-	uint64_t dir = 0, i;
+	uint64_t dir = 0, i, e;
 	int rc;
 
 	rc = hdpm_lookup(fs, path, &dir);
@@ -466,10 +466,9 @@ static int do_readdir(struct hdpm_fs *fs, const char *path, hdpm_readdir_fn fn,
 	if (!S_ISDIR(hdpm_mode(hdpm_inode(fs, dir))))
 		return util_errmsg_set(ENOTDIR, "'%s' is not a directory",
 				       path);
-	for (i = 1; i < fs->ninodes; i++) {
-		if (!hdpm_mode(hdpm_inode(fs, i)) ||
-		    hdpm_inode(fs, i)->parent != dir)
-			continue;
+	/* the directory's list in the name index (ns_lock keeps it) */
+	for (e = hdpm_names_first(fs, dir); e; e = hdpm_names_next(fs, i)) {
+		i = e - 1;
 		hdpm_rdlock(fs, i);
 		hdpm_inode_stat(fs, i, &st);
 		hdpm_unlock(fs, i);

@@ -13,6 +13,10 @@
  * the inode number + 1 (0: empty) and the top 32 bits of its hash. A
  * removal shifts the following entries of its run back (no tombstones).
  * Equal hashes are told apart by comparing the names themselves.
+ *
+ * Each directory also keeps its entries on a doubly linked list (per
+ * inode next/prev, per directory first), so that readdir costs the
+ * directory's entries, not the inode table.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +103,12 @@ void hdpm_names_add(struct hdpm_fs *fs, uint64_t ino)
 	nx->ref[ino].parent = in->parent;
 	nx->ref[ino].in = 1;
 	nx->nchild[in->parent]++;
+	/* first on its directory's list */
+	nx->ref[ino].prev = 0;
+	nx->ref[ino].next = nx->first[in->parent];
+	if (nx->first[in->parent])
+		nx->ref[nx->first[in->parent] - 1].prev = ino + 1;
+	nx->first[in->parent] = ino + 1;
 }
 
 void hdpm_names_del(struct hdpm_fs *fs, uint64_t ino)
@@ -122,12 +132,30 @@ void hdpm_names_del(struct hdpm_fs *fs, uint64_t ino)
 	}
 	nx->slots[i] = 0;
 	nx->nchild[nx->ref[ino].parent]--;
+	if (nx->ref[ino].prev)
+		nx->ref[nx->ref[ino].prev - 1].next = nx->ref[ino].next;
+	else
+		nx->first[nx->ref[ino].parent] = nx->ref[ino].next;
+	if (nx->ref[ino].next)
+		nx->ref[nx->ref[ino].next - 1].prev = nx->ref[ino].prev;
 	nx->ref[ino].in = 0;
 }
 
 uint64_t hdpm_names_children(struct hdpm_fs *fs, uint64_t dir)
 {
 	return dir < fs->ninodes ? fs->names.nchild[dir] : 0;
+}
+
+uint64_t hdpm_names_first(struct hdpm_fs *fs, uint64_t dir)
+{
+	return dir < fs->ninodes ? fs->names.first[dir] : 0;
+}
+
+uint64_t hdpm_names_next(struct hdpm_fs *fs, uint64_t ino)
+{
+	return ino < fs->ninodes && fs->names.ref[ino].in ?
+		       fs->names.ref[ino].next :
+		       0;
 }
 
 int hdpm_names_rebuild(struct hdpm_fs *fs)
@@ -138,6 +166,7 @@ int hdpm_names_rebuild(struct hdpm_fs *fs)
 	memset(nx->slots, 0, nx->cap * sizeof(*nx->slots));
 	memset(nx->ref, 0, fs->ninodes * sizeof(*nx->ref));
 	memset(nx->nchild, 0, fs->ninodes * sizeof(*nx->nchild));
+	memset(nx->first, 0, fs->ninodes * sizeof(*nx->first));
 	for (i = 1; i < fs->ninodes; i++)
 		hdpm_names_add(fs, i);
 	return 0;
@@ -155,7 +184,8 @@ int hdpm_names_init(struct hdpm_fs *fs)
 	nx->slots = calloc(cap, sizeof(*nx->slots));
 	nx->ref = calloc(fs->ninodes, sizeof(*nx->ref));
 	nx->nchild = calloc(fs->ninodes, sizeof(*nx->nchild));
-	if (!nx->slots || !nx->ref || !nx->nchild) {
+	nx->first = calloc(fs->ninodes, sizeof(*nx->first));
+	if (!nx->slots || !nx->ref || !nx->nchild || !nx->first) {
 		hdpm_names_fini(fs);
 		return util_errmsg_set(ENOMEM, "no memory for the name index");
 	}
@@ -167,5 +197,6 @@ void hdpm_names_fini(struct hdpm_fs *fs)
 	free(fs->names.slots);
 	free(fs->names.ref);
 	free(fs->names.nchild);
+	free(fs->names.first);
 	memset(&fs->names, 0, sizeof(fs->names));
 }

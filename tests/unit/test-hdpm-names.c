@@ -102,6 +102,21 @@ static void check_index(struct hdpm_fs *fs)
 	assert_int_equal(used, entries);
 	for (i = 0; i < fs->ninodes; i++)
 		assert_int_equal(hdpm_names_children(fs, i), kids[i]);
+	/* each directory's list (readdir's walk) holds exactly its
+	 * children, linked both ways */
+	for (i = 0; i < fs->ninodes; i++) {
+		uint64_t e, prev = 0, n = 0;
+
+		for (e = hdpm_names_first(fs, i); e;
+		     e = hdpm_names_next(fs, e - 1)) {
+			assert_true(e - 1 < fs->ninodes && n < fs->ninodes);
+			assert_int_equal(hdpm_inode(fs, e - 1)->parent, i);
+			assert_int_equal(fs->names.ref[e - 1].prev, prev);
+			prev = e;
+			n++;
+		}
+		assert_int_equal(n, kids[i]);
+	}
 	free(kids);
 }
 
