@@ -17,11 +17,6 @@
 #include "hdpm/internal.h"
 #include "util/errmsg.h"
 
-struct hdpm_inode *hdpm_inode(struct hdpm_fs *fs, uint64_t ino)
-{
-	return &fs->itable[ino];
-}
-
 uint64_t *hdpm_inode_index(struct hdpm_fs *fs, const struct hdpm_inode *inode)
 {
 	return inode->index_off ? hdpm_direct(fs, inode->index_off) : NULL;

@@ -263,10 +263,10 @@ static void scan_file(struct hdpm_fs *fs, uint64_t ino, struct gc_cand *c,
 
 static unsigned gc_scan(struct hdpm_fs *fs, struct gc_cand *c)
 {
+	uint64_t i, ninodes = hdpm_ninodes(fs);
 	unsigned n = 0;
-	uint64_t i;
 
-	for (i = 1; i < fs->ninodes; i++)
+	for (i = 1; i < ninodes; i++)
 		if (S_ISREG((uint32_t)ld(&hdpm_inode(fs, i)->mode_gen)))
 			scan_file(fs, i, c, &n);
 	return n;

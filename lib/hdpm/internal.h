@@ -107,9 +107,12 @@ struct hdpm_ilock {
 struct hdpm_fs {
 	struct pma_heap *heap;
 	struct hdpm_super *sb;
-	struct hdpm_inode *itable;
-	struct hdpm_ilock *ilocks; /* ninodes of them */
-	uint64_t ninodes;
+	/* the inode table's chunks and their locks (never move; set before
+	 * ninodes grows past them) */
+	struct hdpm_inode *ichunk[HDPM_ICHUNKS];
+	struct hdpm_ilock *lchunk[HDPM_ICHUNKS];
+	unsigned ilog2; /* log2 of the first chunk's inode count */
+	uint64_t ninodes; /* written with a release store (growth) */
 	int cow_only;
 	int rdonly; /* HDPM_RDONLY: nothing may be written */
 	pthread_rwlock_t ns_lock;
@@ -137,9 +140,48 @@ struct hdpm_file {
 
 /* ------------------------------------------------------------ locks */
 
+/* tests: the first chunk of a new file system holds 1 << this inodes
+ * (0: HDPM_NINODES) */
+extern unsigned hdpm_test_itable_log2;
+
+/* the chunk of inode ino and its index in it: chunk k starts at
+ * n0 * (2^k - 1) */
+static inline unsigned hdpm_ichunk_of(const struct hdpm_fs *fs, uint64_t ino,
+				      uint64_t *ret_idx)
+{
+	uint64_t q = (ino >> fs->ilog2) + 1;
+	unsigned k = 63u - (unsigned)__builtin_clzll(q);
+
+	*ret_idx = ino - ((((uint64_t)1 << k) - 1) << fs->ilog2);
+	return k;
+}
+
+/* inodes of chunks 0..k-1 */
+static inline uint64_t hdpm_ichunk_base(const struct hdpm_fs *fs, unsigned k)
+{
+	return (((uint64_t)1 << k) - 1) << fs->ilog2;
+}
+
+/* ninodes for threads that hold no namespace lock */
+static inline uint64_t hdpm_ninodes(struct hdpm_fs *fs)
+{
+	return __atomic_load_n(&fs->ninodes, __ATOMIC_ACQUIRE);
+}
+
+static inline struct hdpm_inode *hdpm_inode(struct hdpm_fs *fs, uint64_t ino)
+{
+	uint64_t idx;
+	unsigned k = hdpm_ichunk_of(fs, ino, &idx);
+
+	return &fs->ichunk[k][idx];
+}
+
 static inline struct hdpm_ilock *hdpm_ilock(struct hdpm_fs *fs, uint64_t ino)
 {
-	return &fs->ilocks[ino];
+	uint64_t idx;
+	unsigned k = hdpm_ichunk_of(fs, ino, &idx);
+
+	return &fs->lchunk[k][idx];
 }
 
 static inline void hdpm_rdlock(struct hdpm_fs *fs, uint64_t ino)
@@ -252,9 +294,14 @@ unsigned hdpm_page_log_entries(struct hdpm_fs *fs, uint64_t page_off,
 /* merge a page's log in its own tx (inline GC) */
 int hdpm_page_merge(struct hdpm_fs *fs, uint64_t *entry);
 
+/* ------------------------------------------------------------ fs.c */
+
+/* add the next chunk to the inode table (ns_lock held for writing):
+ * journaled; -ENOSPC when all HDPM_ICHUNKS are in use */
+int hdpm_itable_grow(struct hdpm_fs *fs);
+
 /* ------------------------------------------------------------ file.c */
 
-struct hdpm_inode *hdpm_inode(struct hdpm_fs *fs, uint64_t ino);
 uint64_t hdpm_inode_pages(struct hdpm_fs *fs, const struct hdpm_inode *inode);
 uint64_t *hdpm_inode_index(struct hdpm_fs *fs, const struct hdpm_inode *inode);
 /* set the size inside a tx (shrink: zero the tail, drop pages) */
@@ -267,6 +314,19 @@ int hdpm_names_init(struct hdpm_fs *fs);
 void hdpm_names_fini(struct hdpm_fs *fs);
 /* forget everything and build again from the inode table */
 int hdpm_names_rebuild(struct hdpm_fs *fs);
+/* the index for ninodes inodes (growth): new arrays, or -ENOMEM and the
+ * old ones kept; hdpm_names_swap installs them and rebuilds (after
+ * fs->ninodes grew) or frees them (n 0) */
+struct hdpm_names_new {
+	uint64_t *slots;
+	size_t cap;
+	struct hdpm_name_ref *ref;
+	uint32_t *nchild;
+	uint64_t *first;
+};
+int hdpm_names_alloc(uint64_t ninodes, struct hdpm_names_new *nn);
+void hdpm_names_swap(struct hdpm_fs *fs, struct hdpm_names_new *nn,
+		     int install);
 uint64_t hdpm_names_hash(const struct hdpm_names *nx, uint64_t dir,
 			 const char *name, size_t len);
 /* the child of dir called name[0..len); -ENOENT */

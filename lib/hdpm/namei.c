@@ -126,17 +126,24 @@ int hdpm_lookup(struct hdpm_fs *fs, const char *path, uint64_t *ret_ino)
 	return 0;
 }
 
+/* a free inode slot; the table grows by a chunk when it has none (a
+ * full table's scan runs once per growth: the chunks double) */
 static int inode_alloc(struct hdpm_fs *fs, uint64_t *ret_ino)
 {
-	uint64_t i;
+	uint64_t i, from = 1;
+	int rc;
 
-	for (i = 1; i < fs->ninodes; i++)
-		if (!hdpm_mode(hdpm_inode(fs, i))) {
-			*ret_ino = i;
-			return 0;
-		}
-	return util_errmsg_set(ENOSPC, "no free inode (of %llu)",
-			       (unsigned long long)fs->ninodes);
+	for (;;) {
+		for (i = from; i < fs->ninodes; i++)
+			if (!hdpm_mode(hdpm_inode(fs, i))) {
+				*ret_ino = i;
+				return 0;
+			}
+		from = fs->ninodes;
+		rc = hdpm_itable_grow(fs);
+		if (rc < 0)
+			return rc;
+	}
 }
 
 /* journal and store a new name block for inode */

@@ -172,24 +172,60 @@ int hdpm_names_rebuild(struct hdpm_fs *fs)
 	return 0;
 }
 
-int hdpm_names_init(struct hdpm_fs *fs)
+int hdpm_names_alloc(uint64_t ninodes, struct hdpm_names_new *nn)
 {
-	struct hdpm_names *nx = &fs->names;
 	size_t cap = 64;
 
-	while (cap < 2 * fs->ninodes)
+	while (cap < 2 * ninodes)
 		cap *= 2;
-	nx->cap = cap;
-	nx->hash_mask = UINT64_MAX;
-	nx->slots = calloc(cap, sizeof(*nx->slots));
-	nx->ref = calloc(fs->ninodes, sizeof(*nx->ref));
-	nx->nchild = calloc(fs->ninodes, sizeof(*nx->nchild));
-	nx->first = calloc(fs->ninodes, sizeof(*nx->first));
-	if (!nx->slots || !nx->ref || !nx->nchild || !nx->first) {
-		hdpm_names_fini(fs);
+	nn->cap = cap;
+	nn->slots = calloc(cap, sizeof(*nn->slots));
+	nn->ref = calloc(ninodes, sizeof(*nn->ref));
+	nn->nchild = calloc(ninodes, sizeof(*nn->nchild));
+	nn->first = calloc(ninodes, sizeof(*nn->first));
+	if (!nn->slots || !nn->ref || !nn->nchild || !nn->first) {
+		hdpm_names_swap(NULL, nn, 0);
 		return util_errmsg_set(ENOMEM, "no memory for the name index");
 	}
-	return hdpm_names_rebuild(fs);
+	return 0;
+}
+
+void hdpm_names_swap(struct hdpm_fs *fs, struct hdpm_names_new *nn, int install)
+{
+	struct hdpm_names *nx;
+
+	if (install) {
+		nx = &fs->names;
+		free(nx->slots);
+		free(nx->ref);
+		free(nx->nchild);
+		free(nx->first);
+		nx->slots = nn->slots;
+		nx->cap = nn->cap;
+		nx->ref = nn->ref;
+		nx->nchild = nn->nchild;
+		nx->first = nn->first;
+		(void)hdpm_names_rebuild(fs);
+	} else {
+		free(nn->slots);
+		free(nn->ref);
+		free(nn->nchild);
+		free(nn->first);
+	}
+	memset(nn, 0, sizeof(*nn));
+}
+
+int hdpm_names_init(struct hdpm_fs *fs)
+{
+	struct hdpm_names_new nn;
+	int rc;
+
+	fs->names.hash_mask = UINT64_MAX;
+	rc = hdpm_names_alloc(fs->ninodes, &nn);
+	if (rc < 0)
+		return rc;
+	hdpm_names_swap(fs, &nn, 1);
+	return 0;
 }
 
 void hdpm_names_fini(struct hdpm_fs *fs)

@@ -29,7 +29,7 @@ int hdpm_stat_ino(struct hdpm_fs *fs, uint64_t ino, struct stat *st)
 
 	if (!fs || !st)
 		return util_errmsg_set(EINVAL, "no file system or stat buffer");
-	if (ino == 0 || ino > fs->ninodes)
+	if (ino == 0 || ino > hdpm_ninodes(fs))
 		return util_errmsg_set(ENOENT, "inode %llu does not exist",
 				       (unsigned long long)ino);
 	/* the mode changes only under the inode's write lock */

@@ -260,6 +260,9 @@ int hdpm_block_named(struct hdpm_fs *fs, uint64_t off)
 
 	if (off == fs->sb->itable_off)
 		return 1;
+	for (i = 0; i < HDPM_ICHUNKS - 1; i++)
+		if (off == fs->sb->itable_more[i])
+			return 1;
 	for (i = 0; i < fs->ninodes; i++) {
 		in = hdpm_inode(fs, i);
 		if (in->name_off == off || in->index_off == off)
