@@ -379,7 +379,8 @@ static void usage(FILE *f)
 	      "64 B..4 KiB, 4 KiB reads after them, appends; latency median,\n"
 	      "p99 and p99.9. --threads: run each phase with N threads (the\n"
 	      "ops split between them), each on its own share of the files\n"
-	      "(--files must be >= N) or, with --shared, on all of them.\n"
+	      "(--files must be >= N) or, with --shared, on all of them\n"
+	      "(appends always go to the thread's own files).\n"
 	      "Defaults: --dir /dev/shm --set-size 16M --files 16 --ops 100000\n"
 	      "--threads 1; the background GC thread is off unless --gc-thread.\n"
 	      "\n"
@@ -479,6 +480,23 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	}
 }
 
+/* each thread of the write/read phases needs an op and a file of its
+ * own (its appends go there, --shared or not) */
+static int threads_check(const struct opts *o)
+{
+	unsigned t;
+
+	for (t = 0; o->fb.threads[t]; t++)
+		if (o->fb.threads[t] > o->ops || o->fb.threads[t] > o->nfiles) {
+			fprintf(stderr,
+				"hdpmbench: %u threads need --files and --ops "
+				">= %u\n",
+				o->fb.threads[t], o->fb.threads[t]);
+			return -1;
+		}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -529,14 +547,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	for (t = 0; !o.fb.which && !o.shared && o.fb.threads[t]; t++)
-		if (o.fb.threads[t] > o.nfiles || o.fb.threads[t] > o.ops) {
-			fprintf(stderr,
-				"hdpmbench: %u threads need --files and --ops "
-				">= %u (or --shared)\n",
-				o.fb.threads[t], o.fb.threads[t]);
-			return 2;
-		}
+	if (!o.fb.which && threads_check(&o) < 0)
+		return 2;
 	gran = hb_probe_gran(o.dir);
 	if (!gran) {
 		fprintf(stderr, "hdpmbench: cannot map a file in '%s'\n",

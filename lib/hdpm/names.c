@@ -185,7 +185,8 @@ int hdpm_names_alloc(uint64_t ninodes, struct hdpm_names_new *nn)
 	nn->first = calloc(ninodes, sizeof(*nn->first));
 	if (!nn->slots || !nn->ref || !nn->nchild || !nn->first) {
 		hdpm_names_swap(NULL, nn, 0);
-		return util_errmsg_set(ENOMEM, "no memory for the name index");
+		(void)util_errmsg_set(ENOMEM, "no memory for the name index");
+		return -ENOMEM;
 	}
 	return 0;
 }
