@@ -5,8 +5,9 @@
  * HDPM_COW_ONLY in one run. The shapes follow Filebench's workloads (*.f)
  * (file counts, directory width, mean file size, preallocation, random
  * appends of up to 16 KiB, 1 MiB I/O, the flowop sequence of each
- * thread); file counts are divided by --scale (HDPM's inode table holds
- * 4096 entries). Differences, on purpose:
+ * thread); file counts are divided by --scale (--scale 1: Filebench's
+ * own; HDPM's inode table grows to 255 x 4096 entries). Differences, on
+ * purpose:
  *   - file sizes are uniform in [1, 2 x mean] (Filebench: gamma 1.5);
  *   - each thread picks the files it creates, deletes and appends to in
  *     its own share of the set (i % threads), so no two threads race for
@@ -38,7 +39,8 @@
 
 #define IOSIZE (1u << 20) /* Filebench's iosize for whole-file I/O */
 #define APPEND_MAX (16u << 10) /* meanappendsize: appends of 1..16 KiB */
-#define HDPM_FB_ENTRIES_MAX 4096u /* HDPM's inode table (layout.h) */
+/* HDPM's inode table at its largest: 8 chunks of 4096 << k (layout.h) */
+#define HDPM_FB_ENTRIES_MAX (4096u * 255u)
 
 enum { FB_FILESERVER, FB_VARMAIL, FB_WEBSERVER, FB_WEBPROXY, FB_N };
 

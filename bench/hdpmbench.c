@@ -3,17 +3,21 @@
  * hdpmbench: HDPM's hybrid write path against copy-on-write only
  * (HDPM_COW_ONLY, the NOVA way) in the same engine, one run, one pool
  * type. Per mode: a fresh pool, a file set written sequentially, then
- * single-thread phases: random overwrites of 64 B, 256 B, 1 KiB and
- * 4 KiB (aligned to their size), 4 KiB random reads after them, and
- * 1 KiB appends. Each phase reports ops/s, latency median and p99, the
- * lib/pmem counters per op (cache lines flushed, fences) and PM bytes
- * written per user byte (flushed lines x 64 / bytes the caller wrote).
+ * phases: random overwrites of 64 B, 256 B, 1 KiB and 4 KiB (aligned to
+ * their size), 4 KiB random reads after them, and 1 KiB appends, by one
+ * thread or, with --threads, by N threads at once (each on its own share
+ * of the files, or with --shared on all of them). Each phase reports
+ * ops/s (all threads), latency median, p99 and p99.9 (over every op), the
+ * lib/pmem counters per op (cache lines flushed, fences; every thread's)
+ * and PM bytes written per user byte (flushed lines x 64 / bytes the
+ * callers wrote).
  * --filebench runs the Filebench personalities instead (hdpm-filebench.c).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +42,7 @@ struct opts {
 	int json;
 	int modes; /* bit 0 hybrid, bit 1 cow */
 	int gc_thread; /* --gc-thread: hybrid mounts run the GC thread */
+	int shared; /* --shared: every thread uses every file */
 	struct fb_opts fb; /* --filebench (fb.which != 0) and its options */
 };
 
@@ -61,7 +66,7 @@ static const struct phase phases[] = {
 
 struct result {
 	double ops_per_sec;
-	uint64_t median_ns, p99_ns;
+	uint64_t median_ns, p99_ns, p999_ns;
 	double flushes_per_op, fences_per_op, pm_per_user;
 };
 
@@ -73,6 +78,17 @@ struct bench {
 	uint64_t file_size;
 	uint64_t rng;
 	uint64_t *lat;
+	unsigned nthreads; /* of the running phases */
+};
+
+/* one thread of a phase: ops [first, first + n) of b->lat */
+struct worker {
+	struct bench *b;
+	const struct phase *ph;
+	unsigned id;
+	uint64_t rng;
+	uint64_t first, n;
+	int rc;
 	char buf[PG];
 };
 
@@ -124,50 +140,113 @@ static int files_make(struct bench *b)
 	return rc;
 }
 
-/* one timed op of phase ph; 0 or -1 */
-static int op_run(struct bench *b, const struct phase *ph, uint64_t i)
+/* files of worker w: its own share (file id, id + nthreads, ...), or all
+ * of them (--shared) */
+static uint64_t own_files(const struct worker *w)
 {
-	struct hdpm_file *f = b->files[hb_rnd(&b->rng) % b->o->nfiles];
+	unsigned nt = w->b->nthreads, nf = w->b->o->nfiles;
+
+	return (nf - w->id + nt - 1) / nt;
+}
+
+static struct hdpm_file *pick_file(struct worker *w, uint64_t k)
+{
+	struct bench *b = w->b;
+
+	if (b->o->shared)
+		return b->files[k % b->o->nfiles];
+	return b->files[w->id + b->nthreads * (k % own_files(w))];
+}
+
+/* one timed op of phase ph (the worker's i-th); 0 or -1 */
+static int op_run(struct worker *w, uint64_t i)
+{
+	const struct phase *ph = w->ph;
+	struct bench *b = w->b;
+	struct hdpm_file *f = pick_file(w, hb_rnd(&w->rng));
 	uint64_t slots = b->file_size / ph->size ? b->file_size / ph->size : 1;
-	uint64_t off = (hb_rnd(&b->rng) % slots) * ph->size;
+	uint64_t off = (hb_rnd(&w->rng) % slots) * ph->size;
 	ssize_t n;
 
-	b->buf[i % PG] = (char)i;
+	w->buf[i % PG] = (char)i;
 	switch (ph->kind) {
 	case PH_OVERWRITE:
-		n = hdpm_pwrite(f, b->buf, ph->size, off);
+		n = hdpm_pwrite(f, w->buf, ph->size, off);
 		break;
 	case PH_READ:
-		n = hdpm_pread(f, b->buf, ph->size, off);
+		n = hdpm_pread(f, w->buf, ph->size, off);
 		break;
 	default:
-		f = b->files[i % b->o->nfiles];
-		n = hdpm_pwrite(f, b->buf, ph->size,
-				b->file_size + i / b->o->nfiles * ph->size);
+		/* each file is appended to by one thread: its owner */
+		f = b->files[w->id + b->nthreads * (i % own_files(w))];
+		n = hdpm_pwrite(f, w->buf, ph->size,
+				b->file_size + i / own_files(w) * ph->size);
 		break;
 	}
 	return n == (ssize_t)ph->size ? 0 : fail(ph->name, hdpm_errormsg());
 }
 
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t i, t;
+
+	for (i = 0; i < w->n; i++) {
+		t = hb_now_ns();
+		if (op_run(w, i) < 0) {
+			w->rc = -1;
+			break;
+		}
+		w->b->lat[w->first + i] = hb_now_ns() - t;
+	}
+	return NULL;
+}
+
 static int phase_run(struct bench *b, const struct phase *ph, struct result *r)
 {
+	struct worker *w = calloc(b->nthreads, sizeof(*w));
+	pthread_t *tid = calloc(b->nthreads, sizeof(*tid));
+	uint64_t t0, t1, user, ops = b->o->ops;
 	struct pm_stats s0, s1;
-	uint64_t i, t, t0, t1, user;
+	unsigned i;
+	int rc = 0;
 
-	pm_stats_get(&s0);
-	t0 = hb_now_ns();
-	for (i = 0; i < b->o->ops; i++) {
-		t = hb_now_ns();
-		if (op_run(b, ph, i) < 0)
-			return -1;
-		b->lat[i] = hb_now_ns() - t;
+	if (!w || !tid) {
+		free(w);
+		free(tid);
+		return fail("setup", "out of memory");
 	}
+	for (i = 0; i < b->nthreads; i++) {
+		w[i].b = b;
+		w[i].ph = ph;
+		w[i].id = i;
+		w[i].rng = hb_rnd(&b->rng) | 1;
+		w[i].first = ops * i / b->nthreads;
+		w[i].n = ops * (i + 1) / b->nthreads - w[i].first;
+	}
+	/* every thread's flushes and fences (the GC thread's too, if on) */
+	pm_stats_get_global(&s0);
+	t0 = hb_now_ns();
+	for (i = 0; i < b->nthreads; i++)
+		if (pthread_create(&tid[i], NULL, worker_main, &w[i])) {
+			w[i].rc = -1;
+			break;
+		}
+	while (i-- > 0)
+		pthread_join(tid[i], NULL);
 	t1 = hb_now_ns();
-	pm_stats_get(&s1);
-	qsort(b->lat, b->o->ops, sizeof(*b->lat), cmp_u64);
-	r->ops_per_sec = (double)b->o->ops * 1e9 / (double)(t1 - t0);
-	r->median_ns = b->lat[b->o->ops / 2];
-	r->p99_ns = b->lat[b->o->ops * 99 / 100];
+	pm_stats_get_global(&s1);
+	for (i = 0; i < b->nthreads; i++)
+		rc |= w[i].rc;
+	free(w);
+	free(tid);
+	if (rc)
+		return -1;
+	qsort(b->lat, ops, sizeof(*b->lat), cmp_u64);
+	r->ops_per_sec = (double)ops * 1e9 / (double)(t1 - t0);
+	r->median_ns = b->lat[ops / 2];
+	r->p99_ns = b->lat[ops * 99 / 100];
+	r->p999_ns = b->lat[ops * 999 / 1000];
 	r->flushes_per_op = (double)(s1.lines_flushed - s0.lines_flushed) /
 			    (double)b->o->ops;
 	r->fences_per_op = (double)(s1.fences - s0.fences) / (double)b->o->ops;
@@ -179,24 +258,28 @@ static int phase_run(struct bench *b, const struct phase *ph, struct result *r)
 }
 
 static void row_print(const struct opts *o, const char *mode, const char *gran,
-		      const struct phase *ph, const struct result *r)
+		      unsigned threads, const struct phase *ph,
+		      const struct result *r)
 {
 	if (o->json) {
-		printf("{\"bench\":\"%s\",\"mode\":\"%s\",\"threads\":1,"
+		printf("{\"bench\":\"%s\",\"mode\":\"%s\",\"threads\":%u,"
+		       "\"shared\":%s,"
 		       "\"persistence\":\"%s\",\"ops\":%" PRIu64
 		       ",\"ops_per_sec\":%.0f,\"lat_median_ns\":%" PRIu64
-		       ",\"lat_p99_ns\":%" PRIu64
+		       ",\"lat_p99_ns\":%" PRIu64 ",\"lat_p999_ns\":%" PRIu64
 		       ",\"flushes_per_op\":%.3f,\"fences_per_op\":%.3f,"
 		       "\"pm_bytes_per_user_byte\":%.3f}\n",
-		       ph->name, mode, gran, o->ops, r->ops_per_sec,
-		       r->median_ns, r->p99_ns, r->flushes_per_op,
-		       r->fences_per_op, r->pm_per_user);
+		       ph->name, mode, threads, o->shared ? "true" : "false",
+		       gran, o->ops, r->ops_per_sec, r->median_ns, r->p99_ns,
+		       r->p999_ns, r->flushes_per_op, r->fences_per_op,
+		       r->pm_per_user);
 		return;
 	}
-	printf("%-14s %-6s %3d %-10s %10.0f %9" PRIu64 " %9" PRIu64
+	printf("%-14s %-6s %3u %-10s %10.0f %9" PRIu64 " %9" PRIu64 " %9" PRIu64
 	       " %8.2f %8.2f %9.2f\n",
-	       ph->name, mode, 1, gran, r->ops_per_sec, r->median_ns, r->p99_ns,
-	       r->flushes_per_op, r->fences_per_op, r->pm_per_user);
+	       ph->name, mode, threads, gran, r->ops_per_sec, r->median_ns,
+	       r->p99_ns, r->p999_ns, r->flushes_per_op, r->fences_per_op,
+	       r->pm_per_user);
 }
 
 static int mode_setup(struct bench *b, const char *path, unsigned flags)
@@ -232,9 +315,11 @@ static void mode_teardown(struct bench *b, const char *path)
 }
 
 static int mode_run(const struct opts *o, const char *mode, unsigned flags,
-		    const char *gran)
+		    const char *gran, unsigned threads)
 {
-	struct bench b = { .o = o, .rng = o->seed * 2654435761ULL + 1 };
+	struct bench b = { .o = o,
+			   .rng = o->seed * 2654435761ULL + 1,
+			   .nthreads = threads };
 	struct result r;
 	char path[4096];
 	size_t i;
@@ -248,7 +333,7 @@ static int mode_run(const struct opts *o, const char *mode, unsigned flags,
 	for (i = 0; rc == 0 && i < NPHASES; i++) {
 		rc = phase_run(&b, &phases[i], &r);
 		if (rc == 0)
-			row_print(o, mode, gran, &phases[i], &r);
+			row_print(o, mode, gran, threads, &phases[i], &r);
 	}
 	(void)fflush(stdout);
 	mode_teardown(&b, path);
@@ -281,6 +366,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: hdpmbench [--dir DIR] [--set-size SIZE] [--files N]\n"
 	      "                 [--ops N] [--mode hybrid|cow|both] [--seed N]\n"
+	      "                 [--threads N[,N...]] [--shared]\n"
 	      "                 [--gc-thread] [--json]\n"
 	      "       hdpmbench --filebench fileserver,varmail,webserver,"
 	      "webproxy|all\n"
@@ -289,17 +375,21 @@ static void usage(FILE *f)
 	      "                 [--dir DIR] [--mode M] [--seed N] [--gc-thread]"
 	      " [--json]\n"
 	      "\n"
-	      "Hybrid vs copy-on-write-only HDPM, single thread: random\n"
-	      "overwrites of 64 B..4 KiB, 4 KiB reads after them, appends.\n"
-	      "Defaults: --dir /dev/shm --set-size 16M --files 16 --ops 100000;\n"
-	      "the background GC thread is off unless --gc-thread.\n"
+	      "Hybrid vs copy-on-write-only HDPM: random overwrites of\n"
+	      "64 B..4 KiB, 4 KiB reads after them, appends; latency median,\n"
+	      "p99 and p99.9. --threads: run each phase with N threads (the\n"
+	      "ops split between them), each on its own share of the files\n"
+	      "(--files must be >= N) or, with --shared, on all of them\n"
+	      "(appends always go to the thread's own files).\n"
+	      "Defaults: --dir /dev/shm --set-size 16M --files 16 --ops 100000\n"
+	      "--threads 1; the background GC thread is off unless --gc-thread.\n"
 	      "\n"
 	      "--filebench: Filebench's personalities in-process, hybrid and\n"
 	      "cow in one run, with flowops/s, lines flushed, fences and\n"
 	      "XPLines per op, PM bytes per user byte and hybrid/cow.\n"
 	      "--threads: thread counts to run (default 1, at most 7 counts\n"
-	      "of 1..64); --scale: divide Filebench's file counts (default 10;\n"
-	      "HDPM holds 4096 inodes); --loops: flowop loops per thread\n"
+	      "of 1..64); --scale: divide Filebench's file counts (default 10,\n"
+	      "1 for Filebench's own); --loops: flowop loops per thread\n"
 	      "(default 2000); --repeat: runs per mode, hybrid and cow\n"
 	      "alternating, the median printed (default 3, at most 15).\n",
 	      f);
@@ -382,9 +472,29 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case 'g':
 		o->gc_thread = 1;
 		return 0;
+	case 'H':
+		o->shared = 1;
+		return 0;
 	default:
 		return -1;
 	}
+}
+
+/* each thread of the write/read phases needs an op and a file of its
+ * own (its appends go there, --shared or not) */
+static int threads_check(const struct opts *o)
+{
+	unsigned t;
+
+	for (t = 0; o->fb.threads[t]; t++)
+		if (o->fb.threads[t] > o->ops || o->fb.threads[t] > o->nfiles) {
+			fprintf(stderr,
+				"hdpmbench: %u threads need --files and --ops "
+				">= %u\n",
+				o->fb.threads[t], o->fb.threads[t]);
+			return -1;
+		}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -398,6 +508,7 @@ int main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "gc-thread", no_argument, NULL, 'g' },
+		{ "shared", no_argument, NULL, 'H' },
 		{ "filebench", required_argument, NULL, 'F' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "scale", required_argument, NULL, 'C' },
@@ -417,9 +528,10 @@ int main(int argc, char **argv)
 				  .loops = 2000,
 				  .repeat = 3 } };
 	const char *gran;
+	unsigned t;
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "d:s:f:n:S:m:jghF:T:C:L:R:",
+	while ((c = getopt_long(argc, argv, "d:s:f:n:S:m:jghHF:T:C:L:R:",
 				longopts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
@@ -435,6 +547,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!o.fb.which && threads_check(&o) < 0)
+		return 2;
 	gran = hb_probe_gran(o.dir);
 	if (!gran) {
 		fprintf(stderr, "hdpmbench: cannot map a file in '%s'\n",
@@ -450,12 +564,16 @@ int main(int argc, char **argv)
 		return hb_filebench_run(&o.fb, gran) < 0 ? 1 : 0;
 	}
 	if (!o.json)
-		printf("%-14s %-6s %3s %-10s %10s %9s %9s %8s %8s %9s\n",
+		printf("%-14s %-6s %3s %-10s %10s %9s %9s %9s %8s %8s %9s\n",
 		       "bench", "mode", "thr", "persist", "ops/s", "med_ns",
-		       "p99_ns", "flush/op", "fence/op", "pm/user");
-	if (o.modes & 1)
-		rc = mode_run(&o, "hybrid", HDPM_HYBRID, gran);
-	if (rc == 0 && (o.modes & 2))
-		rc = mode_run(&o, "cow", HDPM_COW_ONLY, gran);
+		       "p99_ns", "p999_ns", "flush/op", "fence/op", "pm/user");
+	for (t = 0; rc == 0 && o.fb.threads[t]; t++) {
+		if (o.modes & 1)
+			rc = mode_run(&o, "hybrid", HDPM_HYBRID, gran,
+				      o.fb.threads[t]);
+		if (rc == 0 && (o.modes & 2))
+			rc = mode_run(&o, "cow", HDPM_COW_ONLY, gran,
+				      o.fb.threads[t]);
+	}
 	return rc ? 1 : 0;
 }

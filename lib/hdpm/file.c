@@ -17,11 +17,6 @@
 #include "hdpm/internal.h"
 #include "util/errmsg.h"
 
-struct hdpm_inode *hdpm_inode(struct hdpm_fs *fs, uint64_t ino)
-{
-	return &fs->itable[ino];
-}
-
 uint64_t *hdpm_inode_index(struct hdpm_fs *fs, const struct hdpm_inode *inode)
 {
 	return inode->index_off ? hdpm_direct(fs, inode->index_off) : NULL;
@@ -106,7 +101,7 @@ static int write_page(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
 	if (!hdpm_page_log_fits(fs, *entry, len)) {
 		/* inline GC: the log is merged with this write's data */
 		if (hdpm_page_hdr(fs, *entry)->log_tail)
-			fs->stats.gc_merges++;
+			hdpm_stat_add(fs, gc_merges, 1);
 		return hdpm_page_cow(fs, entry, a, data, len);
 	}
 	return hdpm_page_log_append(fs, *entry, a, data, len, 1);
@@ -142,8 +137,9 @@ static int write_tx(struct hdpm_fs *fs, struct hdpm_inode *inode,
 }
 
 /* the one-append write (no journal): its tail store commits it */
-static int write_fast(struct hdpm_fs *fs, struct hdpm_inode *inode,
-		      const char *buf, size_t len, uint64_t off)
+static int write_fast(struct hdpm_fs *fs, uint64_t ino,
+		      struct hdpm_inode *inode, const char *buf, size_t len,
+		      uint64_t off)
 {
 	uint64_t p = off / HDPM_PAGE_SIZE, *index = hdpm_inode_index(fs, inode);
 	unsigned a = (unsigned)(off % HDPM_PAGE_SIZE);
@@ -161,14 +157,15 @@ static int write_fast(struct hdpm_fs *fs, struct hdpm_inode *inode,
 	 * entry's place depends on the tail read from the header) */
 	__builtin_prefetch((char *)hdpm_page_hdr(fs, page) + HDPM_PAGE_LOG_OFF,
 			   1);
-	hdpm_gc_claim_page(fs, page);
+	hdpm_gc_claim_page(fs, ino, page);
 	if (__atomic_load_n(&index[p], __ATOMIC_ACQUIRE) == page &&
 	    hdpm_page_log_fast(fs, page, (unsigned)len))
 		rc = hdpm_page_log_append(fs, page, a, buf, (unsigned)len, 0);
-	hdpm_gc_release(fs);
+	hdpm_gc_release_page(fs, ino);
 	return rc;
 }
 
+/* the write (the inode's write lock held) */
 static ssize_t do_pwrite(struct hdpm_file *file, const void *buf, size_t len,
 			 uint64_t off)
 {
@@ -187,7 +184,7 @@ static ssize_t do_pwrite(struct hdpm_file *file, const void *buf, size_t len,
 	rc = index_grow(fs, inode, (off + len - 1) / HDPM_PAGE_SIZE + 1);
 	if (rc < 0)
 		return rc;
-	rc = write_fast(fs, inode, buf, len, off);
+	rc = write_fast(fs, file->ino, inode, buf, len, off);
 	if (rc > 0)
 		rc = write_tx(fs, inode, buf, len, off);
 	if (rc < 0)
@@ -203,28 +200,39 @@ ssize_t hdpm_pwrite(struct hdpm_file *file, const void *buf, size_t len,
 
 	if (!file || (!buf && len))
 		return util_errmsg_set(EINVAL, "no file or buffer");
-	pthread_mutex_lock(&file->fs->lock);
+	hdpm_wrlock(file->fs, file->ino);
 	rc = file_check(file, O_WRONLY);
 	if (rc == 0 && len)
 		rc = do_pwrite(file, buf, len, off);
-	pthread_mutex_unlock(&file->fs->lock);
+	hdpm_unlock(file->fs, file->ino);
 	return rc;
 }
 
-/* inline GC on the read path: merge the logs read that are past due */
-static void read_gc(struct hdpm_fs *fs, struct hdpm_inode *inode,
-		    uint64_t first, uint64_t last)
+/* inline GC on the read path: merge the logs read that are past due
+ * (merge 0: only say whether there is one) */
+static int read_gc(struct hdpm_fs *fs, struct hdpm_inode *inode, uint64_t first,
+		   uint64_t last, int merge)
 {
-	uint64_t *index = hdpm_inode_index(fs, inode), p;
+	uint64_t *index = hdpm_inode_index(fs, inode), p, page;
+	int due = 0;
 
-	for (p = first; index && p <= last && p < inode->index_cap; p++)
-		if (index[p] &&
-		    hdpm_page_hdr(fs, index[p])->log_tail > HDPM_LOG_GC)
-			(void)hdpm_page_merge(fs, &index[p]);
+	for (p = first; index && p <= last && p < inode->index_cap; p++) {
+		page = __atomic_load_n(&index[p], __ATOMIC_ACQUIRE);
+		if (!page || __atomic_load_n(&hdpm_page_hdr(fs, page)->log_tail,
+					     __ATOMIC_RELAXED) <= HDPM_LOG_GC)
+			continue;
+		due = 1;
+		if (!merge)
+			break;
+		(void)hdpm_page_merge(fs, &index[p]);
+	}
+	return due;
 }
 
+/* the read (the inode's read lock held); *ret_gc: a log read is due for
+ * a merge */
 static ssize_t do_pread(struct hdpm_file *file, char *buf, size_t len,
-			uint64_t off)
+			uint64_t off, int *ret_gc)
 {
 	struct hdpm_fs *fs = file->fs;
 	struct hdpm_inode *inode = hdpm_inode(fs, file->ino);
@@ -253,24 +261,36 @@ static ssize_t do_pread(struct hdpm_file *file, char *buf, size_t len,
 		done += n;
 	}
 	if (len && !fs->rdonly)
-		read_gc(fs, inode, off / HDPM_PAGE_SIZE,
-			(off + len - 1) / HDPM_PAGE_SIZE);
+		*ret_gc = read_gc(fs, inode, off / HDPM_PAGE_SIZE,
+				  (off + len - 1) / HDPM_PAGE_SIZE, 0);
 	return (ssize_t)len;
 }
 
 ssize_t hdpm_pread(struct hdpm_file *file, void *buf, size_t len, uint64_t off)
 {
 	ssize_t rc;
+	int gc = 0;
 
 	if (!file || (!buf && len))
 		return util_errmsg_set(EINVAL, "no file or buffer");
 	if (len > SSIZE_MAX)
 		len = SSIZE_MAX;
-	pthread_mutex_lock(&file->fs->lock);
+	hdpm_rdlock(file->fs, file->ino);
 	rc = file_check(file, O_RDONLY);
 	if (rc == 0)
-		rc = do_pread(file, buf, len, off);
-	pthread_mutex_unlock(&file->fs->lock);
+		rc = do_pread(file, buf, len, off, &gc);
+	hdpm_unlock(file->fs, file->ino);
+	/* the merge changes the index: under the write lock, checked again
+	 * (a write may have merged meanwhile, or the file gone) */
+	if (rc > 0 && gc) {
+		hdpm_wrlock(file->fs, file->ino);
+		if (file_check(file, O_RDONLY) == 0)
+			(void)read_gc(file->fs, hdpm_inode(file->fs, file->ino),
+				      off / HDPM_PAGE_SIZE,
+				      (off + (uint64_t)rc - 1) / HDPM_PAGE_SIZE,
+				      1);
+		hdpm_unlock(file->fs, file->ino);
+	}
 	return rc;
 }
 
@@ -313,7 +333,7 @@ int hdpm_ftruncate(struct hdpm_file *file, uint64_t size)
 	if (size > HDPM_MAX_PAGES * HDPM_PAGE_SIZE)
 		return util_errmsg_set(EFBIG, "size past the largest file");
 	fs = file->fs;
-	pthread_mutex_lock(&fs->lock);
+	hdpm_wrlock(fs, file->ino);
 	rc = file_check(file, O_WRONLY);
 	if (rc < 0)
 		goto out_unlock;
@@ -326,7 +346,7 @@ int hdpm_ftruncate(struct hdpm_file *file, uint64_t size)
 	if (rc == 0)
 		hdpm_inode(fs, file->ino)->mtime_ns = now_ns();
 out_unlock:
-	pthread_mutex_unlock(&fs->lock);
+	hdpm_unlock(fs, file->ino);
 	return rc;
 }
 
@@ -345,7 +365,11 @@ int hdpm_open(struct hdpm_fs *fs, const char *path, int oflags, mode_t mode,
 	file = calloc(1, sizeof(*file));
 	if (!file)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	pthread_mutex_lock(&fs->lock);
+	/* a create changes the namespace: the lock for writing */
+	if (oflags & O_CREAT)
+		pthread_rwlock_wrlock(&fs->ns_lock);
+	else
+		pthread_rwlock_rdlock(&fs->ns_lock);
 	rc = hdpm_lookup(fs, path, &ino);
 	if (rc == -ENOENT && (oflags & O_CREAT))
 		rc = hdpm_create(fs, path, S_IFREG | (mode & 07777), &ino);
@@ -362,22 +386,26 @@ int hdpm_open(struct hdpm_fs *fs, const char *path, int oflags, mode_t mode,
 	file->ino = ino;
 	file->gen = hdpm_gen(inode);
 	file->oflags = oflags;
-	if ((oflags & O_TRUNC) && acc != O_RDONLY && inode->size) {
-		hdpm_tx_begin(fs);
-		rc = hdpm_inode_truncate(fs, ino, 0);
-		if (rc < 0)
-			hdpm_tx_abort(fs);
-		else
-			rc = hdpm_tx_commit(fs);
+	if ((oflags & O_TRUNC) && acc != O_RDONLY) {
+		hdpm_wrlock(fs, ino);
+		if (inode->size) {
+			hdpm_tx_begin(fs);
+			rc = hdpm_inode_truncate(fs, ino, 0);
+			if (rc < 0)
+				hdpm_tx_abort(fs);
+			else
+				rc = hdpm_tx_commit(fs);
+		}
+		hdpm_unlock(fs, ino);
 		if (rc < 0)
 			goto out_free;
 	}
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	*ret_file = file;
 	return 0;
 
 out_free:
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	free(file);
 	return rc;
 }

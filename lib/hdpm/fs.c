@@ -18,11 +18,16 @@ const char *hdpm_errormsg(void)
 }
 
 /* a new file system in the zeroed root: inode table, "/", magic last */
+unsigned hdpm_test_itable_log2;
+
 static int fs_format(struct hdpm_fs *fs)
 {
 	struct hdpm_super *sb = fs->sb;
 	struct hdpm_inode *root;
-	size_t size = HDPM_NINODES * sizeof(struct hdpm_inode);
+	uint64_t n0 = hdpm_test_itable_log2 ?
+			      (uint64_t)1 << hdpm_test_itable_log2 :
+			      HDPM_NINODES;
+	size_t size = n0 * sizeof(struct hdpm_inode);
 	int rc;
 
 	if (!sb->itable_off) {
@@ -41,7 +46,8 @@ static int fs_format(struct hdpm_fs *fs)
 	root->mode_gen = 1ULL << 32 | S_IFDIR | 0755;
 	pma_flush(fs->heap, root, sizeof(*root));
 	sb->version = HDPM_VERSION;
-	sb->ninodes = HDPM_NINODES;
+	sb->itable_log2 = hdpm_test_itable_log2;
+	sb->ninodes = n0;
 	pma_persist(fs->heap, sb, 64);
 	/* everything above is durable before the magic makes it a fs */
 	memcpy(sb->magic, HDPM_MAGIC, HDPM_MAGIC_LEN);
@@ -49,11 +55,49 @@ static int fs_format(struct hdpm_fs *fs)
 	return 0;
 }
 
+/* map the inode table's chunks: ninodes must be exactly what the
+ * chunks in use hold (at mount, and again after the journal's undo) */
+static int itable_load(struct hdpm_fs *fs)
+{
+	struct hdpm_super *sb = fs->sb;
+	unsigned k, log2 = sb->itable_log2 ? sb->itable_log2 : 12;
+	uint64_t n, have = 0, off;
+
+	if (log2 > 20)
+		return util_errmsg_set(EIO,
+				       "bad inode table: first chunk of "
+				       "2^%u inodes",
+				       log2);
+	fs->ilog2 = log2;
+	for (k = 0; k < HDPM_ICHUNKS && have < sb->ninodes; k++) {
+		n = (uint64_t)1 << (log2 + k);
+		off = k ? sb->itable_more[k - 1] : sb->itable_off;
+		if (!off || pma_usable_size(fs->heap, off) <
+				    n * sizeof(struct hdpm_inode))
+			return util_errmsg_set(EIO,
+					       "bad inode table chunk %u "
+					       "0x%llx (%llu inodes)",
+					       k, (unsigned long long)off,
+					       (unsigned long long)n);
+		fs->ichunk[k] = hdpm_direct(fs, off);
+		have += n;
+	}
+	if (!sb->ninodes || sb->ninodes != have)
+		return util_errmsg_set(EIO,
+				       "bad inode table 0x%llx (%llu "
+				       "inodes)",
+				       (unsigned long long)sb->itable_off,
+				       (unsigned long long)sb->ninodes);
+	for (; k < HDPM_ICHUNKS; k++)
+		fs->ichunk[k] = NULL;
+	fs->ninodes = have;
+	return 0;
+}
+
 static int fs_attach(struct hdpm_fs *fs)
 {
 	struct hdpm_super *sb = fs->sb;
 	static const char zero[HDPM_MAGIC_LEN];
-	size_t size;
 
 	if (memcmp(sb->magic, zero, sizeof(zero)) == 0) {
 		if (fs->rdonly)
@@ -74,18 +118,9 @@ static int fs_attach(struct hdpm_fs *fs)
 	if (sb->version != HDPM_VERSION && !fs->rdonly) {
 		sb->version = HDPM_VERSION;
 		pma_persist(fs->heap, &sb->version, sizeof(sb->version));
-		fs->stats.upgrades++;
+		hdpm_stat_add(fs, upgrades, 1);
 	}
-	size = pma_usable_size(fs->heap, sb->itable_off);
-	if (!sb->ninodes || sb->ninodes > size / sizeof(struct hdpm_inode))
-		return util_errmsg_set(EIO,
-				       "bad inode table 0x%llx (%llu "
-				       "inodes)",
-				       (unsigned long long)sb->itable_off,
-				       (unsigned long long)sb->ninodes);
-	fs->itable = hdpm_direct(fs, sb->itable_off);
-	fs->ninodes = sb->ninodes;
-	return 0;
+	return itable_load(fs);
 }
 
 /* an inode's index and pages must be live blocks of the heap */
@@ -111,8 +146,8 @@ static int inode_check(struct hdpm_fs *fs, uint64_t ino)
 					       (unsigned long long)p,
 					       (unsigned long long)index[p]);
 		if (!fs->rdonly)
-			fs->stats.log_tails_cut +=
-				(uint64_t)hdpm_page_log_check(fs, index[p]);
+			hdpm_stat_add(fs, log_tails_cut,
+				      hdpm_page_log_check(fs, index[p]));
 	}
 	return 0;
 }
@@ -129,6 +164,9 @@ static int fs_recover(struct hdpm_fs *fs)
 	}
 	fs->nonce_base = fs->sb->mounts << 32;
 	rc = fs->rdonly ? 0 : hdpm_tx_recover(fs);
+	/* an interrupted growth of the inode table was undone */
+	if (rc == 0)
+		rc = itable_load(fs);
 	/* after the tx journal: its undo may put back a word the GC's
 	 * recovery looks at */
 	if (rc == 0 && !fs->rdonly)
@@ -142,6 +180,111 @@ static int fs_recover(struct hdpm_fs *fs)
 		if (rc < 0)
 			return rc;
 	}
+	return 0;
+}
+
+static_assert(sizeof(struct hdpm_stats) % sizeof(uint64_t) == 0,
+	      "hdpm_stats holds only uint64_t counters");
+
+/* the locks of chunk k (DRAM); writers first, so that a stream of
+ * readers of one file does not starve its writer (or the GC's barrier) */
+static int lchunk_alloc(struct hdpm_fs *fs, unsigned k)
+{
+	uint64_t i, n = (uint64_t)1 << (fs->ilog2 + k);
+	pthread_rwlockattr_t attr;
+	struct hdpm_ilock *l;
+
+	l = aligned_alloc(64, n * sizeof(*l));
+	if (!l)
+		return util_errmsg_set(ENOMEM, "no memory for inode locks");
+	memset(l, 0, n * sizeof(*l));
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(
+		&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	for (i = 0; i < n; i++)
+		pthread_rwlock_init(&l[i].rw, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	fs->lchunk[k] = l;
+	return 0;
+}
+
+static int ilocks_init(struct hdpm_fs *fs)
+{
+	unsigned k;
+	int rc;
+
+	for (k = 0; k < HDPM_ICHUNKS && fs->ichunk[k]; k++) {
+		rc = lchunk_alloc(fs, k);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void ilocks_fini(struct hdpm_fs *fs)
+{
+	uint64_t i;
+	unsigned k;
+
+	for (k = 0; k < HDPM_ICHUNKS; k++) {
+		for (i = 0; fs->lchunk[k] && i < (uint64_t)1 << (fs->ilog2 + k);
+		     i++)
+			pthread_rwlock_destroy(&fs->lchunk[k][i].rw);
+		free(fs->lchunk[k]);
+		fs->lchunk[k] = NULL;
+	}
+}
+
+int hdpm_itable_grow(struct hdpm_fs *fs)
+{
+	struct hdpm_super *sb = fs->sb;
+	struct hdpm_names_new nn;
+	uint64_t n, want, *word;
+	unsigned k = 1;
+	int rc;
+
+	while (k < HDPM_ICHUNKS && fs->ichunk[k])
+		k++;
+	if (k >= HDPM_ICHUNKS)
+		return util_errmsg_set(ENOSPC, "no free inode (of %llu)",
+				       (unsigned long long)fs->ninodes);
+	n = (uint64_t)1 << (fs->ilog2 + k);
+	want = fs->ninodes + n;
+	/* DRAM first: a failure leaves the file system as it was */
+	if (!fs->lchunk[k]) {
+		rc = lchunk_alloc(fs, k);
+		if (rc < 0)
+			return rc;
+	}
+	rc = hdpm_names_alloc(want, &nn);
+	if (rc < 0)
+		return rc;
+	word = &sb->itable_more[k - 1];
+	hdpm_tx_begin(fs);
+	rc = hdpm_tx_log(fs, HDPM_REC_BLOCK, word);
+	if (rc == 0)
+		rc = hdpm_tx_log(fs, HDPM_REC_WORD, &sb->ninodes);
+	if (rc == 0)
+		rc = hdpm_tx_alloc(fs, n * sizeof(struct hdpm_inode), word);
+	if (rc < 0) {
+		hdpm_tx_abort(fs);
+		hdpm_names_swap(fs, &nn, 0);
+		return rc;
+	}
+	pma_memset_flush(fs->heap, hdpm_direct(fs, *word), 0,
+			 n * sizeof(struct hdpm_inode));
+	/* the chunk is zero on media before ninodes can cover it */
+	pma_drain(fs->heap);
+	hdpm_tx_set(fs, &sb->ninodes, want);
+	rc = hdpm_tx_commit(fs);
+	if (rc < 0) {
+		hdpm_names_swap(fs, &nn, 0);
+		return rc;
+	}
+	fs->ichunk[k] = hdpm_direct(fs, *word);
+	/* lock-free readers (the GC's scan) see the chunk before the count */
+	__atomic_store_n(&fs->ninodes, want, __ATOMIC_RELEASE);
+	hdpm_names_swap(fs, &nn, 1);
 	return 0;
 }
 
@@ -171,12 +314,15 @@ int hdpm_mount_config(struct pma_heap *heap, unsigned flags,
 	fs->sb = pma_direct(heap, root);
 	fs->cow_only = (flags & HDPM_COW_ONLY) != 0;
 	fs->rdonly = (flags & HDPM_RDONLY) != 0;
-	pthread_mutex_init(&fs->lock, NULL);
+	pthread_rwlock_init(&fs->ns_lock, NULL);
+	pthread_mutex_init(&fs->tx_lock, NULL);
 	rc = hdpm_gc_init(fs, cfg);
 	if (rc == 0)
 		rc = fs_attach(fs);
 	if (rc == 0)
 		rc = fs_recover(fs);
+	if (rc == 0)
+		rc = ilocks_init(fs);
 	if (rc == 0)
 		rc = hdpm_names_init(fs);
 	/* CoW-only keeps no logs: nothing for a thread to merge */
@@ -197,7 +343,9 @@ void hdpm_unmount(struct hdpm_fs *fs)
 		return;
 	hdpm_gc_stop(fs);
 	hdpm_names_fini(fs);
-	pthread_mutex_destroy(&fs->lock);
+	ilocks_fini(fs);
+	pthread_mutex_destroy(&fs->tx_lock);
+	pthread_rwlock_destroy(&fs->ns_lock);
 	free(fs);
 }
 
@@ -232,25 +380,32 @@ int hdpm_gc(struct hdpm_fs *fs, unsigned flags)
 		return util_errmsg_set(EROFS, "read-only mount");
 	if (flags & HDPM_GC_BACKGROUND_STEP)
 		return hdpm_gc_background(fs, flags);
-	pthread_mutex_lock(&fs->lock);
+	pthread_rwlock_rdlock(&fs->ns_lock);
 	for (i = 1; i < fs->ninodes && rc >= 0; i++) {
 		if (!S_ISREG(hdpm_mode(hdpm_inode(fs, i))))
 			continue;
+		hdpm_wrlock(fs, i);
 		rc = gc_inode(fs, i);
+		hdpm_unlock(fs, i);
 		if (rc > 0)
 			n += rc;
 	}
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc < 0 ? rc : n;
 }
 
 void hdpm_stats(struct hdpm_fs *fs, struct hdpm_stats *ret_stats)
 {
+	const uint64_t *src;
+	uint64_t *dst = (uint64_t *)ret_stats;
+	size_t i;
+
 	if (!fs || !ret_stats)
 		return;
-	pthread_mutex_lock(&fs->lock);
-	*ret_stats = fs->stats;
-	pthread_mutex_unlock(&fs->lock);
+	src = (const uint64_t *)&fs->stats;
+	/* every field is a uint64_t counter, bumped atomically */
+	for (i = 0; i < sizeof(*ret_stats) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 	ret_stats->bg_steps = __atomic_load_n(&fs->gc.steps, __ATOMIC_RELAXED);
 	ret_stats->bg_merges =
 		__atomic_load_n(&fs->gc.merges, __ATOMIC_RELAXED);

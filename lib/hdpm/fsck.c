@@ -44,7 +44,10 @@ struct hfsck {
 	struct pool_fsck_sink *sink;
 	const struct hdpm_super *sb;
 	uint64_t sb_off;
-	const struct hdpm_inode *itable;
+	/* the inode table's chunks: chunk k holds n0 << k inodes */
+	const struct hdpm_inode *ichunk[HDPM_ICHUNKS];
+	uint64_t chunk_off[HDPM_ICHUNKS];
+	unsigned ilog2, nchunks;
 	uint64_t ninodes;
 	int busy; /* the journal is ACTIVE or COMMITTED */
 	uint64_t *journaled; /* busy: the words its records name, sorted */
@@ -131,9 +134,48 @@ static int inode_freeing(const struct hfsck *h, uint64_t ino)
 				      sizeof(*h->freeing), cmp_u64) != NULL;
 }
 
+/* inode ino's chunk and index in it */
+static unsigned ichunk_of(const struct hfsck *h, uint64_t ino, uint64_t *idx)
+{
+	uint64_t q = (ino >> h->ilog2) + 1;
+	unsigned k = 63u - (unsigned)__builtin_clzll(q);
+
+	*idx = ino - ((((uint64_t)1 << k) - 1) << h->ilog2);
+	return k;
+}
+
+static const struct hdpm_inode *h_inode(const struct hfsck *h, uint64_t ino)
+{
+	uint64_t idx;
+	unsigned k = ichunk_of(h, ino, &idx);
+
+	return &h->ichunk[k][idx];
+}
+
 static uint64_t inode_off(const struct hfsck *h, uint64_t ino)
 {
-	return h->sb->itable_off + ino * sizeof(struct hdpm_inode);
+	uint64_t idx;
+	unsigned k = ichunk_of(h, ino, &idx);
+
+	return h->chunk_off[k] + idx * sizeof(struct hdpm_inode);
+}
+
+/* the inode whose slot starts at pool offset off, or UINT64_MAX */
+static uint64_t inode_at(const struct hfsck *h, uint64_t off)
+{
+	uint64_t n, base = 0;
+	unsigned k;
+
+	for (k = 0; k < h->nchunks; k++) {
+		n = (uint64_t)1 << (h->ilog2 + k);
+		if (off >= h->chunk_off[k] &&
+		    off < h->chunk_off[k] + n * sizeof(struct hdpm_inode) &&
+		    (off - h->chunk_off[k]) % sizeof(struct hdpm_inode) == 0)
+			return base + (off - h->chunk_off[k]) /
+					      sizeof(struct hdpm_inode);
+		base += n;
+	}
+	return UINT64_MAX;
 }
 
 /* an inode whose fields a busy journal may hold half-way */
@@ -283,12 +325,9 @@ static int journal_fsck(struct hfsck *h)
 		if (rc == 0 &&
 		    (r->kind == HDPM_REC_FREE_TAIL ||
 		     r->kind == HDPM_REC_FREE_INODE) &&
-		    r->word >= sb->itable_off &&
-		    (r->word - sb->itable_off) / sizeof(struct hdpm_inode) <
-			    h->ninodes)
+		    inode_at(h, r->word) != UINT64_MAX)
 			rc = push_u64(&h->freeing, &h->nfreeing, &cf,
-				      (r->word - sb->itable_off) /
-					      sizeof(struct hdpm_inode));
+				      inode_at(h, r->word));
 	}
 	if (rc < 0)
 		return rc;
@@ -642,7 +681,7 @@ static int cmp_dirent(const void *a, const void *b)
 static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 		      size_t *nkeys)
 {
-	const struct hdpm_inode *in = &h->itable[ino];
+	const struct hdpm_inode *in = h_inode(h, ino);
 	const struct hdpm_inode *par;
 	uint64_t off = inode_off(h, ino);
 	uint32_t mode = hdpm_mode(in);
@@ -670,7 +709,7 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 						"neither a file nor a "
 						"directory");
 	if (ino != 0) {
-		par = in->parent < h->ninodes ? &h->itable[in->parent] : NULL;
+		par = in->parent < h->ninodes ? h_inode(h, in->parent) : NULL;
 		if ((!par || !S_ISDIR(hdpm_mode(par)) || in->parent == ino) &&
 		    !flux && !inode_flux(h, in->parent)) {
 			rc = report(h, "hdpm-dirent-parent", POOL_FSCK_ERROR, 0,
@@ -701,13 +740,13 @@ static int loops_fsck(struct hfsck *h)
 	int rc = 0;
 
 	for (ino = 1; rc == 0 && ino < h->ninodes; ino++) {
-		if (!hdpm_mode(&h->itable[ino]) || inode_flux(h, ino))
+		if (!hdpm_mode(h_inode(h, ino)) || inode_flux(h, ino))
 			continue;
 		cur = ino;
 		for (steps = 0; cur != 0 && steps < h->ninodes; steps++) {
-			if (cur >= h->ninodes || !hdpm_mode(&h->itable[cur]))
+			if (cur >= h->ninodes || !hdpm_mode(h_inode(h, cur)))
 				break; /* reported as hdpm-dirent-parent */
-			cur = h->itable[cur].parent;
+			cur = h_inode(h, cur)->parent;
 		}
 		if (cur != 0 && steps == h->ninodes)
 			rc = report(h, "hdpm-dirent-loop", POOL_FSCK_ERROR, 0,
@@ -783,6 +822,35 @@ static int shared_fsck(struct hfsck *h)
 
 /* ------------------------------------------------------------ driver */
 
+/* the inode table's chunks: live blocks, and ninodes exactly what the
+ * chunks in use hold; 1 if not */
+static int super_itable(struct hfsck *h)
+{
+	const struct hdpm_super *sb = h->sb;
+	unsigned log2 = sb->itable_log2 ? sb->itable_log2 : 12, k;
+	uint64_t n, off, have = 0;
+	size_t len;
+
+	if (log2 > 20 || !sb->ninodes || sb->ninodes > (1ULL << 24))
+		return 1;
+	h->ilog2 = log2;
+	for (k = 0; k < HDPM_ICHUNKS && have < sb->ninodes; k++) {
+		n = (uint64_t)1 << (log2 + k);
+		off = k ? sb->itable_more[k - 1] : sb->itable_off;
+		len = n * sizeof(struct hdpm_inode);
+		if (!live(h, off, len) || !at(h, off, len))
+			return 1;
+		h->ichunk[k] = at(h, off, len);
+		h->chunk_off[k] = off;
+		have += n;
+	}
+	h->nchunks = k;
+	if (have != sb->ninodes)
+		return 1;
+	h->ninodes = have;
+	return 0;
+}
+
 /* the superblock (version, inode table); 1 if the walk cannot go on */
 static int super_fsck(struct hfsck *h)
 {
@@ -797,22 +865,17 @@ static int super_fsck(struct hfsck *h)
 		       HDPM_VERSION_OLDEST, HDPM_VERSION);
 		return 1;
 	}
-	if (!sb->ninodes || sb->ninodes > (1ULL << 24) ||
-	    !live(h, sb->itable_off, sb->ninodes * sizeof(struct hdpm_inode)) ||
-	    !at(h, sb->itable_off, sb->ninodes * sizeof(struct hdpm_inode))) {
+	if (super_itable(h)) {
 		report(h, "hdpm-itable", POOL_FSCK_ERROR, 0,
 		       h->sb_off + offsetof(struct hdpm_super, itable_off),
 		       "HDPM superblock at 0x%llx: inode table 0x%llx of %llu "
-		       "inodes is not a live block that holds them; the "
-		       "file system is not checked",
+		       "inodes is not a set of live blocks that holds them; "
+		       "the file system is not checked",
 		       (unsigned long long)h->sb_off,
 		       (unsigned long long)sb->itable_off,
 		       (unsigned long long)sb->ninodes);
 		return 1;
 	}
-	h->itable =
-		at(h, sb->itable_off, sb->ninodes * sizeof(struct hdpm_inode));
-	h->ninodes = sb->ninodes;
 	return 0;
 }
 
@@ -821,11 +884,19 @@ static int walk(struct hfsck *h)
 	struct dirent_key *keys;
 	size_t nkeys = 0;
 	uint64_t ino;
+	unsigned k;
 	int rc;
 
 	if (super_fsck(h))
 		return h->sink->rc;
 	rc = own(h, h->sb->itable_off, ~0ULL, 0, "inode table");
+	/* the chunks it grew by; a word past them names a chunk an
+	 * interrupted growth allocated (the journal's undo frees it) */
+	for (k = 0; rc == 0 && k < HDPM_ICHUNKS - 1; k++)
+		if (h->sb->itable_more[k] &&
+		    (k + 1 < h->nchunks || live(h, h->sb->itable_more[k], 1)))
+			rc = own(h, h->sb->itable_more[k], ~0ULL, 0,
+				 "inode table chunk");
 	if (rc == 0)
 		rc = journal_fsck(h);
 	if (rc == 0)

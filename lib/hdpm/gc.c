@@ -7,9 +7,12 @@
  * compare-and-swap of the page's index word, under the claim handshake
  * of internal.h: an append to the page, or any journaled operation, that
  * ran meanwhile wins and the new page is freed. Replaced pages go on a
- * durable retire list, freed at the end of the step under the fs lock: a
- * reader holds the lock while it reads a page, so none is left in them.
- * Lock order: gc.step_lock, then fs->lock (the retire).
+ * durable retire list, freed at the end of the step: first each merged
+ * inode's lock is taken for writing and dropped (a reader holds its
+ * inode's read lock while it reads a page, so after that none is left in
+ * a replaced page), then the pages are freed under tx_lock (nothing is
+ * allocated through alloc_slot meanwhile).
+ * Lock order: gc.step_lock, then one inode lock at a time, then tx_lock.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -59,26 +62,30 @@ static void wait_gc(struct hdpm_fs *fs, uint64_t page)
 
 void hdpm_gc_claim_all(struct hdpm_fs *fs)
 {
-	st(&fs->gc.w_claim, HDPM_CLAIM_ALL);
+	st(&fs->gc.all_claim, HDPM_CLAIM_ALL);
 	__atomic_add_fetch(&fs->gc.gen, 1, __ATOMIC_SEQ_CST);
 	wait_gc(fs, HDPM_CLAIM_ALL);
 }
 
-void hdpm_gc_claim_page(struct hdpm_fs *fs, uint64_t page_off)
-{
-	st(&fs->gc.w_claim, page_off);
-	wait_gc(fs, page_off);
-}
-
-void hdpm_gc_release(struct hdpm_fs *fs)
+void hdpm_gc_release_all(struct hdpm_fs *fs)
 {
 	/* gen even again before the claim goes: a GC that sees no claim
 	 * sees the new gen */
-	if (ld(&fs->gc.w_claim) == HDPM_CLAIM_ALL)
-		__atomic_add_fetch(&fs->gc.gen, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&fs->gc.gen, 1, __ATOMIC_SEQ_CST);
 	/* release is enough here: a GC that loads 0 sees what the claim
 	 * covered (only the claim store needs the store-load order) */
-	__atomic_store_n(&fs->gc.w_claim, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&fs->gc.all_claim, 0, __ATOMIC_RELEASE);
+}
+
+void hdpm_gc_claim_page(struct hdpm_fs *fs, uint64_t ino, uint64_t page_off)
+{
+	st(&hdpm_ilock(fs, ino)->claim, page_off);
+	wait_gc(fs, page_off);
+}
+
+void hdpm_gc_release_page(struct hdpm_fs *fs, uint64_t ino)
+{
+	__atomic_store_n(&hdpm_ilock(fs, ino)->claim, 0, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------ journal */
@@ -106,7 +113,7 @@ static void rec_clear(struct hdpm_fs *fs)
 	pma_persist(fs->heap, &j->state, sizeof(j->state));
 }
 
-/* free the pages on the retire list (fs lock held, or mount) */
+/* free the pages on the retire list (tx_lock held, or mount) */
 static int retire_all(struct hdpm_fs *fs)
 {
 	struct hdpm_gc_journal *j = &fs->sb->gc;
@@ -118,7 +125,7 @@ static int retire_all(struct hdpm_fs *fs)
 	if (j->nretire > HDPM_GC_BATCH_MAX)
 		return util_errmsg_set(EIO, "gc journal: %llu pages to retire",
 				       (unsigned long long)j->nretire);
-	/* nothing is allocated until the list is empty (lock held): a
+	/* nothing is allocated until the list is empty (tx_lock): a
 	 * page freed before a crash stays dead and is skipped */
 	for (i = 0; i < j->nretire; i++) {
 		rc = hdpm_block_free(fs, j->retire[i], 1);
@@ -256,10 +263,10 @@ static void scan_file(struct hdpm_fs *fs, uint64_t ino, struct gc_cand *c,
 
 static unsigned gc_scan(struct hdpm_fs *fs, struct gc_cand *c)
 {
+	uint64_t i, ninodes = hdpm_ninodes(fs);
 	unsigned n = 0;
-	uint64_t i;
 
-	for (i = 1; i < fs->ninodes; i++)
+	for (i = 1; i < ninodes; i++)
 		if (S_ISREG((uint32_t)ld(&hdpm_inode(fs, i)->mode_gen)))
 			scan_file(fs, i, c, &n);
 	return n;
@@ -312,25 +319,27 @@ static void gc_commit(struct hdpm_fs *fs, uint64_t *word, uint64_t page)
  * log tail is still the merged one. Returns 1 if published, 0 if a
  * writer won (the new page is freed).
  */
-static int gc_publish(struct hdpm_fs *fs, uint64_t *word, uint64_t page,
-		      uint64_t tail, uint64_t gen)
+static int gc_publish(struct hdpm_fs *fs, uint64_t ino, uint64_t *word,
+		      uint64_t page, uint64_t tail, uint64_t gen)
 {
 	struct hdpm_gc_state *g = &fs->gc;
-	uint64_t n = fs->sb->gc_slot, expect = page, w;
+	uint64_t n = fs->sb->gc_slot, expect = page;
 	int won = 0, rc;
 
 	st(&g->gc_claim[0], page);
 	st(&g->gc_claim[1], n);
-	w = ld(&g->w_claim);
-	if (w != page && w != HDPM_CLAIM_ALL && ld(&g->gen) == gen &&
+	if (ld(&hdpm_ilock(fs, ino)->claim) != page &&
+	    ld(&g->all_claim) != HDPM_CLAIM_ALL && ld(&g->gen) == gen &&
 	    ld(&hdpm_page_hdr(fs, page)->log_tail) == tail)
 		won = __atomic_compare_exchange_n(word, &expect, n, 0,
 						  __ATOMIC_SEQ_CST,
 						  __ATOMIC_SEQ_CST);
 	/* the claims stay until the merge is durable and the old page
 	 * listed: no writer replaces or frees either meanwhile */
-	if (won)
+	if (won) {
+		g->retire_ino[fs->sb->gc.nretire] = ino;
 		gc_commit(fs, word, page);
+	}
 	st(&g->gc_claim[1], 0);
 	st(&g->gc_claim[0], 0);
 	if (won) {
@@ -373,7 +382,7 @@ static int gc_merge(struct hdpm_fs *fs, const struct gc_cand *c, char *buf)
 		return rc;
 	if (fs->gc.race_hook)
 		fs->gc.race_hook(fs, fs->gc.race_arg);
-	return gc_publish(fs, word, c->page, tail, gen);
+	return gc_publish(fs, c->ino, word, c->page, tail, gen);
 }
 
 static int space_low(struct hdpm_fs *fs)
@@ -387,13 +396,22 @@ static int space_low(struct hdpm_fs *fs)
 
 static int gc_retire(struct hdpm_fs *fs)
 {
+	uint64_t i, n = fs->sb->gc.nretire;
 	int rc;
 
-	if (!fs->sb->gc.nretire)
+	if (!n)
 		return 0;
-	pthread_mutex_lock(&fs->lock);
+	/* a barrier per merged inode: its readers that may still be in a
+	 * replaced page hold its read lock; later ones find the new page */
+	for (i = 0; i < n; i++) {
+		if (i > 0 && fs->gc.retire_ino[i] == fs->gc.retire_ino[i - 1])
+			continue;
+		hdpm_wrlock(fs, fs->gc.retire_ino[i]);
+		hdpm_unlock(fs, fs->gc.retire_ino[i]);
+	}
+	pthread_mutex_lock(&fs->tx_lock);
 	rc = retire_all(fs);
-	pthread_mutex_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->tx_lock);
 	return rc;
 }
 

@@ -1,9 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libhdpm internals. A struct hdpm_fs is one mounted file system: the
- * heap, the superblock and inode table mapped through pma_direct, and one
- * mutex that every public call takes (lock order: fs->lock, then
- * PMAlloc's own locks inside pma_* calls).
+ * heap, the superblock and inode table mapped through pma_direct.
+ *
+ * Locks, in the order they are taken (doc/hdpm.md "Locking"):
+ *   ns_lock    rwlock: the namespace and the name index. Written by
+ *              create/unlink/rename/mkdir/rmdir (and inode table growth),
+ *              read by lookups, readdir and the whole-fs walks.
+ *   ilock[i]   rwlock per inode: its size, index, pages and logs. Read
+ *              by pread/stat, written by pwrite/ftruncate/O_TRUNC and by
+ *              an unlink or rename that frees the inode's blocks. At most
+ *              one is held at a time.
+ *   tx_lock    mutex: the one PM journal, alloc_slot and free_slot. Held
+ *              from hdpm_tx_begin to commit/abort, and by the background
+ *              GC's retire frees.
+ *   then PMAlloc's own locks inside pma_* calls.
+ * The background GC's step_lock comes first of all (it takes an ilock
+ * only as a barrier, then tx_lock, for its retire list); its merges take
+ * none of these and publish through the claims below.
  *
  *   tx.c     journal: begin, record, allocate, commit, undo, recovery
  *   page.c   page objects: log append, reverse-scan read, CoW, merge
@@ -27,16 +41,19 @@
 #include "pmalloc.h"
 
 /*
- * The handshake between the lock holders (writers) and the background GC,
- * which merges without the lock (gc.c). All seq_cst: each side stores its
- * claim, then loads the other's, so at least one of them sees the other.
- *   - a writer claims the page it appends to (w_claim = page) or, for a
- *     journaled operation, everything (w_claim = HDPM_CLAIM_ALL, and gen
- *     odd while it runs), then waits while the GC publishes that page
- *     (gc_claim[0..1] = old and new page; ALL waits for any);
- *   - the GC publishes only if no writer claims the page or ALL, gen is
- *     the even value it saw before it read the page, and the page's log
- *     tail is the one it merged: otherwise the write won.
+ * The handshake between the writers and the background GC, which merges
+ * without their locks (gc.c). All seq_cst: each side stores its claim,
+ * then loads the other's, so at least one of them sees the other.
+ *   - a one-append writer claims the page it appends to in its inode's
+ *     lock slot (ilock.claim = page, under that inode's write lock); a
+ *     journaled operation claims everything (all_claim, under tx_lock,
+ *     and gen odd while it runs); either then waits while the GC
+ *     publishes that page (gc_claim[0..1] = old and new page; ALL waits
+ *     for any);
+ *   - the GC publishes only if neither the page's inode claims the page
+ *     nor a journaled operation claims ALL, gen is the even value it saw
+ *     before it read the page, and the page's log tail is the one it
+ *     merged: otherwise the write won.
  */
 #define HDPM_CLAIM_ALL UINT64_MAX
 
@@ -49,17 +66,20 @@ struct hdpm_gc_state {
 	int running; /* the thread was started */
 	int stop;
 	struct hdpm_gc_config cfg;
-	uint64_t w_claim; /* writer side (under fs->lock) */
+	uint64_t all_claim; /* HDPM_CLAIM_ALL while a tx runs (tx_lock) */
 	uint64_t gc_claim[2]; /* GC side: page being replaced, new page */
 	uint64_t gen; /* odd while a journaled operation runs */
 	uint64_t steps, merges, lost, recovered; /* atomic counters */
+	/* the inode of each page on the retire list (this step's) */
+	uint64_t retire_ino[HDPM_GC_BATCH_MAX];
 	/* tests: called between a merge's build and its publish, without
 	 * any lock held (a write made there races the merge) */
 	void (*race_hook)(struct hdpm_fs *fs, void *arg);
 	void *race_arg;
 };
 
-/* the DRAM name index (names.c); under fs->lock */
+/* the DRAM name index (names.c): changed under ns_lock held for writing,
+ * read under it held for reading */
 struct hdpm_names {
 	uint64_t *slots; /* cap slots: ino + 1 | hash >> 32 << 32; 0 empty */
 	size_t cap; /* a power of two, >= 2 * ninodes */
@@ -69,23 +89,37 @@ struct hdpm_names {
 	struct hdpm_name_ref {
 		uint64_t hash; /* of (parent, name) when it went in */
 		uint64_t parent;
+		/* siblings in parent's child list: inode + 1, 0 none */
+		uint64_t next, prev;
 		int in; /* the inode is in the index */
 	} * ref; /* per inode */
 	uint32_t *nchild; /* per directory: inodes in the index under it */
-	uint64_t probes; /* slots looked at by finds (tests, bench) */
+	uint64_t *first; /* per directory: its first child + 1, 0 none */
+	uint64_t probes; /* atomic: slots looked at by finds (tests, bench) */
 };
+
+/* one inode's lock and its writer's claim for the background GC */
+struct hdpm_ilock {
+	pthread_rwlock_t rw;
+	uint64_t claim; /* page a one-append write is appending to, or 0 */
+} __attribute__((aligned(64)));
 
 struct hdpm_fs {
 	struct pma_heap *heap;
 	struct hdpm_super *sb;
-	struct hdpm_inode *itable;
-	uint64_t ninodes;
+	/* the inode table's chunks and their locks (never move; set before
+	 * ninodes grows past them) */
+	struct hdpm_inode *ichunk[HDPM_ICHUNKS];
+	struct hdpm_ilock *lchunk[HDPM_ICHUNKS];
+	unsigned ilog2; /* log2 of the first chunk's inode count */
+	uint64_t ninodes; /* written with a release store (growth) */
 	int cow_only;
 	int rdonly; /* HDPM_RDONLY: nothing may be written */
-	pthread_mutex_t lock;
-	unsigned nrecs; /* records of the running tx */
-	int tx_frees; /* the running tx has commit actions */
-	struct hdpm_stats stats;
+	pthread_rwlock_t ns_lock;
+	pthread_mutex_t tx_lock;
+	unsigned nrecs; /* records of the running tx (tx_lock) */
+	int tx_frees; /* the running tx has commit actions (tx_lock) */
+	struct hdpm_stats stats; /* atomic counters (hdpm_stat_add) */
 	struct hdpm_gc_state gc;
 	uint64_t nonce_base; /* sb->mounts << 32 */
 	uint64_t nonce_next; /* atomic: pages made in this mount */
@@ -104,10 +138,77 @@ struct hdpm_file {
 	int oflags;
 };
 
+/* ------------------------------------------------------------ locks */
+
+/* tests: the first chunk of a new file system holds 1 << this inodes
+ * (0: HDPM_NINODES) */
+extern unsigned hdpm_test_itable_log2;
+
+/* the chunk of inode ino and its index in it: chunk k starts at
+ * n0 * (2^k - 1) */
+static inline unsigned hdpm_ichunk_of(const struct hdpm_fs *fs, uint64_t ino,
+				      uint64_t *ret_idx)
+{
+	uint64_t q = (ino >> fs->ilog2) + 1;
+	unsigned k = 63u - (unsigned)__builtin_clzll(q);
+
+	*ret_idx = ino - ((((uint64_t)1 << k) - 1) << fs->ilog2);
+	return k;
+}
+
+/* inodes of chunks 0..k-1 */
+static inline uint64_t hdpm_ichunk_base(const struct hdpm_fs *fs, unsigned k)
+{
+	return (((uint64_t)1 << k) - 1) << fs->ilog2;
+}
+
+/* ninodes for threads that hold no namespace lock */
+static inline uint64_t hdpm_ninodes(struct hdpm_fs *fs)
+{
+	return __atomic_load_n(&fs->ninodes, __ATOMIC_ACQUIRE);
+}
+
+static inline struct hdpm_inode *hdpm_inode(struct hdpm_fs *fs, uint64_t ino)
+{
+	uint64_t idx;
+	unsigned k = hdpm_ichunk_of(fs, ino, &idx);
+
+	return &fs->ichunk[k][idx];
+}
+
+static inline struct hdpm_ilock *hdpm_ilock(struct hdpm_fs *fs, uint64_t ino)
+{
+	uint64_t idx;
+	unsigned k = hdpm_ichunk_of(fs, ino, &idx);
+
+	return &fs->lchunk[k][idx];
+}
+
+static inline void hdpm_rdlock(struct hdpm_fs *fs, uint64_t ino)
+{
+	pthread_rwlock_rdlock(&hdpm_ilock(fs, ino)->rw);
+}
+
+static inline void hdpm_wrlock(struct hdpm_fs *fs, uint64_t ino)
+{
+	pthread_rwlock_wrlock(&hdpm_ilock(fs, ino)->rw);
+}
+
+static inline void hdpm_unlock(struct hdpm_fs *fs, uint64_t ino)
+{
+	pthread_rwlock_unlock(&hdpm_ilock(fs, ino)->rw);
+}
+
+/* the counters of struct hdpm_stats are bumped by threads in parallel */
+#define hdpm_stat_add(fs, field, n)                                  \
+	((void)__atomic_add_fetch(&(fs)->stats.field, (uint64_t)(n), \
+				  __ATOMIC_RELAXED))
+
 /* ------------------------------------------------------------ tx.c */
 
 uint64_t hdpm_jseq(const struct hdpm_fs *fs);
-/* start an operation (the fs lock held, no tx running) */
+/* start an operation: takes tx_lock, which commit or abort drops (the
+ * caller holds the locks of what the operation changes, no tx running) */
 void hdpm_tx_begin(struct hdpm_fs *fs);
 /* journal word's current value (durable before the word changes) */
 int hdpm_tx_log(struct hdpm_fs *fs, enum hdpm_rec_kind kind, uint64_t *word);
@@ -134,11 +235,13 @@ int hdpm_block_named(struct hdpm_fs *fs, uint64_t off);
 
 /* ------------------------------------------------------------ gc.c */
 
-/* writer side of the handshake (fs->lock held): claim every page (a
- * journaled operation) / one page; release either */
+/* writer side of the handshake: claim every page (a journaled operation,
+ * tx_lock held) / release; claim one page of inode ino (its write lock
+ * held) / release */
 void hdpm_gc_claim_all(struct hdpm_fs *fs);
-void hdpm_gc_claim_page(struct hdpm_fs *fs, uint64_t page_off);
-void hdpm_gc_release(struct hdpm_fs *fs);
+void hdpm_gc_release_all(struct hdpm_fs *fs);
+void hdpm_gc_claim_page(struct hdpm_fs *fs, uint64_t ino, uint64_t page_off);
+void hdpm_gc_release_page(struct hdpm_fs *fs, uint64_t ino);
 /* the background step (hdpm_gc with HDPM_GC_BACKGROUND_STEP) */
 int hdpm_gc_background(struct hdpm_fs *fs, unsigned flags);
 /* mount: finish or undo what the GC journal holds (after the tx journal) */
@@ -191,9 +294,14 @@ unsigned hdpm_page_log_entries(struct hdpm_fs *fs, uint64_t page_off,
 /* merge a page's log in its own tx (inline GC) */
 int hdpm_page_merge(struct hdpm_fs *fs, uint64_t *entry);
 
+/* ------------------------------------------------------------ fs.c */
+
+/* add the next chunk to the inode table (ns_lock held for writing):
+ * journaled; -ENOSPC when all HDPM_ICHUNKS are in use */
+int hdpm_itable_grow(struct hdpm_fs *fs);
+
 /* ------------------------------------------------------------ file.c */
 
-struct hdpm_inode *hdpm_inode(struct hdpm_fs *fs, uint64_t ino);
 uint64_t hdpm_inode_pages(struct hdpm_fs *fs, const struct hdpm_inode *inode);
 uint64_t *hdpm_inode_index(struct hdpm_fs *fs, const struct hdpm_inode *inode);
 /* set the size inside a tx (shrink: zero the tail, drop pages) */
@@ -206,6 +314,19 @@ int hdpm_names_init(struct hdpm_fs *fs);
 void hdpm_names_fini(struct hdpm_fs *fs);
 /* forget everything and build again from the inode table */
 int hdpm_names_rebuild(struct hdpm_fs *fs);
+/* the index for ninodes inodes (growth): new arrays, or -ENOMEM and the
+ * old ones kept; hdpm_names_swap installs them and rebuilds (after
+ * fs->ninodes grew) or frees them (n 0) */
+struct hdpm_names_new {
+	uint64_t *slots;
+	size_t cap;
+	struct hdpm_name_ref *ref;
+	uint32_t *nchild;
+	uint64_t *first;
+};
+int hdpm_names_alloc(uint64_t ninodes, struct hdpm_names_new *nn);
+void hdpm_names_swap(struct hdpm_fs *fs, struct hdpm_names_new *nn,
+		     int install);
 uint64_t hdpm_names_hash(const struct hdpm_names *nx, uint64_t dir,
 			 const char *name, size_t len);
 /* the child of dir called name[0..len); -ENOENT */
@@ -216,6 +337,10 @@ void hdpm_names_add(struct hdpm_fs *fs, uint64_t ino);
 void hdpm_names_del(struct hdpm_fs *fs, uint64_t ino);
 /* entries in directory dir */
 uint64_t hdpm_names_children(struct hdpm_fs *fs, uint64_t dir);
+/* dir's first entry / the entry after ino in its directory (inode + 1,
+ * 0 at the end): readdir walks these instead of the inode table */
+uint64_t hdpm_names_first(struct hdpm_fs *fs, uint64_t dir);
+uint64_t hdpm_names_next(struct hdpm_fs *fs, uint64_t ino);
 
 /* ------------------------------------------------------------ namei.c */
 

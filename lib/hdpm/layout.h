@@ -5,7 +5,9 @@
  *
  *   heap root object -> struct hdpm_super (magic, journal, the two pmalloc
  *                       dest words every allocation and free goes through)
- *   itable_off       -> ninodes x struct hdpm_inode (inode 0: "/")
+ *   itable_off       -> the inode table's first chunk (inode 0: "/"); chunk
+ *                       k >= 1 (itable_more[k - 1]) holds the next
+ *                       n0 << k inodes, n0 the first chunk's count
  *   inode.index_off  -> index_cap x uint64_t page entries
  *   page entry       -> page object: struct hdpm_page_hdr + 4096 data bytes
  *   page.log_off     -> log chunk: HDPM_LOG_SIZE bytes of log entries
@@ -36,6 +38,10 @@
 
 #define HDPM_PAGE_SIZE 4096u
 #define HDPM_NINODES 4096u /* inodes of a new file system */
+/* the inode table grows by chunks that never move: chunk k holds
+ * n0 << k inodes (n0 = the first chunk's, HDPM_NINODES unless
+ * sb->itable_log2 says), so 8 chunks hold 255 x n0 */
+#define HDPM_ICHUNKS 8u
 #define HDPM_NAME_MAX 255u
 #define HDPM_PATH_MAX 4096u
 #define HDPM_LOG_INLINE 448u /* log bytes inside the page object */
@@ -192,9 +198,11 @@ static_assert(sizeof(struct hdpm_gc_journal) == 72 + 8 * HDPM_GC_BATCH_MAX,
 struct hdpm_super {
 	char magic[HDPM_MAGIC_LEN]; /* written last at format */
 	uint32_t version;
-	uint32_t rsvd0;
-	uint64_t itable_off; /* the inode table */
-	uint64_t ninodes;
+	/* log2 of the first chunk's inode count; 0: HDPM_NINODES (every
+	 * file system made before the table could grow) */
+	uint32_t itable_log2;
+	uint64_t itable_off; /* the inode table's first chunk */
+	uint64_t ninodes; /* inodes in the chunks in use (journaled) */
 	uint64_t alloc_slot; /* dest of every HDPM allocation */
 	uint64_t free_slot; /* dest of every HDPM free */
 	uint64_t jstate; /* enum hdpm_jstate | seq << 8 */
@@ -203,7 +211,10 @@ struct hdpm_super {
 	uint64_t rsvd2[5];
 	struct hdpm_rec recs[HDPM_TX_MAX];
 	uint64_t gc_slot; /* dest of every background GC allocation */
-	uint64_t rsvd3[7];
+	/* chunks 1..7 of the inode table (journaled; 0 until grown into).
+	 * A build that predates them reads only the first chunk and refuses
+	 * a grown table: ninodes is more than that chunk holds */
+	uint64_t itable_more[HDPM_ICHUNKS - 1];
 	struct hdpm_gc_journal gc; /* own cache lines */
 };
 static_assert(offsetof(struct hdpm_super, intent) == 64, "intent line");

@@ -6,7 +6,10 @@
  * inode. Lookups go through the DRAM name index (names.c): each change
  * takes the inodes it touches out of it first and puts them back from the
  * table afterwards, whether the operation committed or was undone. Every
- * change is one journaled operation.
+ * change is one journaled operation, under ns_lock held for writing; an
+ * operation that frees an inode's blocks (unlink, rmdir, rename over an
+ * entry) also holds that inode's write lock, so no read or write of an
+ * open file is inside them. Lookups hold ns_lock for reading.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,17 +126,24 @@ int hdpm_lookup(struct hdpm_fs *fs, const char *path, uint64_t *ret_ino)
 	return 0;
 }
 
+/* a free inode slot; the table grows by a chunk when it has none (a
+ * full table's scan runs once per growth: the chunks double) */
 static int inode_alloc(struct hdpm_fs *fs, uint64_t *ret_ino)
 {
-	uint64_t i;
+	uint64_t i, from = 1;
+	int rc;
 
-	for (i = 1; i < fs->ninodes; i++)
-		if (!hdpm_mode(hdpm_inode(fs, i))) {
-			*ret_ino = i;
-			return 0;
-		}
-	return util_errmsg_set(ENOSPC, "no free inode (of %llu)",
-			       (unsigned long long)fs->ninodes);
+	for (;;) {
+		for (i = from; i < fs->ninodes; i++)
+			if (!hdpm_mode(hdpm_inode(fs, i))) {
+				*ret_ino = i;
+				return 0;
+			}
+		from = fs->ninodes;
+		rc = hdpm_itable_grow(fs);
+		if (rc < 0)
+			return rc;
+	}
 }
 
 /* journal and store a new name block for inode */
@@ -214,9 +224,9 @@ int hdpm_mkdir(struct hdpm_fs *fs, const char *path, mode_t mode)
 		return util_errmsg_set(EINVAL, "no file system");
 	if (fs->rdonly)
 		return util_errmsg_set(EROFS, "read-only mount");
-	pthread_mutex_lock(&fs->lock);
+	pthread_rwlock_wrlock(&fs->ns_lock);
 	rc = hdpm_create(fs, path, S_IFDIR | (mode & 07777), &ino);
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
 }
 
@@ -245,12 +255,14 @@ static int remove_one(struct hdpm_fs *fs, uint64_t ino)
 	int rc;
 
 	hdpm_names_del(fs, ino);
+	hdpm_wrlock(fs, ino);
 	hdpm_tx_begin(fs);
 	rc = remove_tx(fs, ino);
 	if (rc < 0)
 		hdpm_tx_abort(fs);
 	else
 		rc = hdpm_tx_commit(fs);
+	hdpm_unlock(fs, ino);
 	hdpm_names_add(fs, ino); /* back in if the removal was undone */
 	return rc;
 }
@@ -285,9 +297,9 @@ int hdpm_unlink(struct hdpm_fs *fs, const char *path)
 		return util_errmsg_set(EINVAL, "no file system");
 	if (fs->rdonly)
 		return util_errmsg_set(EROFS, "read-only mount");
-	pthread_mutex_lock(&fs->lock);
+	pthread_rwlock_wrlock(&fs->ns_lock);
 	rc = do_remove(fs, path, 0);
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
 }
 
@@ -299,9 +311,9 @@ int hdpm_rmdir(struct hdpm_fs *fs, const char *path)
 		return util_errmsg_set(EINVAL, "no file system");
 	if (fs->rdonly)
 		return util_errmsg_set(EROFS, "read-only mount");
-	pthread_mutex_lock(&fs->lock);
+	pthread_rwlock_wrlock(&fs->ns_lock);
 	rc = do_remove(fs, path, 1);
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
 }
 
@@ -381,14 +393,18 @@ static int do_rename(struct hdpm_fs *fs, const char *from, const char *to)
 		replace = (int64_t)dst;
 	}
 	hdpm_names_del(fs, src);
-	if (replace >= 0)
+	if (replace >= 0) {
 		hdpm_names_del(fs, (uint64_t)replace);
+		hdpm_wrlock(fs, (uint64_t)replace);
+	}
 	hdpm_tx_begin(fs);
 	rc = rename_tx(fs, src, dir, name, len, replace);
 	if (rc < 0)
 		hdpm_tx_abort(fs);
 	else
 		rc = hdpm_tx_commit(fs);
+	if (replace >= 0)
+		hdpm_unlock(fs, (uint64_t)replace);
 	/* both as the table has them now: renamed, or undone */
 	hdpm_names_add(fs, src);
 	if (replace >= 0)
@@ -404,9 +420,9 @@ int hdpm_rename(struct hdpm_fs *fs, const char *from, const char *to)
 		return util_errmsg_set(EINVAL, "no file system");
 	if (fs->rdonly)
 		return util_errmsg_set(EROFS, "read-only mount");
-	pthread_mutex_lock(&fs->lock);
+	pthread_rwlock_wrlock(&fs->ns_lock);
 	rc = do_rename(fs, from, to);
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
 }
 
@@ -433,11 +449,14 @@ int hdpm_stat(struct hdpm_fs *fs, const char *path, struct stat *st)
 
 	if (!fs || !st)
 		return util_errmsg_set(EINVAL, "no file system or stat buffer");
-	pthread_mutex_lock(&fs->lock);
+	pthread_rwlock_rdlock(&fs->ns_lock);
 	rc = hdpm_lookup(fs, path, &ino);
-	if (rc == 0)
+	if (rc == 0) {
+		hdpm_rdlock(fs, ino);
 		hdpm_inode_stat(fs, ino, st);
-	pthread_mutex_unlock(&fs->lock);
+		hdpm_unlock(fs, ino);
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
 }
 
@@ -445,7 +464,7 @@ static int do_readdir(struct hdpm_fs *fs, const char *path, hdpm_readdir_fn fn,
 		      void *arg)
 {
 	struct stat st;
-	uint64_t dir = 0, i;
+	uint64_t dir = 0, i, e;
 	int rc;
 
 	rc = hdpm_lookup(fs, path, &dir);
@@ -454,11 +473,12 @@ static int do_readdir(struct hdpm_fs *fs, const char *path, hdpm_readdir_fn fn,
 	if (!S_ISDIR(hdpm_mode(hdpm_inode(fs, dir))))
 		return util_errmsg_set(ENOTDIR, "'%s' is not a directory",
 				       path);
-	for (i = 1; i < fs->ninodes; i++) {
-		if (!hdpm_mode(hdpm_inode(fs, i)) ||
-		    hdpm_inode(fs, i)->parent != dir)
-			continue;
+	/* the directory's list in the name index (ns_lock keeps it) */
+	for (e = hdpm_names_first(fs, dir); e; e = hdpm_names_next(fs, i)) {
+		i = e - 1;
+		hdpm_rdlock(fs, i);
 		hdpm_inode_stat(fs, i, &st);
+		hdpm_unlock(fs, i);
 		rc = fn(inode_name(fs, hdpm_inode(fs, i)), &st, arg);
 		if (rc)
 			return rc;
@@ -473,8 +493,8 @@ int hdpm_readdir(struct hdpm_fs *fs, const char *path, hdpm_readdir_fn fn,
 
 	if (!fs || !fn)
 		return util_errmsg_set(EINVAL, "no file system or callback");
-	pthread_mutex_lock(&fs->lock);
+	pthread_rwlock_rdlock(&fs->ns_lock);
 	rc = do_readdir(fs, path, fn, arg);
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
 }

@@ -13,6 +13,10 @@
  * the inode number + 1 (0: empty) and the top 32 bits of its hash. A
  * removal shifts the following entries of its run back (no tombstones).
  * Equal hashes are told apart by comparing the names themselves.
+ *
+ * Each directory also keeps its entries on a doubly linked list (per
+ * inode next/prev, per directory first), so that readdir costs the
+ * directory's entries, not the inode table.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +68,7 @@ int hdpm_names_find(struct hdpm_fs *fs, uint64_t dir, const char *name,
 
 	for (i = home(nx, h); (s = nx->slots[i]) != 0;
 	     i = (i + 1) & (nx->cap - 1)) {
-		nx->probes++;
+		__atomic_add_fetch(&nx->probes, 1, __ATOMIC_RELAXED);
 		if (SLOT_TAG(s) != (uint32_t)(h >> 32))
 			continue;
 		in = hdpm_inode(fs, SLOT_INO(s) - 1);
@@ -99,6 +103,12 @@ void hdpm_names_add(struct hdpm_fs *fs, uint64_t ino)
 	nx->ref[ino].parent = in->parent;
 	nx->ref[ino].in = 1;
 	nx->nchild[in->parent]++;
+	/* first on its directory's list */
+	nx->ref[ino].prev = 0;
+	nx->ref[ino].next = nx->first[in->parent];
+	if (nx->first[in->parent])
+		nx->ref[nx->first[in->parent] - 1].prev = ino + 1;
+	nx->first[in->parent] = ino + 1;
 }
 
 void hdpm_names_del(struct hdpm_fs *fs, uint64_t ino)
@@ -122,12 +132,30 @@ void hdpm_names_del(struct hdpm_fs *fs, uint64_t ino)
 	}
 	nx->slots[i] = 0;
 	nx->nchild[nx->ref[ino].parent]--;
+	if (nx->ref[ino].prev)
+		nx->ref[nx->ref[ino].prev - 1].next = nx->ref[ino].next;
+	else
+		nx->first[nx->ref[ino].parent] = nx->ref[ino].next;
+	if (nx->ref[ino].next)
+		nx->ref[nx->ref[ino].next - 1].prev = nx->ref[ino].prev;
 	nx->ref[ino].in = 0;
 }
 
 uint64_t hdpm_names_children(struct hdpm_fs *fs, uint64_t dir)
 {
 	return dir < fs->ninodes ? fs->names.nchild[dir] : 0;
+}
+
+uint64_t hdpm_names_first(struct hdpm_fs *fs, uint64_t dir)
+{
+	return dir < fs->ninodes ? fs->names.first[dir] : 0;
+}
+
+uint64_t hdpm_names_next(struct hdpm_fs *fs, uint64_t ino)
+{
+	return ino < fs->ninodes && fs->names.ref[ino].in ?
+		       fs->names.ref[ino].next :
+		       0;
 }
 
 int hdpm_names_rebuild(struct hdpm_fs *fs)
@@ -138,28 +166,67 @@ int hdpm_names_rebuild(struct hdpm_fs *fs)
 	memset(nx->slots, 0, nx->cap * sizeof(*nx->slots));
 	memset(nx->ref, 0, fs->ninodes * sizeof(*nx->ref));
 	memset(nx->nchild, 0, fs->ninodes * sizeof(*nx->nchild));
+	memset(nx->first, 0, fs->ninodes * sizeof(*nx->first));
 	for (i = 1; i < fs->ninodes; i++)
 		hdpm_names_add(fs, i);
 	return 0;
 }
 
-int hdpm_names_init(struct hdpm_fs *fs)
+int hdpm_names_alloc(uint64_t ninodes, struct hdpm_names_new *nn)
 {
-	struct hdpm_names *nx = &fs->names;
 	size_t cap = 64;
 
-	while (cap < 2 * fs->ninodes)
+	while (cap < 2 * ninodes)
 		cap *= 2;
-	nx->cap = cap;
-	nx->hash_mask = UINT64_MAX;
-	nx->slots = calloc(cap, sizeof(*nx->slots));
-	nx->ref = calloc(fs->ninodes, sizeof(*nx->ref));
-	nx->nchild = calloc(fs->ninodes, sizeof(*nx->nchild));
-	if (!nx->slots || !nx->ref || !nx->nchild) {
-		hdpm_names_fini(fs);
-		return util_errmsg_set(ENOMEM, "no memory for the name index");
+	nn->cap = cap;
+	nn->slots = calloc(cap, sizeof(*nn->slots));
+	nn->ref = calloc(ninodes, sizeof(*nn->ref));
+	nn->nchild = calloc(ninodes, sizeof(*nn->nchild));
+	nn->first = calloc(ninodes, sizeof(*nn->first));
+	if (!nn->slots || !nn->ref || !nn->nchild || !nn->first) {
+		hdpm_names_swap(NULL, nn, 0);
+		(void)util_errmsg_set(ENOMEM, "no memory for the name index");
+		return -ENOMEM;
 	}
-	return hdpm_names_rebuild(fs);
+	return 0;
+}
+
+void hdpm_names_swap(struct hdpm_fs *fs, struct hdpm_names_new *nn, int install)
+{
+	struct hdpm_names *nx;
+
+	if (install) {
+		nx = &fs->names;
+		free(nx->slots);
+		free(nx->ref);
+		free(nx->nchild);
+		free(nx->first);
+		nx->slots = nn->slots;
+		nx->cap = nn->cap;
+		nx->ref = nn->ref;
+		nx->nchild = nn->nchild;
+		nx->first = nn->first;
+		(void)hdpm_names_rebuild(fs);
+	} else {
+		free(nn->slots);
+		free(nn->ref);
+		free(nn->nchild);
+		free(nn->first);
+	}
+	memset(nn, 0, sizeof(*nn));
+}
+
+int hdpm_names_init(struct hdpm_fs *fs)
+{
+	struct hdpm_names_new nn;
+	int rc;
+
+	fs->names.hash_mask = UINT64_MAX;
+	rc = hdpm_names_alloc(fs->ninodes, &nn);
+	if (rc < 0)
+		return rc;
+	hdpm_names_swap(fs, &nn, 1);
+	return 0;
 }
 
 void hdpm_names_fini(struct hdpm_fs *fs)
@@ -167,5 +234,6 @@ void hdpm_names_fini(struct hdpm_fs *fs)
 	free(fs->names.slots);
 	free(fs->names.ref);
 	free(fs->names.nchild);
+	free(fs->names.first);
 	memset(&fs->names, 0, sizeof(fs->names));
 }

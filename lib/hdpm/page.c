@@ -353,7 +353,7 @@ int hdpm_page_log_append(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
 			return rc;
 	}
 	log_write(fs, page_off, place, a, data, len);
-	fs->stats.log_appends++;
+	hdpm_stat_add(fs, log_appends, 1);
 	if (journal) {
 		hdpm_tx_set(fs, &hdr->log_tail, place + ent_size(len));
 		return 0;
@@ -446,7 +446,7 @@ int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
 	/* the new page is flushed here and fenced at commit, before the
 	 * journal lets the swap stand */
 	(void)hdpm_page_write_new(fs, hdpm_direct(fs, *entry), buf);
-	fs->stats.cow_pages++;
+	hdpm_stat_add(fs, cow_pages, 1);
 	return 0;
 }
 
@@ -462,7 +462,7 @@ int hdpm_page_merge(struct hdpm_fs *fs, uint64_t *entry)
 	}
 	rc = hdpm_tx_commit(fs);
 	if (rc == 0)
-		fs->stats.gc_merges++;
+		hdpm_stat_add(fs, gc_merges, 1);
 	return rc;
 }
 

@@ -29,11 +29,15 @@ int hdpm_stat_ino(struct hdpm_fs *fs, uint64_t ino, struct stat *st)
 
 	if (!fs || !st)
 		return util_errmsg_set(EINVAL, "no file system or stat buffer");
-	pthread_mutex_lock(&fs->lock);
+	if (ino == 0 || ino > hdpm_ninodes(fs))
+		return util_errmsg_set(ENOENT, "inode %llu does not exist",
+				       (unsigned long long)ino);
+	/* the mode changes only under the inode's write lock */
+	hdpm_rdlock(fs, ino - 1);
 	rc = ino_slot(fs, ino, &slot);
 	if (rc == 0)
 		hdpm_inode_stat(fs, slot, st);
-	pthread_mutex_unlock(&fs->lock);
+	hdpm_unlock(fs, ino - 1);
 	return rc;
 }
 
@@ -72,11 +76,11 @@ int hdpm_ino_path(struct hdpm_fs *fs, uint64_t ino, char *buf, size_t size)
 
 	if (!fs || !buf || size < 2)
 		return util_errmsg_set(EINVAL, "no file system or buffer");
-	pthread_mutex_lock(&fs->lock);
+	pthread_rwlock_rdlock(&fs->ns_lock);
 	rc = ino_slot(fs, ino, &slot);
 	if (rc == 0)
 		rc = slot_path(fs, slot, buf, size);
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
 }
 
@@ -189,11 +193,15 @@ int hdpm_file_walk(struct hdpm_fs *fs, hdpm_file_fn file_fn,
 
 	if (!fs)
 		return util_errmsg_set(EINVAL, "no file system");
-	pthread_mutex_lock(&fs->lock);
-	for (i = 1; i < fs->ninodes && rc == 0; i++)
-		if (S_ISREG(hdpm_mode(hdpm_inode(fs, i))))
-			rc = walk_one(fs, i, file_fn, page_fn, arg);
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	for (i = 1; i < fs->ninodes && rc == 0; i++) {
+		if (!S_ISREG(hdpm_mode(hdpm_inode(fs, i))))
+			continue;
+		hdpm_rdlock(fs, i);
+		rc = walk_one(fs, i, file_fn, page_fn, arg);
+		hdpm_unlock(fs, i);
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
 }
 
@@ -210,7 +218,9 @@ static void info_add_inode(struct hdpm_fs *fs, uint64_t slot,
 		info->dirs++;
 		return;
 	}
+	hdpm_rdlock(fs, slot);
 	file_info(fs, slot, &fi);
+	hdpm_unlock(fs, slot);
 	info->files++;
 	info->file_bytes += fi.size;
 	info->pages += fi.pages;
@@ -229,13 +239,15 @@ int hdpm_fs_info(struct hdpm_fs *fs, struct hdpm_fs_info *ret_info)
 	if (!fs || !ret_info)
 		return util_errmsg_set(EINVAL, "no file system or buffer");
 	memset(&info, 0, sizeof(info));
-	pthread_mutex_lock(&fs->lock);
+	pthread_rwlock_rdlock(&fs->ns_lock);
 	info.ninodes = fs->ninodes;
 	for (i = 0; i < fs->ninodes; i++)
 		info_add_inode(fs, i, &info);
+	pthread_mutex_lock(&fs->tx_lock);
 	info.needs_recovery = (fs->sb->jstate & 0xff) != HDPM_J_IDLE;
+	pthread_mutex_unlock(&fs->tx_lock);
 	info.cow_only = (uint32_t)fs->cow_only;
-	pthread_mutex_unlock(&fs->lock);
+	pthread_rwlock_unlock(&fs->ns_lock);
 	*ret_info = info;
 	return 0;
 }

@@ -78,9 +78,10 @@ static int rec_valid(const struct hdpm_rec *rec, uint64_t seq)
 
 void hdpm_tx_begin(struct hdpm_fs *fs)
 {
+	pthread_mutex_lock(&fs->tx_lock);
 	fs->nrecs = 0;
 	fs->tx_frees = 0;
-	fs->stats.txs++;
+	hdpm_stat_add(fs, txs, 1);
 	/* the background GC publishes nothing while this runs */
 	hdpm_gc_claim_all(fs);
 	jstate_set(fs, HDPM_J_ACTIVE, hdpm_jseq(fs) + 1);
@@ -259,6 +260,9 @@ int hdpm_block_named(struct hdpm_fs *fs, uint64_t off)
 
 	if (off == fs->sb->itable_off)
 		return 1;
+	for (i = 0; i < HDPM_ICHUNKS - 1; i++)
+		if (off == fs->sb->itable_more[i])
+			return 1;
 	for (i = 0; i < fs->ninodes; i++) {
 		in = hdpm_inode(fs, i);
 		if (in->name_off == off || in->index_off == off)
@@ -350,7 +354,8 @@ int hdpm_tx_commit(struct hdpm_fs *fs)
 	pma_drain(fs->heap);
 	if (!fs->tx_frees) {
 		jstate_set(fs, HDPM_J_IDLE, seq);
-		hdpm_gc_release(fs);
+		hdpm_gc_release_all(fs);
+		pthread_mutex_unlock(&fs->tx_lock);
 		return 0;
 	}
 	jstate_set(fs, HDPM_J_COMMITTED, seq);
@@ -358,7 +363,8 @@ int hdpm_tx_commit(struct hdpm_fs *fs)
 	if (rc < 0)
 		util_err("hdpm: commit actions of tx %llu failed: %s",
 			 (unsigned long long)seq, util_errmsg());
-	hdpm_gc_release(fs);
+	hdpm_gc_release_all(fs);
+	pthread_mutex_unlock(&fs->tx_lock);
 	return rc;
 }
 
@@ -367,7 +373,8 @@ void hdpm_tx_abort(struct hdpm_fs *fs)
 	if (undo_all(fs) < 0)
 		util_err("hdpm: undo of tx %llu failed: %s",
 			 (unsigned long long)hdpm_jseq(fs), util_errmsg());
-	hdpm_gc_release(fs);
+	hdpm_gc_release_all(fs);
+	pthread_mutex_unlock(&fs->tx_lock);
 }
 
 int hdpm_tx_recover(struct hdpm_fs *fs)
@@ -376,10 +383,10 @@ int hdpm_tx_recover(struct hdpm_fs *fs)
 	case HDPM_J_IDLE:
 		return 0;
 	case HDPM_J_ACTIVE:
-		fs->stats.rollbacks++;
+		hdpm_stat_add(fs, rollbacks, 1);
 		return undo_all(fs);
 	case HDPM_J_COMMITTED:
-		fs->stats.rollforwards++;
+		hdpm_stat_add(fs, rollforwards, 1);
 		return commit_all(fs);
 	default:
 		return util_errmsg_set(EIO, "bad journal state 0x%llx",

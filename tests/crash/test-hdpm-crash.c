@@ -17,6 +17,8 @@
  * New pages are written without their zero tails (HDPM version 3): every
  * run must have made such pages, over blocks freed earlier in the run.
  * One sweep starts from a version 2 image: its upgrade at mount is swept.
+ * Two start with a 2-inode first chunk of the inode table, so that the
+ * creates grow it (a journaled chunk allocation) under the sweep.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +80,7 @@ struct shared {
 	int cow_only; /* mount flag of the sweep */
 	int gc_heavy; /* op mix of the background GC sweeps */
 	int from_v2; /* the image starts as HDPM version 2 (upgrade sweep) */
+	int small_itable; /* a 2-inode first chunk: creates grow the table */
 	uint64_t seed; /* the op list of this run */
 };
 static struct shared *sh;
@@ -357,6 +360,7 @@ static void workload(const char *path, uint64_t rnd)
 	sh->op = 0;
 	hdpm_gc_config_init(&cfg);
 	cfg.min_log_bytes = 16; /* the bursts' logs are small */
+	hdpm_test_itable_log2 = sh->small_itable ? 1 : 0;
 	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap) ||
 	    hdpm_mount_config(heap,
 			      HDPM_NO_GC_THREAD |
@@ -392,6 +396,10 @@ static void workload(const char *path, uint64_t rnd)
 	/* the images cover new pages written without their zero tails */
 	if (!st.zero_tail_bytes)
 		_exit(8);
+	/* ... and the growth of the inode table */
+	if (sh->small_itable &&
+	    (fs->sb->ninodes <= 2 || !fs->sb->itable_more[0]))
+		_exit(9);
 	/* the run must publish merges and lose some */ /* the run must publish merges and lose some */
 	crash_sweep_finish(sh->gc_heavy ? st.bg_merges + st.bg_lost :
 					  st.gc_merges + st.bg_merges);
@@ -466,6 +474,9 @@ static void collect(struct hdpm_fs *fs, struct named *nb)
 	uint64_t i, p, *index;
 
 	name_block(nb, fs->sb->itable_off);
+	for (i = 0; i < HDPM_ICHUNKS - 1; i++)
+		if (fs->sb->itable_more[i])
+			name_block(nb, fs->sb->itable_more[i]);
 	for (i = 0; i < fs->ninodes; i++) {
 		in = hdpm_inode(fs, i);
 		if (!hdpm_mode(in))
@@ -758,6 +769,7 @@ struct hdpm_sweep {
 	int cow_only;
 	int gc_heavy;
 	int from_v2;
+	int small_itable;
 };
 
 static struct hdpm_sweep sweeps[] = {
@@ -785,6 +797,16 @@ static struct hdpm_sweep sweeps[] = {
 		  .runs = 1 },
 	  .gc_heavy = 1 },
 	{ .sw = { .name = "upgrade from version 2", .runs = 1 }, .from_v2 = 1 },
+	{ .sw = { .name = "inode table growth",
+		  .seed_base = 0x17ab0000,
+		  .runs = 2 },
+	  .small_itable = 1 },
+	{ .sw = { .name = "inode table growth recrash",
+		  .seed_base = 0x17ac0000,
+		  .recrash_every = 2,
+		  .recrash_fences = 6,
+		  .runs = 1 },
+	  .small_itable = 1 },
 };
 
 static void test_sweep(void **state)
@@ -796,6 +818,7 @@ static void test_sweep(void **state)
 	sh->cow_only = hs.cow_only;
 	sh->gc_heavy = hs.gc_heavy;
 	sh->from_v2 = hs.from_v2;
+	sh->small_itable = hs.small_itable;
 	/* one run at a time: the checker regenerates the run's op list */
 	sw->runs = 1;
 	for (r = 0; r < runs; r++) {
@@ -822,6 +845,10 @@ int main(int argc, char **argv)
 		{ "test_sweep_bg_gc_recrash", test_sweep, NULL, NULL,
 		  &sweeps[7] },
 		{ "test_sweep_upgrade_v2", test_sweep, NULL, NULL, &sweeps[8] },
+		{ "test_sweep_itable_grow", test_sweep, NULL, NULL,
+		  &sweeps[9] },
+		{ "test_sweep_itable_grow_recrash", test_sweep, NULL, NULL,
+		  &sweeps[10] },
 	};
 	int rc;
 

@@ -8,6 +8,8 @@
  * random create/unlink/rename/mkdir/rmdir against a DRAM model, across
  * remounts (the index is rebuilt), and with the hash narrowed so that
  * every name collides or the probe runs wrap around the table's end.
+ * The inode table grows by chunks: from an 8-inode first chunk up to
+ * its last chunk, then -ENOSPC, and again after a remount.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -102,6 +104,21 @@ static void check_index(struct hdpm_fs *fs)
 	assert_int_equal(used, entries);
 	for (i = 0; i < fs->ninodes; i++)
 		assert_int_equal(hdpm_names_children(fs, i), kids[i]);
+	/* each directory's list (readdir's walk) holds exactly its
+	 * children, linked both ways */
+	for (i = 0; i < fs->ninodes; i++) {
+		uint64_t e, prev = 0, n = 0;
+
+		for (e = hdpm_names_first(fs, i); e;
+		     e = hdpm_names_next(fs, e - 1)) {
+			assert_true(e - 1 < fs->ninodes && n < fs->ninodes);
+			assert_int_equal(hdpm_inode(fs, e - 1)->parent, i);
+			assert_int_equal(fs->names.ref[e - 1].prev, prev);
+			prev = e;
+			n++;
+		}
+		assert_int_equal(n, kids[i]);
+	}
 	free(kids);
 }
 
@@ -348,6 +365,90 @@ static void test_equal_tags(void **state)
 	random_ops(e, 12, 1500);
 }
 
+/* a file system whose inode table starts with 8 inodes */
+static int setup_small(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	int rc;
+
+	hdpm_test_itable_log2 = 3;
+	rc = !e || hdpm_env_init(&e->h, "test-hdpm-names-grow", HEAP_SIZE,
+				 HDPM_NO_GC_THREAD, 1);
+	hdpm_test_itable_log2 = 0;
+	if (rc)
+		return -1;
+	*state = e;
+	return 0;
+}
+
+/* inodes of the first k chunks of an 8-inode first chunk */
+static uint64_t chunks_hold(unsigned k)
+{
+	return 8 * ((1ULL << k) - 1);
+}
+
+static void test_itable_growth(void **state)
+{
+	struct env *e = *state;
+	uint64_t max = chunks_hold(HDPM_ICHUNKS), i, n = 0;
+	struct hdpm_file *f;
+	char path[32];
+	unsigned cnt;
+	unsigned k = 1;
+	int rc;
+
+	assert_int_equal(e->h.fs->ninodes, 8);
+	assert_int_equal(hdpm_mkdir(e->h.fs, "/x", 0755), 0);
+	/* every create that finds the table full adds the next chunk */
+	for (;;) {
+		snprintf(path, sizeof(path), "/x/f%llu", (unsigned long long)n);
+		rc = hdpm_open(e->h.fs, path, O_CREAT | O_RDWR, 0644, &f);
+		if (rc < 0)
+			break;
+		assert_int_equal(hdpm_pwrite(f, path, 8, 0), 8);
+		hdpm_close(f);
+		n++;
+		/* root, /x and n files: the fewest chunks that hold them */
+		while (chunks_hold(k) < n + 2)
+			k++;
+		assert_int_equal(e->h.fs->ninodes, chunks_hold(k));
+		if (n % 97 == 0)
+			check_index(e->h.fs);
+	}
+	assert_int_equal(rc, -ENOSPC);
+	assert_int_equal(n, max - 2);
+	assert_int_equal(e->h.fs->ninodes, max);
+	check_index(e->h.fs);
+	cnt = 0;
+	assert_int_equal(hdpm_readdir(e->h.fs, "/x", count_entry, &cnt), 0);
+	assert_int_equal(cnt, n);
+	/* a full table refuses a mkdir too, and nothing changed */
+	assert_int_equal(hdpm_mkdir(e->h.fs, "/y", 0755), -ENOSPC);
+	env_remount(e);
+	assert_int_equal(e->h.fs->ninodes, max);
+	check_index(e->h.fs);
+	cnt = 0;
+	assert_int_equal(hdpm_readdir(e->h.fs, "/x", count_entry, &cnt), 0);
+	assert_int_equal(cnt, n);
+	/* files in the last chunk read back; freed slots are reused */
+	for (i = n - 5; i < n; i++) {
+		char buf[8];
+
+		snprintf(path, sizeof(path), "/x/f%llu", (unsigned long long)i);
+		assert_int_equal(hdpm_open(e->h.fs, path, O_RDONLY, 0, &f), 0);
+		assert_int_equal(hdpm_pread(f, buf, 8, 0), 8);
+		assert_memory_equal(buf, path, 8);
+		hdpm_close(f);
+	}
+	for (i = 0; i < n; i += 2) {
+		snprintf(path, sizeof(path), "/x/f%llu", (unsigned long long)i);
+		assert_int_equal(hdpm_unlink(e->h.fs, path), 0);
+	}
+	assert_int_equal(hdpm_mkdir(e->h.fs, "/y", 0755), 0);
+	assert_int_equal(e->h.fs->ninodes, max);
+	check_index(e->h.fs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +459,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_all_collide, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_wrapping_runs, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_itable_growth, setup_small,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_equal_tags, setup,
 						teardown),
