@@ -262,16 +262,29 @@ int pma_fsck_walk_pool(struct pma_fsck_set *set, struct pool *pool);
 void pma_fsck_walk_free(struct pma_fsck_set *set);
 
 /* fsck-repair.c: add a store to f->plan (none: nothing); a note (info
- * finding) to f->plan->notes; the single-bit fix of bank l of slab s at
- * slab_off if there is exactly one (1 and *ret), else 0; the stores
- * that zero a log slot */
+ * finding) to f->plan->notes; the stores that zero a log slot */
 int pma_fsck_plan_store(struct pma_fsck *f, uint64_t off, uint64_t value);
 int pma_fsck_note(struct pma_fsck *f, const char *code, uint64_t off,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-int pma_fsck_bank_fix(const struct pma_fsck *f, uint64_t slab_off,
-		      const struct pma_fsck_slab *s, unsigned l,
-		      struct pma_fsck_store *ret);
 int pma_fsck_plan_zero_slot(struct pma_fsck *f, const struct pma_rec *slot);
+/* a bank's rebuild (fsck-repair.c): what bank l of slab s at slab_off
+ * must hold, from the evidence (no bit past the last block, the bits the
+ * window names, before or after it) and its check (one more bit at
+ * most); 1 and *ret if exactly one bank fits and differs from media,
+ * else 0 (ret->unknown still says how many of its bits no record names);
+ * then the stores that write it (words first, the check last) */
+struct pma_fsck_bank {
+	uint64_t words[PMA_SLAB_BANK_WORDS], check;
+	unsigned known; /* bits changed by the evidence */
+	unsigned guessed; /* bits changed by the check (0 or 1) */
+	unsigned unknown; /* in-range bits no record of the window names */
+};
+int pma_fsck_bank_rebuild(const struct pma_fsck *f, uint64_t slab_off,
+			  const struct pma_fsck_slab *s, unsigned l,
+			  struct pma_fsck_bank *ret);
+int pma_fsck_plan_bank(struct pma_fsck *f, uint64_t slab_off,
+		       const struct pma_fsck_slab *s, unsigned l,
+		       const struct pma_fsck_bank *fix);
 
 /* fsck-map.c: the passes after the window */
 /* summary words, then every page map entry on media (before the window) */
