@@ -232,11 +232,14 @@ static int apply(const struct pma_fsck_plan *p, struct pool *pool)
 	return 0;
 }
 
-int pma_fsck_repair_flags(const char *path, unsigned flags,
-			  struct pool_fsck_sink *notes)
+int pma_fsck_repair_ask(const char *path, unsigned flags,
+			struct pool_fsck_sink *notes, pma_fsck_ask_fn ask,
+			void *arg, unsigned *ret_declined)
 {
 	struct pool_fsck_sink quiet = { 0 };
-	struct pma_fsck_plan plan = { .flags = flags, .notes = notes };
+	struct pma_fsck_plan plan = {
+		.flags = flags, .notes = notes, .ask = ask, .ask_arg = arg
+	};
 	struct pma_fsck_set *set;
 	struct pma_heap *heap;
 	struct pool *pool;
@@ -260,13 +263,18 @@ int pma_fsck_repair_flags(const char *path, unsigned flags,
 	set->sink = &quiet;
 	set->plan = &plan;
 	rc = pma_fsck_walk_pool(set, pool);
+	/* stores planned after the last asked-for finding belong to none */
+	if (ask)
+		plan.n = plan.change_start;
 	if (rc == 0 && !(flags & PMA_FSCK_DRY_RUN) && plan.n)
 		rc = apply(&plan, pool);
+	if (ret_declined)
+		*ret_declined = plan.declined;
 	pma_fsck_walk_free(set);
 	free(set);
 	free(plan.stores);
 	pool_close(&pool);
-	if (rc < 0 || (flags & PMA_FSCK_DRY_RUN))
+	if (rc < 0 || (flags & (PMA_FSCK_DRY_RUN | PMA_FSCK_NO_OPEN)))
 		return rc;
 	/* recovery, summary words, root check; close checkpoints */
 	rc = pma_heap_open(path, 0, &heap);
@@ -274,6 +282,12 @@ int pma_fsck_repair_flags(const char *path, unsigned flags,
 		return rc;
 	pma_heap_close(heap);
 	return 0;
+}
+
+int pma_fsck_repair_flags(const char *path, unsigned flags,
+			  struct pool_fsck_sink *notes)
+{
+	return pma_fsck_repair_ask(path, flags, notes, NULL, NULL, NULL);
 }
 
 int pma_fsck_repair(const char *path)

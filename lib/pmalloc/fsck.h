@@ -58,9 +58,22 @@ int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink);
 enum pma_fsck_repair_flag {
 	PMA_FSCK_ADVANCED = 1 << 0, /* also destructive repairs */
 	PMA_FSCK_DRY_RUN = 1 << 1, /* write nothing, tell notes */
+	PMA_FSCK_NO_OPEN = 1 << 2, /* fsck's own stores only, no open */
 };
 int pma_fsck_repair_flags(const char *path, unsigned flags,
 			  struct pool_fsck_sink *notes);
+/*
+ * The same, asking for each of fsck's own repairs: ask(finding, arg) is
+ * called for each finding whose repair has stores (after the notes that
+ * say what it does): 1 keeps them, 0 drops them (that finding is left
+ * as it is: every repair is independent of the others), <0 stops with
+ * that error and writes nothing. ret_declined (may be NULL) gets the
+ * number of repairs dropped.
+ */
+typedef int (*pma_fsck_ask_fn)(const struct pool_fsck_finding *f, void *arg);
+int pma_fsck_repair_ask(const char *path, unsigned flags,
+			struct pool_fsck_sink *notes, pma_fsck_ask_fn ask,
+			void *arg, unsigned *ret_declined);
 /* the same, flags 0 and no notes */
 int pma_fsck_repairable(const char *code);
 /* a finding that makes pma_fsck_repair impossible: an error it does not
@@ -160,6 +173,13 @@ struct pma_fsck_plan {
 	struct pma_fsck_store *stores;
 	size_t n, cap;
 	struct pool_fsck_sink *notes; /* may be NULL */
+	/* per change (pma_fsck_repair_ask): each repairable finding owns
+	 * the stores planned since the previous one (its notes came
+	 * before it); ask says whether to keep them */
+	pma_fsck_ask_fn ask;
+	void *ask_arg;
+	size_t change_start; /* the first store of the current change */
+	unsigned declined; /* changes ask dropped */
 };
 
 struct pma_fsck_arena {

@@ -678,6 +678,47 @@ rebuilt() {
 	assert_equal "$(jq '.findings | length' <<<"$output")" 0
 }
 
+@test "--repair on a terminal asks per change: a declined one is left, the others made" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" list "$T/p" >"$T/before"
+	"$DAMAGE" slot-ahead "$T/p"
+	"$DAMAGE" bank-window "$T/p"
+	cp "$T/p" "$T/ref"
+	# every change declined: nothing written
+	run script -qec "pmactl fsck --repair '$T/p'" /dev/null <<<$'n\nn'
+	assert_equal "$status" 1
+	assert_output --partial "pmactl: repair log-slot-damaged at 0x"
+	assert_output --partial "pmactl: repair slab-bitmap-bank-check at 0x"
+	assert_output --partial "would: repair-bank-rebuild: "
+	assert_output --partial "(2 errors found, 2 left; 2 of 2 repairs declined)"
+	cmp "$T/p" "$T/ref" || fail "declined changes were written"
+	# the log slot declined, the bank rebuilt
+	run script -qec "pmactl fsck --repair '$T/p'" /dev/null <<<$'n\ny'
+	assert_equal "$status" 1
+	assert_output --partial "(2 errors found, 1 left; 1 of 2 repairs declined)"
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	assert_equal "$(jq -r '[.findings[] | .code] | join(" ")' <<<"$output")" \
+		log-slot-damaged
+	"$DAMAGE" list "$T/p" >"$T/after"
+	diff "$T/before" "$T/after" || fail "the blocks changed"
+	# the log slot, accepted this time (JSON)
+	run script -qec "pmactl --json fsck --repair '$T/p'" /dev/null <<<$'y'
+	assert_success
+	[[ "$output" == *'"repair":"repaired"'* ]] || fail "$output"
+	fsck_json "$T/p"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# stdin not a terminal: one question, as before (EOF declines)
+	"$DAMAGE" slot-ahead "$T/p"
+	cp "$T/p" "$T/ref"
+	run --separate-stderr pmactl fsck --repair "$T/p" </dev/null
+	assert_equal "$status" 1
+	[[ "$stderr" == *"repair '$T/p' (1 error)? [y/N]"* ]] || fail "$stderr"
+	cmp "$T/p" "$T/ref" || fail "a declined repair wrote the pool"
+}
+
 @test "--advanced without --repair is a usage error (exit 2)" {
 	"$DAMAGE" make "$T/p"
 	run --separate-stderr pmactl fsck --advanced "$T/p"
