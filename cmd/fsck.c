@@ -436,7 +436,7 @@ static int fsck_answer(void)
 {
 	char line[32];
 
-	fflush(stderr);
+	(void)fflush(stderr);
 	if (!fgets(line, sizeof(line), stdin))
 		return 0;
 	return line[0] == 'y' || line[0] == 'Y';

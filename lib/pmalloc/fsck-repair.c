@@ -138,10 +138,9 @@ int pma_fsck_bank_rebuild(const struct pma_fsck *f, uint64_t slab_off,
 				((st ? s->cur[l][w] : s->pre[l][w]) & t[w])) &
 			       valid[w];
 		c = pma_check_bank(k, slab_off, l);
-		if (c == s->pm_check[l])
+		/* it fits as it is, or with its check word one bit off */
+		if (__builtin_popcountll(c ^ s->pm_check[l]) <= 1)
 			n = bank_candidate(ret, n, k, c);
-		else if (__builtin_popcountll(c ^ s->pm_check[l]) == 1)
-			n = bank_candidate(ret, n, k, c); /* the check's bit */
 		/* one bit nothing else tells */
 		for (w = 0; w < PMA_SLAB_BANK_WORDS; w++) {
 			for (b = 0; b < 64; b++) {
