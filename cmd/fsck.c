@@ -61,7 +61,8 @@ static const char fsck_usage[] =
 	"  -r, --repair        repair what the library's recovery repairs (a\n"
 	"                      damaged header copy of the same state, the logs,\n"
 	"                      summary words), if every error is of that kind\n"
-	"  -y, --yes           repair without asking\n"
+	"  -y, --yes           repair without asking (else: a question per\n"
+	"                      change on a terminal, one otherwise)\n"
 	"  -n, --dry-run       write nothing; with --repair: say what would\n"
 	"                      be repaired\n"
 	"  -b, --backup FILE   with --repair: copy part 0 to FILE (part N to\n"
@@ -105,6 +106,11 @@ struct fsck_run {
 	struct cmd_progress progress; /* the check's progress bar */
 	struct json_object *repairs; /* --json: what the repair did */
 	char first_unrepairable[64];
+	/* per-change questions (stdin and stderr a terminal, no --yes):
+	 * repairs the library's open or the HDPM mount make (asked as one
+	 * change), and fsck's own repairs asked, declined */
+	unsigned long rest_fixes;
+	unsigned asked, declined;
 };
 
 static int finding_json(struct fsck_run *r, const struct pool_fsck_finding *f)
@@ -119,6 +125,11 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 	if (f->severity == POOL_FSCK_WARNING &&
 	    (pma_fsck_repairable(f->code) || (f->flags & POOL_FSCK_REPAIRABLE)))
 		r->fix_warnings++;
+	if (!r->quiet &&
+	    (pma_fsck_repairable(f->code) ||
+	     (!strncmp(f->code, "hdpm-", 5) &&
+	      (f->flags & (POOL_FSCK_REPAIRABLE | POOL_FSCK_ADVANCED)))))
+		r->rest_fixes++;
 	if (pma_fsck_blocks_repair(f, 0) && !pma_fsck_blocks_repair(f, 1) &&
 	    !r->opts->advanced)
 		r->need_advanced++;
@@ -353,6 +364,8 @@ static int fsck_backup(struct fsck_run *r)
 	return rc < 0 ? FSCK_EXIT_INTERNAL : 0;
 }
 
+static int fsck_ask_each(const struct fsck_run *r);
+
 /* a note of the repair: what it does (or would do, or loses) */
 static int repair_note(const struct pool_fsck_finding *f, void *arg)
 {
@@ -373,7 +386,9 @@ static int repair_note(const struct pool_fsck_finding *f, void *arg)
 		}
 		return 0;
 	}
-	printf("%s: %s: ", r->opts->dry_run ? "would" : "repair", f->code);
+	printf("%s: %s: ",
+	       r->opts->dry_run || fsck_ask_each(r) ? "would" : "repair",
+	       f->code);
 	cmd_print_escaped(stdout, f->message);
 	putchar('\n');
 	return 0;
@@ -413,6 +428,81 @@ static int repair_run(struct fsck_run *r, unsigned flags)
 		&notes);
 	if (rc == 0 && notes.rc == 0)
 		rc = repair_hdpm(r, flags, &notes);
+	return notes.rc < 0 ? notes.rc : rc;
+}
+
+/* one answer on stdin: 1 for "y" (EOF, anything else: no) */
+static int fsck_answer(void)
+{
+	char line[32];
+
+	(void)fflush(stderr);
+	if (!fgets(line, sizeof(line), stdin))
+		return 0;
+	return line[0] == 'y' || line[0] == 'Y';
+}
+
+/* per-change questions: stdin and stderr are a terminal, no --yes */
+static int fsck_ask_each(const struct fsck_run *r)
+{
+	return !r->opts->yes && !r->opts->dry_run && isatty(STDIN_FILENO) &&
+	       isatty(STDERR_FILENO);
+}
+
+/* pma_fsck_repair_ask's question: one of fsck's own repairs, after the
+ * notes that say what it does (printed as "would: ...") */
+static int ask_change(const struct pool_fsck_finding *f, void *arg)
+{
+	struct fsck_run *r = arg;
+
+	r->asked++;
+	fprintf(stderr,
+		"pmactl: repair %s at 0x%" PRIx64 " (part %u)%s? [y/N] ",
+		f->code, f->off, f->part,
+		(f->flags & POOL_FSCK_ADVANCED) ? ", losing what it lists" :
+						  "");
+	return fsck_answer();
+}
+
+/*
+ * --repair, a question per change: fsck's own repairs one by one (a
+ * declined one is left as it is), then the library's own repairs and
+ * the HDPM file system's (its writable open and mount) as one more. 0,
+ * or -errno with a message.
+ */
+static int repair_each(struct fsck_run *r)
+{
+	struct pool_fsck_sink notes = { .fn = repair_note, .arg = r };
+	unsigned flags = PMA_FSCK_NO_OPEN |
+			 (r->opts->advanced ? PMA_FSCK_ADVANCED : 0);
+	struct pma_heap *heap;
+	int rc, rest;
+
+	if (r->arr && !r->repairs && !(r->repairs = json_object_new_array()))
+		return -ENOMEM;
+	rc = pma_fsck_repair_ask(r->path, flags, &notes, ask_change, r,
+				 &r->declined);
+	if (rc < 0 || notes.rc < 0)
+		return notes.rc < 0 ? notes.rc : rc;
+	rest = 0;
+	if (r->rest_fixes) {
+		r->asked++;
+		fprintf(stderr,
+			"pmactl: let the library's writable open and the "
+			"file system's mount repair the rest (%lu finding%s: "
+			"header copies, summary words, log replay, root "
+			"check, HDPM page logs)? [y/N] ",
+			r->rest_fixes, r->rest_fixes == 1 ? "" : "s");
+		rest = fsck_answer();
+		r->declined += !rest;
+	}
+	if (!rest && (r->rest_fixes || r->declined == r->asked))
+		return 0;
+	rc = pma_heap_open(r->path, 0, &heap);
+	if (rc < 0)
+		return rc;
+	pma_heap_close(heap);
+	rc = repair_hdpm(r, 0, &notes);
 	return notes.rc < 0 ? notes.rc : rc;
 }
 
@@ -461,12 +551,12 @@ static int fsck_repair(struct fsck_run *r, unsigned long errors,
 		return errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
 	}
 	*ret_action = "declined";
-	if (!r->opts->yes && !fsck_confirm(r, errors))
+	if (!r->opts->yes && !fsck_ask_each(r) && !fsck_confirm(r, errors))
 		return errors ? FSCK_EXIT_INCONSISTENT : FSCK_EXIT_CONSISTENT;
 	*ret_action = "cannot_repair";
 	if (r->opts->backup && (rc = fsck_backup(r)) != 0)
 		return rc;
-	rc = repair_run(r, 0);
+	rc = fsck_ask_each(r) ? repair_each(r) : repair_run(r, 0);
 	if (rc == -ENOMEM)
 		return -ENOMEM;
 	if (rc < 0) {
@@ -479,6 +569,12 @@ static int fsck_repair(struct fsck_run *r, unsigned long errors,
 	if (rc)
 		return rc;
 	*ret_after = sink.counts[POOL_FSCK_ERROR];
+	if (r->declined) {
+		/* what was declined is left as it was: not a failure */
+		*ret_action = r->declined == r->asked ? "declined" : "partial";
+		return *ret_after ? FSCK_EXIT_INCONSISTENT :
+				    FSCK_EXIT_CONSISTENT;
+	}
 	if (*ret_after)
 		return FSCK_EXIT_CANNOT_REPAIR;
 	*ret_action = "repaired";
@@ -493,7 +589,13 @@ static int fsck_text(const struct fsck_run *r, const struct pool_fsck_sink *s,
 	unsigned long errors = s->counts[POOL_FSCK_ERROR];
 	unsigned long warnings = s->counts[POOL_FSCK_WARNING];
 
-	if (!strcmp(action, "repaired") && errors)
+	if (r->declined)
+		printf("%s: %s (%lu error%s found, %lu left; %u of %u "
+		       "repair%s declined)\n",
+		       after ? "inconsistent" : "repaired", r->path, errors,
+		       errors == 1 ? "" : "s", after, r->declined, r->asked,
+		       r->asked == 1 ? "" : "s");
+	else if (!strcmp(action, "repaired") && errors)
 		printf("repaired: %s (%lu error%s found, none left)\n", r->path,
 		       errors, errors == 1 ? "" : "s");
 	else if (!strcmp(action, "repaired"))

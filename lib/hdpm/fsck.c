@@ -4,7 +4,8 @@
  * superblock down (journals, inodes, names, indexes, pages, logs), with
  * every block it finds named recorded with its owner, so that a block
  * named twice is found after the walk, and every named block asked of
- * the allocator (pma_usable_size): named but free is damage.
+ * the allocator (pma_usable_size): named but free is damage; live but
+ * named by nothing is a leak (reported, never reclaimed: leaks_fsck).
  *
  * A crash leaves the words an operation journaled in flux: while the
  * journal is ACTIVE or COMMITTED, an inode or page header holding a
@@ -820,6 +821,125 @@ static int shared_fsck(struct hfsck *h)
 	return rc;
 }
 
+/* ------------------------------------------------------------ leaks */
+
+/* report at most this many leaked blocks one by one, then a sum */
+#define HDPM_LEAKS_LISTED 32
+
+struct leaks {
+	uint64_t n, bytes; /* leaked blocks and their bytes */
+	uint64_t first; /* the first one not listed (pool offset) */
+};
+
+/* is off named (the owners are sorted)? */
+static int owned(const struct hfsck *h, uint64_t off)
+{
+	size_t lo = 0, hi = h->nowners, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (h->owners[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->nowners && h->owners[lo].off == off;
+}
+
+/* the live block at pool offset off of size bytes: named, or a leak */
+static int leak_one(struct hfsck *h, struct leaks *l, uint64_t off,
+		    uint64_t size)
+{
+	if (owned(h, off))
+		return 0;
+	if (l->n++ >= HDPM_LEAKS_LISTED) {
+		l->bytes += size;
+		if (!l->first)
+			l->first = off;
+		return 0;
+	}
+	return report(h, "hdpm-block-leaked", POOL_FSCK_WARNING, 0, off,
+		      "block 0x%llx (%llu bytes) is live but nothing of the "
+		      "file system names it (a leak: its space is lost); "
+		      "--repair does not reclaim it: the heap stays its "
+		      "application's (hdpm_mount), whose pointers fsck does "
+		      "not know, and no allocator metadata proves a block "
+		      "unreachable",
+		      (unsigned long long)off, (unsigned long long)size);
+}
+
+/* every live block of part heap p (slab blocks, extents) */
+static int leaks_part(struct hfsck *h, struct pma_heap *p, struct leaks *l)
+{
+	uint64_t c, page, n, off;
+	struct pma_slab *slab;
+	uint32_t i;
+	int rc = 0;
+
+	for (c = 0; rc == 0 && c < p->nchunks; c++) {
+		slab = pma_heap_slab_at(p,
+					pma_page_off(p, c * PMA_CHUNK_PAGES));
+		for (i = 0; rc == 0 && slab && i < slab->nblocks; i++) {
+			if (!pma_slab_is_live(slab, i))
+				continue;
+			off = pool_off_make(p->part,
+					    pma_slab_block_off(slab, i));
+			rc = leak_one(h, l, off, slab->block_size);
+		}
+	}
+	for (page = 0; rc == 0 && page < p->geom.npages; page++) {
+		if (pma_pmap_kind(p->pmap[page]) != PMA_PMAP_EXTENT)
+			continue;
+		n = pma_pmap_npages(p->pmap[page]);
+		rc = leak_one(h, l,
+			      pool_off_make(p->part, pma_page_off(p, page)),
+			      n << PMA_PAGE_SHIFT);
+	}
+	return rc;
+}
+
+/*
+ * Blocks live in the allocator that nothing of the file system names
+ * (leaks): only when the walk found no error and no operation is in
+ * flight (a busy journal or GC journal names blocks half-way, and a
+ * damaged structure names blocks fsck did not see). The superblock (the
+ * root) and the blocks the allocation slots name are not leaks: a crash
+ * between an allocation and its link leaves the block in a slot, and
+ * the mount's recovery decides about it. Never repaired (the message
+ * says why).
+ */
+static int leaks_fsck(struct hfsck *h)
+{
+	const struct hdpm_gc_journal *j = &h->sb->gc;
+	struct leaks l = { 0 };
+	unsigned p;
+	int rc = 0;
+
+	if (h->errors || h->busy || j->nretire ||
+	    ((j->state & 0xff) == HDPM_GC_BUILD && j->crc == gc_crc(j)))
+		return 0;
+	rc = own(h, h->sb_off, ~0ULL, 0, "superblock");
+	if (rc == 0 && h->sb->alloc_slot)
+		rc = own(h, h->sb->alloc_slot, ~0ULL, 0, "allocation slot");
+	if (rc == 0 && h->sb->gc_slot)
+		rc = own(h, h->sb->gc_slot, ~0ULL, 0, "GC allocation slot");
+	if (rc < 0)
+		return rc;
+	qsort(h->owners, h->nowners, sizeof(*h->owners), cmp_owner);
+	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+		if (h->heap->sib[p])
+			rc = leaks_part(h, h->heap->sib[p], &l);
+	if (rc == 0 && l.n > HDPM_LEAKS_LISTED)
+		rc = report(h, "hdpm-block-leaked", POOL_FSCK_WARNING, 0,
+			    l.first,
+			    "%llu more leaked blocks (%llu bytes), from "
+			    "0x%llx on; not reclaimed either",
+			    (unsigned long long)(l.n - HDPM_LEAKS_LISTED),
+			    (unsigned long long)l.bytes,
+			    (unsigned long long)l.first);
+	return rc;
+}
+
 /* ------------------------------------------------------------ driver */
 
 /* the inode table's chunks: live blocks, and ninodes exactly what the
@@ -915,6 +1035,8 @@ static int walk(struct hfsck *h)
 		rc = loops_fsck(h);
 	if (rc == 0)
 		rc = shared_fsck(h);
+	if (rc == 0)
+		rc = leaks_fsck(h);
 	return rc;
 }
 

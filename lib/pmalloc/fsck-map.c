@@ -175,6 +175,79 @@ int pma_fsck_spans(struct pma_fsck *f)
 
 /* ------------------------------------------------------------ slabs */
 
+/*
+ * Bank l of slab s at off fails its check (why: how): rebuilt from the
+ * evidence if exactly one bank fits (fsck-repair.c), else reported with
+ * what fsck cannot know. A rebuild changes what the library reads: the
+ * walk's copy of the bank is updated.
+ */
+static int bank_bad(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
+		    unsigned l, const char *why)
+{
+	uint64_t boff = off + PMA_SLAB_BITMAP_OFF + l * PMA_LINE;
+	struct pma_fsck_bank fix;
+	unsigned w, one = 0;
+	int rc;
+
+	if (!pma_fsck_bank_rebuild(f, off, s, l, &fix))
+		return pma_fsck_report(
+			f, "slab-bitmap-bank-check", POOL_FSCK_ERROR, boff,
+			"slab at 0x%llx: allocation bitmap bank %u at 0x%llx "
+			"%s; not repaired: %u of its blocks' bits are named "
+			"by no record of the logs, so their state is unknown, "
+			"and no single one of them (nor its check) explains "
+			"the check",
+			(unsigned long long)off, l, (unsigned long long)boff,
+			why, fix.unknown);
+	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+		one += fix.words[w] != s->pm[l][w];
+	one += fix.check != s->pm_check[l];
+	rc = pma_fsck_plan_bank(f, off, s, l, &fix);
+	if (rc == 0 && fix.known == 0 && fix.guessed == 1)
+		rc = pma_fsck_note(f, "repair-bank-bit", boff,
+				   "slab at 0x%llx, bitmap bank %u: %s at "
+				   "0x%llx is one bit off its check: restored",
+				   (unsigned long long)off, l,
+				   fix.check != s->pm_check[l] ?
+					   "the check word" :
+					   "a word of the bank",
+				   (unsigned long long)boff);
+	else if (rc == 0)
+		rc = pma_fsck_note(f, "repair-bank-rebuild", boff,
+				   "slab at 0x%llx, bitmap bank %u rebuilt (%u "
+				   "word%s stored): %u bit%s from the logs' "
+				   "records and the slab's block count, %u "
+				   "from its check",
+				   (unsigned long long)off, l, one,
+				   one == 1 ? "" : "s", fix.known,
+				   fix.known == 1 ? "" : "s", fix.guessed);
+	if (rc < 0)
+		return rc;
+	/* the walk goes on with the rebuilt bank (its untouched bits are
+	 * what the window starts from) */
+	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+		s->cur[l][w] = (fix.words[w] & ~s->touched[l][w]) |
+			       (s->cur[l][w] & s->touched[l][w]);
+	memcpy(s->pm[l], fix.words, sizeof(fix.words));
+	s->pm_check[l] = fix.check;
+	if (fix.known == 0 && fix.guessed == 1)
+		return pma_fsck_report_flags(
+			f, "slab-bitmap-bank-check", POOL_FSCK_ERROR,
+			POOL_FSCK_REPAIRABLE, boff,
+			"slab at 0x%llx: allocation bitmap bank %u at 0x%llx "
+			"%s by exactly one bit: --repair restores it",
+			(unsigned long long)off, l, (unsigned long long)boff,
+			why);
+	return pma_fsck_report_flags(
+		f, "slab-bitmap-bank-check", POOL_FSCK_ERROR,
+		POOL_FSCK_REPAIRABLE, boff,
+		"slab at 0x%llx: allocation bitmap bank %u at 0x%llx %s: "
+		"--repair rebuilds it (%u bit%s from the logs' records and the "
+		"slab's block count, %u from its check)",
+		(unsigned long long)off, l, (unsigned long long)boff, why,
+		fix.known, fix.known == 1 ? "" : "s", fix.guessed);
+}
+
 /* the banks the window changed: on media either before or after it */
 static int touched_fsck(struct pma_fsck *f, uint64_t chunk,
 			struct pma_fsck_slab *s)
@@ -193,15 +266,9 @@ static int touched_fsck(struct pma_fsck *f, uint64_t chunk,
 		    s->pm_check[l] == pma_check_bank(s->cur[l], off, l) ||
 		    s->pm_check[l] == pma_check_bank(pre, off, l))
 			continue;
-		return pma_fsck_report(
-			f, "slab-bitmap-bank-check", POOL_FSCK_ERROR,
-			off + PMA_SLAB_BITMAP_OFF + l * PMA_LINE,
-			"slab at 0x%llx: allocation bitmap bank %u at 0x%llx "
-			"matches neither the state before the logs' records "
-			"nor after them",
-			(unsigned long long)off, l,
-			(unsigned long long)(off + PMA_SLAB_BITMAP_OFF +
-					     l * PMA_LINE));
+		return bank_bad(f, off, s, l,
+				"matches neither the state before the logs' "
+				"records nor after them");
 	}
 	return 0;
 }
@@ -227,46 +294,6 @@ static const char *slab_hdr_bad(const struct pma_fsck *f,
 	return NULL;
 }
 
-/* bank l (untouched by the window) fails its check: repairable if one
- * bit explains it (fsck-repair.c) */
-static int bank_bad(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
-		    unsigned l)
-{
-	uint64_t boff = off + PMA_SLAB_BITMAP_OFF + l * PMA_LINE;
-	struct pma_fsck_store fix;
-	int rc;
-
-	if (!pma_fsck_bank_fix(f, off, s, l, &fix))
-		return pma_fsck_report(f, "slab-bitmap-bank-check",
-				       POOL_FSCK_ERROR, boff,
-				       "slab at 0x%llx: allocation bitmap bank "
-				       "%u at 0x%llx fails its check",
-				       (unsigned long long)off, l,
-				       (unsigned long long)boff);
-	rc = pma_fsck_plan_store(f, fix.off, fix.value);
-	if (rc == 0)
-		rc = pma_fsck_note(f, "repair-bank-bit", fix.off,
-				   "slab at 0x%llx, bitmap bank %u: the word "
-				   "at 0x%llx is one bit off its check: "
-				   "restored to 0x%llx",
-				   (unsigned long long)off, l,
-				   (unsigned long long)fix.off,
-				   (unsigned long long)fix.value);
-	if (rc < 0)
-		return rc;
-	/* what the library reads: the repaired bank */
-	if (fix.off == boff + PMA_SLAB_BANK_CHECK * 8ULL)
-		s->pm_check[l] = fix.value;
-	return pma_fsck_report_flags(
-		f, "slab-bitmap-bank-check", POOL_FSCK_ERROR,
-		POOL_FSCK_REPAIRABLE, boff,
-		"slab at 0x%llx: allocation bitmap bank %u at 0x%llx fails "
-		"its check by exactly one bit (the word at 0x%llx): --repair "
-		"restores it",
-		(unsigned long long)off, l, (unsigned long long)boff,
-		(unsigned long long)fix.off);
-}
-
 /* bank l of slab s: untouched banks against their check, and no bit
  * past the last block */
 static int bank_fsck(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
@@ -278,7 +305,7 @@ static int bank_fsck(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
 	if (f->checked && !s->fresh &&
 	    !(s->touched[l][0] | s->touched[l][1] | s->touched[l][2]) &&
 	    s->pm_check[l] != pma_check_bank(s->pm[l], off, l))
-		return bank_bad(f, off, s, l);
+		return bank_bad(f, off, s, l, "fails its check");
 	/* bank l holds blocks l, l + NBANKS, ...: nbits of them */
 	nbits = s->hdr.nblocks > l ?
 			(s->hdr.nblocks - l + PMA_NBANKS - 1) / PMA_NBANKS :

@@ -7,12 +7,16 @@
  * one repair are ordered so that a crash between any two leaves a pool
  * that checks as before or repaired:
  *
- *  - a slab bitmap bank that fails its check by exactly one bit (of its
- *    three words, or of its check word): the only single-bit change that
- *    makes it pass is provably the damage (CRC-32C has Hamming distance
- *    6 at this length: no other bitmap within two bits has this check),
- *    so that word is stored back. Anything else about a bank is not
- *    repaired: its true bits are unknown.
+ *  - a slab bitmap bank that fails its check, rebuilt from what is known
+ *    of it: no bit past the slab's last block, the bits the logs' window
+ *    names (as before its records, or after them), and at most one other
+ *    bit (of its three words, or of its check word) found by the check.
+ *    Only a unique such bank is stored: CRC-32C has Hamming distance 6
+ *    at this length, so two banks with one check differ in at least six
+ *    bits, and a bank the evidence fixes up to one unknown bit cannot be
+ *    another valid bank unless five more unknown bits were damaged.
+ *    Anything else about a bank is not repaired: the bits no record
+ *    names are unknown.
  *  - a damaged slot ahead of a log's tail: zeroed, word by word (a slot
  *    with a zero word is not damaged).
  *  - page map entries in groups the summary does not mark: zeroed (open
@@ -78,56 +82,110 @@ int pma_fsck_note(struct pma_fsck *f, const char *code, uint64_t off,
 
 /* ------------------------------------------------------------ banks */
 
-/* no bit past the bank's share of nblocks blocks */
-static int bank_bits_ok(const uint64_t *words, unsigned nblocks, unsigned l)
+/* the bank's in-range bits (blocks l, l + NBANKS, ... below nblocks) */
+static void bank_valid(unsigned nblocks, unsigned l,
+		       uint64_t valid[PMA_SLAB_BANK_WORDS])
 {
 	unsigned nbits =
 		nblocks > l ? (nblocks - l + PMA_NBANKS - 1) / PMA_NBANKS : 0;
-	uint64_t valid;
 	unsigned w, b;
 
 	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++) {
 		b = w * 64;
-		valid = nbits <= b	? 0 :
-			nbits - b >= 64 ? ~0ULL :
-					  (1ULL << (nbits - b)) - 1;
-		if (words[w] & ~valid)
-			return 0;
+		valid[w] = nbits <= b	   ? 0 :
+			   nbits - b >= 64 ? ~0ULL :
+					     (1ULL << (nbits - b)) - 1;
 	}
-	return 1;
 }
 
-int pma_fsck_bank_fix(const struct pma_fsck *f, uint64_t slab_off,
-		      const struct pma_fsck_slab *s, unsigned l,
-		      struct pma_fsck_store *ret)
+/* add the candidate (words, check) to ret unless it is there; the
+ * number of distinct candidates */
+static unsigned bank_candidate(struct pma_fsck_bank *ret, unsigned n,
+			       const uint64_t *words, uint64_t check)
 {
-	uint64_t words[PMA_SLAB_BANK_WORDS], c;
-	uint64_t base = slab_off + PMA_SLAB_BITMAP_OFF + (uint64_t)l * PMA_LINE;
-	unsigned w, b, found = 0;
+	if (n && !memcmp(ret->words, words, sizeof(ret->words)) &&
+	    ret->check == check)
+		return n;
+	if (n == 0) {
+		memcpy(ret->words, words, sizeof(ret->words));
+		ret->check = check;
+	}
+	return n + 1;
+}
 
-	if (!f->checked)
+int pma_fsck_bank_rebuild(const struct pma_fsck *f, uint64_t slab_off,
+			  const struct pma_fsck_slab *s, unsigned l,
+			  struct pma_fsck_bank *ret)
+{
+	uint64_t valid[PMA_SLAB_BANK_WORDS], k[PMA_SLAB_BANK_WORDS];
+	const uint64_t *t = s->touched[l], *pm = s->pm[l];
+	uint64_t c, any = t[0] | t[1] | t[2];
+	unsigned st, w, b, n = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!f->checked || s->fresh || s->mid[l])
 		return 0;
-	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++) {
-		for (b = 0; b < 64; b++) {
-			memcpy(words, s->pm[l], sizeof(words));
-			words[w] ^= 1ULL << b;
-			if (pma_check_bank(words, slab_off, l) !=
-				    s->pm_check[l] ||
-			    !bank_bits_ok(words, s->hdr.nblocks, l))
-				continue;
-			ret->off = base + (uint64_t)w * 8;
-			ret->value = words[w];
-			found++;
+	bank_valid(s->hdr.nblocks, l, valid);
+	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+		ret->unknown +=
+			(unsigned)__builtin_popcountll(valid[w] & ~t[w]);
+	/* the states the evidence allows: no bit past the last block, and
+	 * the bits the window's records name as before them or after them
+	 * (a bank they do not touch: as it is) */
+	for (st = 0; st < (any ? 2u : 1u); st++) {
+		for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+			k[w] = ((pm[w] & ~t[w]) |
+				((st ? s->cur[l][w] : s->pre[l][w]) & t[w])) &
+			       valid[w];
+		c = pma_check_bank(k, slab_off, l);
+		/* it fits as it is, or with its check word one bit off */
+		if (__builtin_popcountll(c ^ s->pm_check[l]) <= 1)
+			n = bank_candidate(ret, n, k, c);
+		/* one bit nothing else tells */
+		for (w = 0; w < PMA_SLAB_BANK_WORDS; w++) {
+			for (b = 0; b < 64; b++) {
+				if (!((valid[w] & ~t[w]) >> b & 1))
+					continue;
+				k[w] ^= 1ULL << b;
+				if (pma_check_bank(k, slab_off, l) ==
+				    s->pm_check[l])
+					n = bank_candidate(ret, n, k,
+							   s->pm_check[l]);
+				k[w] ^= 1ULL << b;
+			}
 		}
 	}
-	c = pma_check_bank(s->pm[l], slab_off, l);
-	if (__builtin_popcountll(c ^ s->pm_check[l]) == 1 &&
-	    bank_bits_ok(s->pm[l], s->hdr.nblocks, l)) {
-		ret->off = base + PMA_SLAB_BANK_CHECK * 8ULL;
-		ret->value = c;
-		found++;
+	if (n != 1)
+		return 0;
+	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++) {
+		ret->known += (unsigned)__builtin_popcountll(
+			(pm[w] ^ ret->words[w]) & (t[w] | ~valid[w]));
+		ret->guessed += (unsigned)__builtin_popcountll(
+			(pm[w] ^ ret->words[w]) & valid[w] & ~t[w]);
 	}
-	return found == 1;
+	ret->guessed +=
+		(unsigned)__builtin_popcountll(ret->check ^ s->pm_check[l]);
+	return ret->known + ret->guessed != 0;
+}
+
+int pma_fsck_plan_bank(struct pma_fsck *f, uint64_t slab_off,
+		       const struct pma_fsck_slab *s, unsigned l,
+		       const struct pma_fsck_bank *fix)
+{
+	uint64_t base = slab_off + PMA_SLAB_BITMAP_OFF + (uint64_t)l * PMA_LINE;
+	unsigned w;
+	int rc = 0;
+
+	/* the words, then the check: until the check is stored the bank
+	 * fails it as before, and the same evidence gives the same bank */
+	for (w = 0; rc == 0 && w < PMA_SLAB_BANK_WORDS; w++)
+		if (fix->words[w] != s->pm[l][w])
+			rc = pma_fsck_plan_store(f, base + w * 8ULL,
+						 fix->words[w]);
+	if (rc == 0 && fix->check != s->pm_check[l])
+		rc = pma_fsck_plan_store(f, base + PMA_SLAB_BANK_CHECK * 8ULL,
+					 fix->check);
+	return rc;
 }
 
 /* ------------------------------------------------------------ logs */
@@ -173,11 +231,14 @@ static int apply(const struct pma_fsck_plan *p, struct pool *pool)
 	return 0;
 }
 
-int pma_fsck_repair_flags(const char *path, unsigned flags,
-			  struct pool_fsck_sink *notes)
+int pma_fsck_repair_ask(const char *path, unsigned flags,
+			struct pool_fsck_sink *notes, pma_fsck_ask_fn ask,
+			void *arg, unsigned *ret_declined)
 {
 	struct pool_fsck_sink quiet = { 0 };
-	struct pma_fsck_plan plan = { .flags = flags, .notes = notes };
+	struct pma_fsck_plan plan = {
+		.flags = flags, .notes = notes, .ask = ask, .ask_arg = arg
+	};
 	struct pma_fsck_set *set;
 	struct pma_heap *heap;
 	struct pool *pool;
@@ -201,13 +262,18 @@ int pma_fsck_repair_flags(const char *path, unsigned flags,
 	set->sink = &quiet;
 	set->plan = &plan;
 	rc = pma_fsck_walk_pool(set, pool);
+	/* stores planned after the last asked-for finding belong to none */
+	if (ask)
+		plan.n = plan.change_start;
 	if (rc == 0 && !(flags & PMA_FSCK_DRY_RUN) && plan.n)
 		rc = apply(&plan, pool);
+	if (ret_declined)
+		*ret_declined = plan.declined;
 	pma_fsck_walk_free(set);
 	free(set);
 	free(plan.stores);
 	pool_close(&pool);
-	if (rc < 0 || (flags & PMA_FSCK_DRY_RUN))
+	if (rc < 0 || (flags & (PMA_FSCK_DRY_RUN | PMA_FSCK_NO_OPEN)))
 		return rc;
 	/* recovery, summary words, root check; close checkpoints */
 	rc = pma_heap_open(path, 0, &heap);
@@ -215,6 +281,12 @@ int pma_fsck_repair_flags(const char *path, unsigned flags,
 		return rc;
 	pma_heap_close(heap);
 	return 0;
+}
+
+int pma_fsck_repair_flags(const char *path, unsigned flags,
+			  struct pool_fsck_sink *notes)
+{
+	return pma_fsck_repair_ask(path, flags, notes, NULL, NULL, NULL);
 }
 
 int pma_fsck_repair(const char *path)

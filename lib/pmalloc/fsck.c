@@ -17,6 +17,38 @@
 #include "pmalloc/fsck.h"
 #include "util/errmsg.h"
 
+/* a repair asked for: the stores planned since the previous one are
+ * this finding's; kept or dropped as ask says */
+static int ask(struct pma_fsck *f, const char *code,
+	       enum pool_fsck_severity severity, unsigned flags, uint64_t off,
+	       const char *msg)
+{
+	struct pma_fsck_plan *p = f->plan;
+	char full[2 * UTIL_ERRMSG_MAX + 32];
+	struct pool_fsck_finding q = { .code = code,
+				       .severity = severity,
+				       .part = f->part,
+				       .off = off,
+				       .message = full,
+				       .flags = flags };
+	int rc = 0;
+
+	if (p->n > p->change_start) {
+		if (f->set && f->set->nheaps > 1)
+			snprintf(full, sizeof(full), "part %u: %s", f->part,
+				 msg);
+		else
+			snprintf(full, sizeof(full), "%s", msg);
+		rc = p->ask(&q, p->ask_arg);
+		if (rc == 0) {
+			p->n = p->change_start;
+			p->declined++;
+		}
+	}
+	p->change_start = p->n;
+	return rc < 0 ? rc : 0;
+}
+
 static int vreport(struct pma_fsck *f, const char *code,
 		   enum pool_fsck_severity severity, unsigned flags,
 		   uint64_t off, const char *fmt, va_list ap)
@@ -34,6 +66,13 @@ static int vreport(struct pma_fsck *f, const char *code,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (severity == POOL_FSCK_ERROR)
 		f->heap_errors++;
+	if (f->plan && f->plan->ask &&
+	    (flags & (POOL_FSCK_REPAIRABLE | POOL_FSCK_ADVANCED))) {
+		int rc = ask(f, code, severity, flags, off, msg);
+
+		if (rc < 0)
+			return rc;
+	}
 	if (f->set && f->set->nheaps > 1)
 		return pool_fsck_report_flags(f->sink, code, severity, flags,
 					      f->part, off, "part %u: %s",

@@ -58,9 +58,22 @@ int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink);
 enum pma_fsck_repair_flag {
 	PMA_FSCK_ADVANCED = 1 << 0, /* also destructive repairs */
 	PMA_FSCK_DRY_RUN = 1 << 1, /* write nothing, tell notes */
+	PMA_FSCK_NO_OPEN = 1 << 2, /* fsck's own stores only, no open */
 };
 int pma_fsck_repair_flags(const char *path, unsigned flags,
 			  struct pool_fsck_sink *notes);
+/*
+ * The same, asking for each of fsck's own repairs: ask(finding, arg) is
+ * called for each finding whose repair has stores (after the notes that
+ * say what it does): 1 keeps them, 0 drops them (that finding is left
+ * as it is: every repair is independent of the others), <0 stops with
+ * that error and writes nothing. ret_declined (may be NULL) gets the
+ * number of repairs dropped.
+ */
+typedef int (*pma_fsck_ask_fn)(const struct pool_fsck_finding *f, void *arg);
+int pma_fsck_repair_ask(const char *path, unsigned flags,
+			struct pool_fsck_sink *notes, pma_fsck_ask_fn ask,
+			void *arg, unsigned *ret_declined);
 /* the same, flags 0 and no notes */
 int pma_fsck_repairable(const char *code);
 /* a finding that makes pma_fsck_repair impossible: an error it does not
@@ -160,6 +173,13 @@ struct pma_fsck_plan {
 	struct pma_fsck_store *stores;
 	size_t n, cap;
 	struct pool_fsck_sink *notes; /* may be NULL */
+	/* per change (pma_fsck_repair_ask): each repairable finding owns
+	 * the stores planned since the previous one (its notes came
+	 * before it); ask says whether to keep them */
+	pma_fsck_ask_fn ask;
+	void *ask_arg;
+	size_t change_start; /* the first store of the current change */
+	unsigned declined; /* changes ask dropped */
 };
 
 struct pma_fsck_arena {
@@ -262,16 +282,29 @@ int pma_fsck_walk_pool(struct pma_fsck_set *set, struct pool *pool);
 void pma_fsck_walk_free(struct pma_fsck_set *set);
 
 /* fsck-repair.c: add a store to f->plan (none: nothing); a note (info
- * finding) to f->plan->notes; the single-bit fix of bank l of slab s at
- * slab_off if there is exactly one (1 and *ret), else 0; the stores
- * that zero a log slot */
+ * finding) to f->plan->notes; the stores that zero a log slot */
 int pma_fsck_plan_store(struct pma_fsck *f, uint64_t off, uint64_t value);
 int pma_fsck_note(struct pma_fsck *f, const char *code, uint64_t off,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-int pma_fsck_bank_fix(const struct pma_fsck *f, uint64_t slab_off,
-		      const struct pma_fsck_slab *s, unsigned l,
-		      struct pma_fsck_store *ret);
 int pma_fsck_plan_zero_slot(struct pma_fsck *f, const struct pma_rec *slot);
+/* a bank's rebuild (fsck-repair.c): what bank l of slab s at slab_off
+ * must hold, from the evidence (no bit past the last block, the bits the
+ * window names, before or after it) and its check (one more bit at
+ * most); 1 and *ret if exactly one bank fits and differs from media,
+ * else 0 (ret->unknown still says how many of its bits no record names);
+ * then the stores that write it (words first, the check last) */
+struct pma_fsck_bank {
+	uint64_t words[PMA_SLAB_BANK_WORDS], check;
+	unsigned known; /* bits changed by the evidence */
+	unsigned guessed; /* bits changed by the check (0 or 1) */
+	unsigned unknown; /* in-range bits no record of the window names */
+};
+int pma_fsck_bank_rebuild(const struct pma_fsck *f, uint64_t slab_off,
+			  const struct pma_fsck_slab *s, unsigned l,
+			  struct pma_fsck_bank *ret);
+int pma_fsck_plan_bank(struct pma_fsck *f, uint64_t slab_off,
+		       const struct pma_fsck_slab *s, unsigned l,
+		       const struct pma_fsck_bank *fix);
 
 /* fsck-map.c: the passes after the window */
 /* summary words, then every page map entry on media (before the window) */

@@ -185,6 +185,31 @@ damaged() {
 	done
 }
 
+@test "hdpm leak: blocks no file names are hdpm-block-leaked; --repair refuses to reclaim them" {
+	mkfs
+	run --separate-stderr "$DAMAGE" leak "$P"
+	assert_success
+	local leaked=$output
+	[ "$(wc -l <<<"$leaked")" = 2 ] || fail "offsets: $leaked"
+	cp "$P" "$T/ref"
+	fsck_json "$P"
+	# a warning: the file system works, the space is lost
+	assert_success
+	assert_equal "$(jq -r '[.findings[] | select(.code ==
+		"hdpm-block-leaked" and .severity == "warning") | .offset] |
+		sort | .[]' <<<"$output")" "$(sort <<<"$leaked")"
+	assert_equal "$(jq '.findings | length' <<<"$output")" 2
+	jq -e 'all(.findings[]; .message | test("--repair does not reclaim it"))' \
+		<<<"$output" >/dev/null || fail "no reason: $output"
+	# --repair (even --advanced) says why and writes nothing
+	run --separate-stderr pmactl fsck --repair --yes --advanced "$P"
+	assert_success
+	assert_line --partial "warning: hdpm-block-leaked: "
+	assert_line --partial "no allocator metadata proves a block unreachable"
+	refute_line --partial "repair: "
+	cmp "$P" "$T/ref" || fail "the leak repair wrote the pool"
+}
+
 # crashed KIND CODE: a child crashed by hdpm-damage KIND leaves info
 # CODE and no error; --recovery mounts on a private view (hdpm-recovery
 # says what it did), checks clean, and writes nothing; a real mount

@@ -515,8 +515,8 @@ repaired() {
 	assert_equal "$(jq '.findings | length' <<<"$output")" 0
 }
 
-@test "repair: a bitmap bank one bit off -> slab-bitmap-bank-check, restored" {
-	repaired bitmap-bank slab-bitmap-bank-check repair-bank-bit
+@test "repair: a bitmap bank bit past the last block -> slab-bitmap-bank-check, rebuilt" {
+	repaired bitmap-bank slab-bitmap-bank-check repair-bank-rebuild
 }
 
 @test "repair: a bit of a bank's check word -> slab-bitmap-bank-check, restored" {
@@ -531,10 +531,46 @@ repaired() {
 	repaired unmarked pmap-entry-unmarked repair-pmap-unmarked
 }
 
-@test "repair: a bank two bits off is not repaired (exit 3, nothing written)" {
+# rebuilt KIND...: damages KIND... of a fresh base pool give a
+# slab-bitmap-bank-check that --repair rebuilds from the evidence
+# (repair-bank-rebuild); the pool then checks clean, every root slot
+# names the block of the same size as before the damage, and it takes a
+# workload
+rebuilt() {
+	"$DAMAGE" make "$T/p" || fail "fsck-damage make failed"
+	"$DAMAGE" list "$T/p" >"$T/before" || fail "list failed"
+	local kind
+	for kind in "$@"; do
+		"$DAMAGE" "$kind" "$T/p" || fail "fsck-damage $kind failed"
+	done
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	assert_code slab-bitmap-bank-check
+	jq -e '.findings[] | select(.code == "slab-bitmap-bank-check") |
+		.message | test("--repair rebuilds it")' <<<"$output" \
+		>/dev/null || fail "$output"
+	run --separate-stderr pmactl --json fsck --repair --yes "$T/p"
+	assert_success
+	assert_equal "$(jq -r .repair <<<"$output")" repaired
+	jq -e 'any(.repairs[]; .code == "repair-bank-rebuild")' \
+		<<<"$output" >/dev/null || fail "$output"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	"$DAMAGE" list "$T/p" >"$T/after" || fail "list failed"
+	diff "$T/before" "$T/after" || fail "the blocks changed"
+	run --separate-stderr "$WORKLOAD" "$T/p" 2 200
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+}
+
+@test "repair: a bank with a stray bit and one more -> rebuilt (strays cleared, one bit from the check)" {
+	# bitmap-bank sets a bit past the last block; a second bit, in the
+	# bank's first word, is one no record names
 	"$DAMAGE" make "$T/p"
+	"$DAMAGE" list "$T/p" >"$T/before"
 	"$DAMAGE" bitmap-bank "$T/p"
-	# a second bit, in the bank's first word
 	fsck_json "$T/p"
 	local hex off b
 	hex=$(jq -r '.findings[] | select(.code == "slab-bitmap-bank-check") |
@@ -543,11 +579,30 @@ repaired() {
 	b=$(dd if="$T/p" bs=1 skip="$off" count=1 2>/dev/null | od -An -tu1)
 	printf "\\x$(printf %02x $((b ^ 4)))" |
 		dd of="$T/p" bs=1 seek="$off" conv=notrunc 2>/dev/null
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_success
+	assert_line --partial "--repair rebuilds it (1 bit from the logs' records and the slab's block count, 1 from its check)"
+	assert_line --regexp "^repair: repair-bank-rebuild: .* bank 0 rebuilt \(2 words stored\)"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	"$DAMAGE" list "$T/p" >"$T/after"
+	diff "$T/before" "$T/after" || fail "the blocks changed"
+}
+
+@test "repair: a bank with 3 wrong bits -> rebuilt from the log, the block count and the check" {
+	rebuilt bank-window
+}
+
+@test "repair: a bank two bits off that no record names is not repaired (exit 3, says why)" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" bank-two "$T/p"
 	cp "$T/p" "$T/ref"
 	run --separate-stderr pmactl fsck --repair --yes "$T/p"
 	assert_equal "$status" 3
-	assert_line --partial "error: slab-bitmap-bank-check: "
+	assert_line --regexp "^error: slab-bitmap-bank-check: .*not repaired: [0-9]+ of its blocks' bits are named by no record of the logs, so their state is unknown"
 	refute_line --partial "by exactly one bit"
+	refute_line --partial "rebuilds it"
 	cmp "$T/p" "$T/ref" || fail "the pool was written"
 }
 
@@ -621,6 +676,47 @@ repaired() {
 	fsck_json "$T/p"
 	assert_equal "$status" 0
 	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+}
+
+@test "--repair on a terminal asks per change: a declined one is left, the others made" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" list "$T/p" >"$T/before"
+	"$DAMAGE" slot-ahead "$T/p"
+	"$DAMAGE" bank-window "$T/p"
+	cp "$T/p" "$T/ref"
+	# every change declined: nothing written
+	run script -qec "pmactl fsck --repair '$T/p'" /dev/null <<<$'n\nn'
+	assert_equal "$status" 1
+	assert_output --partial "pmactl: repair log-slot-damaged at 0x"
+	assert_output --partial "pmactl: repair slab-bitmap-bank-check at 0x"
+	assert_output --partial "would: repair-bank-rebuild: "
+	assert_output --partial "(2 errors found, 2 left; 2 of 2 repairs declined)"
+	cmp "$T/p" "$T/ref" || fail "declined changes were written"
+	# the log slot declined, the bank rebuilt
+	run script -qec "pmactl fsck --repair '$T/p'" /dev/null <<<$'n\ny'
+	assert_equal "$status" 1
+	assert_output --partial "(2 errors found, 1 left; 1 of 2 repairs declined)"
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	assert_equal "$(jq -r '[.findings[] | .code] | join(" ")' <<<"$output")" \
+		log-slot-damaged
+	"$DAMAGE" list "$T/p" >"$T/after"
+	diff "$T/before" "$T/after" || fail "the blocks changed"
+	# the log slot, accepted this time (JSON)
+	run script -qec "pmactl --json fsck --repair '$T/p'" /dev/null <<<$'y'
+	assert_success
+	[[ "$output" == *'"repair":"repaired"'* ]] || fail "$output"
+	fsck_json "$T/p"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# stdin not a terminal: one question, as before (EOF declines)
+	"$DAMAGE" slot-ahead "$T/p"
+	cp "$T/p" "$T/ref"
+	run --separate-stderr pmactl fsck --repair "$T/p" </dev/null
+	assert_equal "$status" 1
+	[[ "$stderr" == *"repair '$T/p' (1 error)? [y/N]"* ]] || fail "$stderr"
+	cmp "$T/p" "$T/ref" || fail "a declined repair wrote the pool"
 }
 
 @test "--advanced without --repair is a usage error (exit 2)" {

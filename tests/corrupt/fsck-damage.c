@@ -14,6 +14,7 @@
  *                             hold blocks, dest words name blocks of the
  *                             other part, and each thread frees the other
  *                             part's blocks
+ *   fsck-damage list POOL     every root slot: index, block, usable size
  *   fsck-damage KIND POOL [PART]
  *                             damage POOL (KIND: see damages[] below) in
  *                             the heap of PART (default 0)
@@ -422,6 +423,118 @@ static void d_bitmap_bank(struct where *w)
 
 	flip(w, pma_page_off(w->heap, page) + PMA_SLAB_BITMAP_OFF + 23, 0x80);
 }
+/* does a record of a window of h name byte offset off: a block op's
+ * block (slab_op 0) or a slab op's slab (1)? */
+static int in_window(struct pma_heap *h, uint64_t off, int slab_op)
+{
+	uint64_t k, payload, value;
+	unsigned i, type;
+	int hit;
+
+	for (i = 0; i < h->geom.narenas; i++) {
+		struct pma_arena *a = &h->arenas[i];
+
+		for (k = a->head; k < a->tail; k++) {
+			if (pma_booklog_decode(a->log, h->geom.log_cap, k,
+					       &type, &payload, &value) < 0)
+				continue;
+			hit = slab_op ? type == PMA_REC_SLAB_NEW ||
+						type == PMA_REC_SLAB_FREE :
+					type == PMA_REC_ALLOC ||
+						type == PMA_REC_FREE ||
+						type == PMA_REC_RFREE ||
+						type == PMA_REC_SYNC_FREE;
+			if (hit && payload << 6 == off)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* flip bit b of the bank at base */
+static void flip_bit(struct where *w, uint64_t base, unsigned b)
+{
+	flip(w, base + b / 8, (uint8_t)(1u << (b % 8)));
+}
+
+/*
+ * Bitmap banks with several wrong bits. bank-window: in the bank of a
+ * block a window's record names (of a slab made before the window), that
+ * block's bit, a bit past the slab's last block and one bit no record
+ * names (the evidence knows two, the check finds the third). bank-two:
+ * two bits no record names in a bank no record touches (nothing knows
+ * them).
+ */
+static void bank_bits(struct where *w, int window)
+{
+	struct pma_heap *h = w->heap;
+	uint64_t k, payload, value, blk, slab, chunk_bytes, base;
+	struct pma_slab_hdr hdr;
+	unsigned i, type, idx, l, nbits, j, flipped;
+
+	chunk_bytes = (uint64_t)PMA_CHUNK_PAGES << PMA_PAGE_SHIFT;
+	for (i = 0; i < h->geom.narenas; i++) {
+		struct pma_arena *a = &h->arenas[i];
+
+		for (k = a->head; k < a->tail; k++) {
+			if (pma_booklog_decode(a->log, h->geom.log_cap, k,
+					       &type, &payload, &value) < 0 ||
+			    (type != PMA_REC_ALLOC && type != PMA_REC_FREE))
+				continue;
+			blk = payload << 6;
+			slab = h->data_base +
+			       (blk - h->data_base) / chunk_bytes * chunk_bytes;
+			get(w, slab, &hdr, sizeof(hdr));
+			if (in_window(h, slab, 1) ||
+			    hdr.magic != PMA_SLAB_MAGIC || !hdr.block_size)
+				continue;
+			idx = (unsigned)((blk - slab - PMA_SLAB_HDR_SIZE) /
+					 hdr.block_size);
+			l = idx % PMA_NBANKS;
+			nbits = (hdr.nblocks - l + PMA_NBANKS - 1) / PMA_NBANKS;
+			if (window && nbits >= 64 * PMA_SLAB_BANK_WORDS)
+				continue; /* no bit past the last block */
+			base = slab + PMA_SLAB_BITMAP_OFF + l * PMA_LINE;
+			if (window) {
+				flip_bit(w, base, idx / PMA_NBANKS);
+				flip_bit(w, base, 64 * PMA_SLAB_BANK_WORDS - 1);
+			} else {
+				for (j = 0; j < PMA_NBANKS; j++)
+					if (j != l)
+						break;
+				/* a bank of this slab the window leaves */
+				l = j;
+				base = slab + PMA_SLAB_BITMAP_OFF +
+				       l * PMA_LINE;
+				nbits = (hdr.nblocks - l + PMA_NBANKS - 1) /
+					PMA_NBANKS;
+			}
+			for (j = 0, flipped = 0;
+			     j < nbits && flipped < (window ? 1u : 2u); j++) {
+				if (in_window(h,
+					      slab + PMA_SLAB_HDR_SIZE +
+						      (uint64_t)(j * PMA_NBANKS +
+								 l) *
+							      hdr.block_size,
+					      0))
+					continue;
+				flip_bit(w, base, j);
+				flipped++;
+			}
+			return;
+		}
+	}
+	fprintf(stderr, "fsck-damage: no block op of an older slab\n");
+	exit(99);
+}
+static void d_bank_window(struct where *w)
+{
+	bank_bits(w, 1);
+}
+static void d_bank_two(struct where *w)
+{
+	bank_bits(w, 0);
+}
 static void d_pmap_entry(struct where *w)
 {
 	flip(w, pmap_off(w, find_page(w, PMA_PMAP_SLAB, 1)) + 2, 0x01);
@@ -550,21 +663,55 @@ static void d_dest_slab(struct where *w)
 	exit(99);
 }
 
+/* every root slot of a pool of make: index, block, usable size (what a
+ * repair must keep), from a read-only open (recovered in memory) */
+static void list(const char *path)
+{
+	struct pma_heap *heap;
+	const uint64_t *slots;
+	uint64_t root;
+	unsigned i;
+
+	if (pma_heap_open(path, PMA_HEAP_RDONLY, &heap) < 0)
+		die("open read-only");
+	root = heap->hdr->root_off;
+	slots = root ? pma_direct(heap, root) : NULL;
+	if (!slots)
+		die("no root");
+	for (i = 0; i < NSLOTS; i++)
+		printf("%u 0x%llx %zu\n", i, (unsigned long long)slots[i],
+		       slots[i] ? pma_usable_size(heap, slots[i]) : 0);
+	pma_heap_close(heap);
+}
+
 static const struct damage {
 	const char *name;
 	void (*fn)(struct where *w);
 } damages[] = {
-	{ "hdr-a", d_hdr_a },		{ "hdr-b", d_hdr_b },
-	{ "part-hdr", d_part_hdr },	{ "truncate", d_truncate },
-	{ "region", d_region },		{ "heap-hdr", d_heap_hdr },
-	{ "head-gen", d_head_gen },	{ "arena-head", d_arena_head },
-	{ "log-record", d_log_record }, { "torn-tail", d_torn_tail },
-	{ "slab-class", d_slab_class }, { "bitmap-bank", d_bitmap_bank },
-	{ "pmap-entry", d_pmap_entry }, { "pmap-overlap", d_pmap_overlap },
-	{ "summary", d_summary },	{ "root-word", d_root_word },
-	{ "bank-check", d_bank_check }, { "slot-ahead", d_slot_ahead },
-	{ "unmarked", d_unmarked },	{ "dest-meta", d_dest_meta },
-	{ "log-type", d_log_type },	{ "dest-slab", d_dest_slab },
+	{ "hdr-a", d_hdr_a },
+	{ "hdr-b", d_hdr_b },
+	{ "part-hdr", d_part_hdr },
+	{ "truncate", d_truncate },
+	{ "region", d_region },
+	{ "heap-hdr", d_heap_hdr },
+	{ "head-gen", d_head_gen },
+	{ "arena-head", d_arena_head },
+	{ "log-record", d_log_record },
+	{ "torn-tail", d_torn_tail },
+	{ "slab-class", d_slab_class },
+	{ "bitmap-bank", d_bitmap_bank },
+	{ "pmap-entry", d_pmap_entry },
+	{ "pmap-overlap", d_pmap_overlap },
+	{ "summary", d_summary },
+	{ "root-word", d_root_word },
+	{ "bank-check", d_bank_check },
+	{ "slot-ahead", d_slot_ahead },
+	{ "unmarked", d_unmarked },
+	{ "dest-meta", d_dest_meta },
+	{ "log-type", d_log_type },
+	{ "dest-slab", d_dest_slab },
+	{ "bank-window", d_bank_window },
+	{ "bank-two", d_bank_two },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 
@@ -596,13 +743,17 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 3 && argc != 4) {
-		fputs("usage: fsck-damage make|make2|KIND POOL [PART]\n",
+		fputs("usage: fsck-damage make|make2|list|KIND POOL [PART]\n",
 		      stderr);
 		return 2;
 	}
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
 	if (!strcmp(argv[1], "make")) {
 		make(argv[2]);
+		return 0;
+	}
+	if (!strcmp(argv[1], "list")) {
+		list(argv[2]);
 		return 0;
 	}
 	if (!strcmp(argv[1], "make2")) {

@@ -165,6 +165,18 @@ static void d_page_free(struct hdpm_fs *fs)
 		die("free");
 	set(fs, &index_of(fs, "/g")[0], off);
 }
+/* a small block and an extent allocated and named by nothing (the
+ * offsets printed, one a line) */
+static void d_leak(struct hdpm_fs *fs)
+{
+	uint64_t a = 0, b = 0;
+
+	if (pma_malloc_to(fs->heap, 200, &a) < 0 ||
+	    pma_malloc_to(fs->heap, 20 * PG, &b) < 0)
+		die("malloc");
+	printf("0x%llx\n0x%llx\n", (unsigned long long)a,
+	       (unsigned long long)b);
+}
 static void d_mode(struct hdpm_fs *fs)
 {
 	struct hdpm_inode *in = inode_of(fs, "/g", NULL);
@@ -312,6 +324,7 @@ static const struct damage {
 	{ "free-blocks", d_free_blocks },
 	{ "gc-journal", d_gc_journal },
 	{ "log-chunk", d_log_chunk },
+	{ "leak", d_leak },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 

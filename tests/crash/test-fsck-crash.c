@@ -11,7 +11,8 @@
  *
  * The repair test: a pool whose heap has un-checkpointed records, with
  * damage of each kind --repair repairs (a pool header copy and a summary
- * word, which the library's open repairs; a bank one bit off, a damaged
+ * word, which the library's open repairs; a bank one bit off, a bank
+ * with two wrong bits rebuilt (two words stored), a damaged
  * log slot ahead of the tail and an entry in an unmarked group, which
  * fsck repairs itself; with --advanced a damaged record inside a window,
  * whose log is cut there), is repaired (pma_fsck_repair_flags, in a
@@ -309,6 +310,15 @@ static void damage_fsck(const char *path)
 	       sizeof(dmg.unmarked_entry));
 }
 
+/* a bank rebuilt from several bits: a bit past its last block (bank 0
+ * word 2) and block 0's bit (word 0: the window's records name it, or
+ * the check finds it), two words stored */
+static void damage_bank(const char *path)
+{
+	flip_at(path, dmg.bank + 23);
+	flip_at(path, dmg.bank);
+}
+
 /* --advanced: a record inside a window damaged (the rest dropped) */
 static void damage_advanced(const char *path)
 {
@@ -325,6 +335,7 @@ struct repair_case {
 static const struct repair_case repair_cases[] = {
 	{ "open", damage_open, 0, 2 },
 	{ "fsck", damage_fsck, 0, 2 },
+	{ "bank", damage_bank, 0, 1 },
 	{ "advanced", damage_advanced, 1, 1 },
 };
 

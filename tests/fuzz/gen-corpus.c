@@ -390,6 +390,17 @@ static void fsck2_seeds(void)
 	SEED2("p0-dest-in-p1-meta",
 	      cmd(s, HEAP_OP_SET64, 1, HEAP_RGN_LOG, LOG(1, 2, 8),
 		  pool_off_make(1, POOL_DATA_OFF + 128)));
+	/* the last allocation of part 0's arena 0 (one recovery redoes)
+	 * gets as its dest word a word of a slab's header (resealed): in
+	 * part 1's slab at 0x20000, and in part 0's at 0x1d0000 (made in
+	 * the window); fsck reports log-op-dest, a writable open refuses
+	 * (crash-log-dest-slab-header on one part) */
+	SEED2("p0-dest-in-p1-slab-header",
+	      cmd(s, HEAP_OP_SET64, 1, HEAP_RGN_LOG, LOG(0, 25, 8),
+		  pool_off_make(1, 0x20008)));
+	SEED2("p0-dest-in-p0-slab-header",
+	      cmd(s, HEAP_OP_SET64, 1, HEAP_RGN_LOG, LOG(0, 25, 8),
+		  pool_off_make(0, 0x1d0008)));
 	/* an empty slot ahead of the end gets a word no append writes */
 	SEED2("p1-slot-ahead", cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_LOG | P1,
 				   LOG(0, 300, 0), 0x5a5a5a5a5a5a5a50ULL));
