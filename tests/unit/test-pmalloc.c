@@ -1667,16 +1667,33 @@ struct race {
 	int rc;
 };
 
+/* the skew moves by 16 spins after a win, doubled for each further
+ * win of the same side in a row (up to 2^12 times): balanced rounds keep
+ * it near where the frees meet, and a side that keeps winning (a loaded
+ * machine, where a thread loses its CPU for a time slice) is delayed by
+ * millions of spins within a few dozen rounds. A fixed step of 16 capped
+ * at 100000 spins left the owner winning 0-100 times in 400000 rounds
+ * with 2 cores busy */
 #define RACE_SKEW_STEP 16
-#define RACE_SKEW_MAX 100000
+#define RACE_STREAK_MAX 12
+#define RACE_SKEW_MAX 2000000
+
+static int race_skew_step(unsigned streak)
+{
+	return RACE_SKEW_STEP
+	       << (streak < RACE_STREAK_MAX ? streak : RACE_STREAK_MAX);
+}
 
 /* a short random pause, so that the two frees overlap in every phase,
  * plus extra spins (the skew) */
 static void race_pause(unsigned *seed, int extra)
 {
-	unsigned spin;
+	unsigned mag = (unsigned)(extra < 0 ? -extra : extra), spin;
 
-	spin = (unsigned)rand_r(seed) % 400 + (unsigned)(extra > 0 ? extra : 0);
+	/* the random part grows with the skew, so that the frees still
+	 * meet in every phase once the skew is large */
+	spin = (unsigned)rand_r(seed) % (400 + mag / 4) +
+	       (unsigned)(extra > 0 ? extra : 0);
 	for (; spin; spin--)
 		__asm__ volatile("" ::: "memory");
 }
@@ -1717,10 +1734,10 @@ static void test_double_free_race(void **state)
 {
 	struct fx *f = *state;
 	struct race r = { .f = f };
-	unsigned i, seed = 5, won[2] = { 0, 0 }, none = 0;
+	unsigned i, seed = 5, won[2] = { 0, 0 }, none = 0, streak = 0, last = 2;
 	uint64_t blk;
 	pthread_t tid;
-	int rc;
+	int rc, skew;
 
 	fx_create(f, HEAP_SIZE);
 	assert_true(f->heap->geom.narenas >= 2);
@@ -1746,10 +1763,15 @@ static void test_double_free_race(void **state)
 			/* the loser's word still names the block */
 			won[rc != 0]++;
 			/* delay the winner next time */
-			if (rc == 0 && atomic_load(&r.skew) > -RACE_SKEW_MAX)
-				atomic_fetch_sub(&r.skew, RACE_SKEW_STEP);
-			if (rc != 0 && atomic_load(&r.skew) < RACE_SKEW_MAX)
-				atomic_fetch_add(&r.skew, RACE_SKEW_STEP);
+			streak = (unsigned)(rc != 0) == last ? streak + 1 : 0;
+			last = rc != 0;
+			skew = atomic_load(&r.skew);
+			if (rc == 0 && skew > -RACE_SKEW_MAX)
+				atomic_store(&r.skew,
+					     skew - race_skew_step(streak));
+			if (rc != 0 && skew < RACE_SKEW_MAX)
+				atomic_store(&r.skew,
+					     skew + race_skew_step(streak));
 			assert_int_equal(rc ? f->dests[0] : f->dests[8], blk);
 			assert_int_equal(pma_usable_size(f->heap, blk), 0);
 		} else {
@@ -2422,5 +2444,8 @@ int main(void)
 
 	/* real clwb + sfence on tmpfs (set before the first mapping) */
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
+	/* TEST_FILTER=test_double_free_race runs one test (a pattern) */
+	if (getenv("TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
