@@ -60,6 +60,12 @@ enum pma_heap_flags {
 	 * node uses alike.
 	 */
 	PMA_HEAP_INTERLEAVE = 1 << 5,
+	/*
+	 * pma_heap_open / pma_heap_create, layout version 9: never morph a
+	 * slab (see pma_config_set_morph); for comparisons (fragbench's
+	 * pmalloc-nomorph rows). Changes nothing on media.
+	 */
+	PMA_HEAP_NO_MORPH = 1 << 6,
 };
 
 /*
@@ -119,6 +125,20 @@ PMA_API PMA_WUR int pma_config_set_flags(struct pma_config *cfg,
  * allocates from next, more keeps all of them until space runs short */
 PMA_API PMA_WUR int pma_config_set_slab_keep(struct pma_config *cfg,
 					     unsigned slabs);
+/*
+ * Slab morphing (layout version 9, doc/morphing.md): when an arena needs
+ * a slab of a size class and has none with a free block, it first turns
+ * one of its slabs of another class with at most used_pct percent of its
+ * blocks live into a slab of the class, instead of taking
+ * new pages; the live blocks stay where they are. idle (the default 1):
+ * only a slab that served no allocation since its arena's last
+ * checkpoint. used_pct 0, the default for now (the mechanism has a
+ * known defect under forced morphs, doc/morphing.md), turns morphing off
+ * (as PMA_HEAP_NO_MORPH).
+ * -EINVAL for used_pct over 100.
+ */
+PMA_API PMA_WUR int pma_config_set_morph(struct pma_config *cfg,
+					 unsigned used_pct, int idle);
 /* 1 (the default): take an arena from its owning thread with one
  * membarrier(2) where the kernel has it, so owners need no fence of
  * their own; 0: owners issue a full fence per operation instead (for a
@@ -306,6 +326,11 @@ struct pma_heap_stats {
 	uint64_t meta_bytes;
 	uint64_t footprint_bytes;
 	uint64_t peak_footprint_bytes;
+	/* layout version 9 (slab morphing): slabs that hold live blocks of
+	 * an old class besides their own (whose classes[].used counts
+	 * them), and slabs morphed since open */
+	uint64_t mixed_slabs;
+	uint64_t slabs_morphed;
 };
 
 /* a consistent snapshot (briefly locks every arena) */

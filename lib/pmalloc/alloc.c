@@ -327,7 +327,8 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 		return 0;
 	}
 	pma_assert(op->type == PMA_REC_SLAB_NEW ||
-		   op->type == PMA_REC_SLAB_FREE);
+		   op->type == PMA_REC_SLAB_FREE ||
+		   op->type == PMA_REC_SLAB_MORPH);
 	d = &arena->ops[arena->struct_ops++];
 	d->k = arena->tail;
 	d->off = op->off;
@@ -335,8 +336,12 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 	d->type = (uint8_t)op->type;
 	d->cls = (uint8_t)op->cls;
 	d->owner = (uint16_t)op->owner;
+	d->old_cls = (uint8_t)op->old_cls;
 	log_put(arena, op->type, op->off >> 6,
-		(uint64_t)op->cls << 8 | (uint64_t)op->owner << 16);
+		(uint64_t)op->cls << 8 | (uint64_t)op->owner << 16 |
+			(op->type == PMA_REC_SLAB_MORPH ?
+				 (uint64_t)op->old_cls << 32 :
+				 0));
 	return 0;
 }
 
@@ -610,6 +615,7 @@ static int arena_slab_new(struct pma_arena *arena, unsigned cls)
 		goto out_put;
 	op.off = slab->off;
 	op.owner = arena->id;
+	slab->new_k = arena->tail + 1;
 	pma_expect_ok(pma_log_append_op(arena, &op));
 	/* slab first: a reader seeing the entry must not load it from PM */
 	atomic_store(&heap->slabs[page / PMA_CHUNK_PAGES], slab);
@@ -650,6 +656,10 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 		(void)pma_arena_sync(arena, sync_room(arena));
 	if (!arena->partial[cls]) {
 		rc = pma_lazy_refill(arena, cls); /* old slabs first */
+		/* then a slab of another class morphed, then a new one */
+		if (rc == 0 && !arena->partial[cls] && grow &&
+		    arena->heap->morph_pct)
+			(void)pma_morph_try(arena, cls);
 		if (rc == 0 && !arena->partial[cls])
 			rc = grow ? arena_slab_new(arena, cls) : -ENOMEM;
 		if (rc < 0)
@@ -903,17 +913,43 @@ static int free_block(struct pma_arena *arena, uint64_t rel, uint64_t off,
 		return free_extent(arena, off, dest, dest_off);
 	}
 	own = slab->owner == arena->id;
+	if (own && slab->old_cls != PMA_CLS_NONE) {
+		/* version 9, a mixed slab: its old blocks too */
+		pma_morph_note(arena, slab);
+		if (pma_morph_free_old(arena, slab, off)) {
+			op.type = PMA_REC_FREE;
+			op.slab = slab;
+			pma_expect_ok(pma_log_append_op(arena, &op));
+			pma_log_commit(arena, dest, dest_off, 0);
+			pma_partial_push(arena, slab);
+			pma_slab_empty_check(arena, slab);
+			goto out_unlock;
+		}
+	}
+	if (!own && pma_slab_geom_enter(slab) < 0) {
+		/* a mixed slab's blocks are freed under its owner's lock,
+		 * in its owner's log (morph.c) */
+		arena_unlock_op(arena, 0);
+		return free_block(&arena->heap->arenas[slab->owner], rel, off,
+				  dest, dest_off);
+	}
 	if (pma_slab_index(slab, off, &idx) < 0) {
+		if (!own)
+			pma_slab_geom_leave(slab);
 		rc = util_errmsg_set(EINVAL, "0x%llx is not a block",
 				     (unsigned long long)off);
 		goto out_unlock;
 	}
 	if (!own && pma_retq_push(&arena->rfreed, off, arena->tail, PMA_NO_DEP,
 				  0) < 0) {
+		pma_slab_geom_leave(slab);
 		rc = util_errmsg_set(ENOMEM, "out of memory");
 		goto out_unlock;
 	}
-	if ((own ? pma_slab_unlive(slab, idx) : remote_unlive(slab, idx)) < 0) {
+	rc = own ? pma_slab_unlive(slab, idx) : remote_unlive(slab, idx);
+	if (!own)
+		pma_slab_geom_leave(slab);
+	if (rc < 0) {
 		arena->rfreed.count -= !own;
 		rc = util_errmsg_set(EINVAL, "double free of 0x%llx",
 				     (unsigned long long)off);
@@ -1036,12 +1072,14 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 		return 1;
 	/* still the chunk's slab under the lock (see free_block) */
 	if (!pma_heap_slab_is(arena->heap, rel, slab) ||
-	    pma_slab_index(slab, off, &idx) < 0 ||
 	    arena->tail >= arena->fast_end)
 		goto out_slow;
 	own = slab->owner == arena->id;
 	if (own) {
-		if (pma_slab_unlive(slab, idx) < 0)
+		/* a mixed slab (version 9): the slow path */
+		if (slab->old_cls != PMA_CLS_NONE ||
+		    pma_slab_index(slab, off, &idx) < 0 ||
+		    pma_slab_unlive(slab, idx) < 0)
 			goto out_slow;
 		log_append_block(arena, PMA_REC_FREE, slab, off, dest_off);
 		pma_log_commit(arena, dest, dest_off, 0);
@@ -1050,8 +1088,14 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 		pma_slab_empty_check(arena, slab);
 	} else {
 		if (arena->rfreed.count == arena->rfreed.alloc ||
-		    remote_unlive(slab, idx) < 0)
+		    pma_slab_geom_enter(slab) < 0)
 			goto out_slow;
+		if (pma_slab_index(slab, off, &idx) < 0 ||
+		    remote_unlive(slab, idx) < 0) {
+			pma_slab_geom_leave(slab);
+			goto out_slow;
+		}
+		pma_slab_geom_leave(slab);
 		arena->rfreed.e[arena->rfreed.count++] = (struct pma_ret){
 			.off = off, .k = arena->tail, .dep_arena = PMA_NO_DEP
 		};

@@ -110,6 +110,11 @@ int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
 		op.cls = (unsigned)((value >> 8) & 0xff);
 		op.owner = (unsigned)((value >> 16) & 0xffff);
 		break;
+	case PMA_REC_SLAB_MORPH:
+		op.cls = (unsigned)((value >> 8) & 0xff);
+		op.owner = (unsigned)((value >> 16) & 0xffff);
+		op.old_cls = (unsigned)((value >> 32) & 0xff);
+		break;
 	case PMA_REC_EXT_ALLOC:
 	case PMA_REC_EXT_FREE:
 	case PMA_REC_EXT_LFREE:
@@ -221,6 +226,7 @@ const char *pma_booklog_type_name(unsigned type)
 		[PMA_REC_EXT_LFREE1] = "ext_lfree1",
 		[PMA_REC_SLAB_FREE] = "slab_free",
 		[PMA_REC_SYNC_FREE] = "sync_free",
+		[PMA_REC_SLAB_MORPH] = "slab_morph",
 	};
 
 	return type < PMA_REC_NTYPES ? names[type] : "unknown";

@@ -278,12 +278,16 @@ static int slab_empty(struct pma_heap *heap, uint64_t page, uint64_t e)
 			return rc;
 		slab = &tmp;
 	}
+	/* a mixed slab holds live blocks of its old class */
+	rc = slab->old_cls == PMA_CLS_NONE;
 	for (l = 0; l < PMA_NBANKS; l++)
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
 			if (atomic_load(&slab->live[l][k]) |
 			    atomic_load(&slab->rpend[l][k]))
-				return 0;
-	return 1;
+				rc = 0;
+	if (slab == &tmp)
+		pma_morph_release(&tmp);
+	return rc;
 }
 
 /* the page map walk (every arena lock and ext_lock held) */

@@ -278,6 +278,7 @@ static void slab_list_free(struct pma_slab *slab)
 
 	for (; slab; slab = next) {
 		next = slab->next;
+		pma_morph_release(slab);
 		free(slab);
 	}
 }
@@ -291,8 +292,11 @@ static void heap_free(struct pma_heap *heap)
 		slab_list_free(heap->arenas[i].released);
 		pma_arena_release(&heap->arenas[i]);
 	}
-	for (c = 0; heap->slabs && c < heap->nchunks; c++)
+	for (c = 0; heap->slabs && c < heap->nchunks; c++) {
+		if (atomic_load(&heap->slabs[c]))
+			pma_morph_release(atomic_load(&heap->slabs[c]));
 		free(atomic_load(&heap->slabs[c]));
+	}
 	slab_list_free(heap->spare_slabs);
 	pma_lazy_release(heap);
 	pma_slab_meta_release(heap);
@@ -470,6 +474,12 @@ static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
 				   PMA_REC_EXT1_NPAGES_MAX :
 				   0;
 	heap->slab_keep = heap->cfg.slab_keep;
+	heap->morph_pct = heap->hdr->version >= PMA_HEAP_VERSION_MORPH &&
+					  !heap->rdonly &&
+					  !((flags | heap->cfg.flags) &
+					    PMA_HEAP_NO_MORPH) ?
+				  heap->cfg.morph_pct :
+				  0;
 	heap->local = heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
 		      (flags & PMA_HEAP_LOCAL_CHECKPOINTS);
 	heap_ckpt_bound(heap, 1);

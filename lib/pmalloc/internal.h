@@ -106,6 +106,24 @@ struct pma_slab {
 	int empty_cand;
 	struct pma_slab *cand_next;
 	uint64_t avail[PMA_LIVE_WORDS];
+	/* morphing (version 9, morph.c; owner lock): 1 + the arena's tail
+	 * when the slab last served an allocation (0: never since open), 1
+	 * + the index of the last record of a mixed op on it (SLAB_MORPH,
+	 * or a block op while mixed; 0: none since open) */
+	uint64_t alloc_k;
+	uint64_t morph_k;
+	uint64_t new_k; /* 1 + the tail at its SLAB_NEW (0: before open) */
+	/* a mixed slab: its old class (PMA_CLS_NONE if plain), that class's
+	 * geometry, its live blocks (old_live, interleaved like live; its
+	 * count), and per block of the current class the live old blocks
+	 * it overlaps (blocked, malloc'd while mixed; a block is available
+	 * only at 0) */
+	uint16_t old_cls;
+	uint32_t old_block_size;
+	uint32_t old_nblocks;
+	uint32_t old_count;
+	uint16_t *blocked;
+	uint64_t old_live[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
 
 	/* live: the user's view, set by alloc, cleared (atomically, by any
 	 * thread) by free, in the PM bitmap's interleaved layout (see
@@ -133,7 +151,32 @@ struct pma_slab {
 	_Atomic uint64_t rret[PMA_LIVE_WORDS];
 	atomic_int in_rlist;
 	struct pma_slab *rnext;
+	/* morphing (version 9): mixed is set (owner lock) while the slab
+	 * holds live blocks of an old class, and from just before a morph
+	 * (which may still give up). A thread that reads the geometry
+	 * without the owner's lock (a remote free, usable_size) first adds
+	 * to rbusy, then reads mixed: if set it takes the owner's lock
+	 * instead, else the morph waits for rbusy to drain (both seq_cst)
+	 * before it changes the geometry */
+	atomic_int mixed;
+	atomic_int rbusy;
 };
+#define PMA_CLS_NONE 0xffffu
+
+/* enter / leave a lock-free read of slab's geometry: 0 with rbusy held,
+ * or -EAGAIN (mixed: take the owner's lock) */
+static inline int pma_slab_geom_enter(struct pma_slab *slab)
+{
+	atomic_fetch_add(&slab->rbusy, 1);
+	if (__builtin_expect(!atomic_load(&slab->mixed), 1))
+		return 0;
+	atomic_fetch_sub(&slab->rbusy, 1);
+	return -EAGAIN;
+}
+static inline void pma_slab_geom_leave(struct pma_slab *slab)
+{
+	atomic_fetch_sub_explicit(&slab->rbusy, 1, memory_order_release);
+}
 
 /* a line-aligned struct pma_slab for pma_slab_init (free() releases it) */
 static inline struct pma_slab *pma_slab_alloc(void)
@@ -297,6 +340,7 @@ struct pma_op {
 	uint64_t npages; /* extents */
 	unsigned cls; /* SLAB_NEW */
 	unsigned owner; /* SLAB_NEW */
+	unsigned old_cls; /* SLAB_MORPH: the class the slab had */
 	unsigned nrecs; /* 1 or 2 */
 	/* block ops made by this process: the DRAM slab (checkpoints copy
 	 * its live bitmap); NULL in ops decoded from the log */
@@ -333,6 +377,11 @@ uint64_t pma_check_root(uint64_t root_off);
 uint64_t pma_check_pmap(uint64_t e, uint64_t page);
 /* the check word of a bitmap bank (line) of the slab at region offset */
 uint64_t pma_check_bank(const uint64_t *line, uint64_t slab_off, unsigned bank);
+/* version 9: the check word of the old bitmap words (3 of them) of a
+ * bank */
+uint64_t pma_check_old(const uint64_t *words, uint64_t slab_off, unsigned bank);
+/* the first bank whose old bitmap check does not match, -1 if none */
+int pma_check_olds(const void *slab_meta, uint64_t slab_off);
 /* store the check of bank of the slab header + bitmap at slab_meta (PM or
  * a read-only copy), or of the bank that holds word */
 void pma_check_bank_seal(void *slab_meta, uint64_t slab_off, unsigned bank);
@@ -425,6 +474,7 @@ struct pma_dram_op {
 	uint8_t type;
 	uint8_t cls;
 	uint16_t owner;
+	uint8_t old_cls; /* SLAB_MORPH */
 };
 
 /* extents an arena freed after allocating them itself (EXT_LFREE): it
@@ -548,6 +598,10 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	/* released slabs that may still be on this arena's dirty list
 	 * (recovery.c, released_to_spare) */
 	struct pma_slab *released;
+	/* version 9: 1 + the index of the first record of a mixed op
+	 * (morph.c) in the window, 0 if none: a local checkpoint cuts
+	 * before it (recovery.c) */
+	uint64_t mix_first;
 
 	/* written by other arenas (version 8, two-phase frees) */
 	/* slabs of this arena with rdone or rret bits (pma_rlist_push;
@@ -607,6 +661,31 @@ static inline void pma_partial_unlink(struct pma_arena *arena,
 	slab->in_partial = 0;
 }
 
+/* morph.c: a block op of the mixed slab (arena, its owner, locked) is
+ * about to be logged at the tail */
+static inline void pma_morph_note(struct pma_arena *arena,
+				  struct pma_slab *slab)
+{
+	slab->morph_k = arena->tail + 1;
+	if (!arena->mix_first)
+		arena->mix_first = arena->tail + 1;
+}
+/* the loaded slab's mixed state from its PM header and old bitmap
+ * (after pma_slab_load; 0, -EIO, -ENOMEM) */
+int pma_morph_load(struct pma_slab *slab, const void *slab_pm);
+/* free what a slab holds for morphing (it goes away) */
+void pma_morph_release(struct pma_slab *slab);
+/* owner lock: if off starts a live old block of mixed slab, free it
+ * (blocks it no longer blocks become available; the slab may become
+ * plain) and return 1, else 0 */
+int pma_morph_free_old(struct pma_arena *arena, struct pma_slab *slab,
+		       uint64_t off);
+/* does off start a live old block of slab (owner lock)? */
+int pma_morph_old_live(struct pma_slab *slab, uint64_t off);
+/* owner lock, arena has no slab of cls: morph one of its other slabs
+ * into a slab of cls (on its partial list); 0 or -ENOENT */
+int pma_morph_try(struct pma_arena *arena, unsigned cls);
+
 /* take a block from arena's first partial slab of cls, which must exist
  * (a listed slab has a free block); the slab in *ret_slab, the block's
  * byte offset returned; a slab left full goes off the list */
@@ -619,6 +698,9 @@ static inline uint64_t pma_partial_take(struct pma_arena *arena, unsigned cls,
 	(void)pma_slab_take(slab, &idx);
 	if (!slab->navail)
 		pma_partial_unlink(arena, slab);
+	slab->alloc_k = arena->tail + 1;
+	if (__builtin_expect(slab->old_cls != PMA_CLS_NONE, 0))
+		pma_morph_note(arena, slab);
 	*ret_slab = slab;
 	return pma_slab_block_off(slab, idx);
 }
@@ -630,7 +712,7 @@ static inline void pma_slab_empty_check(struct pma_arena *arena,
 					struct pma_slab *slab)
 {
 	if (__builtin_expect(slab->navail != slab->nblocks, 1) ||
-	    slab->empty_cand)
+	    slab->old_cls != PMA_CLS_NONE || slab->empty_cand)
 		return;
 	slab->empty_cand = 1;
 	slab->cand_next = arena->cands;
@@ -860,6 +942,12 @@ struct pma_config {
 	unsigned slab_keep;
 	int membarrier; /* 1: revoke owners with membarrier if the kernel
 			   has it (the default), 0: owners fence */
+	/* version 9 morphing (morph.c): a slab is a candidate with at most
+	 * this percentage of its blocks live (0: no morphing), and only if
+	 * idle (no allocation since its arena's last checkpoint) if
+	 * morph_idle */
+	unsigned morph_pct;
+	int morph_idle;
 	/* a heap formatted by this create or open: its layout version and
 	 * summary group (tests make older heaps and smaller groups;
 	 * pma_config_set_format) */
@@ -870,6 +958,10 @@ struct pma_config {
 	int nodes[POOL_MAX_PARTS];
 	unsigned mode;
 };
+/* morphing is off by default until its known defect is fixed (a slab's
+ * avail count can drift from its bitmap under forced morphs and kills:
+ * tests/unit/test-pmalloc-morph.c lists the cases that pass) */
+#define PMA_MORPH_PCT_DEFAULT 0
 /* the defaults, as pma_config_new gives them */
 void pma_config_init(struct pma_config *cfg);
 /* a heap formatted with this config gets this layout version and summary
@@ -981,6 +1073,10 @@ struct pma_heap {
 	 * keeps none): the config's slab_keep at open */
 	unsigned slab_keep;
 	atomic_ulong slabs_released; /* since open */
+	/* version 9: cfg.morph_pct if the heap can morph (writable), else
+	 * 0; slabs morphed since open */
+	unsigned morph_pct;
+	atomic_ulong slabs_morphed;
 
 	/* counters every thread writes, in their own line: the fields above
 	 * are read at every op (the struct is allocated line-aligned) */

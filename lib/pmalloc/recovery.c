@@ -39,6 +39,7 @@ static void dram_op(const struct pma_dram_op *d, struct pma_op *ret_op)
 	ret_op->npages = d->npages;
 	ret_op->cls = d->cls;
 	ret_op->owner = d->owner;
+	ret_op->old_cls = d->old_cls;
 	ret_op->nrecs = 0; /* 1 or 2 in the log: the apply does not need it */
 	ret_op->slab = NULL;
 }
@@ -266,7 +267,8 @@ static int revert_build(struct pma_heap *heap, struct pma_arena *arena,
 			__ATOMIC_RELAXED);
 		op.type = (unsigned)(w0 & ((1u << PMA_REC_TYPE_BITS) - 1));
 		op.off = (w0 >> PMA_REC_PAYLOAD_SHIFT) << 6;
-		if (op.type != PMA_REC_SLAB_NEW && !pma_rec_is_block(op.type))
+		if (op.type != PMA_REC_SLAB_NEW &&
+		    op.type != PMA_REC_SLAB_MORPH && !pma_rec_is_block(op.type))
 			continue;
 		if (op.type == PMA_REC_RFREE)
 			continue; /* another arena's block */
@@ -276,7 +278,11 @@ static int revert_build(struct pma_heap *heap, struct pma_arena *arena,
 		e = revert_get(r, slab);
 		if (!e)
 			return util_errmsg_set(ENOMEM, "out of memory");
-		if (op.type == PMA_REC_SLAB_NEW) {
+		/* version 9: a slab with a mixed op after the cut (morph.c)
+		 * is not written; every op of it in the window is after the
+		 * cut (pma_checkpoint_local), or its morph is, whose replay
+		 * needs nothing of its live words */
+		if (op.type == PMA_REC_SLAB_NEW || slab->morph_k > cut) {
 			e->skip = 1;
 			continue;
 		}
@@ -290,6 +296,55 @@ static int revert_build(struct pma_heap *heap, struct pma_arena *arena,
 		e->touched[bank][word] |= mask;
 		if (op.type != PMA_REC_ALLOC)
 			e->set[bank][word] |= mask;
+	}
+	return 0;
+}
+
+/* version 9: a slab that was mixed since open: its header (class, old
+ * class) and old bitmap as they are in DRAM */
+static int sync_morph(struct pma_heap *heap, struct pma_slab *slab,
+		      struct pma_dirty *dirty)
+{
+	struct pma_slab_hdr *sh = pma_addr(heap, slab->off);
+	uint16_t from = slab->old_cls == PMA_CLS_NONE ?
+				0 :
+				(uint16_t)(slab->old_cls + 1);
+	uint64_t *line, v;
+	unsigned l, k;
+	int changed;
+
+	if (sh->cls != slab->cls || sh->block_size != slab->block_size ||
+	    sh->nblocks != slab->nblocks || sh->morph_from != from) {
+		sh->cls = slab->cls;
+		sh->block_size = slab->block_size;
+		sh->nblocks = slab->nblocks;
+		sh->morph_from = from;
+		if (pma_dirty_add(dirty, sh, sizeof(*sh)) < 0)
+			return -ENOMEM;
+	}
+	line = (uint64_t *)((char *)sh + PMA_SLAB_BITMAP_OFF);
+	for (l = 0; l < PMA_NBANKS; l++, line += PMA_LINE / 8) {
+		changed = 0;
+		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
+			v = from ? slab->old_live[l][k] : 0;
+			if (line[PMA_SLAB_OLD_WORD + k] == v)
+				continue;
+			__atomic_store_n(&line[PMA_SLAB_OLD_WORD + k], v,
+					 __ATOMIC_RELAXED);
+			changed = 1;
+		}
+		if (!changed && (!heap->checked ||
+				 line[PMA_SLAB_OLD_CHECK] ==
+					 pma_check_old(line + PMA_SLAB_OLD_WORD,
+						       slab->off, l)))
+			continue;
+		if (heap->checked)
+			__atomic_store_n(&line[PMA_SLAB_OLD_CHECK],
+					 pma_check_old(line + PMA_SLAB_OLD_WORD,
+						       slab->off, l),
+					 __ATOMIC_RELAXED);
+		if (pma_dirty_add(dirty, line, PMA_LINE) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -342,6 +397,8 @@ static int sync_slab(struct pma_heap *heap, struct pma_slab *slab,
 		if (pma_dirty_add(dirty, line, PMA_LINE) < 0)
 			return -ENOMEM;
 	}
+	if (slab->morph_k || slab->old_cls != PMA_CLS_NONE)
+		return sync_morph(heap, slab, dirty);
 	return 0;
 }
 
@@ -389,8 +446,10 @@ static void reset_arena(struct pma_arena *arena, uint64_t cut)
 	for (slab = arena->dirty_slabs; slab && cut == arena->tail;
 	     slab = slab->dirty_next)
 		atomic_store_explicit(&slab->dirty, 0, memory_order_relaxed);
-	if (cut == arena->tail)
+	if (cut == arena->tail) {
 		arena->dirty_slabs = NULL;
+		arena->mix_first = 0;
+	}
 	for (i = 0; i < arena->struct_ops && cut != arena->tail; i++)
 		if (arena->ops[i].k >= cut)
 			arena->ops[n++] = arena->ops[i];
@@ -699,7 +758,10 @@ static void slab_release(struct pma_heap *heap, struct pma_arena *arena,
 static void release_one(struct pma_heap *heap, struct pma_arena *arena,
 			struct pma_slab *slab, unsigned keep)
 {
-	if (slab->navail != slab->nblocks || !slab->in_partial || keep > 1 ||
+	/* a mixed slab may have every block available (its old blocks
+	 * past its last one) but is not empty */
+	if (slab->navail != slab->nblocks || slab->old_cls != PMA_CLS_NONE ||
+	    !slab->in_partial || keep > 1 ||
 	    (keep && arena->partial[slab->cls] == slab))
 		return;
 	slab_release(heap, arena, slab);
@@ -1020,6 +1082,10 @@ int pma_checkpoint_local(struct pma_arena *arena)
 		release_empty_arena(heap, arena, 0);
 		cut = arena->tail;
 	}
+	/* version 9: a cut inside the window goes before its first mixed
+	 * op (see revert_build) */
+	if (cut < arena->tail && arena->mix_first && arena->mix_first - 1 < cut)
+		cut = arena->mix_first - 1;
 	if (cut == arena->head)
 		return 0;
 	rc = reserve_ext_nodes(heap, arena, cut);
