@@ -904,6 +904,7 @@ static int free_block(struct pma_arena *arena, uint64_t rel, uint64_t off,
 	uint32_t idx;
 	int own, rc;
 
+again:
 	rc = arena_lock_room(arena);
 	if (rc < 0)
 		return rc;
@@ -930,8 +931,8 @@ static int free_block(struct pma_arena *arena, uint64_t rel, uint64_t off,
 		/* a mixed slab's blocks are freed under its owner's lock,
 		 * in its owner's log (morph.c) */
 		arena_unlock_op(arena, 0);
-		return free_block(&arena->heap->arenas[slab->owner], rel, off,
-				  dest, dest_off);
+		arena = &arena->heap->arenas[slab->owner];
+		goto again;
 	}
 	if (pma_slab_index(slab, off, &idx) < 0) {
 		if (!own)

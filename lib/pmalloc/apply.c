@@ -262,7 +262,7 @@ static int64_t slab_block_of(const struct pma_slab_hdr *sh, uint64_t rel)
 
 /* version 9: the old bitmap word and mask of the live old block at rel
  * of mixed slab sh, or NULL */
-static uint64_t *old_bit_of(const struct pma_slab_hdr *sh, uint64_t rel,
+static uint64_t *old_bit_of(struct pma_slab_hdr *sh, uint64_t rel,
 			    uint64_t *ret_mask)
 {
 	unsigned old = sh->morph_from - 1u;
@@ -276,8 +276,7 @@ static uint64_t *old_bit_of(const struct pma_slab_hdr *sh, uint64_t rel,
 	    (rel - PMA_SLAB_HDR_SIZE) / bs >= pma_class_nblocks(old))
 		return NULL;
 	i = (uint32_t)((rel - PMA_SLAB_HDR_SIZE) / bs);
-	word = pma_slab_bit((void *)(uintptr_t)sh, i, ret_mask) +
-	       PMA_SLAB_OLD_WORD;
+	word = pma_slab_bit(sh, i, ret_mask) + PMA_SLAB_OLD_WORD;
 	return (*word & *ret_mask) ? word : NULL;
 }
 
