@@ -645,7 +645,7 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	struct pma_heap *heap = arena->heap;
 	struct pma_op op = { .type = PMA_REC_ALLOC };
 	struct pma_slab *slab;
-	int rc;
+	int rc, tries;
 
 	rc = arena_lock_room(arena);
 	if (rc < 0)
@@ -654,6 +654,8 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	if (heap->local &&
 	    atomic_load_explicit(&arena->rlist, memory_order_relaxed))
 		(void)pma_arena_sync(arena, sync_room(arena));
+	tries = 0;
+again:
 	if (!arena->partial[cls]) {
 		rc = pma_lazy_refill(arena, cls); /* old slabs first */
 		/* then a slab of another class morphed, then a new one */
@@ -665,7 +667,16 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 		if (rc < 0)
 			goto out_unlock;
 	}
-	op.off = pma_partial_take(arena, cls, &slab);
+	if (pma_partial_take(arena, cls, &slab, &op.off) < 0) {
+		/* listed slabs without a free block (a bug): unlinked */
+		if (++tries < 2)
+			goto again;
+		rc = util_errmsg_set(EIO,
+				     "no free block in class %u's "
+				     "partial slabs",
+				     cls);
+		goto out_unlock;
+	}
 	op.slab = slab;
 	op.dest = dest_off;
 	/* zeros must be durable before the record commits the block: a
@@ -922,7 +933,10 @@ again:
 			op.slab = slab;
 			pma_expect_ok(pma_log_append_op(arena, &op));
 			pma_log_commit(arena, dest, dest_off, 0);
-			pma_partial_push(arena, slab);
+			/* listed only with a free block (pma_partial_take):
+			 * an old block's free may unblock none */
+			if (slab->navail)
+				pma_partial_push(arena, slab);
 			pma_slab_empty_check(arena, slab);
 			goto out_unlock;
 		}
@@ -1199,11 +1213,11 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 
 	if (!pma_arena_trylock_owner(arena))
 		return 1;
-	if (!arena->partial[cls] || arena->tail >= arena->fast_end) {
+	if (!arena->partial[cls] || arena->tail >= arena->fast_end ||
+	    pma_partial_take(arena, cls, &slab, &off) < 0) {
 		pma_arena_unlock(arena);
 		return 1;
 	}
-	off = pma_partial_take(arena, cls, &slab);
 	log_append_block(arena, PMA_REC_ALLOC, slab, off, dest_off);
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, off));
 	arena_unlock_fast(arena);

@@ -686,23 +686,35 @@ int pma_morph_old_live(struct pma_slab *slab, uint64_t off);
  * into a slab of cls (on its partial list); 0 or -ENOENT */
 int pma_morph_try(struct pma_arena *arena, unsigned cls);
 
-/* take a block from arena's first partial slab of cls, which must exist
- * (a listed slab has a free block); the slab in *ret_slab, the block's
- * byte offset returned; a slab left full goes off the list */
-static inline uint64_t pma_partial_take(struct pma_arena *arena, unsigned cls,
-					struct pma_slab **ret_slab)
+/* take a block from arena's first partial slab of cls: its byte offset
+ * in *ret_off, the slab in *ret_slab; a slab left full goes off the
+ * list. A listed slab has a free block (pma_partial_push's callers see
+ * to it); one that has none is unlinked and the next one tried, so that
+ * no block is handed out that avail does not hold. -ENOMEM if the list
+ * runs out */
+static inline int pma_partial_take(struct pma_arena *arena, unsigned cls,
+				   struct pma_slab **ret_slab,
+				   uint64_t *ret_off)
 {
-	struct pma_slab *slab = arena->partial[cls];
-	uint32_t idx = 0;
+	struct pma_slab *slab;
+	uint32_t idx;
 
-	(void)pma_slab_take(slab, &idx);
+	while ((slab = arena->partial[cls])) {
+		if (__builtin_expect(pma_slab_take(slab, &idx) == 0, 1))
+			break;
+		pma_assert(0);
+		pma_partial_unlink(arena, slab);
+	}
+	if (!slab)
+		return -ENOMEM;
 	if (!slab->navail)
 		pma_partial_unlink(arena, slab);
 	slab->alloc_k = arena->tail + 1;
 	if (__builtin_expect(slab->old_cls != PMA_CLS_NONE, 0))
 		pma_morph_note(arena, slab);
 	*ret_slab = slab;
-	return pma_slab_block_off(slab, idx);
+	*ret_off = pma_slab_block_off(slab, idx);
+	return 0;
 }
 
 /* after a block of slab went back to avail (the lock of arena, the

@@ -7,6 +7,7 @@
  * overlapping another, and the class counts of pma_heap_stats.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <setjmp.h>
@@ -273,21 +274,270 @@ static void test_morph_off(void **state)
 	pma_config_delete(&cfg);
 }
 
-/*
- * Not here yet (known defect, doc/morphing.md "Status"): with morphs
- * forced (pma_config_set_morph(cfg, 100, 0)) a long random workload makes
- * a mixed slab's avail count drift from its avail bitmap, and a block is
- * handed out twice; the kill-and-recover and two-thread tests of that
- * workload fail, so morphing is off by default.
- */
+/* ---- forced morphs under a random workload (the v9 patch's defect:
+ * a mixed slab's navail drifted from its avail bitmap and block 0 was
+ * handed out twice) */
+
+#define RND_SLOTS 4096
+#define RND_GRAN 64 /* granule of the hand-out map */
+
+/* sizes of several classes, so that classes keep needing slabs */
+static const size_t rnd_sizes[] = { 64, 100, 130, 200, 250, 400, 700 };
+
+struct rnd {
+	struct fx *f;
+	_Atomic uint32_t *owner; /* per granule of the heap: slot + 1 */
+	_Atomic int *state; /* per slot: 0 empty, 1 busy, 2 full */
+	uint64_t base, ngran;
+	unsigned seed;
+	unsigned long ops;
+};
+
+/* a mixed slab's blocked counts are the live old blocks each new block
+ * overlaps, and old_count the live old blocks */
+static void check_blocked(struct pma_slab *slab)
+{
+	uint16_t *want = calloc(slab->nblocks, sizeof(*want));
+	uint32_t i, j, n = 0, bit;
+	uint64_t lo, hi;
+
+	assert_non_null(want);
+	for (i = 0; i < slab->old_nblocks; i++) {
+		bit = i / PMA_NBANKS;
+		if (!(slab->old_live[i % PMA_NBANKS][bit / 64] &
+		      1ULL << (bit % 64)))
+			continue;
+		n++;
+		lo = (uint64_t)i * slab->old_block_size;
+		hi = lo + slab->old_block_size - 1;
+		for (j = (uint32_t)(lo / slab->block_size);
+		     j <= hi / slab->block_size && j < slab->nblocks; j++)
+			want[j]++;
+	}
+	if (n != slab->old_count)
+		fail_msg("slab 0x%llx: old_count %u, %u old bits",
+			 (unsigned long long)slab->off, slab->old_count, n);
+	for (j = 0; j < slab->nblocks; j++)
+		if (want[j] != slab->blocked[j])
+			fail_msg("slab 0x%llx: block %u blocked %u, want %u",
+				 (unsigned long long)slab->off, j,
+				 slab->blocked[j], want[j]);
+	free(want);
+}
+
+/* every loaded slab: avail is exactly navail bits (avail_words agrees),
+ * no available block is live or blocked by an old block */
+static void check_slabs(struct pma_heap *heap)
+{
+	struct pma_slab *slab;
+	uint64_t c;
+	uint32_t n, j;
+	unsigned w, a;
+
+	/* a listed slab has a free block (pma_partial_take) */
+	for (a = 0; a < heap->geom.narenas; a++)
+		for (w = 0; w < PMA_NCLASSES; w++)
+			for (slab = heap->arenas[a].partial[w]; slab;
+			     slab = slab->next)
+				if (!slab->navail || slab->cls != w)
+					fail_msg("slab 0x%llx on the partial "
+						 "list of class %u: class %u, "
+						 "navail %u",
+						 (unsigned long long)slab->off,
+						 w, slab->cls, slab->navail);
+	for (c = 0; c < heap->nchunks; c++) {
+		slab = atomic_load(&heap->slabs[c]);
+		if (!slab)
+			continue;
+		for (n = 0, w = 0; w < PMA_LIVE_WORDS; w++) {
+			n += (uint32_t)__builtin_popcountll(slab->avail[w]);
+			if (!!slab->avail[w] != !!(slab->avail_words & 1U << w))
+				fail_msg("slab 0x%llx: avail_words bit %u",
+					 (unsigned long long)slab->off, w);
+		}
+		if (n != slab->navail)
+			fail_msg("slab 0x%llx (class %u, old %u): navail %u, "
+				 "%u avail bits",
+				 (unsigned long long)slab->off, slab->cls,
+				 slab->old_cls, slab->navail, n);
+		if (slab->old_cls != PMA_CLS_NONE)
+			check_blocked(slab);
+		for (j = 0; j < slab->nblocks; j++) {
+			if (!(slab->avail[j / 64] & 1ULL << (j % 64)))
+				continue;
+			if (pma_slab_is_live(slab, j) ||
+			    (slab->blocked && slab->blocked[j]))
+				fail_msg("slab 0x%llx: block %u available "
+					 "but live or blocked",
+					 (unsigned long long)slab->off, j);
+		}
+	}
+}
+
+/* claim the granules of the block of slot i; fails on a double hand-out */
+static void rnd_claim(struct rnd *r, unsigned i, uint64_t off, size_t size)
+{
+	uint64_t g = (off - r->base) / RND_GRAN, end;
+	uint32_t zero;
+
+	end = g + (size + RND_GRAN - 1) / RND_GRAN;
+	assert_true(end <= r->ngran);
+	for (; g < end; g++) {
+		zero = 0;
+		if (!atomic_compare_exchange_strong(&r->owner[g], &zero, i + 1))
+			fail_msg("0x%llx (slot %u, %zu bytes) handed out "
+				 "twice: slot %u holds it",
+				 (unsigned long long)off, i, size, zero - 1);
+	}
+}
+
+static void rnd_release(struct rnd *r, uint64_t off, size_t size)
+{
+	uint64_t g = (off - r->base) / RND_GRAN, end;
+
+	end = g + (size + RND_GRAN - 1) / RND_GRAN;
+	for (; g < end; g++)
+		atomic_store(&r->owner[g], 0);
+}
+
+/* one random op on a random slot; 1 if one ran */
+static int rnd_op(struct rnd *r)
+{
+	struct fx *f = r->f;
+	unsigned i = (unsigned)rand_r(&r->seed) % RND_SLOTS;
+	int st = 0, full = 2;
+	size_t size;
+	uint64_t off;
+
+	if (atomic_compare_exchange_strong(&r->state[i], &st, 1)) {
+		size = rnd_sizes[(unsigned)rand_r(&r->seed) %
+				 (sizeof(rnd_sizes) / sizeof(*rnd_sizes))];
+		/* a size mix that drifts: the classes keep shifting */
+		if ((r->ops / 3000) % 2)
+			size += 64 * ((unsigned)rand_r(&r->seed) % 4);
+		assert_int_equal(pma_malloc_to(f->heap, size, &f->dests[i]), 0);
+		off = f->dests[i];
+		rnd_claim(r, i, off, pma_usable_size(f->heap, off));
+		atomic_store(&r->state[i], 2);
+		return 1;
+	}
+	if (atomic_compare_exchange_strong(&r->state[i], &full, 1)) {
+		off = f->dests[i];
+		rnd_release(r, off, pma_usable_size(f->heap, off));
+		assert_int_equal(pma_free_from(f->heap, &f->dests[i]), 0);
+		atomic_store(&r->state[i], 0);
+		return 1;
+	}
+	return 0;
+}
+
+static void rnd_init(struct rnd *r, struct fx *f)
+{
+	memset(r, 0, sizeof(*r));
+	r->f = f;
+	r->base = f->heap->data_base;
+	r->ngran = f->heap->data_len / RND_GRAN;
+	r->owner = calloc(r->ngran, sizeof(*r->owner));
+	r->state = calloc(RND_SLOTS, sizeof(*r->state));
+	assert_non_null(r->owner);
+	assert_non_null(r->state);
+	r->seed = getenv("MORPH_SEED") ? (unsigned)atoi(getenv("MORPH_SEED")) :
+					 1;
+}
+
+static void rnd_fini(struct rnd *r)
+{
+	free(r->owner);
+	free(r->state);
+}
+
+static void forced_setup(struct fx *f)
+{
+	/* every slab on a partial list is a candidate, idle or not */
+	assert_int_equal(pma_config_set_morph(&test_cfg, 100, 0), 0);
+	fx_create(f);
+}
+
+/* one thread: after every op, nothing handed out twice and every slab's
+ * navail is its avail bitmap's popcount; then a reopen sees it all */
+static void test_morph_random(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st;
+	struct rnd r;
+	unsigned long n = 0;
+	uint64_t morphed = 0;
+
+	forced_setup(f);
+	rnd_init(&r, f);
+	while (n < 60000) {
+		r.ops = n;
+		n += (unsigned long)rnd_op(&r);
+		check_slabs(f->heap);
+		if (n % 7919 == 0)
+			assert_int_equal(pma_heap_checkpoint(f->heap), 0);
+		if (n % 10007 == 0) {
+			assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+			morphed += st.slabs_morphed;
+			fx_reopen(f);
+			check_slabs(f->heap);
+		}
+	}
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_true(morphed + st.slabs_morphed > 0);
+	check_blocks(f);
+	fx_reopen(f);
+	check_slabs(f->heap);
+	check_blocks(f);
+	rnd_fini(&r);
+}
+
+static void *rnd_thread(void *arg)
+{
+	struct rnd *r = arg;
+	unsigned long n = 0;
+
+	while (n < 40000) {
+		r->ops = n;
+		n += (unsigned long)rnd_op(r);
+	}
+	return NULL;
+}
+
+/* two threads (two arenas) on one slot array: each frees the other's
+ * blocks too (remote frees of mixed slabs' blocks); nothing handed out
+ * twice, and at the end every slab is consistent */
+static void test_morph_random_mt(void **state)
+{
+	struct fx *f = *state;
+	struct pma_heap_stats st;
+	struct rnd r[2];
+	pthread_t t;
+
+	forced_setup(f);
+	rnd_init(&r[0], f);
+	r[1] = r[0];
+	r[1].seed = 4242;
+	assert_int_equal(pthread_create(&t, NULL, rnd_thread, &r[1]), 0);
+	(void)rnd_thread(&r[0]);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	check_slabs(f->heap);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_true(st.slabs_morphed > 0);
+	check_blocks(f);
+	fx_reopen(f);
+	check_slabs(f->heap);
+	check_blocks(f);
+	rnd_fini(&r[0]);
+}
 
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_morph_cycle),
-		T(test_morph_frees),
-		T(test_morph_off),
+		T(test_morph_cycle),	 T(test_morph_frees),
+		T(test_morph_off),	 T(test_morph_random),
+		T(test_morph_random_mt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
