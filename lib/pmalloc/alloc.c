@@ -913,7 +913,7 @@ static int free_block(struct pma_arena *arena, uint64_t rel, uint64_t off,
 	struct pma_op op = { .off = off, .dest = dest_off };
 	struct pma_slab *slab;
 	uint32_t idx;
-	int own, rc;
+	int own, rc, held;
 
 again:
 	rc = arena_lock_room(arena);
@@ -941,7 +941,12 @@ again:
 			goto out_unlock;
 		}
 	}
-	if (!own && pma_slab_geom_enter(slab) < 0) {
+	held = own ? PMA_GEOM_FREE :
+		     pma_slab_geom_enter(
+			     atomic_load_explicit(&arena->heap->may_mix,
+						  memory_order_relaxed),
+			     slab);
+	if (held < 0) {
 		/* a mixed slab's blocks are freed under its owner's lock,
 		 * in its owner's log (morph.c) */
 		arena_unlock_op(arena, 0);
@@ -949,21 +954,19 @@ again:
 		goto again;
 	}
 	if (pma_slab_index(slab, off, &idx) < 0) {
-		if (!own)
-			pma_slab_geom_leave(slab);
+		pma_slab_geom_leave(slab, held);
 		rc = util_errmsg_set(EINVAL, "0x%llx is not a block",
 				     (unsigned long long)off);
 		goto out_unlock;
 	}
 	if (!own && pma_retq_push(&arena->rfreed, off, arena->tail, PMA_NO_DEP,
 				  0) < 0) {
-		pma_slab_geom_leave(slab);
+		pma_slab_geom_leave(slab, held);
 		rc = util_errmsg_set(ENOMEM, "out of memory");
 		goto out_unlock;
 	}
 	rc = own ? pma_slab_unlive(slab, idx) : remote_unlive(slab, idx);
-	if (!own)
-		pma_slab_geom_leave(slab);
+	pma_slab_geom_leave(slab, held);
 	if (rc < 0) {
 		arena->rfreed.count -= !own;
 		rc = util_errmsg_set(EINVAL, "double free of 0x%llx",
@@ -1081,7 +1084,7 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 			    uint64_t dest_off)
 {
 	uint32_t idx;
-	int own;
+	int own, held;
 
 	if (!pma_arena_trylock_owner(arena))
 		return 1;
@@ -1102,15 +1105,20 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 		pma_partial_push(arena, slab);
 		pma_slab_empty_check(arena, slab);
 	} else {
-		if (arena->rfreed.count == arena->rfreed.alloc ||
-		    pma_slab_geom_enter(slab) < 0)
+		if (arena->rfreed.count == arena->rfreed.alloc)
+			goto out_slow;
+		held = pma_slab_geom_enter(
+			atomic_load_explicit(&arena->heap->may_mix,
+					     memory_order_relaxed),
+			slab);
+		if (held < 0)
 			goto out_slow;
 		if (pma_slab_index(slab, off, &idx) < 0 ||
 		    remote_unlive(slab, idx) < 0) {
-			pma_slab_geom_leave(slab);
+			pma_slab_geom_leave(slab, held);
 			goto out_slow;
 		}
-		pma_slab_geom_leave(slab);
+		pma_slab_geom_leave(slab, held);
 		arena->rfreed.e[arena->rfreed.count++] = (struct pma_ret){
 			.off = off, .k = arena->tail, .dep_arena = PMA_NO_DEP
 		};

@@ -480,6 +480,7 @@ static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
 					    PMA_HEAP_NO_MORPH) ?
 				  heap->cfg.morph_pct :
 				  0;
+	atomic_store(&heap->may_mix, heap->morph_pct != 0);
 	heap->local = heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
 		      (flags & PMA_HEAP_LOCAL_CHECKPOINTS);
 	heap_ckpt_bound(heap, 1);

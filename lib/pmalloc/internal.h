@@ -163,19 +163,31 @@ struct pma_slab {
 };
 #define PMA_CLS_NONE 0xffffu
 
-/* enter / leave a lock-free read of slab's geometry: 0 with rbusy held,
- * or -EAGAIN (mixed: take the owner's lock) */
-static inline int pma_slab_geom_enter(struct pma_slab *slab)
+/* pma_slab_geom_enter's results: nothing held (a heap where no slab can
+ * be mixed), rbusy held */
+#define PMA_GEOM_FREE 0
+#define PMA_GEOM_HELD 1
+
+/* enter / leave a lock-free read of slab's geometry: PMA_GEOM_HELD with
+ * rbusy held, or -EAGAIN (mixed: take the owner's lock). may_mix is the
+ * heap's (pma_heap_may_mix): 0, no slab of the heap is or becomes mixed
+ * and nothing is held (PMA_GEOM_FREE); a heap that never morphs pays one
+ * load of a read-mostly word */
+static inline int pma_slab_geom_enter(int may_mix, struct pma_slab *slab)
 {
+	if (__builtin_expect(!may_mix, 1))
+		return PMA_GEOM_FREE;
 	atomic_fetch_add(&slab->rbusy, 1);
 	if (__builtin_expect(!atomic_load(&slab->mixed), 1))
-		return 0;
+		return PMA_GEOM_HELD;
 	atomic_fetch_sub(&slab->rbusy, 1);
 	return -EAGAIN;
 }
-static inline void pma_slab_geom_leave(struct pma_slab *slab)
+static inline void pma_slab_geom_leave(struct pma_slab *slab, int held)
 {
-	atomic_fetch_sub_explicit(&slab->rbusy, 1, memory_order_release);
+	if (held == PMA_GEOM_HELD)
+		atomic_fetch_sub_explicit(&slab->rbusy, 1,
+					  memory_order_release);
 }
 
 /* a line-aligned struct pma_slab for pma_slab_init (free() releases it) */
@@ -1089,6 +1101,10 @@ struct pma_heap {
 	 * 0; slabs morphed since open */
 	unsigned morph_pct;
 	atomic_ulong slabs_morphed;
+	/* version 9: a slab of the heap may be mixed (morph_pct, or a mixed
+	 * slab was loaded: set before the slab is published, so a thread
+	 * that found the slab sees it); pma_slab_geom_enter */
+	atomic_int may_mix;
 
 	/* counters every thread writes, in their own line: the fields above
 	 * are read at every op (the struct is allocated line-aligned) */

@@ -120,9 +120,12 @@ int pma_lazy_peek(struct pma_heap *heap, uint64_t page, uint64_t e,
 			(unsigned long long)pma_page_off(heap, page), bank);
 	pma_slab_init(slab, pma_page_off(heap, page), cls, owner);
 	pma_slab_load(slab, sh);
-	if (heap->geom.version >= PMA_HEAP_VERSION_MORPH)
-		return pma_morph_load(slab, sh);
-	return 0;
+	if (heap->geom.version < PMA_HEAP_VERSION_MORPH)
+		return 0;
+	/* before the slab is published: see may_mix */
+	if (sh->morph_from)
+		atomic_store(&heap->may_mix, 1);
+	return pma_morph_load(slab, sh);
 }
 
 int pma_lazy_get(struct pma_heap *heap, uint64_t chunk,

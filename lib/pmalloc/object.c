@@ -80,6 +80,7 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 	uint64_t b = pool_off_byte(off), e;
 	struct pma_slab *slab;
 	uint32_t idx;
+	int held;
 
 	if (heap && pool_off_part(off) != heap->part &&
 	    pool_off_part(off) < POOL_MAX_PARTS)
@@ -88,13 +89,16 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 	    pma_page_of(heap, b) >= heap->geom.npages)
 		return 0;
 	slab = pma_heap_slab_at(heap, b);
-	if (slab && pma_slab_geom_enter(slab) == 0) {
+	if (slab &&
+	    (held = pma_slab_geom_enter(
+		     atomic_load_explicit(&heap->may_mix, memory_order_relaxed),
+		     slab)) >= 0) {
 		size_t size = pma_slab_index(slab, b, &idx) < 0 ||
 					      !pma_slab_is_live(slab, idx) ?
 				      0 :
 				      slab->block_size;
 
-		pma_slab_geom_leave(slab);
+		pma_slab_geom_leave(slab, held);
 		return size;
 	}
 	if (slab)

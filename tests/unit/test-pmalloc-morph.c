@@ -274,6 +274,67 @@ static void test_morph_off(void **state)
 	pma_config_delete(&cfg);
 }
 
+struct range_free {
+	struct fx *f;
+	unsigned lo, hi;
+};
+
+static void *free_range(void *arg)
+{
+	struct range_free *r = arg;
+	unsigned i;
+
+	for (i = r->lo; i < r->hi; i++)
+		if (pma_free_from(r->f->heap, &r->f->dests[i]) != 0)
+			return arg;
+	return NULL;
+}
+
+/* a heap that does not morph (PMA_HEAP_NO_MORPH) but holds mixed slabs
+ * from an open that did: loading one makes the heap's remote frees check
+ * for mixed slabs again (may_mix), so another thread's frees of old
+ * blocks go through the owner and the slabs become plain */
+static void test_morph_reopen_off(void **state)
+{
+	struct fx *f = *state;
+	struct range_free rf;
+	struct pma_heap_stats st;
+	uint64_t slabs;
+	unsigned n = 3000;
+	pthread_t t;
+	void *ret;
+
+	fx_create(f);
+	shift(f, n, &slabs);
+	test_cfg.flags |= PMA_HEAP_NO_MORPH;
+	fx_reopen(f);
+	assert_int_equal(f->heap->morph_pct, 0);
+	check_blocks(f); /* loads the slabs */
+	assert_int_equal(atomic_load(&f->heap->may_mix), 1);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_true(st.mixed_slabs > 0);
+	/* the old blocks from another thread (arena), the new ones here */
+	rf.f = f;
+	rf.lo = 0;
+	rf.hi = n;
+	assert_int_equal(pthread_create(&t, NULL, free_range, &rf), 0);
+	free_range(&(struct range_free){ .f = f, .lo = n, .hi = 2 * n });
+	assert_int_equal(pthread_join(t, &ret), 0);
+	assert_null(ret);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.mixed_slabs, 0);
+	assert_int_equal(st.slabs_morphed, 0);
+	check_blocks(f);
+	fx_reopen(f);
+	check_blocks(f);
+	/* a fresh heap without morphing: nothing checks for mixed slabs */
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	unlink(f->path);
+	fx_create(f);
+	assert_int_equal(atomic_load(&f->heap->may_mix), 0);
+}
+
 /* ---- forced morphs under a random workload (the v9 patch's defect:
  * a mixed slab's navail drifted from its avail bitmap and block 0 was
  * handed out twice) */
@@ -535,9 +596,9 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_morph_cycle),	 T(test_morph_frees),
-		T(test_morph_off),	 T(test_morph_random),
-		T(test_morph_random_mt),
+		T(test_morph_cycle),  T(test_morph_frees),
+		T(test_morph_off),    T(test_morph_reopen_off),
+		T(test_morph_random), T(test_morph_random_mt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
