@@ -293,21 +293,6 @@ static int old_block_at(const struct pma_slab_hdr *sh, uint64_t rel)
 	       (rel - PMA_SLAB_HDR_SIZE) / bs < pma_class_nblocks(old);
 }
 
-/* is the old bitmap of sh empty? */
-static int old_empty(const struct pma_slab_hdr *sh)
-{
-	const uint64_t *line =
-		(const uint64_t *)(const void *)((const char *)sh +
-						 PMA_SLAB_BITMAP_OFF);
-	unsigned l, k;
-
-	for (l = 0; l < PMA_NBANKS; l++)
-		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
-			if (line[l * (PMA_LINE / 8) + PMA_SLAB_OLD_WORD + k])
-				return 0;
-	return 1;
-}
-
 /* version 9: is sh a header a checkpoint tore while writing a morph (its
  * class, geometry and old class from before and after)? A replay meets
  * it only before the slab's SLAB_MORPH, which rewrites it */
@@ -318,16 +303,32 @@ static int hdr_torn(const struct pma_heap *heap, const struct pma_slab_hdr *sh)
 	       slab_block_of(sh, PMA_SLAB_HDR_SIZE) < 0;
 }
 
-/* version 9: a free of an old block of a mixed slab: its old bit goes;
- * the last one makes the slab plain (morph_from 0). 1 if it was one */
+/* version 9: a free of an old block of a mixed slab: its old bit goes.
+ * morph_from stays, also when the last one went: a replay may still
+ * meet frees of old blocks whose bits a checkpoint cleared (a header
+ * with an empty old bitmap is a plain slab; the owner's checkpoint
+ * clears morph_from once no mixed op is in its window, recovery.c).
+ * rel starting an old block whose bit is clear already (replayed over a
+ * state a checkpoint or a crashed recovery wrote) is cleared again all
+ * the same, so that the bank's check is judged against the state before
+ * the op and resealed (banks.c). 1 if the old block was live, else 0
+ * (the op may be one of a block of the current class); errors in
+ * *ret_rc */
 static int apply_old_free(struct pma_heap *heap, struct pma_slab_hdr *sh,
 			  uint64_t slab_off, uint64_t rel,
 			  struct pma_dirty *dirty, int *ret_rc)
 {
-	uint64_t mask, *word = old_bit_of(sh, rel, &mask);
+	uint64_t mask, *word, was;
 
-	if (!word)
+	*ret_rc = 0;
+	if (!old_block_at(sh, rel))
 		return 0;
+	word = pma_slab_bit(sh,
+			    (uint32_t)((rel - PMA_SLAB_HDR_SIZE) /
+				       pma_class_size(sh->morph_from - 1u)),
+			    &mask) +
+	       PMA_SLAB_OLD_WORD;
+	was = *word & mask;
 	*word &= ~mask;
 	if (heap->banks) {
 		*ret_rc = pma_banks_touch(heap, sh, slab_off, word, mask, 1);
@@ -344,11 +345,7 @@ static int apply_old_free(struct pma_heap *heap, struct pma_slab_hdr *sh,
 	}
 	if (*ret_rc == 0)
 		*ret_rc = pma_dirty_add(dirty, word, sizeof(*word));
-	if (*ret_rc == 0 && old_empty(sh)) {
-		sh->morph_from = 0;
-		*ret_rc = pma_dirty_add(dirty, sh, sizeof(*sh));
-	}
-	return 1;
+	return was != 0;
 }
 
 /* set (on) or clear the PM bit of the block at op->off */
@@ -366,7 +363,9 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	slab_off = pma_page_off(heap, page - page % PMA_CHUNK_PAGES);
 	sh = pma_slab_meta(heap, slab_off);
 	if (sh && sh->morph_from && !on && !hdr_torn(heap, sh) &&
-	    apply_old_free(heap, sh, slab_off, op->off - slab_off, dirty, &rc))
+	    (apply_old_free(heap, sh, slab_off, op->off - slab_off, dirty,
+			    &rc) ||
+	     rc < 0))
 		return rc;
 	idx = slab_block_of(sh, op->off - slab_off);
 	/* version 9: an op of a slab before its SLAB_MORPH, replayed over
@@ -400,8 +399,11 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
  * cls (morph.c). The old bitmap is on media already (written before the
  * record, never derived here); the header gets the new class, the live
  * bitmap starts empty (the ops after the record set it again), the page
- * map entry the new class. Applied again over any state a checkpoint
- * left, it gives the same result.
+ * map entry the new class; morph_from is set even if the old bitmap is
+ * empty by now (a checkpoint wrote a later state: the frees of old
+ * blocks after the record are replayed next and must find the old
+ * class). Applied again over any state a checkpoint left, it gives the
+ * same result.
  */
 static int apply_slab_morph(struct pma_heap *heap, const struct pma_op *op,
 			    struct pma_dirty *dirty)
@@ -441,8 +443,6 @@ static int apply_slab_morph(struct pma_heap *heap, const struct pma_op *op,
 	for (l = 0; l < PMA_NBANKS; l++)
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
 			line[l * (PMA_LINE / 8) + k] = 0;
-	if (old_empty(sh))
-		sh->morph_from = 0;
 	if (heap->checked) {
 		for (l = 0; l < PMA_NBANKS; l++)
 			pma_check_bank_seal(sh, op->off, l);

@@ -340,7 +340,9 @@ struct pma_slab_hdr {
 	uint32_t block_size; /* bytes */
 	uint32_t nblocks; /* blocks after the header */
 	/* version 9: the old class + 1 of a mixed slab (blocks of class
-	 * morph_from - 1 live in the old bitmap), 0 for a plain slab */
+	 * morph_from - 1 live in the old bitmap), 0 for a plain slab; a
+	 * slab whose old bitmap is empty is plain whatever this says (the
+	 * owner keeps it while a replay may need it) */
 	uint16_t morph_from;
 	uint8_t reserved[46];
 };

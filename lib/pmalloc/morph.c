@@ -216,12 +216,22 @@ static int remote_quiet(struct pma_arena *arena, struct pma_slab *slab)
 }
 
 /* write the old bitmap (and its checks) to PM, durably (owner lock; the
- * header still names the slab's class: the words mean nothing yet) */
+ * header still names the slab's class: the words mean nothing yet). A
+ * header that still names an old class of an earlier morph (kept while
+ * a replay could need it, recovery.c sync_morph; no mixed op of the
+ * slab is in the window now, see candidate) says plain first */
 static void old_persist(struct pma_heap *heap, struct pma_slab *slab)
 {
 	char *meta = pma_addr(heap, slab->off);
+	struct pma_slab_hdr *sh = (struct pma_slab_hdr *)(void *)meta;
 	uint64_t *line;
 	unsigned l, k;
+
+	if (sh->morph_from) {
+		sh->morph_from = 0;
+		pm_flush(heap->map, sh, sizeof(*sh));
+		pm_drain(heap->map);
+	}
 
 	for (l = 0; l < PMA_NBANKS; l++) {
 		line = (uint64_t *)(void *)(meta + PMA_SLAB_BITMAP_OFF +

@@ -301,7 +301,11 @@ static int revert_build(struct pma_heap *heap, struct pma_arena *arena,
 }
 
 /* version 9: a slab that was mixed since open: its header (class, old
- * class) and old bitmap as they are in DRAM */
+ * class) and old bitmap as they are in DRAM. A slab that is plain again
+ * keeps the old class on media (morph_from, with an empty old bitmap)
+ * while a mixed op of it is in its owner's window: a replay of the
+ * window over what this checkpoint writes must still tell its old
+ * blocks' frees apart (apply.c, apply_old_free) */
 static int sync_morph(struct pma_heap *heap, struct pma_slab *slab,
 		      struct pma_dirty *dirty)
 {
@@ -312,6 +316,9 @@ static int sync_morph(struct pma_heap *heap, struct pma_slab *slab,
 	uint64_t *line, v;
 	unsigned l, k;
 	int changed;
+
+	if (!from && slab->morph_k > heap->arenas[slab->owner].head)
+		from = sh->morph_from;
 
 	if (sh->cls != slab->cls || sh->block_size != slab->block_size ||
 	    sh->nblocks != slab->nblocks || sh->morph_from != from) {
@@ -326,7 +333,9 @@ static int sync_morph(struct pma_heap *heap, struct pma_slab *slab,
 	for (l = 0; l < PMA_NBANKS; l++, line += PMA_LINE / 8) {
 		changed = 0;
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
-			v = from ? slab->old_live[l][k] : 0;
+			v = slab->old_cls != PMA_CLS_NONE ?
+				    slab->old_live[l][k] :
+				    0;
 			if (line[PMA_SLAB_OLD_WORD + k] == v)
 				continue;
 			__atomic_store_n(&line[PMA_SLAB_OLD_WORD + k], v,

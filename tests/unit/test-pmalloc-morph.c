@@ -352,6 +352,7 @@ struct rnd {
 	uint64_t base, ngran;
 	unsigned seed;
 	unsigned long ops;
+	unsigned free_lo, free_hi; /* dests freed first (rnd_thread) */
 };
 
 /* a mixed slab's blocked counts are the live old blocks each new block
@@ -557,7 +558,10 @@ static void *rnd_thread(void *arg)
 {
 	struct rnd *r = arg;
 	unsigned long n = 0;
+	unsigned i;
 
+	for (i = r->free_lo; i < r->free_hi; i++)
+		assert_int_equal(pma_free_from(r->f->heap, &r->f->dests[i]), 0);
 	while (n < 40000) {
 		r->ops = n;
 		n += (unsigned long)rnd_op(r);
@@ -574,11 +578,24 @@ static void test_morph_random_mt(void **state)
 	struct pma_heap_stats st;
 	struct rnd r[2];
 	pthread_t t;
+	unsigned i;
 
 	forced_setup(f);
+	/* this thread's arena holds idle slabs of 100-byte blocks, 1 in 10
+	 * live: its first allocation of another class morphs one, while
+	 * the other thread frees those old blocks (remote frees of a mixed
+	 * slab's old blocks) */
+	fill(f, RND_SLOTS, RND_SLOTS + 2000, 100);
+	for (i = RND_SLOTS; i < RND_SLOTS + 2000; i++)
+		if (i % 10)
+			assert_int_equal(pma_free_from(f->heap, &f->dests[i]),
+					 0);
+	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
 	rnd_init(&r[0], f);
 	r[1] = r[0];
 	r[1].seed = 4242;
+	r[1].free_lo = RND_SLOTS;
+	r[1].free_hi = RND_SLOTS + 2000;
 	assert_int_equal(pthread_create(&t, NULL, rnd_thread, &r[1]), 0);
 	(void)rnd_thread(&r[0]);
 	assert_int_equal(pthread_join(t, NULL), 0);
