@@ -7,6 +7,8 @@
  * overlapping another, and the class counts of pma_heap_stats.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -23,6 +25,7 @@
 
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
+#include "pmalloc/fsck.h"
 #include "../lib/test-cfg.h"
 
 #define MIB (1024ULL * 1024)
@@ -335,6 +338,136 @@ static void test_morph_reopen_off(void **state)
 	assert_int_equal(atomic_load(&f->heap->may_mix), 0);
 }
 
+/* ---- fsck of mixed slabs */
+
+struct codes {
+	const char *want;
+	unsigned n, other; /* findings of want, other findings */
+};
+
+static int code_note(const struct pool_fsck_finding *fi, void *arg)
+{
+	struct codes *c = arg;
+
+	if (!strcmp(fi->code, c->want))
+		c->n++;
+	else
+		c->other++;
+	return 0;
+}
+
+/* fsck of the heap at f->path: the findings of code want, others */
+static struct codes fsck_codes(struct fx *f, const char *want)
+{
+	struct codes c = { .want = want };
+	struct pool_fsck_sink sink = { .fn = code_note, .arg = &c };
+
+	assert_int_equal(pma_fsck(f->path, &sink), 0);
+	return c;
+}
+
+/* a closed heap's mixed slab: its offset, a live old block i and the
+ * first block j of the slab's class that overlaps it */
+struct mixed_at {
+	uint64_t off;
+	uint32_t i, j;
+};
+
+static struct mixed_at find_mixed(struct pma_heap *heap)
+{
+	struct mixed_at m = { 0 };
+	struct pma_slab *slab;
+	uint64_t c;
+	uint32_t i;
+
+	for (c = 0; c < heap->nchunks; c++) {
+		slab = pma_heap_slab_at(
+			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
+		if (!slab || slab->old_cls == PMA_CLS_NONE)
+			continue;
+		for (i = 0; i < slab->old_nblocks; i++)
+			if (pma_morph_old_live(
+				    slab,
+				    slab->off + PMA_SLAB_HDR_SIZE +
+					    (uint64_t)i *
+						    slab->old_block_size)) {
+				m.off = slab->off;
+				m.i = i;
+				m.j = (uint32_t)((uint64_t)i *
+						 slab->old_block_size /
+						 slab->block_size);
+				return m;
+			}
+	}
+	fail_msg("no mixed slab");
+	return m;
+}
+
+/* the heap file's bitmap line of bank l of the slab at off (part 0: a
+ * byte offset is the file offset) */
+static uint64_t *pm_line(char *base, uint64_t off, unsigned l)
+{
+	return (uint64_t *)(void *)(base + off + PMA_SLAB_BITMAP_OFF +
+				    l * PMA_LINE);
+}
+
+/* a valid mixed slab is no finding; a block of its class set over a live
+ * old block (the bank resealed), an old bit flipped without its check,
+ * an old class that is its own: each is found */
+static void test_morph_fsck(void **state)
+{
+	struct fx *f = *state;
+	struct mixed_at m;
+	struct codes c;
+	uint64_t slabs, *line, save;
+	unsigned l;
+	char *base;
+	size_t len;
+	int fd;
+
+	fx_create(f);
+	shift(f, 1000, &slabs);
+	m = find_mixed(f->heap);
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	c = fsck_codes(f, "slab-morph-overlap");
+	assert_int_equal(c.n + c.other, 0);
+
+	fd = open(f->path, O_RDWR);
+	assert_true(fd >= 0);
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(base != MAP_FAILED);
+
+	l = m.j % PMA_NBANKS;
+	line = pm_line(base, m.off, l);
+	save = line[0];
+	line[(m.j / PMA_NBANKS) / 64] |= 1ULL << (m.j / PMA_NBANKS % 64);
+	line[PMA_SLAB_BANK_CHECK] = pma_check_bank(line, m.off, l);
+	c = fsck_codes(f, "slab-morph-overlap");
+	assert_int_equal(c.n, 1);
+	line[0] = save;
+	line[PMA_SLAB_BANK_CHECK] = pma_check_bank(line, m.off, l);
+
+	l = m.i % PMA_NBANKS;
+	line = pm_line(base, m.off, l);
+	line[PMA_SLAB_OLD_WORD] ^= 1ULL << 63;
+	c = fsck_codes(f, "slab-old-bitmap-check");
+	assert_int_equal(c.n, 1);
+	line[PMA_SLAB_OLD_WORD] ^= 1ULL << 63;
+
+	((struct pma_slab_hdr *)(void *)(base + m.off))->morph_from =
+		(uint16_t)(((struct pma_slab_hdr *)(void *)(base + m.off))->cls +
+			   1);
+	c = fsck_codes(f, "slab-morph-class");
+	assert_int_equal(c.n, 1);
+
+	munmap(base, len);
+	close(fd);
+	/* no heap to close in the teardown: reopen would refuse it */
+	unlink(f->path);
+}
+
 /* ---- forced morphs under a random workload (the v9 patch's defect:
  * a mixed slab's navail drifted from its avail bitmap and block 0 was
  * handed out twice) */
@@ -613,9 +746,10 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_morph_cycle),  T(test_morph_frees),
-		T(test_morph_off),    T(test_morph_reopen_off),
-		T(test_morph_random), T(test_morph_random_mt),
+		T(test_morph_cycle),	 T(test_morph_frees),
+		T(test_morph_off),	 T(test_morph_reopen_off),
+		T(test_morph_fsck),	 T(test_morph_random),
+		T(test_morph_random_mt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
