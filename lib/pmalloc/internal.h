@@ -982,9 +982,8 @@ struct pma_config {
 	int nodes[POOL_MAX_PARTS];
 	unsigned mode;
 };
-/* morphing is off by default until its known defect is fixed (a slab's
- * avail count can drift from its bitmap under forced morphs and kills:
- * tests/unit/test-pmalloc-morph.c lists the cases that pass) */
+/* morphing is off by default until the policy is made the default
+ * (doc/morphing.md, "Not done") */
 #define PMA_MORPH_PCT_DEFAULT 0
 /* the defaults, as pma_config_new gives them */
 void pma_config_init(struct pma_config *cfg);
