@@ -138,7 +138,7 @@ static inline void remote_committed(struct pma_heap *heap,
  * slab->rdone), at most two per fence (recovery allows one torn op of
  * two records at a log's end); then their rpend bits go */
 static void sync_word(struct pma_arena *arena, struct pma_slab *slab,
-		      unsigned w, uint64_t bits)
+		      unsigned w, uint64_t bits, int x)
 {
 	struct pma_heap *heap = arena->heap;
 	uint64_t b = bits;
@@ -151,8 +151,13 @@ static void sync_word(struct pma_arena *arena, struct pma_slab *slab,
 		if (pma_retq_push(&arena->synced, pma_slab_block_off(slab, idx),
 				  arena->tail, PMA_NO_DEP, 0) < 0) {
 			/* no memory: the rest waits for the next sync */
-			atomic_fetch_or(&slab->rdone[w], b);
-			pma_rlist_push(arena, slab);
+			if (x) {
+				atomic_fetch_or(&slab->xdone[w], b);
+				pma_xlist_push(arena, slab);
+			} else {
+				atomic_fetch_or(&slab->rdone[w], b);
+				pma_rlist_push(arena, slab);
+			}
 			bits &= ~b;
 			break;
 		}
@@ -165,6 +170,8 @@ static void sync_word(struct pma_arena *arena, struct pma_slab *slab,
 		pm_drain(heap->map);
 	atomic_fetch_add_explicit(&heap->rfrees_synced, n,
 				  memory_order_relaxed);
+	if (x)
+		atomic_fetch_sub(&arena->xowed, n);
 	for (b = bits; b; b &= b - 1)
 		pma_slab_rpend_clear(slab,
 				     w * 64 + (uint32_t)__builtin_ctzll(b));
@@ -225,11 +232,52 @@ uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room)
 				atomic_fetch_or(&slab->rdone[w], bits & ~keep);
 				deferred = 1;
 			}
-			sync_word(arena, slab, w, keep);
+			sync_word(arena, slab, w, keep, 0);
 			n += (uint64_t)__builtin_popcountll(keep);
 		}
 		if (deferred)
 			pma_rlist_push(arena, slab);
+	}
+	return n + pma_arena_xsync(arena, room - n);
+}
+
+uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room)
+{
+	struct pma_slab *slab, *next;
+	uint64_t n = 0, bits, keep;
+	unsigned w;
+	int deferred;
+
+	if (!atomic_load_explicit(&arena->xlist, memory_order_relaxed))
+		return 0;
+	slab = atomic_exchange_explicit(&arena->xlist, NULL,
+					memory_order_acquire);
+	for (; slab; slab = next) {
+		next = slab->xnext; /* as in pma_arena_sync */
+		atomic_store(&slab->in_xlist, 0);
+		take_back(arena, slab);
+		deferred = 0;
+		for (w = 0; w < PMA_LIVE_WORDS; w++) {
+			if (!atomic_load_explicit(&slab->xdone[w],
+						  memory_order_relaxed))
+				continue;
+			if (n >= room) {
+				deferred = 1;
+				continue;
+			}
+			bits = atomic_exchange(&slab->xdone[w], 0);
+			for (keep = bits;
+			     n + (uint64_t)__builtin_popcountll(keep) > room;)
+				keep &= ~(1ULL << (63 - __builtin_clzll(keep)));
+			if (keep != bits) {
+				atomic_fetch_or(&slab->xdone[w], bits & ~keep);
+				deferred = 1;
+			}
+			sync_word(arena, slab, w, keep, 1);
+			n += (uint64_t)__builtin_popcountll(keep);
+		}
+		if (deferred)
+			pma_xlist_push(arena, slab);
 	}
 	return n;
 }
@@ -422,7 +470,11 @@ static int arena_lock_room(struct pma_arena *arena)
 	int rc;
 
 	pma_arena_lock(arena);
-	while (arena->tail + PMA_OP_RECS - arena->head >
+	/* and the SYNC_FREE records it owes (version 10, xowed) */
+	while (arena->tail + PMA_OP_RECS +
+		       atomic_load_explicit(&arena->xowed,
+					    memory_order_relaxed) -
+		       arena->head >
 	       arena->heap->geom.log_cap) {
 		pma_arena_unlock(arena);
 		rc = pma_checkpoint(arena->heap);
@@ -654,6 +706,10 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	if (heap->local &&
 	    atomic_load_explicit(&arena->rlist, memory_order_relaxed))
 		(void)pma_arena_sync(arena, sync_room(arena));
+	/* version 10: frees of this arena's blocks by other parts' arenas
+	 * (XFREE), in both checkpoint modes */
+	if (atomic_load_explicit(&arena->xlist, memory_order_relaxed))
+		(void)pma_arena_xsync(arena, sync_room(arena));
 	tries = 0;
 again:
 	if (!arena->partial[cls]) {
@@ -1175,6 +1231,112 @@ static int free_off(struct pma_heap *heap, uint64_t *dest, uint64_t off,
 	return free_block(arena, rel, b, dest, dest_off);
 }
 
+/*
+ * A free of a block of another part's heap (O) by a thread whose local
+ * part is L (version 10 on both): phase 1 in the thread's arena of L, so
+ * that nothing of O's PM is written on the free path. rpend set and live
+ * cleared in O's DRAM slab (as a remote free), XFREE appended to the
+ * arena's log in L, fence, dest cleared; then xdone set and the slab on
+ * its owner's xlist: the owner applies it in its own log (SYNC_FREE,
+ * pma_arena_xsync), after which L's checkpoint may retire the XFREE and
+ * hand the block back (rret). See doc/shared-heaps.md, step 1.
+ * 1 if this path does not apply (an extent, a block past what the record
+ * can name, a failed check: the caller frees through O's heap and
+ * reports errors as before), else 0 or -errno.
+ */
+static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
+		     uint64_t off, uint64_t dest_off)
+{
+	uint64_t rel = off - o->fast_dest_off, b;
+	struct pma_arena *arena, *owner;
+	struct pma_slab *slab;
+	uint32_t idx;
+	int fast, held, rc = 0;
+
+	/* a heap that morphs (version 9 with morph_pct) takes frees of
+	 * its blocks through its own arenas: a morph checks for remote
+	 * frees in flight (morph.c, remote_quiet) by the owner's own
+	 * queues, which an XFREE retired in another part's log would
+	 * bypass */
+	if (o->morph_pct ||
+	    rel >= o->data_len || rel % 64 ||
+	    off == __atomic_load_n(&o->hdr->root_off, __ATOMIC_RELAXED))
+		return 1;
+	b = o->data_base + rel;
+	if (b >= PMA_REC_XFREE_OFF_MAX)
+		return 1;
+	slab = pma_heap_slab_at_rel(o, rel);
+	if (!slab)
+		return 1;
+	/* a SYNC_FREE the owner's log keeps room for, else through o */
+	owner = &o->arenas[slab->owner];
+	if (atomic_fetch_add(&owner->xowed, 1) >=
+	    pma_xowed_max(o->geom.log_cap)) {
+		atomic_fetch_sub(&owner->xowed, 1);
+		return 1;
+	}
+	arena = pma_arena_get(l);
+	/* the owner's fast path as free_fast's (one record, no
+	 * allocation), else the general path */
+	fast = 0;
+	if (pma_arena_trylock_owner(arena)) {
+		fast = arena->tail < arena->fast_end &&
+		       arena->xfreed.count < arena->xfreed.alloc;
+		if (!fast)
+			pma_arena_unlock(arena);
+	}
+	if (!fast) {
+		rc = arena_lock_room(arena);
+		if (rc < 0) {
+			atomic_fetch_sub(&owner->xowed, 1);
+			return rc;
+		}
+	}
+	/* a mixed slab's geometry is read under its owner's lock only (a
+	 * slab loaded mixed from media): through o's heap */
+	held = pma_slab_geom_enter(
+		atomic_load_explicit(&o->may_mix, memory_order_relaxed), slab);
+	if (held < 0) {
+		rc = 1;
+		goto out_unlock;
+	}
+	if (!pma_heap_slab_is(o, rel, slab) ||
+	    pma_slab_index(slab, b, &idx) < 0) {
+		pma_slab_geom_leave(slab, held);
+		rc = 1;
+		goto out_unlock;
+	}
+	if (pma_retq_push(&arena->xfreed, off, arena->tail, PMA_NO_DEP, 0) <
+	    0) {
+		pma_slab_geom_leave(slab, held);
+		rc = util_errmsg_set(ENOMEM, "out of memory");
+		goto out_unlock;
+	}
+	if (remote_unlive(slab, idx) < 0) {
+		pma_slab_geom_leave(slab, held);
+		arena->xfreed.count--;
+		rc = util_errmsg_set(EINVAL, "double free of 0x%llx",
+				     (unsigned long long)off);
+		goto out_unlock;
+	}
+	pma_slab_geom_leave(slab, held);
+	log_cursor_sync(arena);
+	log_put(arena, PMA_REC_XFREE,
+		b >> 6 | (uint64_t)o->part << PMA_REC_XFREE_OFF_BITS, dest_off);
+	pma_log_commit(arena, dest, dest_off, 0);
+	atomic_fetch_or(&slab->xdone[idx / 64], 1ULL << (idx % 64));
+	pma_xlist_push(owner, slab);
+	atomic_fetch_add_explicit(&l->top->xfrees, 1, memory_order_relaxed);
+out_unlock:
+	if (rc)
+		atomic_fetch_sub(&owner->xowed, 1); /* nothing owed */
+	if (fast)
+		arena_unlock_fast(arena);
+	else
+		arena_unlock_op(arena, rc < 0 ? rc : 0);
+	return rc;
+}
+
 PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 {
 	struct pma_heap *local = heap, *h;
@@ -1197,9 +1359,15 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	part = pool_off_part(off);
 	if (__builtin_expect(part != local->part, 0) && part < POOL_MAX_PARTS &&
 	    (h = local->top->sib[part])) {
-		/* another part's block: that part's heap frees it */
+		/* another part's block: logged in the local part (XFREE),
+		 * else that part's heap frees it */
 		atomic_fetch_add_explicit(&h->top->remote_part_frees, 1,
 					  memory_order_relaxed);
+		if (local->xfree && h->xfree) {
+			rc = xfree_off(local, h, dest, off, dest_off);
+			if (rc <= 0)
+				return rc;
+		}
 		local = h;
 	}
 	return free_off(local, dest, off, dest_off);

@@ -526,6 +526,24 @@ int pma_pm_is_live(struct pma_heap *heap, const struct pma_op *op)
 	       pma_pmap_make(PMA_PMAP_EXTENT, op->npages);
 }
 
+/* an XFREE names a block in the data area of another part's heap */
+static int xfree_check(const struct pma_heap *heap, const struct pma_op *op)
+{
+	const struct pma_heap *o;
+
+	if (heap->geom.version < PMA_HEAP_VERSION_XFREE)
+		return util_errmsg_set(EIO, "xfree record in a version %u heap",
+				       heap->geom.version);
+	o = op->owner < POOL_MAX_PARTS ? heap->top->sib[op->owner] : NULL;
+	if (!o || o == heap || op->off < o->data_base ||
+	    op->off - o->data_base >= o->data_len)
+		return util_errmsg_set(EIO,
+				       "xfree record names 0x%llx of part "
+				       "%u, not in another part's heap",
+				       (unsigned long long)op->off, op->owner);
+	return 0;
+}
+
 int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		 struct pma_dirty *dirty)
 {
@@ -542,6 +560,10 @@ int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 					       "%u heap",
 					       heap->geom.version);
 		return apply_block(heap, op, 0, dirty);
+	case PMA_REC_XFREE:
+		/* another part's block: applied to that part after every
+		 * part's replay (recovery.c, xfree_recover) */
+		return xfree_check(heap, op);
 	case PMA_REC_SLAB_NEW:
 		return apply_slab_new(heap, op, dirty);
 	case PMA_REC_SLAB_FREE:

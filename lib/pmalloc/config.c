@@ -21,8 +21,9 @@ void pma_config_init(struct pma_config *cfg)
 		.membarrier = 1,
 		.morph_pct = PMA_MORPH_PCT_DEFAULT,
 		.morph_idle = 1,
-		/* version 9 (morphing) only on request for now */
-		.format_version = PMA_HEAP_VERSION_LOCAL,
+		/* version 10; morphing stays off (morph_pct 0) unless
+		 * pma_config_set_morph asks for it */
+		.format_version = PMA_HEAP_VERSION,
 		.sum_shift = PMA_SUM_SHIFT_DEFAULT,
 		.nparts = 1,
 		.mode = 0600,

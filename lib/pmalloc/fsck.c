@@ -808,6 +808,8 @@ static int op_version_bad(const struct pma_fsck *f, const struct pma_op *op)
 		return v < PMA_HEAP_VERSION_LOCAL;
 	if (op->type == PMA_REC_SLAB_MORPH)
 		return v < PMA_HEAP_VERSION_MORPH;
+	if (op->type == PMA_REC_XFREE)
+		return v < PMA_HEAP_VERSION_XFREE;
 	return pma_rec_is_ext(op->type) && op->nrecs == 1 &&
 	       v < PMA_HEAP_VERSION_EXT1;
 }
@@ -830,6 +832,27 @@ static int dest_bad(const struct pma_fsck *f, uint64_t dest)
 		return 1;
 	return !pool_direct(f->pool, dest) ||
 	       !pool_direct(f->pool, dest + sizeof(uint64_t) - 1);
+}
+
+/* an XFREE (version 10) names a block of another part's heap, which
+ * recovery frees there after every part's window (recovery.c,
+ * xfree_recover; a block already free there was applied by its owner):
+ * here only its place is checked */
+static int op_xfree(struct pma_fsck *f, unsigned a, const struct pma_op *op)
+{
+	const struct pma_fsck *o =
+		op->owner < POOL_MAX_PARTS ? &f->set->part[op->owner] : NULL;
+	char where[160];
+
+	if (o && o != f && o->present && o->meta_hi && op->off >= o->meta_hi &&
+	    (op->off - o->meta_hi) >> PMA_PAGE_SHIFT < o->npages_hint)
+		return 0;
+	return pma_fsck_report(f, "log-op-range", POOL_FSCK_ERROR,
+			       rec_off(f, a, op->index),
+			       "%s names 0x%llx of part %u, not in the data "
+			       "area of another part's heap",
+			       op_where(f, a, op, where, sizeof(where)),
+			       (unsigned long long)op->off, op->owner);
 }
 
 static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
@@ -864,6 +887,8 @@ static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 	case PMA_REC_RFREE:
 	case PMA_REC_SYNC_FREE:
 		return op_block(f, a, op, 0);
+	case PMA_REC_XFREE:
+		return op_xfree(f, a, op);
 	case PMA_REC_SLAB_NEW:
 	case PMA_REC_SLAB_FREE:
 		return op_slab(f, a, op);
@@ -988,7 +1013,8 @@ static int redo_dest_fsck(struct pma_fsck *f, unsigned a)
 		alloc = ring[i].type == PMA_REC_ALLOC ||
 			ring[i].type == PMA_REC_EXT_ALLOC;
 		for (j = i + 1; alloc && j < n; j++)
-			if (ring[j].off == ring[i].off)
+			if (ring[j].off == ring[i].off &&
+			    ring[j].type != PMA_REC_XFREE)
 				break;
 		if (alloc && j < n)
 			continue;

@@ -311,6 +311,7 @@ static void heap_free(struct pma_heap *heap)
 	pma_ext_index_release(&heap->ext);
 	pthread_mutex_destroy(&heap->ext_lock);
 	pthread_mutex_destroy(&heap->ckpt_lock);
+	pthread_mutex_destroy(&heap->xckpt_lock);
 	pthread_mutex_destroy(&heap->root_lock);
 	pthread_mutex_destroy(&heap->sum_lock);
 	free(heap);
@@ -483,6 +484,7 @@ static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
 	atomic_store(&heap->may_mix, heap->morph_pct != 0);
 	heap->local = heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
 		      (flags & PMA_HEAP_LOCAL_CHECKPOINTS);
+	heap->xfree = heap->hdr->version >= PMA_HEAP_VERSION_XFREE;
 	heap_ckpt_bound(heap, 1);
 	rc = pma_sum_load(heap);
 	if (rc < 0)
@@ -514,6 +516,7 @@ static struct pma_heap *heap_new(struct pool *pool, unsigned part,
 	heap->sib[part] = heap;
 	pthread_mutex_init(&heap->ext_lock, NULL);
 	pthread_mutex_init(&heap->ckpt_lock, NULL);
+	pthread_mutex_init(&heap->xckpt_lock, NULL);
 	pthread_mutex_init(&heap->root_lock, NULL);
 	pthread_mutex_init(&heap->sum_lock, NULL);
 	heap->id = atomic_fetch_add(&heap_ids, 1);

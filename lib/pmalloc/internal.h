@@ -160,6 +160,15 @@ struct pma_slab {
 	 * before it changes the geometry */
 	atomic_int mixed;
 	atomic_int rbusy;
+	/* version 10: frees of this slab's blocks by arenas of another
+	 * part (XFREE in the freeing thread's own part, alloc.c): xdone
+	 * (linear) as rdone, for the owner to apply in both checkpoint
+	 * modes; the block comes back through rret. A slab with xdone or
+	 * rret bits set by such a free is on its owner's xlist (xnext;
+	 * in_xlist says so) */
+	_Atomic uint64_t xdone[PMA_LIVE_WORDS];
+	atomic_int in_xlist;
+	struct pma_slab *xnext;
 };
 #define PMA_CLS_NONE 0xffffu
 
@@ -351,7 +360,7 @@ struct pma_op {
 	uint64_t dest; /* dest pool offset, 0 if none */
 	uint64_t npages; /* extents */
 	unsigned cls; /* SLAB_NEW */
-	unsigned owner; /* SLAB_NEW */
+	unsigned owner; /* SLAB_NEW; XFREE: the part of the block */
 	unsigned old_cls; /* SLAB_MORPH: the class the slab had */
 	unsigned nrecs; /* 1 or 2 */
 	/* block ops made by this process: the DRAM slab (checkpoints copy
@@ -604,6 +613,10 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	 * came back (its RFREE is retired), so that a replay never meets an
 	 * RFREE of a block whose free the owner's media already show */
 	struct pma_retq synced;
+	/* version 10: blocks of other parts this arena freed (XFREE at k;
+	 * off is the block's pool offset): retired only once the block's
+	 * owner applied the free (its rpend bit is clear) */
+	struct pma_retq xfreed;
 	/* DRAM copies of this arena's generation (G = head_gen + lgen,
 	 * layout.h) and of its lgen (version 8; 0 before) */
 	uint64_t gen, lgen;
@@ -619,6 +632,17 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	/* slabs of this arena with rdone or rret bits (pma_rlist_push;
 	 * taken whole by the owner) */
 	_Alignas(PMA_LINE) _Atomic(struct pma_slab *) rlist;
+	/* version 10: slabs of this arena with xdone bits, or rret bits of
+	 * a retired XFREE (pma_xlist_push; taken whole by the owner) */
+	_Atomic(struct pma_slab *) xlist;
+	/* version 10: XFREEs of this arena's blocks that other parts'
+	 * arenas committed (or are committing) and this arena has not
+	 * applied yet: the SYNC_FREE records it owes. Its log keeps room
+	 * for them (arena_lock_room); a freer takes one before its XFREE
+	 * and frees through this part instead when PMA_XOWED_MAX are owed,
+	 * so that a checkpoint of the freeing part always finds room for
+	 * the owner's SYNC_FREE records (recovery.c) */
+	atomic_ulong xowed;
 	/* head, for other arenas (a freed extent's dep_k) */
 	_Atomic uint64_t head_pub;
 };
@@ -639,6 +663,29 @@ static inline void pma_rlist_push(struct pma_arena *owner,
 		slab->rnext = head;
 	while (!atomic_compare_exchange_weak_explicit(
 		&owner->rlist, &head, slab, memory_order_release,
+		memory_order_relaxed));
+}
+
+/* the SYNC_FREE records an arena may owe (xowed): a sixteenth of its
+ * log, less than the room its fast paths always leave (an eighth) */
+static inline uint64_t pma_xowed_max(uint32_t log_cap)
+{
+	return log_cap / 16;
+}
+
+/* pma_rlist_push for the xlist (frees from another part) */
+static inline void pma_xlist_push(struct pma_arena *owner,
+				  struct pma_slab *slab)
+{
+	struct pma_slab *head;
+
+	if (atomic_load(&slab->in_xlist) || atomic_exchange(&slab->in_xlist, 1))
+		return;
+	head = atomic_load_explicit(&owner->xlist, memory_order_relaxed);
+	do
+		slab->xnext = head;
+	while (!atomic_compare_exchange_weak_explicit(
+		&owner->xlist, &head, slab, memory_order_release,
 		memory_order_relaxed));
 }
 
@@ -747,7 +794,8 @@ static inline void pma_slab_empty_check(struct pma_arena *arena,
 static inline int pma_rec_is_block(unsigned type)
 {
 	return type == PMA_REC_ALLOC || type == PMA_REC_FREE ||
-	       type == PMA_REC_RFREE || type == PMA_REC_SYNC_FREE;
+	       type == PMA_REC_RFREE || type == PMA_REC_SYNC_FREE ||
+	       type == PMA_REC_XFREE;
 }
 
 /* is a record type an extent op (two records: the op, then EXT_LEN)? */
@@ -1051,6 +1099,12 @@ struct pma_heap {
 	/* held by a checkpoint from before it locks the arenas until after
 	 * it unlocked them (pma_checkpoint_due) */
 	pthread_mutex_t ckpt_lock;
+	/* top of a heap over several parts: taken by every global
+	 * checkpoint of any part after its ckpt_lock, before its arena
+	 * locks; with it held a checkpoint may take single arena locks of
+	 * other parts (to have the owners of blocks its XFREEs name apply
+	 * them). No op holds an arena lock while it waits for another */
+	pthread_mutex_t xckpt_lock;
 	pthread_mutex_t root_lock;
 	struct pma_arena *arenas;
 	unsigned arenas_ready; /* initialised arenas (for cleanup) */
@@ -1082,6 +1136,9 @@ struct pma_heap {
 	/* version 8: an arena checkpoints alone (pma_checkpoint_local);
 	 * before, every checkpoint is global */
 	int local;
+	/* version 9 (this part and, per free, the block's): a free of
+	 * another part's block is logged XFREE in this part (alloc.c) */
+	int xfree;
 	/* version 8: a log checkpoints itself when it holds this many
 	 * records (half the log, or its share of ckpt_records) */
 	uint64_t ckpt_share;
@@ -1116,6 +1173,8 @@ struct pma_heap {
 	 * local one (it was full), and frees of another part's blocks */
 	atomic_ulong fallbacks;
 	atomic_ulong remote_part_frees;
+	/* version 10: of them, logged XFREE in the freeing part */
+	atomic_ulong xfrees;
 	/* pages of freed extents other arenas cannot take before a
 	 * checkpoint (arenas' ext_freed and local runs), as the arenas
 	 * published them (pma_arena.pend_pub, within pend_slack of each
@@ -1314,6 +1373,10 @@ int pma_checkpoint_local(struct pma_arena *arena);
  * fence, and take back the blocks whose remote frees are retired; at most
  * room records. Returns the records appended */
 uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room);
+/* the same for the frees of arena's blocks by arenas of other parts
+ * (XFREE; both checkpoint modes): their SYNC_FREE records, at most room,
+ * and the blocks whose XFREEs are retired back to avail */
+uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room);
 /* run at open: replay logs, redo dests, persist heads, rebuild DRAM */
 int pma_recover(struct pma_heap *heap);
 /* pma_heap_open with every part's path given (pool_open_parts) */

@@ -45,11 +45,13 @@
  * SYNC_FREE records (an owner applies another arena's remote free);
  * 9: slab morphing (SLAB_MORPH records, the slab header's morph_from,
  * the old bitmap in words 3-5 of each bank with its check in word 6;
- * doc/morphing.md).
- * Version 3 to 8 heaps are still opened (their logs hold no records
+ * doc/morphing.md);
+ * 10: XFREE records (a free of another part's block in the freeing
+ * thread's own part, doc/shared-heaps.md step 1).
+ * Version 3 to 9 heaps are still opened (their logs hold no records
  * their version does not know, and none are written to them; without a
  * summary, open reads their whole page map) */
-#define PMA_HEAP_VERSION 9
+#define PMA_HEAP_VERSION 10
 #define PMA_HEAP_VERSION_MIN 3
 #define PMA_HEAP_VERSION_EXT1 4 /* the first with EXT_ALLOC1 ... */
 #define PMA_HEAP_VERSION_SUM 5 /* the first with a page map summary */
@@ -57,6 +59,7 @@
 #define PMA_HEAP_VERSION_CHECKED 7 /* the first with checked words */
 #define PMA_HEAP_VERSION_LOCAL 8 /* the first with per-arena generations */
 #define PMA_HEAP_VERSION_MORPH 9 /* the first with SLAB_MORPH */
+#define PMA_HEAP_VERSION_XFREE 10 /* the first with XFREE records */
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -198,11 +201,21 @@ enum pma_rec_type {
 	 * cls<<8|owner<<16|old<<32. Appended with the first allocation of
 	 * the new class, after the old bitmap is durable */
 	PMA_REC_SLAB_MORPH = 14,
+	/* version 10: a block of another part's heap, freed by this arena
+	 * (phase 1 of a two-phase free across parts, written in the
+	 * freeing thread's own part): payload (block >> 6) | part <<
+	 * PMA_REC_XFREE_OFF_BITS (block: byte offset in that part); value
+	 * dest. The block's owner arena applies it in its own log
+	 * (SYNC_FREE); this record is retired only after that, and the
+	 * block is reused only after this record is retired */
+	PMA_REC_XFREE = 15,
 	PMA_REC_NTYPES,
 };
 #define PMA_REC_EXT1_OFF_BITS 29 /* extent offset >> 12: below 2 TiB */
 #define PMA_REC_EXT1_OFF_MAX (1ULL << (PMA_REC_EXT1_OFF_BITS + 12))
 #define PMA_REC_EXT1_NPAGES_MAX 2048ULL /* 11 bits: 8 MiB */
+#define PMA_REC_XFREE_OFF_BITS 36 /* block >> 6: below 4 TiB in its part */
+#define PMA_REC_XFREE_OFF_MAX (1ULL << (PMA_REC_XFREE_OFF_BITS + 6))
 
 #define PMA_REC_TYPE_BITS 4
 #define PMA_REC_EPOCH_SHIFT 4

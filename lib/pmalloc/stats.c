@@ -276,7 +276,15 @@ static void entry_fill(struct pma_heap *heap, unsigned arena,
 	e->type = pma_booklog_type_name(op->type);
 	e->off = pma_pool_off(heap, op->off);
 	e->dest = op->dest;
-	if (op->type == PMA_REC_SLAB_NEW || op->type == PMA_REC_SLAB_FREE) {
+	if (op->type == PMA_REC_XFREE) {
+		/* a block of another part: its offset, its size there */
+		e->off = pool_off_make(op->owner, op->off);
+		heap = op->owner < POOL_MAX_PARTS ? heap->top->sib[op->owner] :
+						    NULL;
+		slab = heap ? pma_heap_slab_at(heap, op->off) : NULL;
+		e->size = slab ? slab->block_size : 0;
+	} else if (op->type == PMA_REC_SLAB_NEW ||
+		   op->type == PMA_REC_SLAB_FREE) {
 		e->cls = op->cls;
 		e->size = pma_class_size(op->cls);
 	} else if (op->npages) {

@@ -364,7 +364,7 @@ static void d_log_record(struct where *w)
 	exit(99);
 }
 /* a record in the middle of a window sealed again (epoch, tag, checksum
- * valid) with record type 15 (PMA_REC_NTYPES), which no build writes */
+ * valid) with record type PMA_REC_NTYPES (16), which no build writes */
 static void d_log_type(struct where *w)
 {
 	struct pma_heap *h = w->heap;

@@ -27,6 +27,9 @@
  *     checks they are in that part (local-first); with --mempolicy also
  *     that the kernel puts their pages on that node (get_mempolicy: real
  *     PM, e.g. fsdax in the VM). One JSON line per node on stdout.
+ *     With --xfree-crash instead: then a thread on the last part's node
+ *     frees the first part's blocks (logged XFREE in its own part) and
+ *     _exit()s without closing, for `pmactl log`, fsck and recovery.
  * Exit status: 0 ok, 1 failed (message on stderr), 2 usage error.
  */
 #include <errno.h>
@@ -102,7 +105,8 @@ static int usage(FILE *out, int status)
 		     "       pma-workload --corrupt PATH\n"
 		     "       pma-workload --frag PATH COUNT SIZE KEEP\n"
 		     "       pma-workload --frag-check PATH\n"
-		     "       pma-workload --numa PATH [--mempolicy]\n");
+		     "       pma-workload --numa PATH [--mempolicy | "
+		     "--xfree-crash]\n");
 	return status;
 }
 
@@ -666,6 +670,7 @@ struct numa_worker {
 	struct pma_heap *heap;
 	uint64_t *slots; /* NUMA_BLOCKS dest words in the root */
 	int cpu, node, mempolicy;
+	int xfree; /* free slots (another part's blocks) instead */
 	unsigned in_part, page_on_node;
 	int rc;
 };
@@ -684,7 +689,12 @@ static void *numa_worker(void *arg)
 		w->rc = -EINVAL;
 		return NULL;
 	}
-	for (i = 0; i < NUMA_BLOCKS; i++) {
+	for (i = 0; w->xfree && i < NUMA_BLOCKS; i++) {
+		w->rc = pma_free_from(w->heap, &w->slots[i]);
+		if (w->rc < 0)
+			return NULL;
+	}
+	for (i = 0; !w->xfree && i < NUMA_BLOCKS; i++) {
 		w->rc = pma_malloc_to(w->heap, 256, &w->slots[i]);
 		if (w->rc < 0)
 			return NULL;
@@ -715,10 +725,11 @@ static int wl_numa(int argc, char **argv)
 	unsigned p, k = 0;
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	pthread_t tid;
-	int rc = 1, mempolicy, c;
+	int rc = 1, mempolicy, xfree, c;
 
 	mempolicy = argc == 4 && !strcmp(argv[3], "--mempolicy");
-	if (argc != 3 && !mempolicy)
+	xfree = argc == 4 && !strcmp(argv[3], "--xfree-crash");
+	if (argc != 3 && !mempolicy && !xfree)
 		return usage(stderr, 2);
 	if (ns_topology_init() < 0 ||
 	    pma_heap_open(argv[2], PMA_HEAP_FORMAT, &heap) < 0) {
@@ -759,6 +770,17 @@ static int wl_numa(int argc, char **argv)
 		       "\"in_part\":%u,\"page_on_node\":%d}\n",
 		       p, w.node, w.cpu, NUMA_BLOCKS, w.in_part,
 		       mempolicy ? (int)w.page_on_node : -1);
+	}
+	if (xfree && k > 1) {
+		/* the last worker's thread frees the first part's blocks */
+		w.slots = slots;
+		w.xfree = 1;
+		if (pthread_create(&tid, NULL, numa_worker, &w) ||
+		    pthread_join(tid, NULL))
+			goto out_close;
+		if (w.rc < 0)
+			goto out_msg;
+		_exit(0); /* a crash: no checkpoint, no close */
 	}
 	rc = 0;
 	goto out_close;
