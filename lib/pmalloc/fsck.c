@@ -844,8 +844,12 @@ static int op_xfree(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 		op->owner < POOL_MAX_PARTS ? &f->set->part[op->owner] : NULL;
 	char where[160];
 
-	if (o && o != f && o->present && o->meta_hi && op->off >= o->meta_hi &&
-	    (op->off - o->meta_hi) >> PMA_PAGE_SHIFT < o->npages_hint)
+	/* a heap whose header fails its check has its own finding: where
+	 * its data area is is not known */
+	if (o && o != f && o->present &&
+	    (!o->meta_hi ||
+	     (op->off >= o->meta_hi &&
+	      (op->off - o->meta_hi) >> PMA_PAGE_SHIFT < o->npages_hint)))
 		return 0;
 	return pma_fsck_report(f, "log-op-range", POOL_FSCK_ERROR,
 			       rec_off(f, a, op->index),
