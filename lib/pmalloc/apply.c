@@ -348,6 +348,44 @@ static int apply_old_free(struct pma_heap *heap, struct pma_slab_hdr *sh,
 	return was != 0;
 }
 
+/* an op of a slab whose header is torn (hdr_torn) is skipped: its
+ * SLAB_MORPH, later in the window, must rewrite the header; noted for
+ * pma_apply_torn_check */
+static int torn_note(struct pma_dirty *dirty, uint64_t slab_off)
+{
+	unsigned i;
+
+	for (i = 0; i < dirty->ntorn; i++)
+		if (dirty->torn[i] == slab_off)
+			return 0;
+	if (dirty->ntorn == PMA_TORN_MAX)
+		return util_errmsg_set(EIO,
+				       "slab header 0x%llx: more than %u "
+				       "slab headers are not valid (damaged)",
+				       (unsigned long long)slab_off,
+				       PMA_TORN_MAX);
+	dirty->torn[dirty->ntorn++] = slab_off;
+	return 0;
+}
+
+int pma_apply_torn_check(struct pma_heap *heap, const struct pma_dirty *dirty)
+{
+	const struct pma_slab_hdr *sh;
+	unsigned i;
+
+	for (i = 0; i < dirty->ntorn; i++) {
+		sh = pma_slab_meta(heap, dirty->torn[i]);
+		if (hdr_torn(heap, sh))
+			return util_errmsg_set(
+				EIO,
+				"log names a block of slab 0x%llx, not a "
+				"block of a valid slab (its header is damaged "
+				"and no slab_morph of the log rewrites it)",
+				(unsigned long long)dirty->torn[i]);
+	}
+	return 0;
+}
+
 /* set (on) or clear the PM bit of the block at op->off */
 static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 		       struct pma_dirty *dirty)
@@ -371,9 +409,10 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	/* version 9: an op of a slab before its SLAB_MORPH, replayed over
 	 * the header a checkpoint wrote (torn, or mixed: the block is an
 	 * old one) changes nothing SLAB_MORPH keeps */
-	if (idx < 0 &&
-	    (hdr_torn(heap, sh) ||
-	     (sh && sh->morph_from && old_block_at(sh, op->off - slab_off))))
+	if (idx < 0 && hdr_torn(heap, sh))
+		return torn_note(dirty, slab_off);
+	if (idx < 0 && sh && sh->morph_from &&
+	    old_block_at(sh, op->off - slab_off))
 		return 0;
 	if (idx < 0)
 		return util_errmsg_set(EIO,

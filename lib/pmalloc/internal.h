@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pmalloc.h"
 #include "pmalloc/layout.h"
@@ -202,7 +203,13 @@ static inline void pma_slab_geom_leave(struct pma_slab *slab, int held)
 /* a line-aligned struct pma_slab for pma_slab_init (free() releases it) */
 static inline struct pma_slab *pma_slab_alloc(void)
 {
-	return aligned_alloc(PMA_LINE, sizeof(struct pma_slab));
+	struct pma_slab *slab = aligned_alloc(PMA_LINE, sizeof(*slab));
+
+	/* zeroed: a caller whose load fails before pma_slab_init still
+	 * releases it with pma_morph_release (slab->blocked) */
+	if (slab)
+		memset(slab, 0, sizeof(*slab));
+	return slab;
 }
 
 /* the DRAM live word and mask of block idx: bit (idx / NBANKS) of bank
@@ -1462,6 +1469,7 @@ int pma_sum_check(struct pma_heap *heap);
 /* the first page >= page in a marked group (npages if none) */
 uint64_t pma_sum_next(const struct pma_heap *heap, uint64_t page);
 
+#define PMA_TORN_MAX 8 /* torn slab headers one replay tolerates */
 struct pma_dirty {
 	uintptr_t *lines; /* distinct lines, in insertion order */
 	size_t count;
@@ -1473,9 +1481,17 @@ struct pma_dirty {
 	uintptr_t recent[16];
 	/* the heap's map needs no flush (pm_flush_is_noop): record nothing */
 	int off;
+	/* version 9, a replay: slabs whose header it met torn by a morph's
+	 * checkpoint (ops of them skipped); each must be whole again by the
+	 * replay's end (its SLAB_MORPH rewrote it), pma_apply_torn_check */
+	uint64_t torn[PMA_TORN_MAX];
+	unsigned ntorn;
 };
 int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		 struct pma_dirty *dirty);
+/* after a replay: -EIO if a slab header it skipped ops of as torn is
+ * still not whole (damage, not a morph's tear), else 0 */
+int pma_apply_torn_check(struct pma_heap *heap, const struct pma_dirty *dirty);
 int pma_dirty_add(struct pma_dirty *dirty, const void *addr, size_t len);
 /* a checkpoint's extent op from its DRAM copy (made by this process after
  * its own checks, so not checked again; no shadow: that is recovery's):

@@ -1478,7 +1478,9 @@ static int replay(struct pma_heap *heap, struct pma_dirty *dirty,
 
 	if (!heap->checked) {
 		rc = apply_all(heap, dirty, redo, 0);
-		return rc == 0 && xf ? xfree_into(heap, dirty, 1) : rc;
+		if (rc == 0 && xf)
+			rc = xfree_into(heap, dirty, 1);
+		return rc == 0 ? pma_apply_torn_check(heap, dirty) : rc;
 	}
 	rc = pma_banks_begin(heap);
 	if (rc < 0)
@@ -1488,6 +1490,8 @@ static int replay(struct pma_heap *heap, struct pma_dirty *dirty,
 	 * part's blocks, as ops of this replay (xfree_recover) */
 	if (rc == 0 && xf)
 		rc = xfree_into(heap, dirty, 1);
+	if (rc == 0)
+		rc = pma_apply_torn_check(heap, dirty);
 	end = pma_banks_end(heap, rc == 0);
 	return rc < 0 ? rc : end;
 }

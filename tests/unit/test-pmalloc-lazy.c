@@ -521,8 +521,7 @@ static void test_version1(void **state)
 						  PMA_HEAP_FORCE, &f->heap),
 				 0);
 		hdr = f->heap->hdr;
-		/* new heaps: version 8 until morphing (9) is on by default */
-		assert_int_equal(hdr->version, PMA_HEAP_VERSION_LOCAL);
+		assert_int_equal(hdr->version, PMA_HEAP_VERSION);
 		hdr->version = v;
 		hdr->checksum = util_crc32c(0, hdr, PMA_HDR_CSUM_LEN);
 		pm_persist(f->heap->map, hdr, 256);
