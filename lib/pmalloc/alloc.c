@@ -1231,6 +1231,35 @@ static int free_off(struct pma_heap *heap, uint64_t *dest, uint64_t off,
 	return free_block(arena, rel, b, dest, dest_off);
 }
 
+/* xfree_off's first step, under arena's lock: off (slab's block, at
+ * rel in o) queued for retirement and unlived. 0; 1: a mixed slab (its
+ * geometry is read under its owner's lock only: through o's heap) or no
+ * longer the chunk's slab; or -errno (a double free, nothing changed) */
+static int xfree_unlive(struct pma_heap *o, struct pma_arena *arena,
+			struct pma_slab *slab, uint64_t rel, uint64_t off,
+			uint32_t *ret_idx)
+{
+	int held, rc = 0;
+
+	held = pma_slab_geom_enter(
+		atomic_load_explicit(&o->may_mix, memory_order_relaxed), slab);
+	if (held < 0)
+		return 1;
+	if (!pma_heap_slab_is(o, rel, slab) ||
+	    pma_slab_index(slab, o->data_base + rel, ret_idx) < 0)
+		rc = 1;
+	else if (pma_retq_push(&arena->xfreed, off, arena->tail, PMA_NO_DEP,
+			       0) < 0)
+		rc = util_errmsg_set(ENOMEM, "out of memory");
+	else if (remote_unlive(slab, *ret_idx) < 0) {
+		arena->xfreed.count--;
+		rc = util_errmsg_set(EINVAL, "double free of 0x%llx",
+				     (unsigned long long)off);
+	}
+	pma_slab_geom_leave(slab, held);
+	return rc;
+}
+
 /*
  * A free of a block of another part's heap (O) by a thread whose local
  * part is L (version 10 on both): phase 1 in the thread's arena of L, so
@@ -1251,15 +1280,14 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 	struct pma_arena *arena, *owner;
 	struct pma_slab *slab;
 	uint32_t idx;
-	int fast, held, rc = 0;
+	int fast, rc = 0;
 
 	/* a heap that morphs (version 9 with morph_pct) takes frees of
 	 * its blocks through its own arenas: a morph checks for remote
 	 * frees in flight (morph.c, remote_quiet) by the owner's own
 	 * queues, which an XFREE retired in another part's log would
 	 * bypass */
-	if (o->morph_pct ||
-	    rel >= o->data_len || rel % 64 ||
+	if (o->morph_pct || rel >= o->data_len || rel % 64 ||
 	    off == __atomic_load_n(&o->hdr->root_off, __ATOMIC_RELAXED))
 		return 1;
 	b = o->data_base + rel;
@@ -1292,34 +1320,9 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 			return rc;
 		}
 	}
-	/* a mixed slab's geometry is read under its owner's lock only (a
-	 * slab loaded mixed from media): through o's heap */
-	held = pma_slab_geom_enter(
-		atomic_load_explicit(&o->may_mix, memory_order_relaxed), slab);
-	if (held < 0) {
-		rc = 1;
+	rc = xfree_unlive(o, arena, slab, rel, off, &idx);
+	if (rc)
 		goto out_unlock;
-	}
-	if (!pma_heap_slab_is(o, rel, slab) ||
-	    pma_slab_index(slab, b, &idx) < 0) {
-		pma_slab_geom_leave(slab, held);
-		rc = 1;
-		goto out_unlock;
-	}
-	if (pma_retq_push(&arena->xfreed, off, arena->tail, PMA_NO_DEP, 0) <
-	    0) {
-		pma_slab_geom_leave(slab, held);
-		rc = util_errmsg_set(ENOMEM, "out of memory");
-		goto out_unlock;
-	}
-	if (remote_unlive(slab, idx) < 0) {
-		pma_slab_geom_leave(slab, held);
-		arena->xfreed.count--;
-		rc = util_errmsg_set(EINVAL, "double free of 0x%llx",
-				     (unsigned long long)off);
-		goto out_unlock;
-	}
-	pma_slab_geom_leave(slab, held);
 	log_cursor_sync(arena);
 	log_put(arena, PMA_REC_XFREE,
 		b >> 6 | (uint64_t)o->part << PMA_REC_XFREE_OFF_BITS, dest_off);
