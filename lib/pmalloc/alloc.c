@@ -485,6 +485,11 @@ static int arena_lock_room(struct pma_arena *arena)
 	return 0;
 }
 
+int pma_arena_lock_room(struct pma_arena *arena)
+{
+	return arena_lock_room(arena);
+}
+
 /* the records pma_arena_sync may append in an op (lock held, with room
  * for the op itself) */
 static inline uint64_t sync_room(const struct pma_arena *arena)
@@ -1258,8 +1263,7 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 	 * frees in flight (morph.c, remote_quiet) by the owner's own
 	 * queues, which an XFREE retired in another part's log would
 	 * bypass */
-	if (o->morph_pct ||
-	    rel >= o->data_len || rel % 64 ||
+	if (o->morph_pct || rel >= o->data_len || rel % 64 ||
 	    off == __atomic_load_n(&o->hdr->root_off, __ATOMIC_RELAXED))
 		return 1;
 	b = o->data_base + rel;
