@@ -303,3 +303,27 @@ morphable() {
 	assert_success
 	assert_output --partial "morph      morph mostly free slabs"
 }
+
+# one thread fills part 0 only (local-first); the pass walks both heaps
+@test "morph of a pool of two parts" {
+	run --separate-stderr pmactl create "$T/p" --size 64M --parts "$T/p1"
+	assert_success
+	run --separate-stderr "$WORKLOAD" --frag "$T/p" 30000 100 10
+	assert_success
+	run --separate-stderr pmactl inspect --slabs --json "$T/p"
+	assert_success
+	local slabs
+	slabs=$(jq '[.slabs.classes[].slabs] | add' <<<"$output")
+	run --separate-stderr pmactl morph --json --class 192 "$T/p"
+	assert_success
+	jq -e ".slabs_morphed == $slabs" <<<"$output"
+	run --separate-stderr pmactl inspect --slabs --json "$T/p"
+	assert_success
+	jq -e ".slabs.mixed_count == $slabs" <<<"$output"
+	jq -e "$slabs == 60 and ([.slabs.mixed[].part] | unique) == [0]" <<<"$output"
+	run --separate-stderr "$WORKLOAD" --frag-check "$T/p"
+	assert_success
+	assert_output "3000 blocks intact"
+	run --separate-stderr pmactl fsck "$T/p"
+	assert_success
+}
