@@ -485,6 +485,11 @@ static int arena_lock_room(struct pma_arena *arena)
 	return 0;
 }
 
+int pma_arena_lock_room(struct pma_arena *arena)
+{
+	return arena_lock_room(arena);
+}
+
 /* the records pma_arena_sync may append in an op (lock held, with room
  * for the op itself) */
 static inline uint64_t sync_room(const struct pma_arena *arena)

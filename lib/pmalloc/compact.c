@@ -52,7 +52,7 @@ static int load_arena(struct pma_heap *heap, struct pma_arena *arena)
 	return 0;
 }
 
-static int load_all(struct pma_heap *heap)
+int pma_heap_load_all(struct pma_heap *heap)
 {
 	struct pma_arena *arena;
 	unsigned i;
@@ -183,7 +183,7 @@ static int compact_part(struct pma_heap *heap, struct pma_compact_report *ret)
 	rc = pool_part_alloc_bytes(heap->pool, heap->part,
 				   &r.file_bytes_before);
 	if (rc == 0)
-		rc = load_all(heap);
+		rc = pma_heap_load_all(heap);
 	released = atomic_load(&heap->slabs_released);
 	/* the first gives remote frees back (a slab they empty becomes a
 	 * candidate), the second releases every empty slab */

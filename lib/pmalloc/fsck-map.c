@@ -403,6 +403,10 @@ int pma_fsck_live_after(struct pma_fsck *f, uint64_t off)
 	s = pma_fsck_slab_get(f, chunk);
 	if (!s)
 		return -ENOMEM;
+	/* a mixed slab's live old block (layout 9) is live too */
+	if (pma_fsck_old_live(
+		    s, b - pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES)))
+		return 1;
 	idx = pma_fsck_block_of(f, s, chunk, b);
 	return idx >= 0 && (s->cur[idx % PMA_NBANKS][idx / PMA_NBANKS / 64] >>
 				    (idx / PMA_NBANKS % 64) &

@@ -262,6 +262,9 @@ static inline uint64_t pma_fsck_page_off(const struct pma_fsck *f,
  * start: 1 if it was an old block's (applied or, replayed over a later
  * state, nothing to do), 0 for an op of the slab's own class */
 int pma_fsck_old_op(struct pma_fsck_slab *s, uint64_t rel, int on);
+/* is rel (from the slab's start) a live old block of mixed slab s after
+ * the ops so far? (a block, the root, that stayed live through a morph) */
+int pma_fsck_old_live(const struct pma_fsck_slab *s, uint64_t rel);
 /* a mixed slab after the window: its old class, its old bitmap's checks
  * and no live block over a live old one */
 int pma_fsck_morph_slab(struct pma_fsck *f, uint64_t off,

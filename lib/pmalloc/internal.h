@@ -751,6 +751,26 @@ int pma_morph_old_live(struct pma_slab *slab, uint64_t off);
 /* owner lock, arena has no slab of cls: morph one of its other slabs
  * into a slab of cls (on its partial list); 0 or -ENOENT */
 int pma_morph_try(struct pma_arena *arena, unsigned cls);
+/* compact.c: load every slab of heap (one part) still on its arenas'
+ * unloaded stacks and list those with a free block; 0, -ENOMEM, -EIO */
+int pma_heap_load_all(struct pma_heap *heap);
+/* alloc.c: lock arena with room in its log for one op (checkpoints
+ * until there is); 0 (locked) or -errno (not locked) */
+int pma_arena_lock_room(struct pma_arena *arena);
+/* would a morph of a plain slab of class old whose live bitmap is live
+ * (interleaved) into class cls go ahead? 1 (its free blocks of cls in
+ * *ret_free), 0 (not worth it: no live block, or fewer than half of the
+ * new blocks free), -ENOMEM. Reads nothing else: for plans */
+int pma_morph_fits(const uint64_t live[PMA_NBANKS][PMA_SLAB_LINE_WORDS],
+		   unsigned old, unsigned cls, uint32_t *ret_free);
+/* owner lock held (with log room for one record): morph slab (owned by
+ * arena, on its partial list, plain, at most pct percent of its blocks
+ * live, no op in the window, idle if the heap asks) into class cls, the
+ * step pma_morph_try takes; 0, or -ENOENT (not a candidate, or not
+ * worth it: the slab stays as it was). The SLAB_MORPH record is
+ * appended, not fenced: the caller fences before its next record */
+int pma_morph_slab(struct pma_arena *arena, struct pma_slab *slab, unsigned cls,
+		   unsigned pct);
 
 /* take a block from arena's first partial slab of cls: its byte offset
  * in *ret_off, the slab in *ret_slab; a slab left full goes off the

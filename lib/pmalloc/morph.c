@@ -51,28 +51,38 @@ static void overlap(uint32_t obs, uint32_t bs, uint32_t nb, uint32_t i,
 		*last = nb - 1;
 }
 
-/* blocked counts of the blocks of size bs (nb) from slab->old_live
- * (blocks of old_block_size, old_nblocks); NULL if out of memory. The
- * live old blocks in *ret_count */
-static uint16_t *blocked_make(struct pma_slab *slab, uint32_t bs, uint32_t nb,
-			      uint32_t *ret_count)
+/* blocked counts of the blocks of size bs (nb) from the old bitmap ol
+ * (interleaved, blocks of obs bytes, onb of them); NULL if out of
+ * memory. The live old blocks in *ret_count */
+static uint16_t *blocked_of(const uint64_t ol[PMA_NBANKS][PMA_SLAB_LINE_WORDS],
+			    uint32_t obs, uint32_t onb, uint32_t bs,
+			    uint32_t nb, uint32_t *ret_count)
 {
 	uint16_t *blocked = calloc(nb, sizeof(*blocked));
-	uint32_t i, j, first, last, n = 0;
-	uint64_t mask;
+	uint32_t i, j, bit, first, last, n = 0;
 
 	if (!blocked)
 		return NULL;
-	for (i = 0; i < slab->old_nblocks; i++) {
-		if (!(*old_word(slab, i, &mask) & mask))
+	for (i = 0; i < onb; i++) {
+		bit = i / PMA_NBANKS;
+		if (!(ol[i % PMA_NBANKS][bit / 64] & (1ULL << (bit % 64))))
 			continue;
 		n++;
-		overlap(slab->old_block_size, bs, nb, i, &first, &last);
+		overlap(obs, bs, nb, i, &first, &last);
 		for (j = first; j <= last && first <= last; j++)
 			blocked[j]++;
 	}
 	*ret_count = n;
 	return blocked;
+}
+
+/* blocked_of from slab->old_live (old_block_size, old_nblocks) */
+static uint16_t *blocked_make(struct pma_slab *slab, uint32_t bs, uint32_t nb,
+			      uint32_t *ret_count)
+{
+	return blocked_of(
+		(const uint64_t(*)[PMA_SLAB_LINE_WORDS])slab->old_live,
+		slab->old_block_size, slab->old_nblocks, bs, nb, ret_count);
 }
 
 /* avail := the blocks neither live nor blocked */
@@ -271,6 +281,14 @@ static int candidate(const struct pma_arena *arena, const struct pma_slab *slab,
 	return 1;
 }
 
+/* a morph goes ahead only for a slab with live old blocks (else it is
+ * empty: released, not morphed) whose free new blocks are >= half of
+ * them */
+static int morph_worth(uint32_t count, uint32_t nfree, uint32_t nb)
+{
+	return count && nfree >= nb / 2;
+}
+
 /* turn slab (class A, owner arena, on its partial list) into a slab of
  * class cls; 0, or -ENOENT (it stays as it was) */
 static int morph(struct pma_arena *arena, struct pma_slab *slab, unsigned cls)
@@ -299,7 +317,7 @@ static int morph(struct pma_arena *arena, struct pma_slab *slab, unsigned cls)
 		goto out_plain;
 	for (j = 0; j < nb; j++)
 		nfree += !blocked[j];
-	if (!count || nfree < nb / 2) {
+	if (!morph_worth(count, nfree, nb)) {
 		free(blocked);
 		goto out_plain;
 	}
@@ -364,4 +382,33 @@ int pma_morph_try(struct pma_arena *arena, unsigned cls)
 	if (!best)
 		return -ENOENT;
 	return morph(arena, best, cls);
+}
+
+int pma_morph_fits(const uint64_t live[PMA_NBANKS][PMA_SLAB_LINE_WORDS],
+		   unsigned old, unsigned cls, uint32_t *ret_free)
+{
+	uint32_t nb = pma_class_nblocks(cls), count, j, nfree = 0;
+	uint16_t *blocked;
+
+	blocked = blocked_of(live, pma_class_size(old), pma_class_nblocks(old),
+			     pma_class_size(cls), nb, &count);
+	if (!blocked)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	for (j = 0; j < nb; j++)
+		nfree += !blocked[j];
+	free(blocked);
+	*ret_free = nfree;
+	return morph_worth(count, nfree, nb);
+}
+
+int pma_morph_slab(struct pma_arena *arena, struct pma_slab *slab, unsigned cls,
+		   unsigned pct)
+{
+	uint32_t live;
+
+	if (cls >= PMA_NCLASSES || cls == slab->cls ||
+	    slab->owner != arena->id || !slab->in_partial ||
+	    atomic_load(&slab->in_xlist) || !candidate(arena, slab, pct, &live))
+		return -ENOENT;
+	return morph(arena, slab, cls);
 }

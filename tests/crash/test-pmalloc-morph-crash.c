@@ -13,6 +13,9 @@
  * is set names a live block of its size holding its pattern, no two
  * named blocks overlap, live blocks == named + root, fsck finds no error
  * before recovery and nothing after, and the heap keeps working.
+ * The pass sweeps do the same with morphing off, the morphs made by a
+ * morph pass (pma_heap_morph, pmactl morph: its checkpoint, each morph
+ * step and the fence after it) at the start of the armed part.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -130,15 +133,20 @@ static void *old_frees(void *arg)
 	return NULL;
 }
 
-static void child_run(const char *path, uint64_t rnd)
+/* pass: morphing off, a morph pass morphs instead of the allocator */
+static void child_common(const char *path, uint64_t rnd, int pass)
 {
+	struct pma_morph_req req = { .class_size = pma_class_size(
+					     pma_class_of(NEW_SIZE)),
+				     .used_pct = 20 };
+	struct pma_morph_report rep;
 	struct pma_heap_stats st;
 	pthread_t a, b;
 	uint64_t root;
 	unsigned s;
 
 	test_cfg.format_version = PMA_HEAP_VERSION;
-	if (pma_config_set_morph(&test_cfg, 100, 0) ||
+	if (pma_config_set_morph(&test_cfg, pass ? 0 : 100, 0) ||
 	    test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &work.heap) ||
 	    pma_root(work.heap, sizeof(struct root), &root))
 		_exit(7);
@@ -152,6 +160,11 @@ static void child_run(const char *path, uint64_t rnd)
 	if (pma_heap_checkpoint(work.heap))
 		_exit(7);
 	crash_sweep_arm(work.heap->map);
+	/* both old slabs (1 of 8 blocks live) and the root's morphed by
+	 * a pass */
+	if (pass &&
+	    (pma_heap_morph(work.heap, &req, &rep) || rep.slabs_morphed != 3))
+		_exit(10);
 	/* the morph and the first mixed ops, one thread */
 	slot_alloc(NOLD + NNEW - 1, 1);
 	if (pma_heap_stats(work.heap, &st) || !st.slabs_morphed)
@@ -160,9 +173,21 @@ static void child_run(const char *path, uint64_t rnd)
 	pthread_create(&b, NULL, old_frees, NULL);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	if (pma_heap_stats(work.heap, &st) || st.mixed_slabs)
-		_exit(9); /* ... and its end: plain again */
+	/* ... and its end: plain again (but the root's slab, after a pass:
+	 * its old block, the root, stays) */
+	if (pma_heap_stats(work.heap, &st) || st.mixed_slabs != (pass ? 1 : 0))
+		_exit(9);
 	crash_sweep_finish(st.slabs_morphed);
+}
+
+static void child_run(const char *path, uint64_t rnd)
+{
+	child_common(path, rnd, 0);
+}
+
+static void child_pass(const char *path, uint64_t rnd)
+{
+	child_common(path, rnd, 1);
 }
 
 /* ------------------------------------------------------------ check */
@@ -349,6 +374,16 @@ static const struct crash_sweep_ops morph_ops = {
 	.extra_name = "slabs morphed",
 };
 
+static const struct crash_sweep_ops pass_ops = {
+	.name = "pmalloc-morph-pass",
+	.workload = child_pass,
+	.check = check_heap,
+	.recover = recover_only,
+	.dump = NULL,
+	.stat_name = "live slots",
+	.extra_name = "slabs morphed",
+};
+
 static struct crash_sweep sweeps[] = {
 	{ .name = "durable", .runs = 1 },
 	{ .name = "torn", .seed_base = 0x3a0f0000, .runs = 1 },
@@ -358,6 +393,13 @@ static struct crash_sweep sweeps[] = {
 	  .recrash_fences = 2,
 	  .runs = 1 },
 	{ .name = "byte durable", .runs = 1, .byte = 1 },
+	{ .name = "pass durable", .runs = 1 },
+	{ .name = "pass torn", .seed_base = 0x3a1f0000, .runs = 1 },
+	{ .name = "pass recrash",
+	  .seed_base = 0x3a1fabcd0000,
+	  .recrash_every = 3,
+	  .recrash_fences = 2,
+	  .runs = 1 },
 };
 
 static unsigned env_runs(unsigned dflt)
@@ -372,7 +414,9 @@ static void test_sweep(void **state)
 	struct crash_sweep sw = *(const struct crash_sweep *)*state;
 
 	sw.runs = env_runs(sw.runs);
-	if (crash_sweep_run(&morph_ops, &sw) < 0)
+	if (crash_sweep_run(strncmp(sw.name, "pass", 4) ? &morph_ops :
+							  &pass_ops,
+			    &sw) < 0)
 		fail_msg("%s failed", sw.name);
 	assert_true(sw.fences > (uint64_t)NNEW * sw.runs);
 	/* every run morphed (exit 8 otherwise) */
@@ -388,6 +432,11 @@ int main(int argc, char **argv)
 		{ "test_morph_recrash", test_sweep, NULL, NULL, &sweeps[2] },
 		{ "test_morph_byte_durable", test_sweep, NULL, NULL,
 		  &sweeps[3] },
+		{ "test_morph_pass_durable", test_sweep, NULL, NULL,
+		  &sweeps[4] },
+		{ "test_morph_pass_torn", test_sweep, NULL, NULL, &sweeps[5] },
+		{ "test_morph_pass_recrash", test_sweep, NULL, NULL,
+		  &sweeps[6] },
 	};
 	int rc;
 

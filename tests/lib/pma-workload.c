@@ -15,12 +15,18 @@
  *     recovers the heap and checks the stress root (see wl_verify()).
  *   pma-workload --corrupt PATH
  *     names a live block from a second slot, which --verify must reject.
- *   pma-workload --frag PATH COUNT SIZE KEEP
- *     formats the heap if needed, allocates COUNT blocks of SIZE bytes
- *     filled with a pattern of their slot (persisted), frees all but
- *     every KEEP-th one and closes: empty slabs and free runs to compact.
+ *   pma-workload --frag PATH COUNT SIZE KEEP [LAYOUT]
+ *     formats the heap if needed (with layout version LAYOUT if given),
+ *     allocates COUNT blocks of SIZE bytes filled with a pattern of their
+ *     slot (persisted), frees all but every KEEP-th one and closes: empty
+ *     slabs and free runs to compact, mostly free slabs to morph.
  *   pma-workload --frag-check PATH
  *     checks that every block --frag kept is live and holds its pattern.
+ *   pma-workload --fill PATH COUNT SIZE
+ *     allocates COUNT more blocks of SIZE bytes (named by no slot: they
+ *     stay allocated), fills each with 0xa5 (persisted) and closes: blocks
+ *     of a class that slabs were morphed into, for --frag-check to prove
+ *     they overlap no kept block.
  *   pma-workload --numa PATH [--mempolicy]
  *     a heap over several parts (one per NUMA node): for each part, a
  *     thread pinned to a CPU of the part's node allocates 64 blocks and
@@ -46,6 +52,7 @@
 
 #include "ns/ns.h"
 #include "pmalloc.h"
+#include "pmalloc/internal.h" /* pma_config_set_format */
 #include "pool/layout.h"
 
 #define WL_MAGIC 0x31534552544c5750ULL /* "PWLTRES1" */
@@ -99,14 +106,16 @@ static int fail(const char *what)
 
 static int usage(FILE *out, int status)
 {
-	fprintf(out, "usage: pma-workload PATH COUNT SIZE [crash]\n"
-		     "       pma-workload --stress PATH [OPS | SECONDSs]\n"
-		     "       pma-workload --verify PATH\n"
-		     "       pma-workload --corrupt PATH\n"
-		     "       pma-workload --frag PATH COUNT SIZE KEEP\n"
-		     "       pma-workload --frag-check PATH\n"
-		     "       pma-workload --numa PATH [--mempolicy | "
-		     "--xfree-crash]\n");
+	fprintf(out,
+		"usage: pma-workload PATH COUNT SIZE [crash]\n"
+		"       pma-workload --stress PATH [OPS | SECONDSs]\n"
+		"       pma-workload --verify PATH\n"
+		"       pma-workload --corrupt PATH\n"
+		"       pma-workload --frag PATH COUNT SIZE KEEP [LAYOUT]\n"
+		"       pma-workload --frag-check PATH\n"
+		"       pma-workload --fill PATH COUNT SIZE\n"
+		"       pma-workload --numa PATH [--mempolicy | "
+		"--xfree-crash]\n");
 	return status;
 }
 
@@ -198,15 +207,24 @@ static unsigned char frag_byte(uint64_t i, uint64_t j)
 /* root: word 0 the block size, word 1 COUNT, then COUNT slots */
 static int wl_frag(int argc, char **argv)
 {
-	uint64_t root, *r, i, j, count, size, keep;
+	uint64_t root, *r, i, j, count, size, keep, layout = 0;
+	struct pma_config *cfg;
 	struct pma_heap *heap;
 	unsigned char *p;
+	int rc;
 
-	if (argc != 6 || parse_u64(argv[3], &count) < 0 ||
+	if ((argc != 6 && argc != 7) || parse_u64(argv[3], &count) < 0 ||
 	    parse_u64(argv[4], &size) < 0 || parse_u64(argv[5], &keep) < 0 ||
-	    !count || !size || !keep)
+	    (argc == 7 && parse_u64(argv[6], &layout) < 0) || !count || !size ||
+	    !keep)
 		return usage(stderr, 2);
-	if (pma_heap_open(argv[2], PMA_HEAP_FORMAT, &heap) < 0)
+	if (pma_config_new(&cfg) < 0 ||
+	    pma_config_set_flags(cfg, PMA_HEAP_FORMAT) < 0 ||
+	    (layout && pma_config_set_format(cfg, (uint32_t)layout, 0) < 0))
+		return fail("config");
+	rc = pma_heap_open_cfg(argv[2], cfg, &heap);
+	pma_config_delete(&cfg);
+	if (rc < 0)
 		return fail("open");
 	if (pma_root(heap, (count + 2) * sizeof(uint64_t), &root) < 0)
 		return fail("root");
@@ -269,6 +287,30 @@ static int wl_frag_check(const char *path)
 out_close:
 	pma_heap_close(heap);
 	return rc;
+}
+
+static int wl_add(int argc, char **argv)
+{
+	uint64_t i, count, size, off;
+	struct pma_heap *heap;
+	void *p;
+
+	if (argc != 5 || parse_u64(argv[3], &count) < 0 ||
+	    parse_u64(argv[4], &size) < 0 || !count || !size)
+		return usage(stderr, 2);
+	if (pma_heap_open(argv[2], 0, &heap) < 0)
+		return fail("open");
+	for (i = 0; i < count; i++) {
+		off = 0;
+		if (pma_malloc_to(heap, size, &off) < 0)
+			return fail("malloc_to");
+		p = pma_direct(heap, off);
+		memset(p, 0xa5, size);
+		pma_persist(heap, p, size);
+	}
+	pma_heap_close(heap);
+	printf("%" PRIu64 " blocks allocated\n", count);
+	return 0;
 }
 
 /* ------------------------------------------------------------- stress root */
@@ -803,6 +845,8 @@ int main(int argc, char **argv)
 		return wl_frag(argc, argv);
 	if (!strcmp(argv[1], "--numa"))
 		return wl_numa(argc, argv);
+	if (!strcmp(argv[1], "--fill"))
+		return wl_add(argc, argv);
 	if (!strcmp(argv[1], "--frag-check"))
 		return argc == 3 ? wl_frag_check(argv[2]) : usage(stderr, 2);
 	if (!strcmp(argv[1], "--verify") || !strcmp(argv[1], "--corrupt")) {

@@ -277,6 +277,93 @@ static void test_morph_off(void **state)
 	pma_config_delete(&cfg);
 }
 
+static int count_mixed(const struct pma_slab_info *s, void *arg)
+{
+	unsigned *n = arg;
+
+	*n += s->old_block_size != 0;
+	return 0;
+}
+
+/* pma_heap_morph with morphing off: the dry run plans what the pass
+ * does and writes nothing; blocks stay named and apart; new-class blocks
+ * come from the morphed slabs; bad requests fail */
+static void test_morph_pass(void **state)
+{
+	struct fx *f = *state;
+	struct pma_morph_req req = { .class_size = 192, .dry_run = 1 };
+	struct pma_morph_report plan, did;
+	struct pma_heap_stats st;
+	unsigned i, mixed = 0;
+	uint64_t slabs;
+
+	assert_int_equal(pma_config_set_morph(&test_cfg, 0, 1), 0);
+	fx_create(f);
+	fill(f, 0, 2000, 100);
+	for (i = 0; i < 2000; i++)
+		if (i % 10)
+			assert_int_equal(pma_free_from(f->heap, &f->dests[i]),
+					 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	slabs = st.classes[pma_class_of(100)].slabs;
+	assert_true(slabs >= 3);
+
+	assert_int_equal(pma_heap_morph(f->heap, &req, &plan), 0);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.slabs_morphed, 0);
+	assert_int_equal(plan.used_pct, PMA_MORPH_PASS_PCT);
+	assert_int_equal(plan.candidates, slabs);
+	assert_true(plan.slabs_morphed > 0);
+	assert_int_equal(plan.nmoves, 1);
+	assert_int_equal(plan.moves[0].from_size, 128);
+	assert_int_equal(plan.moves[0].to_size, 192);
+	assert_int_equal(plan.live_bytes, 200 * 128);
+
+	req.class_size = 100;
+	assert_int_equal(pma_heap_morph(f->heap, &req, &did), -EINVAL);
+	req.class_size = 192;
+	req.used_pct = 101;
+	assert_int_equal(pma_heap_morph(f->heap, &req, &did), -EINVAL);
+	req.used_pct = 0;
+
+	req.dry_run = 0;
+	assert_int_equal(pma_heap_morph(f->heap, &req, &did), 0);
+	assert_memory_equal(&plan.moves, &did.moves, sizeof(did.moves));
+	assert_int_equal(plan.slabs_morphed, did.slabs_morphed);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.slabs_morphed, did.slabs_morphed);
+	assert_int_equal(st.mixed_slabs, did.slabs_morphed);
+	assert_int_equal(pma_slab_foreach(f->heap, count_mixed, &mixed), 0);
+	assert_int_equal(mixed, did.slabs_morphed);
+	check_blocks(f);
+	/* 130 B blocks from the morphed slabs, none over an old block */
+	fill(f, 2000, 2000 + 500, 130);
+	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
+	assert_int_equal(st.classes[pma_class_of(130)].slabs,
+			 did.slabs_morphed);
+	check_blocks(f);
+	fx_reopen(f);
+	check_blocks(f);
+	assert_int_equal(pma_heap_morph(f->heap, &req, &did), 0);
+	assert_int_equal(did.slabs_morphed, 0);
+
+	/* read-only: only the dry run */
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap), 0);
+	assert_int_equal(pma_heap_morph(f->heap, &req, &did), -EROFS);
+	req.dry_run = 1;
+	assert_int_equal(pma_heap_morph(f->heap, &req, &did), 0);
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	unlink(f->path);
+
+	/* layout 8 cannot morph */
+	test_cfg.format_version = PMA_HEAP_VERSION_LOCAL;
+	fx_create(f);
+	assert_int_equal(pma_heap_morph(f->heap, &req, &did), -EOPNOTSUPP);
+}
+
 struct range_free {
 	struct fx *f;
 	unsigned lo, hi;
@@ -749,7 +836,7 @@ int main(void)
 		T(test_morph_cycle),	 T(test_morph_frees),
 		T(test_morph_off),	 T(test_morph_reopen_off),
 		T(test_morph_fsck),	 T(test_morph_random),
-		T(test_morph_random_mt),
+		T(test_morph_random_mt), T(test_morph_pass),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
