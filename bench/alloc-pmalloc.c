@@ -12,6 +12,7 @@
 
 #include "bench.h"
 #include "pmalloc.h"
+#include "pmalloc/internal.h" /* pma_config_set_format */
 
 struct bench_pma {
 	struct pma_heap *heap;
@@ -61,6 +62,50 @@ static int bpma_open_local(const char *dir, uint64_t pool_size, size_t nslots,
 {
 	return bpma_open_flags(dir, pool_size, nslots,
 			       PMA_HEAP_LOCAL_CHECKPOINTS, ret_ctx);
+}
+
+/* layout version 9 with slab morphing: a slab at most 20% used and idle
+ * since its arena's last checkpoint serves a class that needs a slab
+ * (doc/morphing.md; off by default in the library for now) */
+static int bpma_open_morph(const char *dir, uint64_t pool_size, size_t nslots,
+			   void **ret_ctx)
+{
+	struct bench_pma *b;
+	struct pma_config *cfg;
+	uint64_t root;
+	int rc;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	snprintf(b->path, sizeof(b->path), "%s/pmabench-%d-pmalloc.pool", dir,
+		 (int)getpid());
+	rc = pma_config_new(&cfg);
+	if (rc < 0)
+		goto out_free;
+	rc = pma_config_set_format(cfg, PMA_HEAP_VERSION_MORPH, 0);
+	if (rc == 0)
+		rc = pma_config_set_morph(cfg, 20, 1);
+	if (rc == 0)
+		rc = pma_config_set_flags(cfg, PMA_HEAP_FORCE);
+	if (rc == 0)
+		rc = pma_heap_create_cfg(b->path, pool_size, cfg, &b->heap);
+	pma_config_delete(&cfg);
+	if (rc < 0)
+		goto out_free;
+	rc = pma_root(b->heap, nslots * sizeof(uint64_t), &root);
+	if (rc < 0)
+		goto out_close;
+	b->slots = pma_direct(b->heap, root);
+	*ret_ctx = b;
+	return 0;
+
+out_close:
+	pma_heap_close(b->heap);
+	(void)unlink(b->path);
+out_free:
+	free(b);
+	return rc;
 }
 
 static void bpma_close(void *ctx)
@@ -139,6 +184,19 @@ const struct bench_alloc bench_alloc_pmalloc_local = {
 	.name = "pmalloc-local",
 	.has_counters = 1,
 	.open = bpma_open_local,
+	.close = bpma_close,
+	.alloc = bpma_alloc,
+	.free = bpma_free,
+	.is_live = bpma_is_live,
+	.errormsg = pma_errormsg,
+	.checkpoints = bpma_checkpoints,
+	.footprint = bpma_footprint,
+};
+
+const struct bench_alloc bench_alloc_pmalloc_morph = {
+	.name = "pmalloc-morph",
+	.has_counters = 1,
+	.open = bpma_open_morph,
 	.close = bpma_close,
 	.alloc = bpma_alloc,
 	.free = bpma_free,

@@ -50,6 +50,7 @@ struct bench_alloc {
 };
 
 extern const struct bench_alloc bench_alloc_pmalloc;
+extern const struct bench_alloc bench_alloc_pmalloc_morph;
 extern const struct bench_alloc bench_alloc_pmalloc_local;
 /* a heap over one part per NUMA node: local-first, and parts in turn */
 extern const struct bench_alloc bench_alloc_pmalloc_numa;

@@ -52,6 +52,7 @@ static const struct fb_workload fb_workloads[] = {
 
 static const struct bench_alloc *const fb_allocs[] = {
 	&bench_alloc_pmalloc,
+	&bench_alloc_pmalloc_morph,
 	&bench_alloc_pmemobj,
 };
 #define FB_NALLOC (sizeof(fb_allocs) / sizeof(fb_allocs[0]))
@@ -378,7 +379,7 @@ static void fb_print_json(const struct fb_run *r, const struct fb_opts *o,
 
 static void fb_header(void)
 {
-	printf("%-4s %-8s %-10s %10s %10s %6s %10s %8s %8s %9s %s\n", "wl",
+	printf("%-4s %-13s %-10s %10s %10s %6s %10s %8s %8s %9s %s\n", "wl",
 	       "alloc", "mode", "peak_fp", "peak_live", "ratio", "end_fp",
 	       "flush/op", "fence/op", "ops/s", "enomem");
 }
@@ -391,14 +392,14 @@ static void fb_print_row(const struct fb_run *r, const struct fb_opts *o,
 	double fe = fb_per_op(r, res->pm.fences, res);
 
 	if (r->err) {
-		printf("%-4s %-8s %-10s error: %s\n", r->wl->name,
+		printf("%-4s %-13s %-10s error: %s\n", r->wl->name,
 		       r->alloc->name, o->mode, r->errmsg);
 		return;
 	}
 	util_size_format(res->peak_fp, a, sizeof(a));
 	util_size_format(res->peak_live, b, sizeof(b));
 	util_size_format(res->end_fp, c, sizeof(c));
-	printf("%-4s %-8s %-10s %10s %10s %6.3f %10s ", r->wl->name,
+	printf("%-4s %-13s %-10s %10s %10s %6.3f %10s ", r->wl->name,
 	       r->alloc->name, o->mode, a, b,
 	       res->peak_live ? (double)res->peak_fp / (double)res->peak_live :
 				0.0,
@@ -429,7 +430,9 @@ static const char fb_usage[] =
 	"\n"
 	"options:\n"
 	"  -w, --workload LIST   W1..W7, comma separated (default all)\n"
-	"  -a, --alloc LIST      pmalloc,pmemobj (default both)\n"
+	"  -a, --alloc LIST      pmalloc,pmalloc-morph,pmemobj (default all;\n"
+	"                        pmalloc-morph: layout 9, slab morphing of\n"
+	"                        slabs <= 20% used and idle)\n"
 	"  -s, --scale X         scale the 5000 MB and 1000 MB (default 1;\n"
 	"                        0.1 quick, 0.01 smoke)\n"
 	"  -p, --pool-size SIZE  fixed pool size (default: 4x the live cap +\n"

@@ -40,5 +40,6 @@ int cmd_gc(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_list(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_stat(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_compact(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_morph(int argc, char **argv, struct cmd_ctx *ctx);
 
 #endif

@@ -142,6 +142,9 @@ const char *cmd_size_str(uint64_t size, char *buf, size_t buf_size);
  * as "heap" to a JSON root (lib/view). CMD_EXIT_OK or the exit status
  * after reporting the error.
  */
+/* inspect --slabs: "slabs" (view_slabs_json) of the heap at path */
+int cmd_slabs_json(const struct cmd_ctx *ctx, const char *path,
+		   struct json_object *root);
 int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
 		  struct json_object *root);
 /* open the heap read-only into *ret_heap, reporting a failure */

@@ -24,6 +24,23 @@ int cmd_heap_open(const struct cmd_ctx *ctx, const char *path,
 	return CMD_EXIT_OK;
 }
 
+int cmd_slabs_json(const struct cmd_ctx *ctx, const char *path,
+		   struct json_object *root)
+{
+	struct pma_heap *heap;
+	int rc;
+
+	rc = cmd_heap_open(ctx, path, &heap);
+	if (rc != CMD_EXIT_OK)
+		return rc;
+	rc = view_slabs_json(heap, cmd_view_flags(ctx), root);
+	pma_heap_close(heap);
+	if (rc < 0)
+		return cmd_error(ctx, "cannot read the slabs of '%s': %s", path,
+				 util_errmsg());
+	return CMD_EXIT_OK;
+}
+
 int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
 		  struct json_object *root)
 {

@@ -19,9 +19,9 @@
 
 static const char inspect_usage[] =
 	"usage: pmactl inspect [--json] [--human] [--heap] [--numa] [--files]\n"
-	"                      [--recovery] POOL\n"
+	"                      [--slabs] [--recovery] POOL\n"
 	"       pmactl --socket PATH inspect [--json] [--human] [--heap] [--numa]\n"
-	"                      [--files] NAME\n"
+	"                      [--files] [--slabs] NAME\n"
 	"\n"
 	"Show a pool's header, granularity, parts and regions. The pool is\n"
 	"opened read-only with a shared lock; POOL is its part 0. With\n"
@@ -33,13 +33,17 @@ static const char inspect_usage[] =
 	"      --numa          also show the heap's parts (one per NUMA node):\n"
 	"                      node, arenas, used/free bytes, remote frees\n"
 	"                      pending, fallbacks\n"
+	"      --slabs         also show the heap's slabs per part, arena and\n"
+	"                      size class (slabs, used and free blocks) and\n"
+	"                      the mixed slabs (morphed: old class, class,\n"
+	"                      live blocks of the old class)\n"
 	"      --files         also show the HDPM file system: every file with\n"
 	"                      its pages and page-log use\n"
 	"      --recovery      also list what recovery still has to do in the\n"
 	"                      heap: operations to replay per arena, torn log\n"
 	"                      tails, remote frees pending (not through pmad)\n" CMD_BASE_OPTIONS_HELP;
 
-enum { OPT_HEAP = 256, OPT_FILES, OPT_NUMA, OPT_RECOVERY };
+enum { OPT_HEAP = 256, OPT_FILES, OPT_NUMA, OPT_RECOVERY, OPT_SLABS };
 
 static const struct option inspect_options[] = {
 	CMD_BASE_OPTIONS,
@@ -47,6 +51,7 @@ static const struct option inspect_options[] = {
 	{ "files", no_argument, NULL, OPT_FILES },
 	{ "numa", no_argument, NULL, OPT_NUMA },
 	{ "recovery", no_argument, NULL, OPT_RECOVERY },
+	{ "slabs", no_argument, NULL, OPT_SLABS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -85,6 +90,8 @@ static int show_pool_heap(struct json_object *doc)
 		rc = cmd_show_heap(doc);
 	if (rc == 0)
 		rc = cmd_show_numa(doc);
+	if (rc == 0)
+		rc = cmd_show_slabs(doc);
 	return rc < 0 ? rc : cmd_show_files(doc);
 }
 
@@ -120,9 +127,10 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 			*(c == OPT_NUMA ? numa : recovery) = 1;
 			continue;
 		}
-		if (c == OPT_HEAP || c == OPT_FILES) {
-			*views |= c == OPT_HEAP ? CMD_VIEW_HEAP :
-						  CMD_VIEW_FILES;
+		if (c == OPT_HEAP || c == OPT_FILES || c == OPT_SLABS) {
+			*views |= c == OPT_HEAP	 ? CMD_VIEW_HEAP :
+				  c == OPT_FILES ? CMD_VIEW_FILES :
+						   CMD_VIEW_SLABS;
 			continue;
 		}
 		rc = cmd_base_option(c, ctx, "inspect", inspect_usage);

@@ -49,6 +49,8 @@ static const struct cmd_struct commands[] = {
 	{ "gc", cmd_gc, CMD_SEAM, "merge the HDPM page logs of a pool now" },
 	{ "compact", cmd_compact, CMD_SEAM,
 	  "compact a pool's heap, give space back" },
+	{ "morph", cmd_morph, CMD_SEAM,
+	  "morph mostly free slabs into other size classes" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -89,6 +89,8 @@ static int local_inspect(struct cmd_ctx *ctx, const char *path, unsigned views,
 	}
 	if (views & CMD_VIEW_HEAP)
 		rc = cmd_heap_json(ctx, path, *ret_doc);
+	if (rc == CMD_EXIT_OK && (views & CMD_VIEW_SLABS))
+		rc = cmd_slabs_json(ctx, path, *ret_doc);
 	if (rc == CMD_EXIT_OK && (views & CMD_VIEW_FILES)) {
 		rc = cmd_local_files(ctx, path, 0, &fs);
 		if (rc == CMD_EXIT_OK &&
@@ -188,6 +190,53 @@ static int local_compact(struct cmd_ctx *ctx, const char *path, int dry,
 	return rc;
 }
 
+/* pma_heap_morph on the heap at path, opened with flags */
+static int morph_open(struct cmd_ctx *ctx, const char *path, unsigned flags,
+		      const struct pma_morph_req *req,
+		      struct pma_morph_report *ret)
+{
+	struct pma_heap *heap;
+	int rc;
+
+	if (pma_heap_open(path, flags, &heap) < 0)
+		return cmd_error(ctx, "cannot open the heap of '%s': %s", path,
+				 pma_errormsg());
+	cmd_header_note(path, pma_heap_damage(heap));
+	rc = CMD_EXIT_OK;
+	if (pma_heap_morph(heap, req, ret) < 0)
+		rc = cmd_error(ctx, "morph pass over '%s' failed: %s", path,
+			       pma_errormsg());
+	pma_heap_close(heap);
+	return rc;
+}
+
+/* pma_heap_morph at path: a dry run on the heap opened read-only first,
+ * so that bad input (a layout that cannot morph, no such class) fails
+ * before a writable open changes anything; then the pass itself */
+static int local_morph(struct cmd_ctx *ctx, const char *path,
+		       const struct cmd_morph_args *a,
+		       struct json_object **ret_doc)
+{
+	struct pma_morph_req req = { .class_size = a->class_size,
+				     .used_pct = a->used_pct,
+				     .dry_run = 1 };
+	struct pma_morph_report r;
+	int rc;
+
+	rc = morph_open(ctx, path, PMA_HEAP_RDONLY, &req, &r);
+	if (rc == CMD_EXIT_OK && !a->dry_run) {
+		req.dry_run = 0;
+		rc = morph_open(ctx, path, 0, &req, &r);
+	}
+	if (rc != CMD_EXIT_OK)
+		return rc;
+	rc = doc_new(ctx, ret_doc);
+	if (rc == CMD_EXIT_OK &&
+	    view_morph_json(&r, a->dry_run, cmd_view_flags(ctx), *ret_doc) < 0)
+		rc = cmd_error(ctx, "cannot build JSON output: out of memory");
+	return rc;
+}
+
 const struct cmd_seam cmd_seam_local = {
 	.name = "local",
 	.create = local_create,
@@ -195,6 +244,7 @@ const struct cmd_seam cmd_seam_local = {
 	.stat = local_stat,
 	.list = local_list,
 	.compact = local_compact,
+	.morph = local_morph,
 	.files = cmd_local_files,
 	.log = cmd_local_log,
 	.gc = cmd_local_gc,

@@ -146,7 +146,10 @@ static int pmad_inspect(struct cmd_ctx *ctx, const char *name, unsigned views,
 	rc = check_name(ctx, name);
 	if (rc != CMD_CONTINUE)
 		return rc;
-	rc = request(ctx, "pool_inspect", name, args_new(ctx, name), ret_doc);
+	rc = request(ctx, "pool_inspect", name,
+		     views & CMD_VIEW_SLABS ? args_flag(ctx, name, "slabs", 1) :
+					      args_new(ctx, name),
+		     ret_doc);
 	if (rc == CMD_EXIT_OK && !(views & CMD_VIEW_HEAP))
 		json_object_object_del(*ret_doc, "heap");
 	if (rc == CMD_EXIT_OK && (views & CMD_VIEW_FILES)) {
@@ -183,6 +186,21 @@ static int pmad_compact(struct cmd_ctx *ctx, const char *name, int dry,
 		return rc;
 	return request(ctx, "compact", name,
 		       args_flag(ctx, name, "dry_run", dry), ret_doc);
+}
+
+/* pmad has no morph request yet: the pass wants a heap no other thread
+ * uses (pma_heap_morph) */
+static int pmad_morph(struct cmd_ctx *ctx, const char *name,
+		      const struct cmd_morph_args *a,
+		      struct json_object **ret_doc)
+{
+	(void)a;
+	(void)ret_doc;
+	return cmd_error(ctx,
+			 "morph: '%s': pmad cannot morph the heaps it "
+			 "holds yet; stop pmad and run pmactl morph on the "
+			 "pool file",
+			 name);
 }
 
 /* pmad reads the file system in the heap it holds ("pool_files") */
@@ -233,6 +251,7 @@ const struct cmd_seam cmd_seam_pmad = {
 	.stat = pmad_stat,
 	.list = pmad_list,
 	.compact = pmad_compact,
+	.morph = pmad_morph,
 	.files = pmad_files,
 	.log = pmad_log,
 	.gc = pmad_gc,

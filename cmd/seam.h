@@ -38,6 +38,14 @@ struct cmd_create_args {
 enum cmd_views {
 	CMD_VIEW_HEAP = 1 << 0, /* inspect --heap */
 	CMD_VIEW_FILES = 1 << 1, /* inspect --files: "hdpm" */
+	CMD_VIEW_SLABS = 1 << 2, /* inspect --slabs: "slabs" */
+};
+
+/* what morph was given (pma_morph_req) */
+struct cmd_morph_args {
+	uint64_t class_size; /* 0: not given */
+	unsigned used_pct; /* 0: not given */
+	int dry_run;
 };
 
 struct cmd_seam {
@@ -60,6 +68,10 @@ struct cmd_seam {
 	/* the bookkeeping-log records (arena -1: all): view_log_json */
 	int (*log)(struct cmd_ctx *ctx, const char *pool, long part, long arena,
 		   struct json_object **ret_doc);
+	/* a morph pass over the heap: view_morph_json */
+	int (*morph)(struct cmd_ctx *ctx, const char *pool,
+		     const struct cmd_morph_args *args,
+		     struct json_object **ret_doc);
 	/* merge every HDPM page log now: view_gc_json */
 	int (*gc)(struct cmd_ctx *ctx, const char *pool,
 		  struct json_object **ret_doc);

@@ -385,3 +385,64 @@ int cmd_show_heap(struct json_object *doc)
 		return -ENOMEM;
 	return 0;
 }
+
+/* the slabs per part, arena and class, then the mixed slabs */
+int cmd_show_slabs(struct json_object *doc)
+{
+	static const char *const head[] = { "PART",  "ARENA", "BLOCK",
+					    "SLABS", "USED",  "FREE" };
+	static const char *const mhead[] = { "PART",	  "ARENA", "OFFSET",
+					     "OLD BLOCK", "BLOCK", "OLD LIVE",
+					     "USED",	  "FREE" };
+	struct json_object *s = cmd_jobj(doc, "slabs"), *arr, *c;
+	char c0[24], c1[24], c2[UTIL_SIZE_BUF], c3[UTIL_SIZE_BUF], c4[24];
+	char c5[24], c6[24], c7[24];
+	const char *row[8] = { c0, c1, c2, c3, c4, c5, c6, c7 };
+	struct cmd_table t;
+	size_t i;
+	int rc;
+
+	if (!s)
+		return 0;
+	arr = cmd_jobj(s, "classes");
+	cmd_table_init(&t, 6, head, 0x3f);
+	for (i = 0; i < cmd_jlen(arr); i++) {
+		c = json_object_array_get_idx(arr, i);
+		snprintf(c0, sizeof(c0), "%" PRIu64, cmd_ju64(c, "part"));
+		snprintf(c1, sizeof(c1), "%" PRIu64, cmd_ju64(c, "arena"));
+		jsize(c, "block_size", c2, sizeof(c2));
+		snprintf(c3, sizeof(c3), "%" PRIu64, cmd_ju64(c, "slabs"));
+		snprintf(c4, sizeof(c4), "%" PRIu64,
+			 cmd_ju64(c, "used_blocks"));
+		snprintf(c5, sizeof(c5), "%" PRIu64,
+			 cmd_ju64(c, "free_blocks"));
+		cmd_table_add(&t, row);
+	}
+	printf("\nslabs by class:%s\n", t.nrows > 1 ? "" : " none");
+	rc = t.nrows > 1 ? cmd_table_print(&t, stdout, 2) : 0;
+	cmd_table_release(&t);
+	if (rc < 0)
+		return rc;
+
+	arr = cmd_jobj(s, "mixed");
+	cmd_table_init(&t, 8, mhead, 0xf8 | 0x3);
+	for (i = 0; i < cmd_jlen(arr); i++) {
+		c = json_object_array_get_idx(arr, i);
+		snprintf(c0, sizeof(c0), "%" PRIu64, cmd_ju64(c, "part"));
+		snprintf(c1, sizeof(c1), "%" PRIu64, cmd_ju64(c, "arena"));
+		snprintf(c2, sizeof(c2), "0x%" PRIx64, cmd_ju64(c, "offset"));
+		jsize(c, "old_block_size", c3, sizeof(c3));
+		jsize(c, "block_size", c4, sizeof(c4));
+		snprintf(c5, sizeof(c5), "%" PRIu64,
+			 cmd_ju64(c, "old_live_blocks"));
+		snprintf(c6, sizeof(c6), "%" PRIu64,
+			 cmd_ju64(c, "used_blocks"));
+		snprintf(c7, sizeof(c7), "%" PRIu64,
+			 cmd_ju64(c, "free_blocks"));
+		cmd_table_add(&t, row);
+	}
+	printf("\nmixed slabs: %" PRIu64 "\n", cmd_ju64(s, "mixed_count"));
+	rc = t.nrows > 1 ? cmd_table_print(&t, stdout, 2) : 0;
+	cmd_table_release(&t);
+	return rc;
+}

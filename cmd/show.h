@@ -17,6 +17,8 @@
 int cmd_show_pool(struct json_object *doc);
 /* inspect --heap: the "heap" object of doc, when present */
 int cmd_show_heap(struct json_object *doc);
+/* the "slabs" object (inspect --slabs), if any */
+int cmd_show_slabs(struct json_object *doc);
 /* inspect --numa: the "numa" object of doc (the heap's parts) */
 int cmd_show_numa(struct json_object *doc);
 /* list: the pools pmad serves */

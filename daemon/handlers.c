@@ -103,14 +103,22 @@ static int h_pool_stat(struct request *r)
 }
 
 /* the pool as pmactl inspect shows it: pmad's fields, then lib/view's
- * header, parts and regions, and the heap */
+ * header, parts and regions, and the heap; with args.slabs its slabs
+ * (inspect --slabs) */
 static int pool_inspect_json(struct request *r, struct pmad_pool *p)
 {
+	struct json_object *v;
 	int rc = pmad_pool_json(p, &r->result);
 
 	if (rc == 0)
 		rc = pmad_pool_view_json(p, r->result, r->view_flags);
-	return rc < 0 ? rc : pmad_pool_heap_json(p, r->result, r->view_flags);
+	if (rc == 0)
+		rc = pmad_pool_heap_json(p, r->result, r->view_flags);
+	if (rc == 0 && r->args &&
+	    json_object_object_get_ex(r->args, "slabs", &v) &&
+	    json_object_get_boolean(v))
+		rc = view_slabs_json(p->heap, r->view_flags, r->result);
+	return rc;
 }
 
 static int h_pool_inspect(struct request *r)

@@ -60,6 +60,12 @@ enum pma_heap_flags {
 	 * node uses alike.
 	 */
 	PMA_HEAP_INTERLEAVE = 1 << 5,
+	/*
+	 * pma_heap_open / pma_heap_create, layout version 9: never morph a
+	 * slab (see pma_config_set_morph); for comparisons (fragbench's
+	 * pmalloc-nomorph rows). Changes nothing on media.
+	 */
+	PMA_HEAP_NO_MORPH = 1 << 6,
 };
 
 /*
@@ -119,6 +125,21 @@ PMA_API PMA_WUR int pma_config_set_flags(struct pma_config *cfg,
  * allocates from next, more keeps all of them until space runs short */
 PMA_API PMA_WUR int pma_config_set_slab_keep(struct pma_config *cfg,
 					     unsigned slabs);
+/*
+ * Slab morphing (layout version 9, doc/morphing.md): when an arena needs
+ * a slab of a size class and has none with a free block, it first turns
+ * one of its slabs of another class with at most used_pct percent of its
+ * blocks live into a slab of the class, instead of taking
+ * new pages; the live blocks stay where they are. idle (the default 1):
+ * only a slab that served no allocation since its arena's last
+ * checkpoint. used_pct 0, the default for now (new heaps are layout 8
+ * and the policy is not on by default yet, doc/morphing.md), turns
+ * morphing off
+ * (as PMA_HEAP_NO_MORPH).
+ * -EINVAL for used_pct over 100.
+ */
+PMA_API PMA_WUR int pma_config_set_morph(struct pma_config *cfg,
+					 unsigned used_pct, int idle);
 /* 1 (the default): take an arena from its owning thread with one
  * membarrier(2) where the kernel has it, so owners need no fence of
  * their own; 0: owners issue a full fence per operation instead (for a
@@ -306,6 +327,11 @@ struct pma_heap_stats {
 	uint64_t meta_bytes;
 	uint64_t footprint_bytes;
 	uint64_t peak_footprint_bytes;
+	/* layout version 9 (slab morphing): slabs that hold live blocks of
+	 * an old class besides their own (whose classes[].used counts
+	 * them), and slabs morphed since open */
+	uint64_t mixed_slabs;
+	uint64_t slabs_morphed;
 };
 
 /* a consistent snapshot (briefly locks every arena) */
@@ -416,6 +442,91 @@ PMA_API PMA_WUR int pma_heap_compact(struct pma_heap *heap,
  */
 PMA_API PMA_WUR int pma_heap_compact_plan(struct pma_heap *heap,
 					  struct pma_compact_report *ret);
+
+/* one slab as pma_slab_foreach shows it */
+struct pma_slab_info {
+	uint64_t off; /* pool offset of the slab */
+	unsigned part; /* the pool part of its owner arena */
+	unsigned arena; /* the owner arena's index in that part */
+	uint32_t block_size; /* its size class: block bytes */
+	uint32_t nblocks; /* blocks of that size */
+	uint32_t used; /* of them live */
+	uint32_t avail; /* of them free to hand out (a mixed slab's free
+			   blocks that overlap a live old block are not) */
+	/* a mixed slab (layout version 9, morphed): the old class's block
+	 * size and its blocks still live where they were; 0, 0 if plain */
+	uint32_t old_block_size;
+	uint32_t old_used;
+};
+typedef int (*pma_slab_fn)(const struct pma_slab_info *info, void *arg);
+
+/*
+ * Call fn for every slab of the heap, part by part, in page order, from
+ * one consistent snapshot (every arena of the part locked: fn must not
+ * call into the heap). Works on a PMA_HEAP_RDONLY heap; loads no slab
+ * (unloaded slabs are read from PM). Stops and returns fn's value if it
+ * is non-zero; else 0, -ENOMEM or -EIO (a corrupt slab).
+ */
+PMA_API PMA_WUR int pma_slab_foreach(struct pma_heap *heap, pma_slab_fn fn,
+				     void *arg);
+
+/* a morph pass (pma_heap_morph) */
+struct pma_morph_req {
+	/* block size of the class to morph slabs into (one of the size
+	 * classes, e.g. 192); 0: per arena, each slab into the class with
+	 * the fewest free blocks, while that class has fewer free bytes than
+	 * the slab's own class would keep */
+	size_t class_size;
+	/* a slab is morphed only with at most used_pct percent of its blocks
+	 * live (1..100); 0: the heap's threshold (pma_config_set_morph), or
+	 * PMA_MORPH_PASS_PCT if morphing is off */
+	unsigned used_pct;
+	int dry_run; /* report what would move, write nothing */
+};
+#define PMA_MORPH_PASS_PCT 20
+#define PMA_MORPH_MOVES_MAX 64
+
+/* the slabs one pass moved from one class to another */
+struct pma_morph_move {
+	uint32_t from_size; /* block size of the old class */
+	uint32_t to_size; /* block size of the new class */
+	uint64_t slabs; /* slabs morphed */
+	uint64_t live_bytes; /* old blocks left live in place */
+	uint64_t free_bytes; /* new-class blocks free to hand out */
+};
+
+/* what pma_heap_morph did (or would do) */
+struct pma_morph_report {
+	unsigned used_pct; /* the threshold used */
+	uint64_t candidates; /* plain slabs with live blocks <= used_pct */
+	uint64_t slabs_morphed;
+	uint64_t bytes_morphed; /* bytes of the slabs morphed */
+	uint64_t live_bytes; /* sum of moves[].live_bytes */
+	uint64_t free_bytes; /* sum of moves[].free_bytes */
+	unsigned nmoves; /* class pairs in moves[] */
+	/* pairs past PMA_MORPH_MOVES_MAX are in the sums only */
+	unsigned moves_dropped;
+	struct pma_morph_move moves[PMA_MORPH_MOVES_MAX];
+};
+
+/*
+ * A morph pass (layout version 9 and later, doc/morphing.md): per arena,
+ * every plain slab with live blocks and at most used_pct percent of them
+ * live is morphed, fewest live bytes first, into req->class_size's class
+ * (or, without one, the class with the fewest free blocks, see
+ * pma_morph_req), if at least half of that class's blocks would be free
+ * to hand out. Live blocks never move. Each morph is the crash-safe step
+ * the allocator takes (its SLAB_MORPH record fenced before the next); a
+ * checkpoint runs first so that every slab is idle. For a heap no other
+ * thread uses (offline: pmactl morph) unless it was opened with morphing
+ * on. dry_run: the same choices, nothing written (also on a
+ * PMA_HEAP_RDONLY heap). Fills ret (may be NULL). -EINVAL (no class of
+ * that size, used_pct over 100), -EOPNOTSUPP (layout version before 9),
+ * -EROFS, -ENOMEM, -EIO.
+ */
+PMA_API PMA_WUR int pma_heap_morph(struct pma_heap *heap,
+				   const struct pma_morph_req *req,
+				   struct pma_morph_report *ret);
 
 /* one decoded bookkeeping-log record (pma_log_foreach) */
 struct pma_log_entry {

@@ -138,7 +138,7 @@ static inline void remote_committed(struct pma_heap *heap,
  * slab->rdone), at most two per fence (recovery allows one torn op of
  * two records at a log's end); then their rpend bits go */
 static void sync_word(struct pma_arena *arena, struct pma_slab *slab,
-		      unsigned w, uint64_t bits)
+		      unsigned w, uint64_t bits, int x)
 {
 	struct pma_heap *heap = arena->heap;
 	uint64_t b = bits;
@@ -151,8 +151,13 @@ static void sync_word(struct pma_arena *arena, struct pma_slab *slab,
 		if (pma_retq_push(&arena->synced, pma_slab_block_off(slab, idx),
 				  arena->tail, PMA_NO_DEP, 0) < 0) {
 			/* no memory: the rest waits for the next sync */
-			atomic_fetch_or(&slab->rdone[w], b);
-			pma_rlist_push(arena, slab);
+			if (x) {
+				atomic_fetch_or(&slab->xdone[w], b);
+				pma_xlist_push(arena, slab);
+			} else {
+				atomic_fetch_or(&slab->rdone[w], b);
+				pma_rlist_push(arena, slab);
+			}
 			bits &= ~b;
 			break;
 		}
@@ -165,6 +170,8 @@ static void sync_word(struct pma_arena *arena, struct pma_slab *slab,
 		pm_drain(heap->map);
 	atomic_fetch_add_explicit(&heap->rfrees_synced, n,
 				  memory_order_relaxed);
+	if (x)
+		atomic_fetch_sub(&arena->xowed, n);
 	for (b = bits; b; b &= b - 1)
 		pma_slab_rpend_clear(slab,
 				     w * 64 + (uint32_t)__builtin_ctzll(b));
@@ -225,11 +232,52 @@ uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room)
 				atomic_fetch_or(&slab->rdone[w], bits & ~keep);
 				deferred = 1;
 			}
-			sync_word(arena, slab, w, keep);
+			sync_word(arena, slab, w, keep, 0);
 			n += (uint64_t)__builtin_popcountll(keep);
 		}
 		if (deferred)
 			pma_rlist_push(arena, slab);
+	}
+	return n + pma_arena_xsync(arena, room - n);
+}
+
+uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room)
+{
+	struct pma_slab *slab, *next;
+	uint64_t n = 0, bits, keep;
+	unsigned w;
+	int deferred;
+
+	if (!atomic_load_explicit(&arena->xlist, memory_order_relaxed))
+		return 0;
+	slab = atomic_exchange_explicit(&arena->xlist, NULL,
+					memory_order_acquire);
+	for (; slab; slab = next) {
+		next = slab->xnext; /* as in pma_arena_sync */
+		atomic_store(&slab->in_xlist, 0);
+		take_back(arena, slab);
+		deferred = 0;
+		for (w = 0; w < PMA_LIVE_WORDS; w++) {
+			if (!atomic_load_explicit(&slab->xdone[w],
+						  memory_order_relaxed))
+				continue;
+			if (n >= room) {
+				deferred = 1;
+				continue;
+			}
+			bits = atomic_exchange(&slab->xdone[w], 0);
+			for (keep = bits;
+			     n + (uint64_t)__builtin_popcountll(keep) > room;)
+				keep &= ~(1ULL << (63 - __builtin_clzll(keep)));
+			if (keep != bits) {
+				atomic_fetch_or(&slab->xdone[w], bits & ~keep);
+				deferred = 1;
+			}
+			sync_word(arena, slab, w, keep, 1);
+			n += (uint64_t)__builtin_popcountll(keep);
+		}
+		if (deferred)
+			pma_xlist_push(arena, slab);
 	}
 	return n;
 }
@@ -327,7 +375,8 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 		return 0;
 	}
 	pma_assert(op->type == PMA_REC_SLAB_NEW ||
-		   op->type == PMA_REC_SLAB_FREE);
+		   op->type == PMA_REC_SLAB_FREE ||
+		   op->type == PMA_REC_SLAB_MORPH);
 	d = &arena->ops[arena->struct_ops++];
 	d->k = arena->tail;
 	d->off = op->off;
@@ -335,8 +384,12 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 	d->type = (uint8_t)op->type;
 	d->cls = (uint8_t)op->cls;
 	d->owner = (uint16_t)op->owner;
+	d->old_cls = (uint8_t)op->old_cls;
 	log_put(arena, op->type, op->off >> 6,
-		(uint64_t)op->cls << 8 | (uint64_t)op->owner << 16);
+		(uint64_t)op->cls << 8 | (uint64_t)op->owner << 16 |
+			(op->type == PMA_REC_SLAB_MORPH ?
+				 (uint64_t)op->old_cls << 32 :
+				 0));
 	return 0;
 }
 
@@ -417,7 +470,11 @@ static int arena_lock_room(struct pma_arena *arena)
 	int rc;
 
 	pma_arena_lock(arena);
-	while (arena->tail + PMA_OP_RECS - arena->head >
+	/* and the SYNC_FREE records it owes (version 10, xowed) */
+	while (arena->tail + PMA_OP_RECS +
+		       atomic_load_explicit(&arena->xowed,
+					    memory_order_relaxed) -
+		       arena->head >
 	       arena->heap->geom.log_cap) {
 		pma_arena_unlock(arena);
 		rc = pma_checkpoint(arena->heap);
@@ -426,6 +483,11 @@ static int arena_lock_room(struct pma_arena *arena)
 		pma_arena_lock(arena);
 	}
 	return 0;
+}
+
+int pma_arena_lock_room(struct pma_arena *arena)
+{
+	return arena_lock_room(arena);
 }
 
 /* the records pma_arena_sync may append in an op (lock held, with room
@@ -610,6 +672,7 @@ static int arena_slab_new(struct pma_arena *arena, unsigned cls)
 		goto out_put;
 	op.off = slab->off;
 	op.owner = arena->id;
+	slab->new_k = arena->tail + 1;
 	pma_expect_ok(pma_log_append_op(arena, &op));
 	/* slab first: a reader seeing the entry must not load it from PM */
 	atomic_store(&heap->slabs[page / PMA_CHUNK_PAGES], slab);
@@ -639,7 +702,7 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	struct pma_heap *heap = arena->heap;
 	struct pma_op op = { .type = PMA_REC_ALLOC };
 	struct pma_slab *slab;
-	int rc;
+	int rc, tries;
 
 	rc = arena_lock_room(arena);
 	if (rc < 0)
@@ -648,14 +711,33 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	if (heap->local &&
 	    atomic_load_explicit(&arena->rlist, memory_order_relaxed))
 		(void)pma_arena_sync(arena, sync_room(arena));
+	/* version 10: frees of this arena's blocks by other parts' arenas
+	 * (XFREE), in both checkpoint modes */
+	if (atomic_load_explicit(&arena->xlist, memory_order_relaxed))
+		(void)pma_arena_xsync(arena, sync_room(arena));
+	tries = 0;
+again:
 	if (!arena->partial[cls]) {
 		rc = pma_lazy_refill(arena, cls); /* old slabs first */
+		/* then a slab of another class morphed, then a new one */
+		if (rc == 0 && !arena->partial[cls] && grow &&
+		    arena->heap->morph_pct)
+			(void)pma_morph_try(arena, cls);
 		if (rc == 0 && !arena->partial[cls])
 			rc = grow ? arena_slab_new(arena, cls) : -ENOMEM;
 		if (rc < 0)
 			goto out_unlock;
 	}
-	op.off = pma_partial_take(arena, cls, &slab);
+	if (pma_partial_take(arena, cls, &slab, &op.off) < 0) {
+		/* listed slabs without a free block (a bug): unlinked */
+		if (++tries < 2)
+			goto again;
+		rc = util_errmsg_set(EIO,
+				     "no free block in class %u's "
+				     "partial slabs",
+				     cls);
+		goto out_unlock;
+	}
 	op.slab = slab;
 	op.dest = dest_off;
 	/* zeros must be durable before the record commits the block: a
@@ -892,8 +974,9 @@ static int free_block(struct pma_arena *arena, uint64_t rel, uint64_t off,
 	struct pma_op op = { .off = off, .dest = dest_off };
 	struct pma_slab *slab;
 	uint32_t idx;
-	int own, rc;
+	int own, rc, held;
 
+again:
 	rc = arena_lock_room(arena);
 	if (rc < 0)
 		return rc;
@@ -903,17 +986,49 @@ static int free_block(struct pma_arena *arena, uint64_t rel, uint64_t off,
 		return free_extent(arena, off, dest, dest_off);
 	}
 	own = slab->owner == arena->id;
+	if (own && slab->old_cls != PMA_CLS_NONE) {
+		/* version 9, a mixed slab: its old blocks too */
+		pma_morph_note(arena, slab);
+		if (pma_morph_free_old(arena, slab, off)) {
+			op.type = PMA_REC_FREE;
+			op.slab = slab;
+			pma_expect_ok(pma_log_append_op(arena, &op));
+			pma_log_commit(arena, dest, dest_off, 0);
+			/* listed only with a free block (pma_partial_take):
+			 * an old block's free may unblock none */
+			if (slab->navail)
+				pma_partial_push(arena, slab);
+			pma_slab_empty_check(arena, slab);
+			goto out_unlock;
+		}
+	}
+	held = own ? PMA_GEOM_FREE :
+		     pma_slab_geom_enter(
+			     atomic_load_explicit(&arena->heap->may_mix,
+						  memory_order_relaxed),
+			     slab);
+	if (held < 0) {
+		/* a mixed slab's blocks are freed under its owner's lock,
+		 * in its owner's log (morph.c) */
+		arena_unlock_op(arena, 0);
+		arena = &arena->heap->arenas[slab->owner];
+		goto again;
+	}
 	if (pma_slab_index(slab, off, &idx) < 0) {
+		pma_slab_geom_leave(slab, held);
 		rc = util_errmsg_set(EINVAL, "0x%llx is not a block",
 				     (unsigned long long)off);
 		goto out_unlock;
 	}
 	if (!own && pma_retq_push(&arena->rfreed, off, arena->tail, PMA_NO_DEP,
 				  0) < 0) {
+		pma_slab_geom_leave(slab, held);
 		rc = util_errmsg_set(ENOMEM, "out of memory");
 		goto out_unlock;
 	}
-	if ((own ? pma_slab_unlive(slab, idx) : remote_unlive(slab, idx)) < 0) {
+	rc = own ? pma_slab_unlive(slab, idx) : remote_unlive(slab, idx);
+	pma_slab_geom_leave(slab, held);
+	if (rc < 0) {
 		arena->rfreed.count -= !own;
 		rc = util_errmsg_set(EINVAL, "double free of 0x%llx",
 				     (unsigned long long)off);
@@ -1030,18 +1145,20 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 			    uint64_t dest_off)
 {
 	uint32_t idx;
-	int own;
+	int own, held;
 
 	if (!pma_arena_trylock_owner(arena))
 		return 1;
 	/* still the chunk's slab under the lock (see free_block) */
 	if (!pma_heap_slab_is(arena->heap, rel, slab) ||
-	    pma_slab_index(slab, off, &idx) < 0 ||
 	    arena->tail >= arena->fast_end)
 		goto out_slow;
 	own = slab->owner == arena->id;
 	if (own) {
-		if (pma_slab_unlive(slab, idx) < 0)
+		/* a mixed slab (version 9): the slow path */
+		if (slab->old_cls != PMA_CLS_NONE ||
+		    pma_slab_index(slab, off, &idx) < 0 ||
+		    pma_slab_unlive(slab, idx) < 0)
 			goto out_slow;
 		log_append_block(arena, PMA_REC_FREE, slab, off, dest_off);
 		pma_log_commit(arena, dest, dest_off, 0);
@@ -1049,9 +1166,20 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 		pma_partial_push(arena, slab);
 		pma_slab_empty_check(arena, slab);
 	} else {
-		if (arena->rfreed.count == arena->rfreed.alloc ||
-		    remote_unlive(slab, idx) < 0)
+		if (arena->rfreed.count == arena->rfreed.alloc)
 			goto out_slow;
+		held = pma_slab_geom_enter(
+			atomic_load_explicit(&arena->heap->may_mix,
+					     memory_order_relaxed),
+			slab);
+		if (held < 0)
+			goto out_slow;
+		if (pma_slab_index(slab, off, &idx) < 0 ||
+		    remote_unlive(slab, idx) < 0) {
+			pma_slab_geom_leave(slab, held);
+			goto out_slow;
+		}
+		pma_slab_geom_leave(slab, held);
 		arena->rfreed.e[arena->rfreed.count++] = (struct pma_ret){
 			.off = off, .k = arena->tail, .dep_arena = PMA_NO_DEP
 		};
@@ -1108,6 +1236,115 @@ static int free_off(struct pma_heap *heap, uint64_t *dest, uint64_t off,
 	return free_block(arena, rel, b, dest, dest_off);
 }
 
+/* xfree_off's first step, under arena's lock: off (slab's block, at
+ * rel in o) queued for retirement and unlived. 0; 1: a mixed slab (its
+ * geometry is read under its owner's lock only: through o's heap) or no
+ * longer the chunk's slab; or -errno (a double free, nothing changed) */
+static int xfree_unlive(struct pma_heap *o, struct pma_arena *arena,
+			struct pma_slab *slab, uint64_t rel, uint64_t off,
+			uint32_t *ret_idx)
+{
+	int held, rc = 0;
+
+	held = pma_slab_geom_enter(
+		atomic_load_explicit(&o->may_mix, memory_order_relaxed), slab);
+	if (held < 0)
+		return 1;
+	if (!pma_heap_slab_is(o, rel, slab) ||
+	    pma_slab_index(slab, o->data_base + rel, ret_idx) < 0)
+		rc = 1;
+	else if (pma_retq_push(&arena->xfreed, off, arena->tail, PMA_NO_DEP,
+			       0) < 0)
+		rc = util_errmsg_set(ENOMEM, "out of memory");
+	else if (remote_unlive(slab, *ret_idx) < 0) {
+		arena->xfreed.count--;
+		rc = util_errmsg_set(EINVAL, "double free of 0x%llx",
+				     (unsigned long long)off);
+	}
+	pma_slab_geom_leave(slab, held);
+	return rc;
+}
+
+/*
+ * A free of a block of another part's heap (O) by a thread whose local
+ * part is L (version 10 on both): phase 1 in the thread's arena of L, so
+ * that nothing of O's PM is written on the free path. rpend set and live
+ * cleared in O's DRAM slab (as a remote free), XFREE appended to the
+ * arena's log in L, fence, dest cleared; then xdone set and the slab on
+ * its owner's xlist: the owner applies it in its own log (SYNC_FREE,
+ * pma_arena_xsync), after which L's checkpoint may retire the XFREE and
+ * hand the block back (rret). See doc/shared-heaps.md, step 1.
+ * 1 if this path does not apply (an extent, a block past what the record
+ * can name, a failed check: the caller frees through O's heap and
+ * reports errors as before), else 0 or -errno.
+ */
+static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
+		     uint64_t off, uint64_t dest_off)
+{
+	uint64_t rel = off - o->fast_dest_off, b;
+	struct pma_arena *arena, *owner;
+	struct pma_slab *slab;
+	uint32_t idx;
+	int fast, rc = 0;
+
+	/* a heap that morphs (version 9 with morph_pct) takes frees of
+	 * its blocks through its own arenas: a morph checks for remote
+	 * frees in flight (morph.c, remote_quiet) by the owner's own
+	 * queues, which an XFREE retired in another part's log would
+	 * bypass */
+	if (o->morph_pct || rel >= o->data_len || rel % 64 ||
+	    off == __atomic_load_n(&o->hdr->root_off, __ATOMIC_RELAXED))
+		return 1;
+	b = o->data_base + rel;
+	if (b >= PMA_REC_XFREE_OFF_MAX)
+		return 1;
+	slab = pma_heap_slab_at_rel(o, rel);
+	if (!slab)
+		return 1;
+	/* a SYNC_FREE the owner's log keeps room for, else through o */
+	owner = &o->arenas[slab->owner];
+	if (atomic_fetch_add(&owner->xowed, 1) >=
+	    pma_xowed_max(o->geom.log_cap)) {
+		atomic_fetch_sub(&owner->xowed, 1);
+		return 1;
+	}
+	arena = pma_arena_get(l);
+	/* the owner's fast path as free_fast's (one record, no
+	 * allocation), else the general path */
+	fast = 0;
+	if (pma_arena_trylock_owner(arena)) {
+		fast = arena->tail < arena->fast_end &&
+		       arena->xfreed.count < arena->xfreed.alloc;
+		if (!fast)
+			pma_arena_unlock(arena);
+	}
+	if (!fast) {
+		rc = arena_lock_room(arena);
+		if (rc < 0) {
+			atomic_fetch_sub(&owner->xowed, 1);
+			return rc;
+		}
+	}
+	rc = xfree_unlive(o, arena, slab, rel, off, &idx);
+	if (rc)
+		goto out_unlock;
+	log_cursor_sync(arena);
+	log_put(arena, PMA_REC_XFREE,
+		b >> 6 | (uint64_t)o->part << PMA_REC_XFREE_OFF_BITS, dest_off);
+	pma_log_commit(arena, dest, dest_off, 0);
+	atomic_fetch_or(&slab->xdone[idx / 64], 1ULL << (idx % 64));
+	pma_xlist_push(owner, slab);
+	atomic_fetch_add_explicit(&l->top->xfrees, 1, memory_order_relaxed);
+out_unlock:
+	if (rc)
+		atomic_fetch_sub(&owner->xowed, 1); /* nothing owed */
+	if (fast)
+		arena_unlock_fast(arena);
+	else
+		arena_unlock_op(arena, rc < 0 ? rc : 0);
+	return rc;
+}
+
 PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 {
 	struct pma_heap *local = heap, *h;
@@ -1130,9 +1367,15 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	part = pool_off_part(off);
 	if (__builtin_expect(part != local->part, 0) && part < POOL_MAX_PARTS &&
 	    (h = local->top->sib[part])) {
-		/* another part's block: that part's heap frees it */
+		/* another part's block: logged in the local part (XFREE),
+		 * else that part's heap frees it */
 		atomic_fetch_add_explicit(&h->top->remote_part_frees, 1,
 					  memory_order_relaxed);
+		if (local->xfree && h->xfree) {
+			rc = xfree_off(local, h, dest, off, dest_off);
+			if (rc <= 0)
+				return rc;
+		}
 		local = h;
 	}
 	return free_off(local, dest, off, dest_off);
@@ -1154,11 +1397,11 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 
 	if (!pma_arena_trylock_owner(arena))
 		return 1;
-	if (!arena->partial[cls] || arena->tail >= arena->fast_end) {
+	if (!arena->partial[cls] || arena->tail >= arena->fast_end ||
+	    pma_partial_take(arena, cls, &slab, &off) < 0) {
 		pma_arena_unlock(arena);
 		return 1;
 	}
-	off = pma_partial_take(arena, cls, &slab);
 	log_append_block(arena, PMA_REC_ALLOC, slab, off, dest_off);
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, off));
 	arena_unlock_fast(arena);

@@ -260,6 +260,132 @@ static int64_t slab_block_of(const struct pma_slab_hdr *sh, uint64_t rel)
 	return (int64_t)((rel - PMA_SLAB_HDR_SIZE) / sh->block_size);
 }
 
+/* version 9: the old bitmap word and mask of the live old block at rel
+ * of mixed slab sh, or NULL */
+static uint64_t *old_bit_of(struct pma_slab_hdr *sh, uint64_t rel,
+			    uint64_t *ret_mask)
+{
+	unsigned old = sh->morph_from - 1u;
+	uint64_t *word;
+	uint32_t i, bs;
+
+	if (!sh->morph_from || old >= PMA_NCLASSES || rel < PMA_SLAB_HDR_SIZE)
+		return NULL;
+	bs = pma_class_size(old);
+	if ((rel - PMA_SLAB_HDR_SIZE) % bs ||
+	    (rel - PMA_SLAB_HDR_SIZE) / bs >= pma_class_nblocks(old))
+		return NULL;
+	i = (uint32_t)((rel - PMA_SLAB_HDR_SIZE) / bs);
+	word = pma_slab_bit(sh, i, ret_mask) + PMA_SLAB_OLD_WORD;
+	return (*word & *ret_mask) ? word : NULL;
+}
+
+/* version 9: does rel start a block of sh's old class (live or not)? */
+static int old_block_at(const struct pma_slab_hdr *sh, uint64_t rel)
+{
+	unsigned old = sh->morph_from - 1u;
+	uint32_t bs;
+
+	if (old >= PMA_NCLASSES || rel < PMA_SLAB_HDR_SIZE)
+		return 0;
+	bs = pma_class_size(old);
+	return (rel - PMA_SLAB_HDR_SIZE) % bs == 0 &&
+	       (rel - PMA_SLAB_HDR_SIZE) / bs < pma_class_nblocks(old);
+}
+
+/* version 9: is sh a header a checkpoint tore while writing a morph (its
+ * class, geometry and old class from before and after)? A replay meets
+ * it only before the slab's SLAB_MORPH, which rewrites it */
+static int hdr_torn(const struct pma_heap *heap, const struct pma_slab_hdr *sh)
+{
+	return heap->geom.version >= PMA_HEAP_VERSION_MORPH && sh &&
+	       sh->magic == PMA_SLAB_MAGIC && sh->cls < PMA_NCLASSES &&
+	       slab_block_of(sh, PMA_SLAB_HDR_SIZE) < 0;
+}
+
+/* version 9: a free of an old block of a mixed slab: its old bit goes.
+ * morph_from stays, also when the last one went: a replay may still
+ * meet frees of old blocks whose bits a checkpoint cleared (a header
+ * with an empty old bitmap is a plain slab; the owner's checkpoint
+ * clears morph_from once no mixed op is in its window, recovery.c).
+ * rel starting an old block whose bit is clear already (replayed over a
+ * state a checkpoint or a crashed recovery wrote) is cleared again all
+ * the same, so that the bank's check is judged against the state before
+ * the op and resealed (banks.c). 1 if the old block was live, else 0
+ * (the op may be one of a block of the current class); errors in
+ * *ret_rc */
+static int apply_old_free(struct pma_heap *heap, struct pma_slab_hdr *sh,
+			  uint64_t slab_off, uint64_t rel,
+			  struct pma_dirty *dirty, int *ret_rc)
+{
+	uint64_t mask, *word, was;
+
+	*ret_rc = 0;
+	if (!old_block_at(sh, rel))
+		return 0;
+	word = pma_slab_bit(sh,
+			    (uint32_t)((rel - PMA_SLAB_HDR_SIZE) /
+				       pma_class_size(sh->morph_from - 1u)),
+			    &mask) +
+	       PMA_SLAB_OLD_WORD;
+	was = *word & mask;
+	*word &= ~mask;
+	if (heap->banks) {
+		*ret_rc = pma_banks_touch(heap, sh, slab_off, word, mask, 1);
+	} else if (heap->checked) {
+		uint64_t rel_w = (uint64_t)((char *)word - (char *)sh) -
+				 PMA_SLAB_BITMAP_OFF;
+		uint64_t *line = word - rel_w % PMA_LINE / 8;
+		unsigned bank = (unsigned)(rel_w / PMA_LINE);
+
+		__atomic_store_n(&line[PMA_SLAB_OLD_CHECK],
+				 pma_check_old(line + PMA_SLAB_OLD_WORD,
+					       slab_off, bank),
+				 __ATOMIC_RELAXED);
+	}
+	if (*ret_rc == 0)
+		*ret_rc = pma_dirty_add(dirty, word, sizeof(*word));
+	return was != 0;
+}
+
+/* an op of a slab whose header is torn (hdr_torn) is skipped: its
+ * SLAB_MORPH, later in the window, must rewrite the header; noted for
+ * pma_apply_torn_check */
+static int torn_note(struct pma_dirty *dirty, uint64_t slab_off)
+{
+	unsigned i;
+
+	for (i = 0; i < dirty->ntorn; i++)
+		if (dirty->torn[i] == slab_off)
+			return 0;
+	if (dirty->ntorn == PMA_TORN_MAX)
+		return util_errmsg_set(EIO,
+				       "slab header 0x%llx: more than %u "
+				       "slab headers are not valid (damaged)",
+				       (unsigned long long)slab_off,
+				       PMA_TORN_MAX);
+	dirty->torn[dirty->ntorn++] = slab_off;
+	return 0;
+}
+
+int pma_apply_torn_check(struct pma_heap *heap, const struct pma_dirty *dirty)
+{
+	const struct pma_slab_hdr *sh;
+	unsigned i;
+
+	for (i = 0; i < dirty->ntorn; i++) {
+		sh = pma_slab_meta(heap, dirty->torn[i]);
+		if (hdr_torn(heap, sh))
+			return util_errmsg_set(
+				EIO,
+				"log names a block of slab 0x%llx, not a "
+				"block of a valid slab (its header is damaged "
+				"and no slab_morph of the log rewrites it)",
+				(unsigned long long)dirty->torn[i]);
+	}
+	return 0;
+}
+
 /* set (on) or clear the PM bit of the block at op->off */
 static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 		       struct pma_dirty *dirty)
@@ -274,7 +400,20 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 		return rc;
 	slab_off = pma_page_off(heap, page - page % PMA_CHUNK_PAGES);
 	sh = pma_slab_meta(heap, slab_off);
+	if (sh && sh->morph_from && !on && !hdr_torn(heap, sh) &&
+	    (apply_old_free(heap, sh, slab_off, op->off - slab_off, dirty,
+			    &rc) ||
+	     rc < 0))
+		return rc;
 	idx = slab_block_of(sh, op->off - slab_off);
+	/* version 9: an op of a slab before its SLAB_MORPH, replayed over
+	 * the header a checkpoint wrote (torn, or mixed: the block is an
+	 * old one) changes nothing SLAB_MORPH keeps */
+	if (idx < 0 && hdr_torn(heap, sh))
+		return torn_note(dirty, slab_off);
+	if (idx < 0 && sh && sh->morph_from &&
+	    old_block_at(sh, op->off - slab_off))
+		return 0;
 	if (idx < 0)
 		return util_errmsg_set(EIO,
 				       "log names 0x%llx, not a block of a "
@@ -292,6 +431,69 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	if (rc < 0)
 		return rc;
 	return pma_dirty_add(dirty, word, sizeof(*word));
+}
+
+/*
+ * Version 9: the owner morphed a slab of class old_cls into one of class
+ * cls (morph.c). The old bitmap is on media already (written before the
+ * record, never derived here); the header gets the new class, the live
+ * bitmap starts empty (the ops after the record set it again), the page
+ * map entry the new class; morph_from is set even if the old bitmap is
+ * empty by now (a checkpoint wrote a later state: the frees of old
+ * blocks after the record are replayed next and must find the old
+ * class). Applied again over any state a checkpoint left, it gives the
+ * same result.
+ */
+static int apply_slab_morph(struct pma_heap *heap, const struct pma_op *op,
+			    struct pma_dirty *dirty)
+{
+	struct pma_slab_hdr *sh;
+	uint64_t page, *line;
+	unsigned l, k;
+	int rc;
+
+	if (heap->geom.version < PMA_HEAP_VERSION_MORPH)
+		return util_errmsg_set(EIO,
+				       "slab_morph record in a version %u heap",
+				       heap->geom.version);
+	rc = slab_op_page(heap, op,
+			  op->cls >= PMA_NCLASSES ||
+				  op->old_cls >= PMA_NCLASSES ||
+				  op->cls == op->old_cls ||
+				  op->owner >= heap->geom.narenas,
+			  &page);
+	if (rc < 0)
+		return rc;
+	sh = pma_slab_meta(heap, op->off);
+	if (!sh)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (sh->magic != PMA_SLAB_MAGIC || sh->owner != op->owner ||
+	    (sh->cls != op->old_cls && sh->cls != op->cls))
+		return util_errmsg_set(EIO,
+				       "slab_morph record for 0x%llx names "
+				       "no slab of class %u, arena %u",
+				       (unsigned long long)op->off, op->old_cls,
+				       op->owner);
+	sh->cls = (uint16_t)op->cls;
+	sh->block_size = pma_class_size(op->cls);
+	sh->nblocks = pma_class_nblocks(op->cls);
+	sh->morph_from = (uint16_t)(op->old_cls + 1);
+	line = (uint64_t *)(void *)((char *)sh + PMA_SLAB_BITMAP_OFF);
+	for (l = 0; l < PMA_NBANKS; l++)
+		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
+			line[l * (PMA_LINE / 8) + k] = 0;
+	if (heap->checked) {
+		for (l = 0; l < PMA_NBANKS; l++)
+			pma_check_bank_seal(sh, op->off, l);
+		if (heap->banks && pma_banks_fresh(heap, sh, op->off) < 0)
+			return -ENOMEM;
+	}
+	rc = pma_dirty_add(dirty, sh,
+			   PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE);
+	if (rc < 0)
+		return rc;
+	return pmap_write(heap, page, pma_pmap_make_slab(op->cls, op->owner),
+			  dirty);
 }
 
 static int apply_extent(struct pma_heap *heap, const struct pma_op *op, int on,
@@ -341,6 +543,9 @@ int pma_pm_live_at(struct pma_heap *heap, uint64_t b)
 	if (pma_pmap_kind(pma_pmap_now(heap, chunk)) != PMA_PMAP_SLAB)
 		return 0;
 	sh = pma_slab_meta(heap, pma_page_off(heap, chunk));
+	if (sh && sh->morph_from &&
+	    old_bit_of(sh, b - pma_page_off(heap, chunk), &mask))
+		return 1;
 	idx = slab_block_of(sh, b - pma_page_off(heap, chunk));
 	if (idx < 0)
 		return 0;
@@ -360,6 +565,24 @@ int pma_pm_is_live(struct pma_heap *heap, const struct pma_op *op)
 	       pma_pmap_make(PMA_PMAP_EXTENT, op->npages);
 }
 
+/* an XFREE names a block in the data area of another part's heap */
+static int xfree_check(const struct pma_heap *heap, const struct pma_op *op)
+{
+	const struct pma_heap *o;
+
+	if (heap->geom.version < PMA_HEAP_VERSION_XFREE)
+		return util_errmsg_set(EIO, "xfree record in a version %u heap",
+				       heap->geom.version);
+	o = op->owner < POOL_MAX_PARTS ? heap->top->sib[op->owner] : NULL;
+	if (!o || o == heap || op->off < o->data_base ||
+	    op->off - o->data_base >= o->data_len)
+		return util_errmsg_set(EIO,
+				       "xfree record names 0x%llx of part "
+				       "%u, not in another part's heap",
+				       (unsigned long long)op->off, op->owner);
+	return 0;
+}
+
 int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		 struct pma_dirty *dirty)
 {
@@ -376,10 +599,16 @@ int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 					       "%u heap",
 					       heap->geom.version);
 		return apply_block(heap, op, 0, dirty);
+	case PMA_REC_XFREE:
+		/* another part's block: applied to that part after every
+		 * part's replay (recovery.c, xfree_recover) */
+		return xfree_check(heap, op);
 	case PMA_REC_SLAB_NEW:
 		return apply_slab_new(heap, op, dirty);
 	case PMA_REC_SLAB_FREE:
 		return apply_slab_free(heap, op, dirty);
+	case PMA_REC_SLAB_MORPH:
+		return apply_slab_morph(heap, op, dirty);
 	case PMA_REC_EXT_ALLOC:
 		return apply_extent(heap, op, 1, dirty);
 	case PMA_REC_EXT_FREE:

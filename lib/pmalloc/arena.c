@@ -67,6 +67,7 @@ void pma_arena_release(struct pma_arena *arena)
 	free(arena->ext_freed.e);
 	free(arena->slab_freed.e);
 	free(arena->synced.e);
+	free(arena->xfreed.e);
 	free(arena->local.runs);
 	pma_zunmap(arena->ops, arena->heap->geom.log_cap * sizeof(*arena->ops));
 	pthread_mutex_destroy(&arena->lock);

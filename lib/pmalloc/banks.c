@@ -16,6 +16,9 @@
  * one of its ops in replay order (a local checkpoint wrote it as of its
  * arena's cut, see recovery.c), then reseals it.
  * Banks of a slab made in the window (SLAB_NEW) are all from the log.
+ * Version 9: the old bitmap of a mixed slab (words PMA_SLAB_OLD_WORD..,
+ * its check in PMA_SLAB_OLD_CHECK) is a part of its own, checked the same
+ * way (keyed by its first word; a replay only clears its bits).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -25,7 +28,8 @@
 #include "util/errmsg.h"
 
 struct bank_ent {
-	uint64_t *line; /* NULL: empty */
+	uint64_t *line; /* the part's first word; NULL: empty */
+	int old; /* the old bitmap part (check at line[3]) */
 	uint64_t slab_off;
 	uint64_t touched[PMA_SLAB_BANK_WORDS];
 	uint64_t pre[PMA_SLAB_BANK_WORDS];
@@ -97,6 +101,18 @@ static struct bank_ent *get(struct pma_banks *b, uint64_t *line,
 	return e;
 }
 
+/* the part's check of words, and its check word */
+static uint64_t part_check(const struct bank_ent *e, const uint64_t *words)
+{
+	return e->old ? pma_check_old(words, e->slab_off, e->bank) :
+			pma_check_bank(words, e->slab_off, e->bank);
+}
+static uint64_t *part_check_word(const struct bank_ent *e)
+{
+	return e->old ? &e->line[PMA_SLAB_OLD_CHECK - PMA_SLAB_OLD_WORD] :
+			&e->line[PMA_SLAB_BANK_CHECK];
+}
+
 static uint64_t *line_of(void *slab_meta, unsigned bank)
 {
 	return (uint64_t *)(void *)((char *)slab_meta + PMA_SLAB_BITMAP_OFF +
@@ -123,16 +139,25 @@ int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
 	unsigned rel = (unsigned)((const char *)word - (char *)slab_meta -
 				  PMA_SLAB_BITMAP_OFF);
 	unsigned bank = rel / PMA_LINE, w = rel % PMA_LINE / 8;
+	uint64_t *line = line_of(slab_meta, bank);
 	struct bank_ent *e;
+	int old = 0;
 
+	if (w >= PMA_SLAB_OLD_WORD &&
+	    w < PMA_SLAB_OLD_WORD + PMA_SLAB_BANK_WORDS) {
+		old = 1;
+		line += PMA_SLAB_OLD_WORD;
+		w -= PMA_SLAB_OLD_WORD;
+	}
 	if (w >= PMA_SLAB_BANK_WORDS)
 		return util_errmsg_set(EIO, "bitmap word outside its bank");
-	e = get(heap->banks, line_of(slab_meta, bank), slab_off, bank);
+	e = get(heap->banks, line, slab_off, bank);
 	if (!e)
 		return -ENOMEM;
+	e->old = old;
 	if (!(e->touched[w] & mask)) { /* its first op in the window */
 		if (!e->touched[0] && !e->touched[1] && !e->touched[2])
-			e->check = e->line[PMA_SLAB_BANK_CHECK];
+			e->check = *part_check_word(e);
 		e->touched[w] |= mask;
 		if (pre)
 			e->pre[w] |= mask;
@@ -141,7 +166,7 @@ int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
 	 * after that arena's records up to its cut, which may be inside the
 	 * window (later records of the arena, and other logs' remote frees
 	 * of the bank's blocks, are replayed after it) */
-	if (!e->mid && e->check == pma_check_bank(e->line, slab_off, bank))
+	if (!e->mid && e->check == part_check(e, e->line))
 		e->mid = 1;
 	return 0;
 }
@@ -160,25 +185,23 @@ int pma_banks_end(struct pma_heap *heap, int ok)
 		e = &b->ent[i];
 		if (!e->line)
 			continue;
-		check = e->line[PMA_SLAB_BANK_CHECK];
+		check = *part_check_word(e);
 		for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
 			pre[w] = (e->line[w] & ~e->touched[w]) | e->pre[w];
-		if (!e->fresh && !e->mid &&
-		    check != pma_check_bank(e->line, e->slab_off, e->bank) &&
-		    check != pma_check_bank(pre, e->slab_off, e->bank))
+		if (!e->fresh && !e->mid && check != part_check(e, e->line) &&
+		    check != part_check(e, pre))
 			rc = util_errmsg_set(
 				EIO,
-				"corrupt slab at 0x%llx (allocation "
-				"bitmap bank %u fails its check "
-				"before and after the replay)",
-				(unsigned long long)e->slab_off, e->bank);
+				"corrupt slab at 0x%llx (%s bitmap bank %u "
+				"fails its check before and after the "
+				"replay)",
+				(unsigned long long)e->slab_off,
+				e->old ? "old" : "allocation", e->bank);
 	}
 	for (i = 0; ok && rc == 0 && i <= b->mask; i++)
 		if (b->ent[i].line)
-			__atomic_store_n(&b->ent[i].line[PMA_SLAB_BANK_CHECK],
-					 pma_check_bank(b->ent[i].line,
-							b->ent[i].slab_off,
-							b->ent[i].bank),
+			__atomic_store_n(part_check_word(&b->ent[i]),
+					 part_check(&b->ent[i], b->ent[i].line),
 					 __ATOMIC_RELAXED);
 	free(b->ent);
 	free(b);

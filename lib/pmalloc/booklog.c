@@ -105,10 +105,23 @@ int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
 		if (value) /* no dest: written 0 */
 			return -EBADMSG;
 		break;
+	case PMA_REC_XFREE:
+		/* another part's block: its offset in that part, the part
+		 * in op.owner */
+		op.off = (payload & ((1ULL << PMA_REC_XFREE_OFF_BITS) - 1))
+			 << 6;
+		op.owner = (unsigned)(payload >> PMA_REC_XFREE_OFF_BITS);
+		op.dest = value;
+		break;
 	case PMA_REC_SLAB_NEW:
 	case PMA_REC_SLAB_FREE:
 		op.cls = (unsigned)((value >> 8) & 0xff);
 		op.owner = (unsigned)((value >> 16) & 0xffff);
+		break;
+	case PMA_REC_SLAB_MORPH:
+		op.cls = (unsigned)((value >> 8) & 0xff);
+		op.owner = (unsigned)((value >> 16) & 0xffff);
+		op.old_cls = (unsigned)((value >> 32) & 0xff);
 		break;
 	case PMA_REC_EXT_ALLOC:
 	case PMA_REC_EXT_FREE:
@@ -221,6 +234,8 @@ const char *pma_booklog_type_name(unsigned type)
 		[PMA_REC_EXT_LFREE1] = "ext_lfree1",
 		[PMA_REC_SLAB_FREE] = "slab_free",
 		[PMA_REC_SYNC_FREE] = "sync_free",
+		[PMA_REC_SLAB_MORPH] = "slab_morph",
+		[PMA_REC_XFREE] = "xfree",
 	};
 
 	return type < PMA_REC_NTYPES ? names[type] : "unknown";

@@ -76,6 +76,30 @@ uint64_t pma_check_bank(const uint64_t *line, uint64_t slab_off, unsigned bank)
 	       util_crc32c_3w(c, slab_off << 4 | bank, PMA_CHECK_SEED + 5);
 }
 
+uint64_t pma_check_old(const uint64_t *words, uint64_t slab_off, unsigned bank)
+{
+	uint64_t c = util_crc32c_3w(words[0], words[1], words[2]);
+
+	return PMA_CHECK_MARK |
+	       util_crc32c_3w(c, slab_off << 4 | bank, PMA_CHECK_SEED + 6);
+}
+
+int pma_check_olds(const void *slab_meta, uint64_t slab_off)
+{
+	const uint64_t *line;
+	unsigned l;
+
+	for (l = 0; l < PMA_NBANKS; l++) {
+		line = (const uint64_t *)(const void *)((const char *)slab_meta +
+							PMA_SLAB_BITMAP_OFF +
+							l * PMA_LINE);
+		if (line[PMA_SLAB_OLD_CHECK] !=
+		    pma_check_old(line + PMA_SLAB_OLD_WORD, slab_off, l))
+			return (int)l;
+	}
+	return -1;
+}
+
 static uint64_t *bank_line(void *slab_meta, unsigned bank)
 {
 	return (uint64_t *)(void *)((char *)slab_meta + PMA_SLAB_BITMAP_OFF +

@@ -52,7 +52,7 @@ static int load_arena(struct pma_heap *heap, struct pma_arena *arena)
 	return 0;
 }
 
-static int load_all(struct pma_heap *heap)
+int pma_heap_load_all(struct pma_heap *heap)
 {
 	struct pma_arena *arena;
 	unsigned i;
@@ -183,7 +183,7 @@ static int compact_part(struct pma_heap *heap, struct pma_compact_report *ret)
 	rc = pool_part_alloc_bytes(heap->pool, heap->part,
 				   &r.file_bytes_before);
 	if (rc == 0)
-		rc = load_all(heap);
+		rc = pma_heap_load_all(heap);
 	released = atomic_load(&heap->slabs_released);
 	/* the first gives remote frees back (a slab they empty becomes a
 	 * candidate), the second releases every empty slab */
@@ -278,12 +278,16 @@ static int slab_empty(struct pma_heap *heap, uint64_t page, uint64_t e)
 			return rc;
 		slab = &tmp;
 	}
+	/* a mixed slab holds live blocks of its old class */
+	rc = slab->old_cls == PMA_CLS_NONE;
 	for (l = 0; l < PMA_NBANKS; l++)
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
 			if (atomic_load(&slab->live[l][k]) |
 			    atomic_load(&slab->rpend[l][k]))
-				return 0;
-	return 1;
+				rc = 0;
+	if (slab == &tmp)
+		pma_morph_release(&tmp);
+	return rc;
 }
 
 /* the page map walk (every arena lock and ext_lock held) */

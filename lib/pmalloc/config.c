@@ -19,6 +19,10 @@ void pma_config_init(struct pma_config *cfg)
 		.flags = 0,
 		.slab_keep = 1,
 		.membarrier = 1,
+		.morph_pct = PMA_MORPH_PCT_DEFAULT,
+		.morph_idle = 1,
+		/* version 10; morphing stays off (morph_pct 0) unless
+		 * pma_config_set_morph asks for it */
 		.format_version = PMA_HEAP_VERSION,
 		.sum_shift = PMA_SUM_SHIFT_DEFAULT,
 		.nparts = 1,
@@ -53,7 +57,7 @@ PMA_API void pma_config_delete(struct pma_config **cfg)
 /* the flags a config may carry (PMA_HEAP_FORCE for a create) */
 #define CONFIG_FLAGS                                          \
 	(PMA_HEAP_FORCE | PMA_HEAP_FORMAT | PMA_HEAP_RDONLY | \
-	 PMA_HEAP_LOCAL_CHECKPOINTS | PMA_HEAP_INTERLEAVE)
+	 PMA_HEAP_LOCAL_CHECKPOINTS | PMA_HEAP_INTERLEAVE | PMA_HEAP_NO_MORPH)
 
 PMA_API int pma_config_set_flags(struct pma_config *cfg, unsigned flags)
 {
@@ -74,6 +78,19 @@ PMA_API int pma_config_set_slab_keep(struct pma_config *cfg, unsigned slabs)
 	if (!cfg)
 		return util_errmsg_set(EINVAL, "no config");
 	cfg->slab_keep = slabs;
+	return 0;
+}
+
+PMA_API int pma_config_set_morph(struct pma_config *cfg, unsigned used_pct,
+				 int idle)
+{
+	if (!cfg)
+		return util_errmsg_set(EINVAL, "no config");
+	if (used_pct > 100)
+		return util_errmsg_set(
+			EINVAL, "morph threshold %u%% is over 100%%", used_pct);
+	cfg->morph_pct = used_pct;
+	cfg->morph_idle = idle != 0;
 	return 0;
 }
 

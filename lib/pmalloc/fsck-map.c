@@ -256,7 +256,11 @@ static int touched_fsck(struct pma_fsck *f, uint64_t chunk,
 	uint64_t pre[PMA_SLAB_BANK_WORDS], any;
 	unsigned l, w;
 
-	for (l = 0; f->checked && !s->fresh && l < PMA_NBANKS; l++) {
+	/* a SLAB_MORPH in the window starts the live bitmap again: every
+	 * bit is the log's, as for a new slab (the library's replay seals
+	 * it, banks.c) */
+	for (l = 0; f->checked && !s->fresh && !s->morphed && l < PMA_NBANKS;
+	     l++) {
 		for (w = 0, any = 0; w < PMA_SLAB_BANK_WORDS; w++) {
 			any |= s->touched[l][w];
 			pre[w] = (s->pm[l][w] & ~s->touched[l][w]) |
@@ -347,6 +351,9 @@ static int slab_fsck(struct pma_fsck *f, uint64_t page, uint64_t e)
 				       pma_pmap_owner(e), why);
 	for (l = 0; rc == 0 && l < PMA_NBANKS; l++)
 		rc = bank_fsck(f, off, s, l);
+	if (rc == 0 && f->hdr->version >= PMA_HEAP_VERSION_MORPH &&
+	    s->hdr.morph_from)
+		rc = pma_fsck_morph_slab(f, off, s);
 	return rc;
 }
 
@@ -396,6 +403,10 @@ int pma_fsck_live_after(struct pma_fsck *f, uint64_t off)
 	s = pma_fsck_slab_get(f, chunk);
 	if (!s)
 		return -ENOMEM;
+	/* a mixed slab's live old block (layout 9) is live too */
+	if (pma_fsck_old_live(
+		    s, b - pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES)))
+		return 1;
 	idx = pma_fsck_block_of(f, s, chunk, b);
 	return idx >= 0 && (s->cur[idx % PMA_NBANKS][idx / PMA_NBANKS / 64] >>
 				    (idx / PMA_NBANKS % 64) &

@@ -171,6 +171,10 @@ struct pma_fsck_slab *pma_fsck_slab_get(struct pma_fsck *f, uint64_t chunk)
 		memcpy(s->pm[l], line, sizeof(s->pm[l]));
 		memcpy(s->cur[l], line, sizeof(s->cur[l]));
 		s->pm_check[l] = line[PMA_SLAB_BANK_CHECK];
+		memcpy(s->old_pm[l], line + PMA_SLAB_OLD_WORD,
+		       sizeof(s->old_pm[l]));
+		memcpy(s->old_cur[l], s->old_pm[l], sizeof(s->old_cur[l]));
+		s->old_check[l] = line[PMA_SLAB_OLD_CHECK];
 	}
 	f->slabs[chunk] = s;
 	return s;
@@ -617,6 +621,11 @@ static int op_block(struct pma_fsck *f, unsigned a, const struct pma_op *op,
 	s = pma_fsck_slab_get(f, chunk);
 	if (!s)
 		return util_errmsg_set(ENOMEM, "out of memory");
+	if (f->hdr->version >= PMA_HEAP_VERSION_MORPH && s->hdr.morph_from &&
+	    pma_fsck_old_op(
+		    s, op->off - pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES),
+		    on))
+		return 0;
 	idx = block_of(f, s, chunk, op->off);
 	if (idx < 0)
 		return pma_fsck_report(f, "log-op-target", POOL_FSCK_ERROR,
@@ -708,6 +717,63 @@ static int op_slab(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 	return 0;
 }
 
+/* version 9, SLAB_MORPH: a slab of the owner of class old_cls (or
+ * already cls: a checkpoint wrote a later state) becomes a mixed slab of
+ * class cls; its old bitmap is on media (written before the record), its
+ * live bitmap starts empty */
+static int op_morph(struct pma_fsck *f, unsigned a, const struct pma_op *op)
+{
+	int64_t page = page_of(f, op->off);
+	struct pma_fsck_slab *s;
+	char where[160];
+	unsigned l;
+
+	op_where(f, a, op, where, sizeof(where));
+	if (page < 0 || op->off != pma_fsck_page_off(f, (uint64_t)page) ||
+	    page % PMA_CHUNK_PAGES ||
+	    (uint64_t)page + PMA_CHUNK_PAGES > f->g.npages ||
+	    op->cls >= PMA_NCLASSES || op->old_cls >= PMA_NCLASSES ||
+	    op->cls == op->old_cls || op->owner >= f->g.narenas)
+		return pma_fsck_report(f, "log-op-invalid", POOL_FSCK_ERROR,
+				       rec_off(f, a, op->index),
+				       "%s: slab 0x%llx, class %u from %u, "
+				       "arena %u is not a morph this heap can "
+				       "have",
+				       where, (unsigned long long)op->off,
+				       op->cls, op->old_cls, op->owner);
+	s = pma_fsck_slab_get(f, (uint64_t)page / PMA_CHUNK_PAGES);
+	if (!s)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (s->hdr.magic != PMA_SLAB_MAGIC || s->hdr.owner != op->owner ||
+	    (s->hdr.cls != op->old_cls && s->hdr.cls != op->cls))
+		return pma_fsck_report(
+			f, "slab-morph-log", POOL_FSCK_ERROR,
+			rec_off(f, a, op->index),
+			"%s: slab 0x%llx is no slab of class %u or %u of arena "
+			"%u (its header: class %u, arena %u)",
+			where, (unsigned long long)op->off, op->old_cls,
+			op->cls, op->owner, s->hdr.cls, s->hdr.owner);
+	s->hdr.cls = (uint16_t)op->cls;
+	s->hdr.block_size = pma_class_size(op->cls);
+	s->hdr.nblocks = pma_class_nblocks(op->cls);
+	s->hdr.morph_from = (uint16_t)(op->old_cls + 1);
+	s->morphed = 1;
+	/* the live bitmap starts again: every bit of it is the window's,
+	 * as before it on media (pre) where no earlier op touched it */
+	for (l = 0; l < PMA_NBANKS; l++) {
+		unsigned w;
+
+		for (w = 0; w < PMA_SLAB_BANK_WORDS; w++) {
+			s->pre[l][w] |= s->pm[l][w] & ~s->touched[l][w];
+			s->touched[l][w] = ~0ULL;
+			s->cur[l][w] = 0;
+			s->synced[l][w] = 0;
+		}
+	}
+	pmap_set(f, (uint64_t)page, pma_pmap_make_slab(op->cls, op->owner));
+	return 0;
+}
+
 static int op_extent(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 {
 	int64_t page = page_of(f, op->off);
@@ -740,6 +806,10 @@ static int op_version_bad(const struct pma_fsck *f, const struct pma_op *op)
 		return v < PMA_HEAP_VERSION_SLAB_FREE;
 	if (op->type == PMA_REC_SYNC_FREE)
 		return v < PMA_HEAP_VERSION_LOCAL;
+	if (op->type == PMA_REC_SLAB_MORPH)
+		return v < PMA_HEAP_VERSION_MORPH;
+	if (op->type == PMA_REC_XFREE)
+		return v < PMA_HEAP_VERSION_XFREE;
 	return pma_rec_is_ext(op->type) && op->nrecs == 1 &&
 	       v < PMA_HEAP_VERSION_EXT1;
 }
@@ -762,6 +832,31 @@ static int dest_bad(const struct pma_fsck *f, uint64_t dest)
 		return 1;
 	return !pool_direct(f->pool, dest) ||
 	       !pool_direct(f->pool, dest + sizeof(uint64_t) - 1);
+}
+
+/* an XFREE (version 10) names a block of another part's heap, which
+ * recovery frees there after every part's window (recovery.c,
+ * xfree_recover; a block already free there was applied by its owner):
+ * here only its place is checked */
+static int op_xfree(struct pma_fsck *f, unsigned a, const struct pma_op *op)
+{
+	const struct pma_fsck *o =
+		op->owner < POOL_MAX_PARTS ? &f->set->part[op->owner] : NULL;
+	char where[160];
+
+	/* a heap whose header fails its check has its own finding: where
+	 * its data area is is not known */
+	if (o && o != f && o->present &&
+	    (!o->meta_hi ||
+	     (op->off >= o->meta_hi &&
+	      (op->off - o->meta_hi) >> PMA_PAGE_SHIFT < o->npages_hint)))
+		return 0;
+	return pma_fsck_report(f, "log-op-range", POOL_FSCK_ERROR,
+			       rec_off(f, a, op->index),
+			       "%s names 0x%llx of part %u, not in the data "
+			       "area of another part's heap",
+			       op_where(f, a, op, where, sizeof(where)),
+			       (unsigned long long)op->off, op->owner);
 }
 
 static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
@@ -796,9 +891,13 @@ static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 	case PMA_REC_RFREE:
 	case PMA_REC_SYNC_FREE:
 		return op_block(f, a, op, 0);
+	case PMA_REC_XFREE:
+		return op_xfree(f, a, op);
 	case PMA_REC_SLAB_NEW:
 	case PMA_REC_SLAB_FREE:
 		return op_slab(f, a, op);
+	case PMA_REC_SLAB_MORPH:
+		return op_morph(f, a, op);
 	default:
 		return op_extent(f, a, op);
 	}
@@ -918,7 +1017,8 @@ static int redo_dest_fsck(struct pma_fsck *f, unsigned a)
 		alloc = ring[i].type == PMA_REC_ALLOC ||
 			ring[i].type == PMA_REC_EXT_ALLOC;
 		for (j = i + 1; alloc && j < n; j++)
-			if (ring[j].off == ring[i].off)
+			if (ring[j].off == ring[i].off &&
+			    ring[j].type != PMA_REC_XFREE)
 				break;
 		if (alloc && j < n)
 			continue;

@@ -158,6 +158,14 @@ struct pma_fsck_slab {
 	int mid[PMA_NBANKS];
 	int fresh; /* made by a SLAB_NEW in the window */
 	int hdr_bad; /* its PM header failed (reported once) */
+	/* version 9 (fsck-morph.c): the old bitmap on media, its checks,
+	 * and as the window leaves it; a SLAB_MORPH in the window */
+	uint64_t old_pm[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
+	uint64_t old_check[PMA_NBANKS];
+	uint64_t old_cur[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
+	/* old blocks the window frees (set before it) */
+	uint64_t old_freed[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
+	int morphed;
 };
 
 /* one 8-byte store of a repair: its part, its byte offset there, its
@@ -248,6 +256,19 @@ static inline uint64_t pma_fsck_page_off(const struct pma_fsck *f,
 {
 	return f->data_base + (page << PMA_PAGE_SHIFT);
 }
+
+/* fsck-morph.c (version 9, slab morphing) */
+/* a block op of a mixed slab s (hdr.morph_from set) at rel from its
+ * start: 1 if it was an old block's (applied or, replayed over a later
+ * state, nothing to do), 0 for an op of the slab's own class */
+int pma_fsck_old_op(struct pma_fsck_slab *s, uint64_t rel, int on);
+/* is rel (from the slab's start) a live old block of mixed slab s after
+ * the ops so far? (a block, the root, that stayed live through a morph) */
+int pma_fsck_old_live(const struct pma_fsck_slab *s, uint64_t rel);
+/* a mixed slab after the window: its old class, its old bitmap's checks
+ * and no live block over a live old one */
+int pma_fsck_morph_slab(struct pma_fsck *f, uint64_t off,
+			struct pma_fsck_slab *s);
 
 /* report through f->sink (part f->part; over several parts the message
  * starts "part N: "); errors count in f->heap_errors */

@@ -278,6 +278,7 @@ static void slab_list_free(struct pma_slab *slab)
 
 	for (; slab; slab = next) {
 		next = slab->next;
+		pma_morph_release(slab);
 		free(slab);
 	}
 }
@@ -291,8 +292,11 @@ static void heap_free(struct pma_heap *heap)
 		slab_list_free(heap->arenas[i].released);
 		pma_arena_release(&heap->arenas[i]);
 	}
-	for (c = 0; heap->slabs && c < heap->nchunks; c++)
+	for (c = 0; heap->slabs && c < heap->nchunks; c++) {
+		if (atomic_load(&heap->slabs[c]))
+			pma_morph_release(atomic_load(&heap->slabs[c]));
 		free(atomic_load(&heap->slabs[c]));
+	}
 	slab_list_free(heap->spare_slabs);
 	pma_lazy_release(heap);
 	pma_slab_meta_release(heap);
@@ -307,6 +311,7 @@ static void heap_free(struct pma_heap *heap)
 	pma_ext_index_release(&heap->ext);
 	pthread_mutex_destroy(&heap->ext_lock);
 	pthread_mutex_destroy(&heap->ckpt_lock);
+	pthread_mutex_destroy(&heap->xckpt_lock);
 	pthread_mutex_destroy(&heap->root_lock);
 	pthread_mutex_destroy(&heap->sum_lock);
 	free(heap);
@@ -470,8 +475,16 @@ static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
 				   PMA_REC_EXT1_NPAGES_MAX :
 				   0;
 	heap->slab_keep = heap->cfg.slab_keep;
+	heap->morph_pct = heap->hdr->version >= PMA_HEAP_VERSION_MORPH &&
+					  !heap->rdonly &&
+					  !((flags | heap->cfg.flags) &
+					    PMA_HEAP_NO_MORPH) ?
+				  heap->cfg.morph_pct :
+				  0;
+	atomic_store(&heap->may_mix, heap->morph_pct != 0);
 	heap->local = heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
 		      (flags & PMA_HEAP_LOCAL_CHECKPOINTS);
+	heap->xfree = heap->hdr->version >= PMA_HEAP_VERSION_XFREE;
 	heap_ckpt_bound(heap, 1);
 	rc = pma_sum_load(heap);
 	if (rc < 0)
@@ -503,6 +516,7 @@ static struct pma_heap *heap_new(struct pool *pool, unsigned part,
 	heap->sib[part] = heap;
 	pthread_mutex_init(&heap->ext_lock, NULL);
 	pthread_mutex_init(&heap->ckpt_lock, NULL);
+	pthread_mutex_init(&heap->xckpt_lock, NULL);
 	pthread_mutex_init(&heap->root_lock, NULL);
 	pthread_mutex_init(&heap->sum_lock, NULL);
 	heap->id = atomic_fetch_add(&heap_ids, 1);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pmalloc.h"
 #include "pmalloc/layout.h"
@@ -106,6 +107,24 @@ struct pma_slab {
 	int empty_cand;
 	struct pma_slab *cand_next;
 	uint64_t avail[PMA_LIVE_WORDS];
+	/* morphing (version 9, morph.c; owner lock): 1 + the arena's tail
+	 * when the slab last served an allocation (0: never since open), 1
+	 * + the index of the last record of a mixed op on it (SLAB_MORPH,
+	 * or a block op while mixed; 0: none since open) */
+	uint64_t alloc_k;
+	uint64_t morph_k;
+	uint64_t new_k; /* 1 + the tail at its SLAB_NEW (0: before open) */
+	/* a mixed slab: its old class (PMA_CLS_NONE if plain), that class's
+	 * geometry, its live blocks (old_live, interleaved like live; its
+	 * count), and per block of the current class the live old blocks
+	 * it overlaps (blocked, malloc'd while mixed; a block is available
+	 * only at 0) */
+	uint16_t old_cls;
+	uint32_t old_block_size;
+	uint32_t old_nblocks;
+	uint32_t old_count;
+	uint16_t *blocked;
+	uint64_t old_live[PMA_NBANKS][PMA_SLAB_LINE_WORDS];
 
 	/* live: the user's view, set by alloc, cleared (atomically, by any
 	 * thread) by free, in the PM bitmap's interleaved layout (see
@@ -133,12 +152,64 @@ struct pma_slab {
 	_Atomic uint64_t rret[PMA_LIVE_WORDS];
 	atomic_int in_rlist;
 	struct pma_slab *rnext;
+	/* morphing (version 9): mixed is set (owner lock) while the slab
+	 * holds live blocks of an old class, and from just before a morph
+	 * (which may still give up). A thread that reads the geometry
+	 * without the owner's lock (a remote free, usable_size) first adds
+	 * to rbusy, then reads mixed: if set it takes the owner's lock
+	 * instead, else the morph waits for rbusy to drain (both seq_cst)
+	 * before it changes the geometry */
+	atomic_int mixed;
+	atomic_int rbusy;
+	/* version 10: frees of this slab's blocks by arenas of another
+	 * part (XFREE in the freeing thread's own part, alloc.c): xdone
+	 * (linear) as rdone, for the owner to apply in both checkpoint
+	 * modes; the block comes back through rret. A slab with xdone or
+	 * rret bits set by such a free is on its owner's xlist (xnext;
+	 * in_xlist says so) */
+	_Atomic uint64_t xdone[PMA_LIVE_WORDS];
+	atomic_int in_xlist;
+	struct pma_slab *xnext;
 };
+#define PMA_CLS_NONE 0xffffu
+
+/* pma_slab_geom_enter's results: nothing held (a heap where no slab can
+ * be mixed), rbusy held */
+#define PMA_GEOM_FREE 0
+#define PMA_GEOM_HELD 1
+
+/* enter / leave a lock-free read of slab's geometry: PMA_GEOM_HELD with
+ * rbusy held, or -EAGAIN (mixed: take the owner's lock). may_mix is the
+ * heap's (pma_heap_may_mix): 0, no slab of the heap is or becomes mixed
+ * and nothing is held (PMA_GEOM_FREE); a heap that never morphs pays one
+ * load of a read-mostly word */
+static inline int pma_slab_geom_enter(int may_mix, struct pma_slab *slab)
+{
+	if (__builtin_expect(!may_mix, 1))
+		return PMA_GEOM_FREE;
+	atomic_fetch_add(&slab->rbusy, 1);
+	if (__builtin_expect(!atomic_load(&slab->mixed), 1))
+		return PMA_GEOM_HELD;
+	atomic_fetch_sub(&slab->rbusy, 1);
+	return -EAGAIN;
+}
+static inline void pma_slab_geom_leave(struct pma_slab *slab, int held)
+{
+	if (held == PMA_GEOM_HELD)
+		atomic_fetch_sub_explicit(&slab->rbusy, 1,
+					  memory_order_release);
+}
 
 /* a line-aligned struct pma_slab for pma_slab_init (free() releases it) */
 static inline struct pma_slab *pma_slab_alloc(void)
 {
-	return aligned_alloc(PMA_LINE, sizeof(struct pma_slab));
+	struct pma_slab *slab = aligned_alloc(PMA_LINE, sizeof(*slab));
+
+	/* zeroed: a caller whose load fails before pma_slab_init still
+	 * releases it with pma_morph_release (slab->blocked) */
+	if (slab)
+		memset(slab, 0, sizeof(*slab));
+	return slab;
 }
 
 /* the DRAM live word and mask of block idx: bit (idx / NBANKS) of bank
@@ -296,7 +367,8 @@ struct pma_op {
 	uint64_t dest; /* dest pool offset, 0 if none */
 	uint64_t npages; /* extents */
 	unsigned cls; /* SLAB_NEW */
-	unsigned owner; /* SLAB_NEW */
+	unsigned owner; /* SLAB_NEW; XFREE: the part of the block */
+	unsigned old_cls; /* SLAB_MORPH: the class the slab had */
 	unsigned nrecs; /* 1 or 2 */
 	/* block ops made by this process: the DRAM slab (checkpoints copy
 	 * its live bitmap); NULL in ops decoded from the log */
@@ -333,6 +405,11 @@ uint64_t pma_check_root(uint64_t root_off);
 uint64_t pma_check_pmap(uint64_t e, uint64_t page);
 /* the check word of a bitmap bank (line) of the slab at region offset */
 uint64_t pma_check_bank(const uint64_t *line, uint64_t slab_off, unsigned bank);
+/* version 9: the check word of the old bitmap words (3 of them) of a
+ * bank */
+uint64_t pma_check_old(const uint64_t *words, uint64_t slab_off, unsigned bank);
+/* the first bank whose old bitmap check does not match, -1 if none */
+int pma_check_olds(const void *slab_meta, uint64_t slab_off);
 /* store the check of bank of the slab header + bitmap at slab_meta (PM or
  * a read-only copy), or of the bank that holds word */
 void pma_check_bank_seal(void *slab_meta, uint64_t slab_off, unsigned bank);
@@ -425,6 +502,7 @@ struct pma_dram_op {
 	uint8_t type;
 	uint8_t cls;
 	uint16_t owner;
+	uint8_t old_cls; /* SLAB_MORPH */
 };
 
 /* extents an arena freed after allocating them itself (EXT_LFREE): it
@@ -542,17 +620,36 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	 * came back (its RFREE is retired), so that a replay never meets an
 	 * RFREE of a block whose free the owner's media already show */
 	struct pma_retq synced;
+	/* version 10: blocks of other parts this arena freed (XFREE at k;
+	 * off is the block's pool offset): retired only once the block's
+	 * owner applied the free (its rpend bit is clear) */
+	struct pma_retq xfreed;
 	/* DRAM copies of this arena's generation (G = head_gen + lgen,
 	 * layout.h) and of its lgen (version 8; 0 before) */
 	uint64_t gen, lgen;
 	/* released slabs that may still be on this arena's dirty list
 	 * (recovery.c, released_to_spare) */
 	struct pma_slab *released;
+	/* version 9: 1 + the index of the first record of a mixed op
+	 * (morph.c) in the window, 0 if none: a local checkpoint cuts
+	 * before it (recovery.c) */
+	uint64_t mix_first;
 
 	/* written by other arenas (version 8, two-phase frees) */
 	/* slabs of this arena with rdone or rret bits (pma_rlist_push;
 	 * taken whole by the owner) */
 	_Alignas(PMA_LINE) _Atomic(struct pma_slab *) rlist;
+	/* version 10: slabs of this arena with xdone bits, or rret bits of
+	 * a retired XFREE (pma_xlist_push; taken whole by the owner) */
+	_Atomic(struct pma_slab *) xlist;
+	/* version 10: XFREEs of this arena's blocks that other parts'
+	 * arenas committed (or are committing) and this arena has not
+	 * applied yet: the SYNC_FREE records it owes. Its log keeps room
+	 * for them (arena_lock_room); a freer takes one before its XFREE
+	 * and frees through this part instead when PMA_XOWED_MAX are owed,
+	 * so that a checkpoint of the freeing part always finds room for
+	 * the owner's SYNC_FREE records (recovery.c) */
+	atomic_ulong xowed;
 	/* head, for other arenas (a freed extent's dep_k) */
 	_Atomic uint64_t head_pub;
 };
@@ -573,6 +670,29 @@ static inline void pma_rlist_push(struct pma_arena *owner,
 		slab->rnext = head;
 	while (!atomic_compare_exchange_weak_explicit(
 		&owner->rlist, &head, slab, memory_order_release,
+		memory_order_relaxed));
+}
+
+/* the SYNC_FREE records an arena may owe (xowed): a sixteenth of its
+ * log, less than the room its fast paths always leave (an eighth) */
+static inline uint64_t pma_xowed_max(uint32_t log_cap)
+{
+	return log_cap / 16;
+}
+
+/* pma_rlist_push for the xlist (frees from another part) */
+static inline void pma_xlist_push(struct pma_arena *owner,
+				  struct pma_slab *slab)
+{
+	struct pma_slab *head;
+
+	if (atomic_load(&slab->in_xlist) || atomic_exchange(&slab->in_xlist, 1))
+		return;
+	head = atomic_load_explicit(&owner->xlist, memory_order_relaxed);
+	do
+		slab->xnext = head;
+	while (!atomic_compare_exchange_weak_explicit(
+		&owner->xlist, &head, slab, memory_order_release,
 		memory_order_relaxed));
 }
 
@@ -607,20 +727,80 @@ static inline void pma_partial_unlink(struct pma_arena *arena,
 	slab->in_partial = 0;
 }
 
-/* take a block from arena's first partial slab of cls, which must exist
- * (a listed slab has a free block); the slab in *ret_slab, the block's
- * byte offset returned; a slab left full goes off the list */
-static inline uint64_t pma_partial_take(struct pma_arena *arena, unsigned cls,
-					struct pma_slab **ret_slab)
+/* morph.c: a block op of the mixed slab (arena, its owner, locked) is
+ * about to be logged at the tail */
+static inline void pma_morph_note(struct pma_arena *arena,
+				  struct pma_slab *slab)
 {
-	struct pma_slab *slab = arena->partial[cls];
-	uint32_t idx = 0;
+	slab->morph_k = arena->tail + 1;
+	if (!arena->mix_first)
+		arena->mix_first = arena->tail + 1;
+}
+/* the loaded slab's mixed state from its PM header and old bitmap
+ * (after pma_slab_load; 0, -EIO, -ENOMEM) */
+int pma_morph_load(struct pma_slab *slab, const void *slab_pm);
+/* free what a slab holds for morphing (it goes away) */
+void pma_morph_release(struct pma_slab *slab);
+/* owner lock: if off starts a live old block of mixed slab, free it
+ * (blocks it no longer blocks become available; the slab may become
+ * plain) and return 1, else 0 */
+int pma_morph_free_old(struct pma_arena *arena, struct pma_slab *slab,
+		       uint64_t off);
+/* does off start a live old block of slab (owner lock)? */
+int pma_morph_old_live(struct pma_slab *slab, uint64_t off);
+/* owner lock, arena has no slab of cls: morph one of its other slabs
+ * into a slab of cls (on its partial list); 0 or -ENOENT */
+int pma_morph_try(struct pma_arena *arena, unsigned cls);
+/* compact.c: load every slab of heap (one part) still on its arenas'
+ * unloaded stacks and list those with a free block; 0, -ENOMEM, -EIO */
+int pma_heap_load_all(struct pma_heap *heap);
+/* alloc.c: lock arena with room in its log for one op (checkpoints
+ * until there is); 0 (locked) or -errno (not locked) */
+int pma_arena_lock_room(struct pma_arena *arena);
+/* would a morph of a plain slab of class old whose live bitmap is live
+ * (interleaved) into class cls go ahead? 1 (its free blocks of cls in
+ * *ret_free), 0 (not worth it: no live block, or fewer than half of the
+ * new blocks free), -ENOMEM. Reads nothing else: for plans */
+int pma_morph_fits(const uint64_t live[PMA_NBANKS][PMA_SLAB_LINE_WORDS],
+		   unsigned old, unsigned cls, uint32_t *ret_free);
+/* owner lock held (with log room for one record): morph slab (owned by
+ * arena, on its partial list, plain, at most pct percent of its blocks
+ * live, no op in the window, idle if the heap asks) into class cls, the
+ * step pma_morph_try takes; 0, or -ENOENT (not a candidate, or not
+ * worth it: the slab stays as it was). The SLAB_MORPH record is
+ * appended, not fenced: the caller fences before its next record */
+int pma_morph_slab(struct pma_arena *arena, struct pma_slab *slab, unsigned cls,
+		   unsigned pct);
 
-	(void)pma_slab_take(slab, &idx);
+/* take a block from arena's first partial slab of cls: its byte offset
+ * in *ret_off, the slab in *ret_slab; a slab left full goes off the
+ * list. A listed slab has a free block (pma_partial_push's callers see
+ * to it); one that has none is unlinked and the next one tried, so that
+ * no block is handed out that avail does not hold. -ENOMEM if the list
+ * runs out */
+static inline int pma_partial_take(struct pma_arena *arena, unsigned cls,
+				   struct pma_slab **ret_slab,
+				   uint64_t *ret_off)
+{
+	struct pma_slab *slab;
+	uint32_t idx;
+
+	while ((slab = arena->partial[cls])) {
+		if (__builtin_expect(pma_slab_take(slab, &idx) == 0, 1))
+			break;
+		pma_assert(0);
+		pma_partial_unlink(arena, slab);
+	}
+	if (!slab)
+		return -ENOMEM;
 	if (!slab->navail)
 		pma_partial_unlink(arena, slab);
+	slab->alloc_k = arena->tail + 1;
+	if (__builtin_expect(slab->old_cls != PMA_CLS_NONE, 0))
+		pma_morph_note(arena, slab);
 	*ret_slab = slab;
-	return pma_slab_block_off(slab, idx);
+	*ret_off = pma_slab_block_off(slab, idx);
+	return 0;
 }
 
 /* after a block of slab went back to avail (the lock of arena, the
@@ -630,7 +810,7 @@ static inline void pma_slab_empty_check(struct pma_arena *arena,
 					struct pma_slab *slab)
 {
 	if (__builtin_expect(slab->navail != slab->nblocks, 1) ||
-	    slab->empty_cand)
+	    slab->old_cls != PMA_CLS_NONE || slab->empty_cand)
 		return;
 	slab->empty_cand = 1;
 	slab->cand_next = arena->cands;
@@ -641,7 +821,8 @@ static inline void pma_slab_empty_check(struct pma_arena *arena,
 static inline int pma_rec_is_block(unsigned type)
 {
 	return type == PMA_REC_ALLOC || type == PMA_REC_FREE ||
-	       type == PMA_REC_RFREE || type == PMA_REC_SYNC_FREE;
+	       type == PMA_REC_RFREE || type == PMA_REC_SYNC_FREE ||
+	       type == PMA_REC_XFREE;
 }
 
 /* is a record type an extent op (two records: the op, then EXT_LEN)? */
@@ -860,6 +1041,12 @@ struct pma_config {
 	unsigned slab_keep;
 	int membarrier; /* 1: revoke owners with membarrier if the kernel
 			   has it (the default), 0: owners fence */
+	/* version 9 morphing (morph.c): a slab is a candidate with at most
+	 * this percentage of its blocks live (0: no morphing), and only if
+	 * idle (no allocation since its arena's last checkpoint) if
+	 * morph_idle */
+	unsigned morph_pct;
+	int morph_idle;
 	/* a heap formatted by this create or open: its layout version and
 	 * summary group (tests make older heaps and smaller groups;
 	 * pma_config_set_format) */
@@ -870,6 +1057,9 @@ struct pma_config {
 	int nodes[POOL_MAX_PARTS];
 	unsigned mode;
 };
+/* morphing is off by default until the policy is made the default
+ * (doc/morphing.md, "Not done") */
+#define PMA_MORPH_PCT_DEFAULT 0
 /* the defaults, as pma_config_new gives them */
 void pma_config_init(struct pma_config *cfg);
 /* a heap formatted with this config gets this layout version and summary
@@ -936,6 +1126,12 @@ struct pma_heap {
 	/* held by a checkpoint from before it locks the arenas until after
 	 * it unlocked them (pma_checkpoint_due) */
 	pthread_mutex_t ckpt_lock;
+	/* top of a heap over several parts: taken by every global
+	 * checkpoint of any part after its ckpt_lock, before its arena
+	 * locks; with it held a checkpoint may take single arena locks of
+	 * other parts (to have the owners of blocks its XFREEs name apply
+	 * them). No op holds an arena lock while it waits for another */
+	pthread_mutex_t xckpt_lock;
 	pthread_mutex_t root_lock;
 	struct pma_arena *arenas;
 	unsigned arenas_ready; /* initialised arenas (for cleanup) */
@@ -967,6 +1163,9 @@ struct pma_heap {
 	/* version 8: an arena checkpoints alone (pma_checkpoint_local);
 	 * before, every checkpoint is global */
 	int local;
+	/* version 9 (this part and, per free, the block's): a free of
+	 * another part's block is logged XFREE in this part (alloc.c) */
+	int xfree;
 	/* version 8: a log checkpoints itself when it holds this many
 	 * records (half the log, or its share of ckpt_records) */
 	uint64_t ckpt_share;
@@ -981,6 +1180,14 @@ struct pma_heap {
 	 * keeps none): the config's slab_keep at open */
 	unsigned slab_keep;
 	atomic_ulong slabs_released; /* since open */
+	/* version 9: cfg.morph_pct if the heap can morph (writable), else
+	 * 0; slabs morphed since open */
+	unsigned morph_pct;
+	atomic_ulong slabs_morphed;
+	/* version 9: a slab of the heap may be mixed (morph_pct, or a mixed
+	 * slab was loaded: set before the slab is published, so a thread
+	 * that found the slab sees it); pma_slab_geom_enter */
+	atomic_int may_mix;
 
 	/* counters every thread writes, in their own line: the fields above
 	 * are read at every op (the struct is allocated line-aligned) */
@@ -993,6 +1200,8 @@ struct pma_heap {
 	 * local one (it was full), and frees of another part's blocks */
 	atomic_ulong fallbacks;
 	atomic_ulong remote_part_frees;
+	/* version 10: of them, logged XFREE in the freeing part */
+	atomic_ulong xfrees;
 	/* pages of freed extents other arenas cannot take before a
 	 * checkpoint (arenas' ext_freed and local runs), as the arenas
 	 * published them (pma_arena.pend_pub, within pend_slack of each
@@ -1191,6 +1400,10 @@ int pma_checkpoint_local(struct pma_arena *arena);
  * fence, and take back the blocks whose remote frees are retired; at most
  * room records. Returns the records appended */
 uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room);
+/* the same for the frees of arena's blocks by arenas of other parts
+ * (XFREE; both checkpoint modes): their SYNC_FREE records, at most room,
+ * and the blocks whose XFREEs are retired back to avail */
+uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room);
 /* run at open: replay logs, redo dests, persist heads, rebuild DRAM */
 int pma_recover(struct pma_heap *heap);
 /* pma_heap_open with every part's path given (pool_open_parts) */
@@ -1276,6 +1489,7 @@ int pma_sum_check(struct pma_heap *heap);
 /* the first page >= page in a marked group (npages if none) */
 uint64_t pma_sum_next(const struct pma_heap *heap, uint64_t page);
 
+#define PMA_TORN_MAX 8 /* torn slab headers one replay tolerates */
 struct pma_dirty {
 	uintptr_t *lines; /* distinct lines, in insertion order */
 	size_t count;
@@ -1287,9 +1501,17 @@ struct pma_dirty {
 	uintptr_t recent[16];
 	/* the heap's map needs no flush (pm_flush_is_noop): record nothing */
 	int off;
+	/* version 9, a replay: slabs whose header it met torn by a morph's
+	 * checkpoint (ops of them skipped); each must be whole again by the
+	 * replay's end (its SLAB_MORPH rewrote it), pma_apply_torn_check */
+	uint64_t torn[PMA_TORN_MAX];
+	unsigned ntorn;
 };
 int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		 struct pma_dirty *dirty);
+/* after a replay: -EIO if a slab header it skipped ops of as torn is
+ * still not whole (damage, not a morph's tear), else 0 */
+int pma_apply_torn_check(struct pma_heap *heap, const struct pma_dirty *dirty);
 int pma_dirty_add(struct pma_dirty *dirty, const void *addr, size_t len);
 /* a checkpoint's extent op from its DRAM copy (made by this process after
  * its own checks, so not checked again; no shadow: that is recovery's):

@@ -42,17 +42,24 @@
  * (head_gen, the arena heads, the root word, page map entries, slab
  * bitmap banks: PMA_CHECK_* below; issue 15); 8: per-arena
  * checkpoints: each arena descriptor has its own generation (lgen) and
- * SYNC_FREE records (an owner applies another arena's remote free).
- * Version 3 to 7 heaps are still opened (their logs hold no records
+ * SYNC_FREE records (an owner applies another arena's remote free);
+ * 9: slab morphing (SLAB_MORPH records, the slab header's morph_from,
+ * the old bitmap in words 3-5 of each bank with its check in word 6;
+ * doc/morphing.md);
+ * 10: XFREE records (a free of another part's block in the freeing
+ * thread's own part, doc/shared-heaps.md step 1).
+ * Version 3 to 9 heaps are still opened (their logs hold no records
  * their version does not know, and none are written to them; without a
  * summary, open reads their whole page map) */
-#define PMA_HEAP_VERSION 8
+#define PMA_HEAP_VERSION 10
 #define PMA_HEAP_VERSION_MIN 3
 #define PMA_HEAP_VERSION_EXT1 4 /* the first with EXT_ALLOC1 ... */
 #define PMA_HEAP_VERSION_SUM 5 /* the first with a page map summary */
 #define PMA_HEAP_VERSION_SLAB_FREE 6 /* the first with SLAB_FREE */
 #define PMA_HEAP_VERSION_CHECKED 7 /* the first with checked words */
 #define PMA_HEAP_VERSION_LOCAL 8 /* the first with per-arena generations */
+#define PMA_HEAP_VERSION_MORPH 9 /* the first with SLAB_MORPH */
+#define PMA_HEAP_VERSION_XFREE 10 /* the first with XFREE records */
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -188,11 +195,27 @@ enum pma_rec_type {
 	 * is retired only after this record is durable, and the block is
 	 * reused only after the RFREE is retired (doc/pmalloc.md) */
 	PMA_REC_SYNC_FREE = 13,
+	/* version 9: the owner turns a slab of class old into one of class
+	 * cls, its live blocks of old staying where they are (the old
+	 * bitmap; doc/morphing.md): payload slab>>6; value
+	 * cls<<8|owner<<16|old<<32. Appended with the first allocation of
+	 * the new class, after the old bitmap is durable */
+	PMA_REC_SLAB_MORPH = 14,
+	/* version 10: a block of another part's heap, freed by this arena
+	 * (phase 1 of a two-phase free across parts, written in the
+	 * freeing thread's own part): payload (block >> 6) | part <<
+	 * PMA_REC_XFREE_OFF_BITS (block: byte offset in that part); value
+	 * dest. The block's owner arena applies it in its own log
+	 * (SYNC_FREE); this record is retired only after that, and the
+	 * block is reused only after this record is retired */
+	PMA_REC_XFREE = 15,
 	PMA_REC_NTYPES,
 };
 #define PMA_REC_EXT1_OFF_BITS 29 /* extent offset >> 12: below 2 TiB */
 #define PMA_REC_EXT1_OFF_MAX (1ULL << (PMA_REC_EXT1_OFF_BITS + 12))
 #define PMA_REC_EXT1_NPAGES_MAX 2048ULL /* 11 bits: 8 MiB */
+#define PMA_REC_XFREE_OFF_BITS 36 /* block >> 6: below 4 TiB in its part */
+#define PMA_REC_XFREE_OFF_MAX (1ULL << (PMA_REC_XFREE_OFF_BITS + 6))
 
 #define PMA_REC_TYPE_BITS 4
 #define PMA_REC_EPOCH_SHIFT 4
@@ -291,6 +314,13 @@ static inline uint64_t pma_pmap_npages(uint64_t e)
 #define PMA_SLAB_MAX_BLOCKS ((PMA_CHUNK - PMA_SLAB_HDR_SIZE) / 64)
 #define PMA_SLAB_BANK_WORDS 3 /* 192 bits: PMA_SLAB_MAX_BLOCKS / NBANKS */
 #define PMA_SLAB_BANK_CHECK 7 /* the word of a bank that holds its check */
+/* version 9: a mixed slab's old bitmap (its blocks of the old class
+ * still live, interleaved like the live bitmap) in words 3-5 of each
+ * bank, with its own check (pma_check_old) in word 6. Only read when the
+ * header's morph_from is set: the owner writes these words before the
+ * SLAB_MORPH record that makes them count */
+#define PMA_SLAB_OLD_WORD 3
+#define PMA_SLAB_OLD_CHECK 6
 
 /* ------------------------------------------------------------ checks */
 
@@ -322,13 +352,23 @@ struct pma_slab_hdr {
 	uint16_t owner; /* arena that allocates from this slab */
 	uint32_t block_size; /* bytes */
 	uint32_t nblocks; /* blocks after the header */
-	uint8_t reserved[48];
+	/* version 9: the old class + 1 of a mixed slab (blocks of class
+	 * morph_from - 1 live in the old bitmap), 0 for a plain slab; a
+	 * slab whose old bitmap is empty is plain whatever this says (the
+	 * owner keeps it while a replay may need it) */
+	uint16_t morph_from;
+	uint8_t reserved[46];
 };
 _Static_assert(sizeof(struct pma_slab_hdr) == 64, "slab header is a line");
 _Static_assert(PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE <= PMA_SLAB_HDR_SIZE,
 	       "bitmap fits before the first block");
 _Static_assert(PMA_SLAB_MAX_BLOCKS <= PMA_NBANKS * 64 * PMA_SLAB_BANK_WORDS,
 	       "bitmap has a bit for every block");
+_Static_assert(PMA_SLAB_OLD_WORD >= PMA_SLAB_BANK_WORDS &&
+		       PMA_SLAB_OLD_CHECK >=
+			       PMA_SLAB_OLD_WORD + PMA_SLAB_BANK_WORDS &&
+		       PMA_SLAB_OLD_CHECK < PMA_SLAB_BANK_CHECK,
+	       "the old bitmap and its check fit between bits and check");
 _Static_assert(PMA_SLAB_BANK_CHECK >= PMA_SLAB_BANK_WORDS &&
 		       PMA_SLAB_BANK_CHECK < PMA_LINE / 8,
 	       "a bank's check is in its line, after its words");

@@ -110,9 +110,22 @@ int pma_lazy_peek(struct pma_heap *heap, uint64_t page, uint64_t e,
 			"corrupt slab at 0x%llx (allocation "
 			"bitmap bank %d fails its check)",
 			(unsigned long long)pma_page_off(heap, page), bank);
+	if (heap->geom.version >= PMA_HEAP_VERSION_MORPH && sh->morph_from &&
+	    heap->checked &&
+	    (bank = pma_check_olds(sh, pma_page_off(heap, page))) >= 0)
+		return util_errmsg_set(
+			EIO,
+			"corrupt slab at 0x%llx (old bitmap bank %d fails "
+			"its check)",
+			(unsigned long long)pma_page_off(heap, page), bank);
 	pma_slab_init(slab, pma_page_off(heap, page), cls, owner);
 	pma_slab_load(slab, sh);
-	return 0;
+	if (heap->geom.version < PMA_HEAP_VERSION_MORPH)
+		return 0;
+	/* before the slab is published: see may_mix */
+	if (sh->morph_from)
+		atomic_store(&heap->may_mix, 1);
+	return pma_morph_load(slab, sh);
 }
 
 int pma_lazy_get(struct pma_heap *heap, uint64_t chunk,
@@ -147,7 +160,9 @@ int pma_lazy_get(struct pma_heap *heap, uint64_t chunk,
 	if (!atomic_compare_exchange_strong_explicit(&heap->slabs[chunk], &cur,
 						     slab, memory_order_acq_rel,
 						     memory_order_acquire)) {
-		free(slab); /* another thread installed the same state */
+		/* another thread installed the same state */
+		pma_morph_release(slab);
+		free(slab);
 		*ret_slab = cur;
 		return 0;
 	}

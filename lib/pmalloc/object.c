@@ -50,11 +50,37 @@ uint64_t *pma_heap_dest_addr(struct pma_heap *heap, uint64_t off)
 	return (uint64_t *)addr;
 }
 
+/* pma_usable_size of a block of a mixed slab (version 9): under its
+ * owner's lock */
+static size_t usable_mixed(struct pma_heap *heap, uint64_t b)
+{
+	uint64_t rel = b - heap->data_base;
+	struct pma_slab *slab = pma_heap_slab_at_rel(heap, rel);
+	struct pma_arena *arena;
+	size_t size = 0;
+	uint32_t idx;
+
+	if (!slab)
+		return 0;
+	arena = &heap->arenas[slab->owner];
+	pma_arena_lock(arena);
+	if (pma_heap_slab_is(heap, rel, slab)) {
+		if (pma_morph_old_live(slab, b))
+			size = slab->old_block_size;
+		else if (pma_slab_index(slab, b, &idx) == 0 &&
+			 pma_slab_is_live(slab, idx))
+			size = slab->block_size;
+	}
+	pma_arena_unlock(arena);
+	return size;
+}
+
 PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 {
 	uint64_t b = pool_off_byte(off), e;
 	struct pma_slab *slab;
 	uint32_t idx;
+	int held;
 
 	if (heap && pool_off_part(off) != heap->part &&
 	    pool_off_part(off) < POOL_MAX_PARTS)
@@ -63,12 +89,20 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 	    pma_page_of(heap, b) >= heap->geom.npages)
 		return 0;
 	slab = pma_heap_slab_at(heap, b);
-	if (slab) {
-		if (pma_slab_index(slab, b, &idx) < 0 ||
-		    !pma_slab_is_live(slab, idx))
-			return 0;
-		return slab->block_size;
+	if (slab &&
+	    (held = pma_slab_geom_enter(
+		     atomic_load_explicit(&heap->may_mix, memory_order_relaxed),
+		     slab)) >= 0) {
+		size_t size = pma_slab_index(slab, b, &idx) < 0 ||
+					      !pma_slab_is_live(slab, idx) ?
+				      0 :
+				      slab->block_size;
+
+		pma_slab_geom_leave(slab, held);
+		return size;
 	}
+	if (slab)
+		return usable_mixed(heap, b);
 	e = atomic_load(&heap->pmap[pma_page_of(heap, b)]);
 	if (b % PMA_PAGE || pma_pmap_kind(e) != PMA_PMAP_EXTENT)
 		return 0;
@@ -180,9 +214,11 @@ int pma_root_dry_check(struct pma_heap *heap, const uint64_t *pmap_pm)
 	if (rc < 0)
 		util_errmsg_prefix("the root object 0x%llx",
 				   (unsigned long long)off);
-	else if (pma_slab_index(slab, b, &idx) < 0 ||
-		 !pma_slab_is_live(slab, idx))
+	else if (!pma_morph_old_live(slab, b) &&
+		 (pma_slab_index(slab, b, &idx) < 0 ||
+		  !pma_slab_is_live(slab, idx)))
 		rc = root_not_live(off);
+	pma_morph_release(slab);
 	free(slab);
 	return rc;
 }

@@ -39,6 +39,7 @@ static void dram_op(const struct pma_dram_op *d, struct pma_op *ret_op)
 	ret_op->npages = d->npages;
 	ret_op->cls = d->cls;
 	ret_op->owner = d->owner;
+	ret_op->old_cls = d->old_cls;
 	ret_op->nrecs = 0; /* 1 or 2 in the log: the apply does not need it */
 	ret_op->slab = NULL;
 }
@@ -266,17 +267,22 @@ static int revert_build(struct pma_heap *heap, struct pma_arena *arena,
 			__ATOMIC_RELAXED);
 		op.type = (unsigned)(w0 & ((1u << PMA_REC_TYPE_BITS) - 1));
 		op.off = (w0 >> PMA_REC_PAYLOAD_SHIFT) << 6;
-		if (op.type != PMA_REC_SLAB_NEW && !pma_rec_is_block(op.type))
+		if (op.type != PMA_REC_SLAB_NEW &&
+		    op.type != PMA_REC_SLAB_MORPH && !pma_rec_is_block(op.type))
 			continue;
-		if (op.type == PMA_REC_RFREE)
-			continue; /* another arena's block */
+		if (op.type == PMA_REC_RFREE || op.type == PMA_REC_XFREE)
+			continue; /* another arena's (or part's) block */
 		slab = pma_heap_slab_at(heap, op.off);
 		if (!slab)
 			continue;
 		e = revert_get(r, slab);
 		if (!e)
 			return util_errmsg_set(ENOMEM, "out of memory");
-		if (op.type == PMA_REC_SLAB_NEW) {
+		/* version 9: a slab with a mixed op after the cut (morph.c)
+		 * is not written; every op of it in the window is after the
+		 * cut (pma_checkpoint_local), or its morph is, whose replay
+		 * needs nothing of its live words */
+		if (op.type == PMA_REC_SLAB_NEW || slab->morph_k > cut) {
 			e->skip = 1;
 			continue;
 		}
@@ -290,6 +296,64 @@ static int revert_build(struct pma_heap *heap, struct pma_arena *arena,
 		e->touched[bank][word] |= mask;
 		if (op.type != PMA_REC_ALLOC)
 			e->set[bank][word] |= mask;
+	}
+	return 0;
+}
+
+/* version 9: a slab that was mixed since open: its header (class, old
+ * class) and old bitmap as they are in DRAM. A slab that is plain again
+ * keeps the old class on media (morph_from, with an empty old bitmap)
+ * while a mixed op of it is in its owner's window: a replay of the
+ * window over what this checkpoint writes must still tell its old
+ * blocks' frees apart (apply.c, apply_old_free) */
+static int sync_morph(struct pma_heap *heap, struct pma_slab *slab,
+		      struct pma_dirty *dirty)
+{
+	struct pma_slab_hdr *sh = pma_addr(heap, slab->off);
+	uint16_t from = slab->old_cls == PMA_CLS_NONE ?
+				0 :
+				(uint16_t)(slab->old_cls + 1);
+	uint64_t *line, v;
+	unsigned l, k;
+	int changed;
+
+	if (!from && slab->morph_k > heap->arenas[slab->owner].head)
+		from = sh->morph_from;
+
+	if (sh->cls != slab->cls || sh->block_size != slab->block_size ||
+	    sh->nblocks != slab->nblocks || sh->morph_from != from) {
+		sh->cls = slab->cls;
+		sh->block_size = slab->block_size;
+		sh->nblocks = slab->nblocks;
+		sh->morph_from = from;
+		if (pma_dirty_add(dirty, sh, sizeof(*sh)) < 0)
+			return -ENOMEM;
+	}
+	line = (uint64_t *)((char *)sh + PMA_SLAB_BITMAP_OFF);
+	for (l = 0; l < PMA_NBANKS; l++, line += PMA_LINE / 8) {
+		changed = 0;
+		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++) {
+			v = slab->old_cls != PMA_CLS_NONE ?
+				    slab->old_live[l][k] :
+				    0;
+			if (line[PMA_SLAB_OLD_WORD + k] == v)
+				continue;
+			__atomic_store_n(&line[PMA_SLAB_OLD_WORD + k], v,
+					 __ATOMIC_RELAXED);
+			changed = 1;
+		}
+		if (!changed && (!heap->checked ||
+				 line[PMA_SLAB_OLD_CHECK] ==
+					 pma_check_old(line + PMA_SLAB_OLD_WORD,
+						       slab->off, l)))
+			continue;
+		if (heap->checked)
+			__atomic_store_n(&line[PMA_SLAB_OLD_CHECK],
+					 pma_check_old(line + PMA_SLAB_OLD_WORD,
+						       slab->off, l),
+					 __ATOMIC_RELAXED);
+		if (pma_dirty_add(dirty, line, PMA_LINE) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -342,6 +406,8 @@ static int sync_slab(struct pma_heap *heap, struct pma_slab *slab,
 		if (pma_dirty_add(dirty, line, PMA_LINE) < 0)
 			return -ENOMEM;
 	}
+	if (slab->morph_k || slab->old_cls != PMA_CLS_NONE)
+		return sync_morph(heap, slab, dirty);
 	return 0;
 }
 
@@ -389,8 +455,10 @@ static void reset_arena(struct pma_arena *arena, uint64_t cut)
 	for (slab = arena->dirty_slabs; slab && cut == arena->tail;
 	     slab = slab->dirty_next)
 		atomic_store_explicit(&slab->dirty, 0, memory_order_relaxed);
-	if (cut == arena->tail)
+	if (cut == arena->tail) {
 		arena->dirty_slabs = NULL;
+		arena->mix_first = 0;
+	}
 	for (i = 0; i < arena->struct_ops && cut != arena->tail; i++)
 		if (arena->ops[i].k >= cut)
 			arena->ops[n++] = arena->ops[i];
@@ -472,6 +540,63 @@ static void flip_local(struct pma_heap *heap, struct pma_arena *arena,
 	atomic_store_explicit(&arena->head_pub, cut, memory_order_release);
 }
 
+/* the DRAM slab of the block at pool offset off of another part of
+ * heap's pool, its index in *ret_idx; NULL if none */
+static struct pma_slab *xblock_slab(struct pma_heap *heap, uint64_t off,
+				    uint32_t *ret_idx)
+{
+	unsigned part = pool_off_part(off);
+	struct pma_heap *o;
+	struct pma_slab *slab;
+
+	o = part < POOL_MAX_PARTS ? heap->top->sib[part] : NULL;
+	slab = o ? pma_heap_slab_at(o, pool_off_byte(off)) : NULL;
+	if (!slab || pma_slab_index(slab, pool_off_byte(off), ret_idx) < 0)
+		return NULL;
+	return slab;
+}
+
+/* is the free of the block at pool offset off (an XFREE) applied by its
+ * owner (its SYNC_FREE durable: rpend clear)? */
+static int xblock_synced(struct pma_heap *heap, uint64_t off)
+{
+	struct pma_slab *slab;
+	uint64_t mask;
+	uint32_t idx;
+
+	slab = xblock_slab(heap, off, &idx);
+	return !slab ||
+	       !(atomic_load_explicit(pma_slab_iword(slab->rpend, idx, &mask),
+				      memory_order_acquire) &
+		 mask);
+}
+
+/* arena's XFREEs before cut are retired: their blocks go back to their
+ * owners (in the other parts) through rret, taken at the owner's next
+ * pma_arena_xsync */
+static void xfreed_release(struct pma_heap *heap, struct pma_arena *arena,
+			   uint64_t cut)
+{
+	struct pma_slab *slab;
+	const struct pma_ret *r;
+	struct pma_heap *o;
+	uint32_t idx;
+	size_t i;
+
+	for (i = 0; i < arena->xfreed.count; i++) {
+		r = &arena->xfreed.e[i];
+		if (r->k >= cut)
+			break;
+		slab = xblock_slab(heap, r->off, &idx);
+		if (!slab)
+			continue;
+		o = heap->top->sib[pool_off_part(r->off)];
+		atomic_fetch_or(&slab->rret[idx / 64], 1ULL << (idx % 64));
+		pma_xlist_push(&o->arenas[slab->owner], slab);
+	}
+	pma_retq_trim(&arena->xfreed, cut);
+}
+
 /*
  * After arena's head moved to cut (cut == tail for a global checkpoint,
  * which holds every arena lock): its frees before cut become reusable.
@@ -507,6 +632,7 @@ static void release_pending(struct pma_heap *heap, struct pma_arena *arena,
 		}
 	}
 	pma_retq_trim(&arena->rfreed, cut);
+	xfreed_release(heap, arena, cut);
 	pthread_mutex_lock(&heap->ext_lock);
 	/* the slabs this checkpoint released: reserve_ext_nodes made room */
 	for (i = 0; i < arena->slab_freed.count; i++)
@@ -699,7 +825,10 @@ static void slab_release(struct pma_heap *heap, struct pma_arena *arena,
 static void release_one(struct pma_heap *heap, struct pma_arena *arena,
 			struct pma_slab *slab, unsigned keep)
 {
-	if (slab->navail != slab->nblocks || !slab->in_partial || keep > 1 ||
+	/* a mixed slab may have every block available (its old blocks
+	 * past its last one) but is not empty */
+	if (slab->navail != slab->nblocks || slab->old_cls != PMA_CLS_NONE ||
+	    !slab->in_partial || keep > 1 ||
 	    (keep && arena->partial[slab->cls] == slab))
 		return;
 	slab_release(heap, arena, slab);
@@ -839,20 +968,92 @@ static void remote_end(struct pma_arena *arena, struct pma_slab *chain, int ok)
 	}
 }
 
+/* the log room a checkpoint lets pma_arena_xsync use in arena (lock
+ * held): what an op may need (PMA_OP_RECS) and a SLAB_FREE stay free */
+static uint64_t xsync_room(const struct pma_arena *arena)
+{
+	uint64_t used = arena->tail - arena->head + 8;
+	uint32_t cap = arena->heap->geom.log_cap;
+
+	return used < cap ? cap - used : 0;
+}
+
+/*
+ * A global checkpoint of heap (every arena lock of its part, and the
+ * pool's xckpt_lock, held) retires every record of its windows, its
+ * XFREEs too: each must first be applied by its block's owner, an arena
+ * of another part (doc/shared-heaps.md, step 1). With this part's arena
+ * locks held no XFREE is added, so the set is fixed; the owner arena's
+ * lock is taken alone (the xckpt_lock orders this against the other
+ * parts' global checkpoints, which do the same the other way; no op holds
+ * an arena lock while it waits for another) and pma_arena_xsync writes
+ * the owner's SYNC_FREE records. -EAGAIN, with nothing retired, if an
+ * owner's log has no room for them (its next checkpoint makes room).
+ */
+static int xfree_sync_owners(struct pma_heap *heap)
+{
+	const struct pma_ret *r;
+	struct pma_arena *arena, *owner;
+	struct pma_slab *slab;
+	struct pma_heap *o;
+	uint32_t idx;
+	unsigned i;
+	size_t j;
+
+	for (i = 0; i < heap->geom.narenas; i++) {
+		arena = &heap->arenas[i];
+		for (j = arena->xfreed.ok; j < arena->xfreed.count; j++) {
+			r = &arena->xfreed.e[j];
+			if (xblock_synced(heap, r->off))
+				continue;
+			slab = xblock_slab(heap, r->off, &idx);
+			o = heap->top->sib[pool_off_part(r->off)];
+			owner = &o->arenas[slab->owner];
+			pma_arena_lock(owner);
+			(void)pma_arena_xsync(owner, xsync_room(owner));
+			/* the owner's fast paths look at fast_end: its
+			 * tail moved (arena_fast_refresh) */
+			owner->fast_end = 0;
+			pma_arena_unlock(owner);
+			if (!xblock_synced(heap, r->off))
+				return util_errmsg_set(
+					EAGAIN,
+					"part %u arena %u: no log room to "
+					"apply the frees of its blocks made "
+					"in part %u",
+					o->part, owner->id, heap->part);
+		}
+	}
+	return 0;
+}
+
 /* pma_checkpoint with ckpt_lock held; force: release every empty slab */
 static int checkpoint_locked(struct pma_heap *heap, int force)
 {
 	struct pma_slab *chains[PMA_MAX_ARENAS];
 	struct pma_dirty dirty = { 0 };
 	unsigned n = heap->geom.narenas, i;
-	int rc = 0;
+	int multi = heap->top->nsib > 1, rc = 0;
 
+	if (multi)
+		pthread_mutex_lock(&heap->top->xckpt_lock);
 	pma_arenas_lock(heap);
+	/* the frees of this part's blocks by other parts (XFREE), applied
+	 * in the owners' logs: retired with this window */
+	for (i = 0; multi && i < n; i++)
+		if (pma_arena_xsync(&heap->arenas[i],
+				    xsync_room(&heap->arenas[i])))
+			heap->arenas[i].fast_end = 0; /* its tail moved */
 	for (i = 0; i < n; i++)
 		chains[i] = remote_begin(&heap->arenas[i]);
 	release_empty(heap, force);
 	if (!any_records(heap))
 		goto out_unlock;
+	if (multi) {
+		rc = xfree_sync_owners(heap);
+		if (rc < 0)
+			goto out_unlock;
+	}
 	rc = reserve_ext_nodes(heap, NULL, 0);
 	if (rc < 0)
 		goto out_unlock;
@@ -882,6 +1083,8 @@ out_unlock:
 	for (i = 0; i < n; i++)
 		remote_end(&heap->arenas[i], chains[i], rc == 0);
 	pma_arenas_unlock(heap);
+	if (multi)
+		pthread_mutex_unlock(&heap->top->xckpt_lock);
 	pma_dirty_release(&dirty);
 	return rc;
 }
@@ -959,6 +1162,19 @@ static uint64_t local_cut(struct pma_heap *heap, struct pma_arena *arena)
 		}
 	}
 	arena->rfreed.ok = i;
+	/* version 10: an XFREE waits until its block's owner, in another
+	 * part, applied it (SYNC_FREE durable, rpend clear) */
+	for (i = arena->xfreed.ok; i < arena->xfreed.count; i++) {
+		r = &arena->xfreed.e[i];
+		if (r->k >= cut)
+			break;
+		if (!xblock_synced(heap, r->off)) {
+			if (r->k < cut)
+				cut = r->k;
+			break;
+		}
+	}
+	arena->xfreed.ok = i;
 	/* a SYNC_FREE stays until its block came back: given back to
 	 * avail (or taken again since: live), or in rret */
 	for (i = arena->synced.ok; i < arena->synced.count; i++) {
@@ -1020,6 +1236,10 @@ int pma_checkpoint_local(struct pma_arena *arena)
 		release_empty_arena(heap, arena, 0);
 		cut = arena->tail;
 	}
+	/* version 9: a cut inside the window goes before its first mixed
+	 * op (see revert_build) */
+	if (cut < arena->tail && arena->mix_first && arena->mix_first - 1 < cut)
+		cut = arena->mix_first - 1;
 	if (cut == arena->head)
 		return 0;
 	rc = reserve_ext_nodes(heap, arena, cut);
@@ -1104,6 +1324,15 @@ static uint64_t dest_slab_hdr(struct pma_heap *heap, uint64_t dest)
 	return page == UINT64_MAX ? 0 : pma_page_off(heap, page);
 }
 
+/* the pool offset of the block (or extent) op names: an XFREE's is in
+ * another part */
+static uint64_t op_block(const struct pma_heap *heap, const struct pma_op *op)
+{
+	if (op->type == PMA_REC_XFREE)
+		return pool_off_make(op->owner, op->off);
+	return pma_pool_off(heap, op->off);
+}
+
 static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs,
 		     int dry_run)
 {
@@ -1134,8 +1363,8 @@ static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs,
 		if (!pma_pm_is_live(heap, op))
 			return 0;
 		value = pma_pool_off(heap, op->off);
-	} else if (!cur || (cur != pma_pool_off(heap, op->off) &&
-			    pm_live_anywhere(heap, cur))) {
+	} else if (!cur ||
+		   (cur != op_block(heap, op) && pm_live_anywhere(heap, cur))) {
 		return 0; /* a later op (or the user) owns the word now */
 	}
 	if (cur == value)
@@ -1158,7 +1387,8 @@ static int redo_stores(const struct redo_ring *r, unsigned i, int allocs)
 		    allocs)
 		return 0;
 	for (j = i + 1; allocs && j < r->n; j++)
-		if (r->op[j].off == op->off)
+		if (r->op[j].off == op->off &&
+		    r->op[j].type != PMA_REC_XFREE) /* another part's */
 			return 0; /* a later op of the window names it */
 	return 1;
 }
@@ -1237,19 +1467,31 @@ static void clear_tail(struct pma_heap *heap, struct pma_arena *arena)
 	}
 }
 
+static int xfree_into(struct pma_heap *o, struct pma_dirty *dirty, int write);
+
 /* apply every log from its head; on a version 7 heap the bitmap banks
  * the replay changes are checked and resealed (banks.c) */
 static int replay(struct pma_heap *heap, struct pma_dirty *dirty,
-		  struct redo_ring *redo)
+		  struct redo_ring *redo, int xf)
 {
 	int rc, end;
 
-	if (!heap->checked)
-		return apply_all(heap, dirty, redo, 0);
+	if (!heap->checked) {
+		rc = apply_all(heap, dirty, redo, 0);
+		if (rc == 0 && xf)
+			rc = xfree_into(heap, dirty, 1);
+		return rc == 0 ? pma_apply_torn_check(heap, dirty) : rc;
+	}
 	rc = pma_banks_begin(heap);
 	if (rc < 0)
 		return rc;
 	rc = apply_all(heap, dirty, redo, 0);
+	/* a heap over several parts: the other parts' XFREEs of this
+	 * part's blocks, as ops of this replay (xfree_recover) */
+	if (rc == 0 && xf)
+		rc = xfree_into(heap, dirty, 1);
+	if (rc == 0)
+		rc = pma_apply_torn_check(heap, dirty);
 	end = pma_banks_end(heap, rc == 0);
 	return rc < 0 ? rc : end;
 }
@@ -1263,7 +1505,7 @@ static int recover_apply(struct pma_heap *heap, struct redo_ring *redo,
 	int rc;
 
 	memset(redo, 0, n * sizeof(*redo));
-	rc = replay(heap, &dirty, redo);
+	rc = replay(heap, &dirty, redo, 0);
 	/* every arena's frees, then every arena's allocations */
 	for (i = 0; rc == 0 && i < 2 * n; i++)
 		rc = redo_ring(heap, &redo[i < n ? i : i - n], i >= n, dry_run);
@@ -1450,7 +1692,7 @@ int pma_recover_rdonly(struct pma_heap *heap)
 		rc = pma_pmap_check(heap);
 	if (rc < 0)
 		return rc;
-	rc = replay(heap, &dirty, NULL);
+	rc = replay(heap, &dirty, NULL, 0);
 	pma_dirty_release(&dirty); /* DRAM copies: nothing to flush */
 	/* the replayed copy of the page map: its entries, then that no
 	 * slab or extent lies in another (pma_recover checks the same
@@ -1482,6 +1724,163 @@ static int recover_prepare(struct pma_heap *heap, struct part_recovery *pr)
 	return rc;
 }
 
+/* recovery, write: give X's free (an XFREE of another part) to the log of
+ * X's owner arena in o, the part of X: a SYNC_FREE at its tail, durable
+ * before any head moves */
+static int xfree_sync_append(struct pma_heap *o, uint64_t off)
+{
+	uint32_t cap = o->geom.log_cap;
+	uint64_t chunk = pma_page_of(o, off);
+	const struct pma_slab_hdr *sh;
+	struct pma_arena *arena;
+	struct pma_rec rec, *slot;
+	int zeroed = 0;
+	uint64_t k;
+
+	chunk -= chunk % PMA_CHUNK_PAGES;
+	sh = pma_slab_meta(o, pma_page_off(o, chunk));
+	if (!sh || sh->owner >= o->geom.narenas)
+		return util_errmsg_set(EIO, "no slab holds 0x%llx",
+				       (unsigned long long)off);
+	arena = &o->arenas[sh->owner];
+	/* the record, and the two slots clear_tail zeroes after it */
+	if (arena->tail + 3 - arena->head > cap)
+		return util_errmsg_set(ENOSPC,
+				       "arena %u has no log room for the "
+				       "free of 0x%llx made in another part",
+				       arena->id, (unsigned long long)off);
+	/* its slot and the ones after it may hold records of the op the
+	 * crash cut short (a torn one at the tail, a valid one after it):
+	 * zeroed first, durable before the record is written (a torn
+	 * write must not mix with a record of the same lap, nor a valid
+	 * record follow it, see clear_tail) */
+	for (k = arena->tail; k < arena->tail + 3; k++) {
+		slot = pma_booklog_slot(arena->log, cap, k);
+		if (!slot->word0 && !slot->word1)
+			continue;
+		memset(slot, 0, sizeof(*slot));
+		pm_flush(o->map, slot, sizeof(*slot));
+		zeroed = 1;
+	}
+	if (zeroed)
+		pm_drain(o->map);
+	pma_booklog_encode(arena->tail, cap, PMA_REC_SYNC_FREE, off >> 6, 0,
+			   &rec);
+	slot = pma_booklog_slot(arena->log, cap, arena->tail);
+	__atomic_store_n(&slot->word0, rec.word0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->word1, rec.word1, __ATOMIC_RELAXED);
+	pm_flush(o->map, slot, sizeof(*slot));
+	/* one record per fence: a log ends in at most one torn op, and
+	 * no valid record may follow an invalid one */
+	pm_drain(o->map);
+	arena->tail++;
+	return 0;
+}
+
+/* apply to part o every XFREE of heap's windows that names a block of o
+ * still live in o after o's replay (write: and give it to the owner's
+ * log, xfree_sync_append) */
+static int xfree_apply_to(struct pma_heap *heap, struct pma_heap *o,
+			  struct pma_dirty *dirty, int write)
+{
+	struct pma_op op, fop = { .type = PMA_REC_FREE, .nrecs = 1 };
+	struct pma_arena *arena;
+	unsigned i;
+	uint64_t k;
+	int rc;
+
+	for (i = 0; i < heap->geom.narenas; i++) {
+		arena = &heap->arenas[i];
+		for (k = arena->head; k < arena->tail; k += op.nrecs) {
+			rc = pma_booklog_read_op(arena->log, heap->geom.log_cap,
+						 k, &op);
+			if (rc < 0)
+				return util_errmsg_set(EIO,
+						       "arena %u: record %llu "
+						       "unreadable",
+						       arena->id,
+						       (unsigned long long)k);
+			if (op.type != PMA_REC_XFREE || op.owner != o->part ||
+			    !pma_pm_live_at(o, op.off))
+				continue;
+			fop.off = op.off;
+			fop.index = k;
+			/* the owner's record first: an image that holds the
+			 * bit cleared holds the record that clears it, so
+			 * the next replay of o's window meets it (the bank
+			 * checks, banks.c) */
+			rc = write ? xfree_sync_append(o, op.off) : 0;
+			if (rc == 0)
+				rc = pma_apply_op(o, &fop, dirty);
+			if (rc < 0) {
+				util_errmsg_prefix("part %u arena %u record "
+						   "%llu (xfree)",
+						   heap->part, arena->id,
+						   (unsigned long long)k);
+				return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+/* the XFREEs of the other parts' windows that name blocks of o (still
+ * live after o's own window), applied to o: see xfree_recover */
+static int xfree_into(struct pma_heap *o, struct pma_dirty *dirty, int write)
+{
+	struct pma_heap *h;
+	unsigned p;
+	int rc = 0;
+
+	if (o->geom.version < PMA_HEAP_VERSION_XFREE)
+		return 0;
+	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+		if ((h = o->top->sib[p]) && h != o &&
+		    h->geom.version >= PMA_HEAP_VERSION_XFREE)
+			rc = xfree_apply_to(h, o, dirty, write);
+	return rc;
+}
+
+/*
+ * The XFREEs of every part's windows (frees of another part's blocks,
+ * phase 1 of doc/shared-heaps.md step 1) are applied to the parts that
+ * own the blocks, after each owner part's own window, in the same replay
+ * (its bank checks see them as ops of the window). A block already free
+ * there is left alone: its owner applied the free and may have retired
+ * that; the XFREE is retired only after the free is durable in the
+ * block's part, and the block is reused only after that. Writing
+ * (recover_multi), each applied XFREE first gets the SYNC_FREE its owner
+ * would have written, in the owner's log, durable before the bit is
+ * cleared and before any head moves: the parts' heads move by separate
+ * stores, and a part whose head moved past its XFREE while the owner's
+ * window still held the block's ALLOC would otherwise have the next
+ * recovery make the block live again. A read-only open applies them to
+ * its DRAM copies after every part's replay (xfree_recover).
+ */
+static int xfree_recover(struct pma_heap *top, struct pma_dirty *dirty)
+{
+	struct pma_heap *o;
+	unsigned q;
+	int rc = 0, end;
+
+	for (q = 0; rc == 0 && q < POOL_MAX_PARTS; q++) {
+		if (!(o = top->sib[q]))
+			continue;
+		if (o->checked) {
+			rc = pma_banks_begin(o);
+			if (rc < 0)
+				return rc;
+		}
+		rc = xfree_into(o, &dirty[q], 0);
+		if (o->checked) {
+			end = pma_banks_end(o, rc == 0);
+			if (rc == 0)
+				rc = end;
+		}
+	}
+	return rc;
+}
+
 /*
  * Recovery of a heap over several parts: a dest word may lie in another
  * part than the block it names, so the redo of dest words (frees, then
@@ -1510,8 +1909,9 @@ static int recover_multi(struct pma_heap *top)
 		if ((h = top->sib[p])) {
 			memset(pr[p].redo, 0,
 			       h->geom.narenas * sizeof(*pr[p].redo));
-			rc = replay(h, &pr[p].dirty, pr[p].redo);
+			rc = replay(h, &pr[p].dirty, pr[p].redo, 1);
 		}
+
 	/* every part's frees, then every part's allocations */
 	for (step = 0; rc == 0 && step < 2; step++)
 		for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
@@ -1549,6 +1949,8 @@ int pma_recover_parts(struct pma_heap *top)
 	unsigned p;
 	int rc;
 
+	struct pma_dirty dirty[POOL_MAX_PARTS];
+
 	if (!top->rdonly)
 		return top->nsib > 1 ? recover_multi(top) : pma_recover(top);
 	for (p = 0; p < POOL_MAX_PARTS; p++)
@@ -1557,7 +1959,14 @@ int pma_recover_parts(struct pma_heap *top)
 			if (rc < 0)
 				return rc;
 		}
-	return 0;
+	if (top->nsib == 1)
+		return 0;
+	/* into the DRAM copies, as the replays */
+	memset(dirty, 0, sizeof(dirty));
+	rc = xfree_recover(top, dirty);
+	for (p = 0; p < POOL_MAX_PARTS; p++)
+		pma_dirty_release(&dirty[p]);
+	return rc;
 }
 
 int pma_recover(struct pma_heap *heap)

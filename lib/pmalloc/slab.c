@@ -102,6 +102,7 @@ void pma_slab_init(struct pma_slab *slab, uint64_t off, unsigned cls,
 	slab->block_inv = pma_class_inv(cls);
 	slab->nblocks = pma_class_nblocks(cls);
 	slab->navail = slab->nblocks;
+	slab->old_cls = PMA_CLS_NONE;
 	for (w = 0; w < PMA_LIVE_WORDS; w++) {
 		slab->avail[w] = block_mask(slab->nblocks, w);
 		if (slab->avail[w])

@@ -34,6 +34,16 @@ static void stats_slab(struct pma_slab *slab, struct pma_heap_stats *st,
 	cs->slabs++;
 	cs->blocks += slab->nblocks;
 	cs->used += used;
+	if (slab->old_cls != PMA_CLS_NONE) {
+		/* a mixed slab: its live blocks of the old class are that
+		 * class's, and are not free */
+		uint64_t ob = (uint64_t)slab->old_count * slab->old_block_size;
+
+		st->classes[slab->old_cls].used += slab->old_count;
+		used_bytes += ob;
+		free_bytes = free_bytes > ob ? free_bytes - ob : 0;
+		st->mixed_slabs++;
+	}
 	st->slab_bytes += PMA_CHUNK;
 	st->used_bytes += used_bytes;
 	st->free_bytes += free_bytes;
@@ -71,6 +81,8 @@ static int stats_scan(struct pma_heap *heap, struct pma_heap_stats *st,
 				slab = &tmp;
 			}
 			stats_slab(slab, st, as, nas);
+			if (slab == &tmp)
+				pma_morph_release(&tmp);
 		} else if (pma_pmap_kind(e) == PMA_PMAP_EXTENT) {
 			st->extents++;
 			st->extent_bytes += n * PMA_PAGE;
@@ -108,6 +120,7 @@ static int stats_collect(struct pma_heap *heap, struct pma_heap_stats *ret_st,
 	st.heap_size = heap->geom.npages * PMA_PAGE;
 	st.checkpoints = atomic_load(&heap->checkpoints);
 	st.local_checkpoints = atomic_load(&heap->local_checkpoints);
+	st.slabs_morphed = atomic_load(&heap->slabs_morphed);
 	st.remote_frees_synced = atomic_load(&heap->rfrees_synced);
 	st.layout_version = heap->geom.version;
 	pma_sum_stats(heap, &st.map_groups, &st.map_groups_marked);
@@ -181,6 +194,8 @@ static void stats_add(struct pma_heap_stats *a, const struct pma_heap_stats *b)
 	a->meta_bytes += b->meta_bytes;
 	a->footprint_bytes += b->footprint_bytes;
 	a->peak_footprint_bytes += b->peak_footprint_bytes;
+	a->mixed_slabs += b->mixed_slabs;
+	a->slabs_morphed += b->slabs_morphed;
 	a->parts++;
 }
 
@@ -261,7 +276,15 @@ static void entry_fill(struct pma_heap *heap, unsigned arena,
 	e->type = pma_booklog_type_name(op->type);
 	e->off = pma_pool_off(heap, op->off);
 	e->dest = op->dest;
-	if (op->type == PMA_REC_SLAB_NEW || op->type == PMA_REC_SLAB_FREE) {
+	if (op->type == PMA_REC_XFREE) {
+		/* a block of another part: its offset, its size there */
+		e->off = pool_off_make(op->owner, op->off);
+		heap = op->owner < POOL_MAX_PARTS ? heap->top->sib[op->owner] :
+						    NULL;
+		slab = heap ? pma_heap_slab_at(heap, op->off) : NULL;
+		e->size = slab ? slab->block_size : 0;
+	} else if (op->type == PMA_REC_SLAB_NEW ||
+		   op->type == PMA_REC_SLAB_FREE) {
 		e->cls = op->cls;
 		e->size = pma_class_size(op->cls);
 	} else if (op->npages) {

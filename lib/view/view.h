@@ -56,6 +56,21 @@ int view_fsck_finding_json(const struct pool_fsck_finding *f,
 int view_compact_json(const struct pma_compact_report *r, int dry_run,
 		      unsigned flags, struct json_object *obj);
 
+/* "slabs" (slabs.c, pmactl inspect --slabs): classes[] (part, arena,
+ * block_size, slabs, used_blocks, free_blocks; per part, arena and size
+ * class in use), mixed_count, mixed[] (part, arena, offset,
+ * old_block_size, block_size, old_live_blocks, used_blocks, free_blocks) */
+int view_slabs_json(struct pma_heap *heap, unsigned flags,
+		    struct json_object *obj);
+
+/* pma_heap_morph's report (pmactl morph): dry_run, used_pct, candidates,
+ * slabs_morphed, bytes_morphed, live_bytes, free_bytes, moves[]
+ * (from_block_size, to_block_size, slabs, live_bytes, free_bytes),
+ * moves_dropped */
+struct pma_morph_report;
+int view_morph_json(const struct pma_morph_report *r, int dry_run,
+		    unsigned flags, struct json_object *obj);
+
 /* ------------------------------------------------------- HDPM (hdpm.c) */
 struct hdpm_fs;
 /* the file system: inodes, inodes_used, file_count, dir_count,

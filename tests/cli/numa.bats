@@ -145,3 +145,34 @@ fake_ns() {
 	run --separate-stderr pmactl log --arena 1.x "$T/p"
 	assert_failure 2
 }
+
+@test "a free of another part's block is logged xfree there; fsck and recovery take it" {
+	run --separate-stderr pmactl create "$T/p" --size 64M --parts "$T/p.1" \
+		--node 0,1
+	assert_success
+	# part 0's 64 blocks freed by the thread on node 1, then a crash
+	run --separate-stderr "$WORKLOAD" --numa "$T/p" --xfree-crash
+	assert_success
+	run --separate-stderr pmactl log --json "$T/p"
+	assert_success
+	# in part 1's logs, each naming a block of part 0
+	[ "$(jq '[.records[] | select(.type == "xfree")] | length' \
+		<<<"$output")" -eq 64 ]
+	jq -e 'all(.records[] | select(.type == "xfree");
+		.part == 1 and (.offset | startswith("0x")) and
+		.size == 256)' <<<"$output"
+	run --separate-stderr pmactl log "$T/p"
+	assert_success
+	assert_output --partial "xfree"
+	# a valid xfree is no damage
+	run --separate-stderr pmactl fsck "$T/p"
+	assert_success
+	# recovery (on a private view) applies them in part 0
+	run --separate-stderr pmactl fsck --recovery "$T/p"
+	assert_success
+	# the read-only view applies them too: part 0 holds the root alone
+	# (8 KiB), part 1 its 64 blocks of 256 B
+	run --separate-stderr pmactl inspect --numa --json "$T/p"
+	assert_success
+	jq -e '.numa.parts[0].used < .numa.parts[1].used' <<<"$output"
+}

@@ -3,7 +3,7 @@
 # pmactl compact through pmad (--socket): pmad compacts the heap it holds
 # and answers with the document offline compact prints (same keys, same
 # text); dry run; refused while a libpmad client holds the pool (EBUSY),
-# for a path, for an unknown pool.
+# for a path, for an unknown pool. inspect --slabs through pmad.
 
 load pmad-helpers
 
@@ -74,6 +74,37 @@ frag() {
 	assert_success
 	[ "$(jq -c 'keys' <<<"$output")" = "$(jq -c 'keys' <<<"$online")" ] ||
 		fail "offline $(jq -c keys <<<"$output") online $(jq -c keys <<<"$online")"
+}
+
+@test "inspect --slabs --socket shows what offline shows; morph is offline" {
+	run --separate-stderr pmactl create "$SD/m.pool" --size 64M
+	assert_success
+	run --separate-stderr "$WORKLOAD" --frag "$SD/m.pool" 30000 100 10
+	assert_success
+	run --separate-stderr pmactl morph --class 192 "$SD/m.pool"
+	assert_success
+	run --separate-stderr pmactl inspect --slabs --json "$SD/m.pool"
+	assert_success
+	local offline
+	offline=$(jq -c .slabs <<<"$output")
+	jq -e '.mixed_count == 60' <<<"$offline"
+	start_pmad
+	run --separate-stderr pmactl --socket "$S" inspect --slabs --json m
+	assert_success
+	[ "$(jq -c .slabs <<<"$output")" = "$offline" ] ||
+		fail "online $(jq -c .slabs <<<"$output")"
+	# without --slabs no slabs key
+	run --separate-stderr pmactl --socket "$S" inspect --json m
+	assert_success
+	jq -e 'has("slabs") | not' <<<"$output"
+	run --separate-stderr pmactl --socket "$S" inspect --slabs m
+	assert_success
+	assert_line 'mixed slabs: 60'
+	run --separate-stderr pmactl --socket "$S" morph m
+	assert_failure 1
+	[[ "$stderr" == *"pmad cannot morph the heaps it holds yet"* ]] ||
+		fail "$stderr"
+	stop_pmad
 }
 
 @test "compact --socket: --human, refusals (attached pool, path, unknown pool)" {

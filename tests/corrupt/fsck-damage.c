@@ -364,7 +364,9 @@ static void d_log_record(struct where *w)
 	exit(99);
 }
 /* a record in the middle of a window sealed again (epoch, tag, checksum
- * valid) with record type 14 (PMA_REC_NTYPES), which no build writes */
+ * valid) with record type 0 (PMA_REC_NONE), which no build writes: since
+ * layout 10 (XFREE = 15) every other value of the 4-bit type field is a
+ * record type */
 static void d_log_type(struct where *w)
 {
 	struct pma_heap *h = w->heap;
@@ -380,7 +382,7 @@ static void d_log_type(struct where *w)
 		    pma_booklog_decode(a->log, h->geom.log_cap, k, &type,
 				       &payload, &value) < 0)
 			continue;
-		pma_booklog_encode(k, h->geom.log_cap, PMA_REC_NTYPES, payload,
+		pma_booklog_encode(k, h->geom.log_cap, PMA_REC_NONE, payload,
 				   value, &r);
 		put(w,
 		    (uint64_t)((char *)pma_booklog_slot(a->log, h->geom.log_cap,

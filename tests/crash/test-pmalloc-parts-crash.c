@@ -43,6 +43,9 @@
 #define NSLOTS 32 /* per table */
 #define OPS_PER_THREAD 100
 #define NTHREADS 2
+/* a sweep whose seed has this bit runs its workloads without per-arena
+ * checkpoints (test_sweep tells the child through the environment) */
+#define GLOBAL_ONLY (1ULL << 52)
 
 /* sizes: small classes, a few large blocks and extents */
 static size_t slot_size(unsigned s)
@@ -144,7 +147,8 @@ static void child_run(const char *path, uint64_t rnd)
 	pool_close(&pool);
 	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
 	test_cfg.slab_keep = 0;
-	test_cfg.flags |= PMA_HEAP_LOCAL_CHECKPOINTS;
+	if (!getenv("PMA_PARTS_GLOBAL_ONLY"))
+		test_cfg.flags |= PMA_HEAP_LOCAL_CHECKPOINTS;
 	work.two_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 &&
 			CPU_ISSET(0, &set) && CPU_ISSET(1, &set);
 	if (test_heap_open(path, PMA_HEAP_FORMAT, &work.heap) ||
@@ -169,13 +173,17 @@ static void child_run(const char *path, uint64_t rnd)
 	for (i = 0; i < NTHREADS; i++)
 		pthread_join(tid[i], NULL);
 	fprintf(stderr,
-		"# run: %lu fallbacks, %lu frees of the other part's blocks, "
-		"local checkpoints %lu + %lu\n",
+		"# run: %lu fallbacks, %lu frees of the other part's blocks "
+		"(%lu XFREE), SYNC_FREEs %lu + %lu, local checkpoints %lu + "
+		"%lu\n",
 		atomic_load(&work.heap->fallbacks),
 		atomic_load(&work.heap->remote_part_frees),
+		atomic_load(&work.heap->xfrees),
+		atomic_load(&work.heap->rfrees_synced),
+		atomic_load(&work.heap->sib[1]->rfrees_synced),
 		atomic_load(&work.heap->local_checkpoints),
 		atomic_load(&work.heap->sib[1]->local_checkpoints));
-	crash_sweep_finish(atomic_load(&work.heap->remote_part_frees));
+	crash_sweep_finish(atomic_load(&work.heap->xfrees));
 }
 
 /* ------------------------------------------------------------ checks */
@@ -359,7 +367,7 @@ static const struct crash_sweep_ops parts_ops = {
 	.recover = recover_only,
 	.dump = NULL,
 	.stat_name = "live slots",
-	.extra_name = "frees of the other part's blocks",
+	.extra_name = "XFREEs (frees of the other part's blocks)",
 };
 
 static unsigned env_runs(unsigned dflt)
@@ -386,6 +394,16 @@ static struct crash_sweep sweeps[] = {
 	  .runs = 1,
 	  .byte = 1,
 	  .nparts = 2 },
+	{ .name = "parts global torn",
+	  .seed_base = GLOBAL_ONLY | 0x9a4760000,
+	  .runs = 2,
+	  .nparts = 2 },
+	{ .name = "parts global recrash",
+	  .seed_base = GLOBAL_ONLY | 0x9a47ab600000,
+	  .recrash_every = 2,
+	  .recrash_fences = 3,
+	  .runs = 1,
+	  .nparts = 2 },
 };
 
 static void test_sweep(void **state)
@@ -398,11 +416,15 @@ static void test_sweep(void **state)
 	    !CPU_ISSET(0, &set) || !CPU_ISSET(1, &set))
 		skip();
 	sw.runs = env_runs(sw.runs);
+	if (sw.seed_base & GLOBAL_ONLY)
+		setenv("PMA_PARTS_GLOBAL_ONLY", "1", 1);
+	else
+		unsetenv("PMA_PARTS_GLOBAL_ONLY");
 	if (crash_sweep_run(&parts_ops, &sw) < 0)
 		fail_msg("%s failed", sw.name);
 	assert_true(sw.fences > 2ULL * OPS_PER_THREAD * sw.runs / 2);
 	assert_int_equal(sw.images, sw.fences);
-	/* blocks were freed from the other part's node */
+	/* blocks were freed from the other part's node, logged XFREE */
 	assert_true(sw.extra > 0);
 }
 
@@ -413,6 +435,10 @@ int main(int argc, char **argv)
 		{ "test_sweep_torn", test_sweep, NULL, NULL, &sweeps[1] },
 		{ "test_sweep_recrash", test_sweep, NULL, NULL, &sweeps[2] },
 		{ "test_sweep_byte_torn", test_sweep, NULL, NULL, &sweeps[3] },
+		{ "test_sweep_global_torn", test_sweep, NULL, NULL,
+		  &sweeps[4] },
+		{ "test_sweep_global_recrash", test_sweep, NULL, NULL,
+		  &sweeps[5] },
 	};
 	int rc;
 

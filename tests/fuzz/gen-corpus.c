@@ -380,9 +380,9 @@ static void fsck2_seeds(void)
 	SEED2("clean", (void)s);
 	SEED2("p1-log-flip-bit", cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_LOG | P1,
 				     LOG(0, 1, 0), 1ULL << 40));
-	SEED2("p1-log-type-14",
+	SEED2("p1-log-type-0",
 	      cmd(s, HEAP_OP_REC, 0, HEAP_RGN_LOG | P1, LOG(1, 1, 0),
-		  heap_script_rec(14, 1, HEAP_REC_NO_DEST)));
+		  heap_script_rec(PMA_REC_NONE, 1, HEAP_REC_NO_DEST)));
 	/* a dest word in the other part's heap header (resealed) */
 	SEED2("p1-dest-in-p0-meta",
 	      cmd(s, HEAP_OP_SET64, 1, HEAP_RGN_LOG | P1, LOG(0, 2, 8),

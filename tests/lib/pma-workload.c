@@ -15,18 +15,27 @@
  *     recovers the heap and checks the stress root (see wl_verify()).
  *   pma-workload --corrupt PATH
  *     names a live block from a second slot, which --verify must reject.
- *   pma-workload --frag PATH COUNT SIZE KEEP
- *     formats the heap if needed, allocates COUNT blocks of SIZE bytes
- *     filled with a pattern of their slot (persisted), frees all but
- *     every KEEP-th one and closes: empty slabs and free runs to compact.
+ *   pma-workload --frag PATH COUNT SIZE KEEP [LAYOUT]
+ *     formats the heap if needed (with layout version LAYOUT if given),
+ *     allocates COUNT blocks of SIZE bytes filled with a pattern of their
+ *     slot (persisted), frees all but every KEEP-th one and closes: empty
+ *     slabs and free runs to compact, mostly free slabs to morph.
  *   pma-workload --frag-check PATH
  *     checks that every block --frag kept is live and holds its pattern.
+ *   pma-workload --fill PATH COUNT SIZE
+ *     allocates COUNT more blocks of SIZE bytes (named by no slot: they
+ *     stay allocated), fills each with 0xa5 (persisted) and closes: blocks
+ *     of a class that slabs were morphed into, for --frag-check to prove
+ *     they overlap no kept block.
  *   pma-workload --numa PATH [--mempolicy]
  *     a heap over several parts (one per NUMA node): for each part, a
  *     thread pinned to a CPU of the part's node allocates 64 blocks and
  *     checks they are in that part (local-first); with --mempolicy also
  *     that the kernel puts their pages on that node (get_mempolicy: real
  *     PM, e.g. fsdax in the VM). One JSON line per node on stdout.
+ *     With --xfree-crash instead: then a thread on the last part's node
+ *     frees the first part's blocks (logged XFREE in its own part) and
+ *     _exit()s without closing, for `pmactl log`, fsck and recovery.
  * Exit status: 0 ok, 1 failed (message on stderr), 2 usage error.
  */
 #include <errno.h>
@@ -43,6 +52,7 @@
 
 #include "ns/ns.h"
 #include "pmalloc.h"
+#include "pmalloc/internal.h" /* pma_config_set_format */
 #include "pool/layout.h"
 
 #define WL_MAGIC 0x31534552544c5750ULL /* "PWLTRES1" */
@@ -96,13 +106,16 @@ static int fail(const char *what)
 
 static int usage(FILE *out, int status)
 {
-	fprintf(out, "usage: pma-workload PATH COUNT SIZE [crash]\n"
-		     "       pma-workload --stress PATH [OPS | SECONDSs]\n"
-		     "       pma-workload --verify PATH\n"
-		     "       pma-workload --corrupt PATH\n"
-		     "       pma-workload --frag PATH COUNT SIZE KEEP\n"
-		     "       pma-workload --frag-check PATH\n"
-		     "       pma-workload --numa PATH [--mempolicy]\n");
+	fprintf(out,
+		"usage: pma-workload PATH COUNT SIZE [crash]\n"
+		"       pma-workload --stress PATH [OPS | SECONDSs]\n"
+		"       pma-workload --verify PATH\n"
+		"       pma-workload --corrupt PATH\n"
+		"       pma-workload --frag PATH COUNT SIZE KEEP [LAYOUT]\n"
+		"       pma-workload --frag-check PATH\n"
+		"       pma-workload --fill PATH COUNT SIZE\n"
+		"       pma-workload --numa PATH [--mempolicy | "
+		"--xfree-crash]\n");
 	return status;
 }
 
@@ -194,15 +207,24 @@ static unsigned char frag_byte(uint64_t i, uint64_t j)
 /* root: word 0 the block size, word 1 COUNT, then COUNT slots */
 static int wl_frag(int argc, char **argv)
 {
-	uint64_t root, *r, i, j, count, size, keep;
+	uint64_t root, *r, i, j, count, size, keep, layout = 0;
+	struct pma_config *cfg;
 	struct pma_heap *heap;
 	unsigned char *p;
+	int rc;
 
-	if (argc != 6 || parse_u64(argv[3], &count) < 0 ||
+	if ((argc != 6 && argc != 7) || parse_u64(argv[3], &count) < 0 ||
 	    parse_u64(argv[4], &size) < 0 || parse_u64(argv[5], &keep) < 0 ||
-	    !count || !size || !keep)
+	    (argc == 7 && parse_u64(argv[6], &layout) < 0) || !count || !size ||
+	    !keep)
 		return usage(stderr, 2);
-	if (pma_heap_open(argv[2], PMA_HEAP_FORMAT, &heap) < 0)
+	if (pma_config_new(&cfg) < 0 ||
+	    pma_config_set_flags(cfg, PMA_HEAP_FORMAT) < 0 ||
+	    (layout && pma_config_set_format(cfg, (uint32_t)layout, 0) < 0))
+		return fail("config");
+	rc = pma_heap_open_cfg(argv[2], cfg, &heap);
+	pma_config_delete(&cfg);
+	if (rc < 0)
 		return fail("open");
 	if (pma_root(heap, (count + 2) * sizeof(uint64_t), &root) < 0)
 		return fail("root");
@@ -265,6 +287,30 @@ static int wl_frag_check(const char *path)
 out_close:
 	pma_heap_close(heap);
 	return rc;
+}
+
+static int wl_add(int argc, char **argv)
+{
+	uint64_t i, count, size, off;
+	struct pma_heap *heap;
+	void *p;
+
+	if (argc != 5 || parse_u64(argv[3], &count) < 0 ||
+	    parse_u64(argv[4], &size) < 0 || !count || !size)
+		return usage(stderr, 2);
+	if (pma_heap_open(argv[2], 0, &heap) < 0)
+		return fail("open");
+	for (i = 0; i < count; i++) {
+		off = 0;
+		if (pma_malloc_to(heap, size, &off) < 0)
+			return fail("malloc_to");
+		p = pma_direct(heap, off);
+		memset(p, 0xa5, size);
+		pma_persist(heap, p, size);
+	}
+	pma_heap_close(heap);
+	printf("%" PRIu64 " blocks allocated\n", count);
+	return 0;
 }
 
 /* ------------------------------------------------------------- stress root */
@@ -666,6 +712,7 @@ struct numa_worker {
 	struct pma_heap *heap;
 	uint64_t *slots; /* NUMA_BLOCKS dest words in the root */
 	int cpu, node, mempolicy;
+	int xfree; /* free slots (another part's blocks) instead */
 	unsigned in_part, page_on_node;
 	int rc;
 };
@@ -684,7 +731,12 @@ static void *numa_worker(void *arg)
 		w->rc = -EINVAL;
 		return NULL;
 	}
-	for (i = 0; i < NUMA_BLOCKS; i++) {
+	for (i = 0; w->xfree && i < NUMA_BLOCKS; i++) {
+		w->rc = pma_free_from(w->heap, &w->slots[i]);
+		if (w->rc < 0)
+			return NULL;
+	}
+	for (i = 0; !w->xfree && i < NUMA_BLOCKS; i++) {
 		w->rc = pma_malloc_to(w->heap, 256, &w->slots[i]);
 		if (w->rc < 0)
 			return NULL;
@@ -715,10 +767,11 @@ static int wl_numa(int argc, char **argv)
 	unsigned p, k = 0;
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	pthread_t tid;
-	int rc = 1, mempolicy, c;
+	int rc = 1, mempolicy, xfree, c;
 
 	mempolicy = argc == 4 && !strcmp(argv[3], "--mempolicy");
-	if (argc != 3 && !mempolicy)
+	xfree = argc == 4 && !strcmp(argv[3], "--xfree-crash");
+	if (argc != 3 && !mempolicy && !xfree)
 		return usage(stderr, 2);
 	if (ns_topology_init() < 0 ||
 	    pma_heap_open(argv[2], PMA_HEAP_FORMAT, &heap) < 0) {
@@ -760,6 +813,17 @@ static int wl_numa(int argc, char **argv)
 		       p, w.node, w.cpu, NUMA_BLOCKS, w.in_part,
 		       mempolicy ? (int)w.page_on_node : -1);
 	}
+	if (xfree && k > 1) {
+		/* the last worker's thread frees the first part's blocks */
+		w.slots = slots;
+		w.xfree = 1;
+		if (pthread_create(&tid, NULL, numa_worker, &w) ||
+		    pthread_join(tid, NULL))
+			goto out_close;
+		if (w.rc < 0)
+			goto out_msg;
+		_exit(0); /* a crash: no checkpoint, no close */
+	}
 	rc = 0;
 	goto out_close;
 out_msg:
@@ -781,6 +845,8 @@ int main(int argc, char **argv)
 		return wl_frag(argc, argv);
 	if (!strcmp(argv[1], "--numa"))
 		return wl_numa(argc, argv);
+	if (!strcmp(argv[1], "--fill"))
+		return wl_add(argc, argv);
 	if (!strcmp(argv[1], "--frag-check"))
 		return argc == 3 ? wl_frag_check(argv[2]) : usage(stderr, 2);
 	if (!strcmp(argv[1], "--verify") || !strcmp(argv[1], "--corrupt")) {

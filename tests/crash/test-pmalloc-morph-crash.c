@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test-pmalloc-morph-crash: crash-simulation sweep of slab morphing
+ * (layout version 9, doc/morphing.md; --enable-crash-sim). Unarmed, a
+ * child fills two slabs with old-class blocks (1000 B) holding patterns,
+ * frees 7 of 8 and checkpoints. Then, armed (an image at EVERY fence):
+ * with morphs forced (100% used, no idle rule) it allocates new-class
+ * blocks (600 B: the first morphs a slab), one thread frees and
+ * allocates new blocks and checkpoints while a second frees the old
+ * blocks (a mixed slab's old frees from another arena, through the
+ * owner's lock), till the slabs are plain again. Every image, recovered
+ * (and re-crashed in recovery for some): each slot whose generation word
+ * is set names a live block of its size holding its pattern, no two
+ * named blocks overlap, live blocks == named + root, fsck finds no error
+ * before recovery and nothing after, and the heap keeps working.
+ * The pass sweeps do the same with morphing off, the morphs made by a
+ * morph pass (pma_heap_morph, pmactl morph: its checkpoint, each morph
+ * step and the fence after it) at the start of the armed part.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pmalloc.h"
+#include "pmalloc/internal.h"
+#include "../lib/test-cfg.h"
+#include "pmem/crash.h"
+#include "crash-fsck.h"
+#include "crash-sweep.h"
+
+#define HEAP_SIZE (4ULL << 20)
+#define NOLD 126 /* old-class slots: two slabs of 1024-byte blocks */
+#define NNEW 24 /* new-class slots */
+#define NSLOTS (NOLD + NNEW)
+#define OLD_SIZE 1000
+#define NEW_SIZE 600
+#define OPS 40 /* new-class ops of the first thread */
+
+/* the root: slots, then one generation word per slot (0: the slot's
+ * pattern is not known durable; else the block holds pattern gen) */
+struct root {
+	uint64_t slot[NSLOTS];
+	uint64_t gen[NSLOTS];
+};
+
+static size_t slot_size(unsigned s)
+{
+	return s < NOLD ? OLD_SIZE : NEW_SIZE;
+}
+
+static unsigned char pattern(unsigned s, uint64_t gen, size_t j)
+{
+	return (unsigned char)(s * 31 + gen * 7 + j * 13 + 1);
+}
+
+/* ------------------------------------------------------------ child */
+
+static struct {
+	struct pma_heap *heap;
+	struct root *root;
+	uint64_t rnd;
+} work;
+
+static void gen_set(unsigned s, uint64_t gen)
+{
+	work.root->gen[s] = gen;
+	pma_persist(work.heap, &work.root->gen[s], sizeof(uint64_t));
+}
+
+/* allocate slot s and write its pattern; the generation word is set
+ * only once the pattern is durable */
+static void slot_alloc(unsigned s, uint64_t gen)
+{
+	unsigned char *p;
+	size_t j, n = slot_size(s);
+
+	if (pma_malloc_to(work.heap, n, &work.root->slot[s]))
+		_exit(4);
+	p = pma_direct(work.heap, work.root->slot[s]);
+	for (j = 0; j < n; j++)
+		p[j] = pattern(s, gen, j);
+	pma_persist(work.heap, p, n);
+	gen_set(s, gen);
+}
+
+static void slot_free(unsigned s)
+{
+	gen_set(s, 0);
+	if (pma_free_from(work.heap, &work.root->slot[s]))
+		_exit(5);
+}
+
+/* new-class blocks: allocated (morphs), freed, a checkpoint */
+static void *new_ops(void *arg)
+{
+	uint64_t rnd = work.rnd * 0x9e3779b97f4a7c15ULL + 1;
+	unsigned s, i;
+
+	(void)arg;
+	for (s = NOLD; s < NOLD + NNEW / 2; s++)
+		slot_alloc(s, 1);
+	for (i = 0; i < OPS; i++) {
+		rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+		s = NOLD + (unsigned)(rnd % NNEW);
+		if (work.root->slot[s])
+			slot_free(s);
+		else
+			slot_alloc(s, 2 + i);
+		if (i == OPS / 2 && pma_heap_checkpoint(work.heap))
+			_exit(6);
+	}
+	return NULL;
+}
+
+/* the old blocks go, from another thread (arena) */
+static void *old_frees(void *arg)
+{
+	unsigned s;
+
+	(void)arg;
+	for (s = 0; s < NOLD; s++)
+		if (work.root->slot[s])
+			slot_free(s);
+	return NULL;
+}
+
+/* pass: morphing off, a morph pass morphs instead of the allocator */
+static void child_common(const char *path, uint64_t rnd, int pass)
+{
+	struct pma_morph_req req = { .class_size = pma_class_size(
+					     pma_class_of(NEW_SIZE)),
+				     .used_pct = 20 };
+	struct pma_morph_report rep;
+	struct pma_heap_stats st;
+	pthread_t a, b;
+	uint64_t root;
+	unsigned s;
+
+	test_cfg.format_version = PMA_HEAP_VERSION;
+	if (pma_config_set_morph(&test_cfg, pass ? 0 : 100, 0) ||
+	    test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &work.heap) ||
+	    pma_root(work.heap, sizeof(struct root), &root))
+		_exit(7);
+	work.root = pma_direct(work.heap, root);
+	work.rnd = rnd;
+	for (s = 0; s < NOLD; s++)
+		slot_alloc(s, 1);
+	for (s = 0; s < NOLD; s++)
+		if (s % 8)
+			slot_free(s);
+	if (pma_heap_checkpoint(work.heap))
+		_exit(7);
+	crash_sweep_arm(work.heap->map);
+	/* both old slabs (1 of 8 blocks live) and the root's morphed by
+	 * a pass */
+	if (pass &&
+	    (pma_heap_morph(work.heap, &req, &rep) || rep.slabs_morphed != 3))
+		_exit(10);
+	/* the morph and the first mixed ops, one thread */
+	slot_alloc(NOLD + NNEW - 1, 1);
+	if (pma_heap_stats(work.heap, &st) || !st.slabs_morphed)
+		_exit(8); /* the sweep must cover a morph */
+	pthread_create(&a, NULL, new_ops, NULL);
+	pthread_create(&b, NULL, old_frees, NULL);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	/* ... and its end: plain again (but the root's slab, after a pass:
+	 * its old block, the root, stays) */
+	if (pma_heap_stats(work.heap, &st) || st.mixed_slabs != (pass ? 1 : 0))
+		_exit(9);
+	crash_sweep_finish(st.slabs_morphed);
+}
+
+static void child_run(const char *path, uint64_t rnd)
+{
+	child_common(path, rnd, 0);
+}
+
+static void child_pass(const char *path, uint64_t rnd)
+{
+	child_common(path, rnd, 1);
+}
+
+/* ------------------------------------------------------------ check */
+
+#define CHECK(cond, ...)                                     \
+	do {                                                 \
+		if (!(cond)) {                               \
+			snprintf(why, why_len, __VA_ARGS__); \
+			goto out_close;                      \
+		}                                            \
+	} while (0)
+
+struct blk {
+	uint64_t off, size;
+};
+
+static int blk_cmp(const void *a, const void *b)
+{
+	const struct blk *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* live blocks (of both classes of a mixed slab) and extents, from the
+ * heap's own state */
+static uint64_t heap_live(struct pma_heap *heap)
+{
+	uint64_t c, page, live = 0;
+	struct pma_slab *slab;
+	uint32_t i;
+	unsigned l, k;
+
+	for (c = 0; c < heap->nchunks; c++) {
+		slab = pma_heap_slab_at(
+			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
+		for (i = 0; slab && i < slab->nblocks; i++)
+			live += pma_slab_is_live(slab, i);
+		if (!slab || slab->old_cls == PMA_CLS_NONE)
+			continue;
+		for (l = 0; l < PMA_NBANKS; l++)
+			for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
+				live += (uint64_t)__builtin_popcountll(
+					slab->old_live[l][k]);
+	}
+	for (page = 0; page < heap->geom.npages; page++)
+		live += pma_pmap_kind(heap->pmap[page]) == PMA_PMAP_EXTENT;
+	return live;
+}
+
+/* a named slot's block: usable, and its pattern if its gen is set */
+static int check_slot(struct pma_heap *heap, const struct root *r, unsigned s,
+		      char *why, size_t why_len)
+{
+	const unsigned char *p = pma_direct(heap, r->slot[s]);
+	size_t j, n = slot_size(s);
+
+	if (pma_usable_size(heap, r->slot[s]) < n) {
+		snprintf(why, why_len, "slot %u: 0x%llx is not a live block", s,
+			 (unsigned long long)r->slot[s]);
+		return -1;
+	}
+	for (j = 0; r->gen[s] && j < n; j++)
+		if (p[j] != pattern(s, r->gen[s], j)) {
+			snprintf(why, why_len,
+				 "slot %u (gen %llu): byte %zu is 0x%02x, "
+				 "want 0x%02x",
+				 s, (unsigned long long)r->gen[s], j, p[j],
+				 pattern(s, r->gen[s], j));
+			return -1;
+		}
+	return 0;
+}
+
+/* every named block live and intact, none overlapping another; their
+ * number in *ret_n */
+static int check_slots(struct pma_heap *heap, const struct root *r,
+		       unsigned *ret_n, char *why, size_t why_len)
+{
+	struct blk b[NSLOTS];
+	unsigned s, n = 0;
+
+	for (s = 0; s < NSLOTS; s++) {
+		if (r->gen[s] && !r->slot[s]) {
+			snprintf(why, why_len,
+				 "slot %u: gen %llu set, no block", s,
+				 (unsigned long long)r->gen[s]);
+			return -1;
+		}
+		if (!r->slot[s])
+			continue;
+		if (check_slot(heap, r, s, why, why_len) < 0)
+			return -1;
+		b[n].off = r->slot[s];
+		b[n++].size = pma_usable_size(heap, r->slot[s]);
+	}
+	qsort(b, n, sizeof(b[0]), blk_cmp);
+	for (s = 1; s < n; s++)
+		if (b[s - 1].off + b[s - 1].size > b[s].off) {
+			snprintf(why, why_len, "0x%llx overlaps 0x%llx",
+				 (unsigned long long)b[s - 1].off,
+				 (unsigned long long)b[s].off);
+			return -1;
+		}
+	*ret_n = n;
+	return 0;
+}
+
+static int check_heap(const char *file, unsigned *ret_live, char *why,
+		      size_t why_len)
+{
+	struct pma_heap *heap;
+	uint64_t root = 0, live;
+	struct root *r;
+	unsigned s, n = 0, m;
+
+	/* pmactl fsck: a crash image holds no error */
+	if (crash_fsck(file, POOL_FSCK_ERROR, "before recovery", why, why_len) <
+	    0)
+		return -1;
+	test_cfg.format_version = PMA_HEAP_VERSION;
+	if (pma_config_set_morph(&test_cfg, 100, 0) < 0 ||
+	    test_heap_open(file, 0, &heap) < 0) {
+		snprintf(why, why_len, "open: %s", pma_errormsg());
+		return -1;
+	}
+	CHECK(pma_root(heap, sizeof(*r), &root) == 0, "root: %s",
+	      pma_errormsg());
+	r = pma_direct(heap, root);
+	if (check_slots(heap, r, &n, why, why_len) < 0)
+		goto out_close;
+	live = heap_live(heap);
+	CHECK(live == n + 1ULL, "%llu live blocks, %u named + root (leak)",
+	      (unsigned long long)live, n);
+	*ret_live = n;
+	/* the recovered heap works: new blocks overlap no live one (of
+	 * either class), and frees of both classes go */
+	for (s = NOLD; s < NSLOTS; s++)
+		if (!r->slot[s])
+			CHECK(pma_malloc_to(heap, NEW_SIZE, &r->slot[s]) == 0,
+			      "malloc slot %u: %s", s, pma_errormsg());
+	if (check_slots(heap, r, &m, why, why_len) < 0)
+		goto out_close;
+	for (s = 0; s < NSLOTS; s += 2)
+		CHECK(pma_free_from(heap, &r->slot[s]) == 0, "free slot %u: %s",
+		      s, pma_errormsg());
+	CHECK(pma_heap_checkpoint(heap) == 0, "checkpoint: %s", pma_errormsg());
+	pma_heap_close(heap);
+	/* recovered, used and closed: no finding at all */
+	return crash_fsck(file, POOL_FSCK_INFO, "after recovery", why, why_len);
+
+out_close:
+	pma_heap_close(heap);
+	return -1;
+}
+
+static void fsck_stats(void)
+{
+	unsigned long n;
+	double t;
+
+	crash_fsck_stats(&n, &t);
+	printf("# fsck: %lu images checked in %.1f s\n", n, t);
+}
+
+static int recover_only(const char *file)
+{
+	struct pma_heap *heap;
+
+	test_cfg.format_version = PMA_HEAP_VERSION;
+	if (pma_config_set_morph(&test_cfg, 100, 0) < 0 ||
+	    test_heap_open(file, 0, &heap))
+		return 1;
+	pma_heap_close(heap);
+	return 0;
+}
+
+static const struct crash_sweep_ops morph_ops = {
+	.name = "pmalloc-morph",
+	.workload = child_run,
+	.check = check_heap,
+	.recover = recover_only,
+	.dump = NULL,
+	.stat_name = "live slots",
+	.extra_name = "slabs morphed",
+};
+
+static const struct crash_sweep_ops pass_ops = {
+	.name = "pmalloc-morph-pass",
+	.workload = child_pass,
+	.check = check_heap,
+	.recover = recover_only,
+	.dump = NULL,
+	.stat_name = "live slots",
+	.extra_name = "slabs morphed",
+};
+
+static struct crash_sweep sweeps[] = {
+	{ .name = "durable", .runs = 1 },
+	{ .name = "torn", .seed_base = 0x3a0f0000, .runs = 1 },
+	{ .name = "recrash",
+	  .seed_base = 0x3a0fabcd0000,
+	  .recrash_every = 3,
+	  .recrash_fences = 2,
+	  .runs = 1 },
+	{ .name = "byte durable", .runs = 1, .byte = 1 },
+	{ .name = "pass durable", .runs = 1 },
+	{ .name = "pass torn", .seed_base = 0x3a1f0000, .runs = 1 },
+	{ .name = "pass recrash",
+	  .seed_base = 0x3a1fabcd0000,
+	  .recrash_every = 3,
+	  .recrash_fences = 2,
+	  .runs = 1 },
+};
+
+static unsigned env_runs(unsigned dflt)
+{
+	const char *s = getenv("PMA_CRASH_RUNS");
+
+	return s && atoi(s) > 0 ? (unsigned)atoi(s) : dflt;
+}
+
+static void test_sweep(void **state)
+{
+	struct crash_sweep sw = *(const struct crash_sweep *)*state;
+
+	sw.runs = env_runs(sw.runs);
+	if (crash_sweep_run(strncmp(sw.name, "pass", 4) ? &morph_ops :
+							  &pass_ops,
+			    &sw) < 0)
+		fail_msg("%s failed", sw.name);
+	assert_true(sw.fences > (uint64_t)NNEW * sw.runs);
+	/* every run morphed (exit 8 otherwise) */
+	assert_true(sw.extra >= sw.runs);
+	assert_int_equal(sw.images, sw.fences);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		{ "test_morph_durable", test_sweep, NULL, NULL, &sweeps[0] },
+		{ "test_morph_torn", test_sweep, NULL, NULL, &sweeps[1] },
+		{ "test_morph_recrash", test_sweep, NULL, NULL, &sweeps[2] },
+		{ "test_morph_byte_durable", test_sweep, NULL, NULL,
+		  &sweeps[3] },
+		{ "test_morph_pass_durable", test_sweep, NULL, NULL,
+		  &sweeps[4] },
+		{ "test_morph_pass_torn", test_sweep, NULL, NULL, &sweeps[5] },
+		{ "test_morph_pass_recrash", test_sweep, NULL, NULL,
+		  &sweeps[6] },
+	};
+	int rc;
+
+	rc = crash_sweep_main(&morph_ops, argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	fsck_stats();
+	crash_sweep_cleanup();
+	return rc;
+}
