@@ -199,6 +199,102 @@ static void take_back(struct pma_arena *arena, struct pma_slab *slab)
 	}
 }
 
+/*
+ * Carried SYNC_FREEs (version 10, struct pma_arena's carry). A
+ * SYNC_FREE written by pma_arena_xsync costs a fence per two; carried,
+ * it rides on a fence the owner pays anyway: carry_put appends the
+ * oldest one's record before the record of an op of one record (lock
+ * held, room for both: a carried one is owed, and xowed is kept free),
+ * the op's commit fences both, and carry_done then clears the block's
+ * rpend bit: only then may the freeing part retire its XFREE and the
+ * block be reused. A crash before that fence leaves at most those two
+ * records torn at the log's end, the shape recovery allows (an extent
+ * op's two records, SLAB_NEW and ALLOC): whichever of them is lost is
+ * not committed, and the XFREE, not retired, is applied again by
+ * recovery (xfree_recover) if the SYNC_FREE is.
+ */
+static const struct pma_carry carry_none = { NULL, 0 };
+
+static struct pma_carry __attribute__((noinline))
+carry_put_slow(struct pma_arena *arena)
+{
+	struct pma_carry c = arena->carry[arena->carry_first];
+	uint64_t off = pma_slab_block_off(c.slab, c.idx);
+
+	/* no memory: it waits for the next op, or for pma_arena_xsync */
+	if (pma_retq_push(&arena->synced, off, arena->tail, PMA_NO_DEP, 0) < 0)
+		return carry_none;
+	log_cursor_sync(arena);
+	log_append_block(arena, PMA_REC_SYNC_FREE, c.slab, off, 0);
+	arena->carry_first = (arena->carry_first + 1) % PMA_CARRY_MAX;
+	arena->carry_n--;
+	return c;
+}
+
+/* the op about to append its one record may carry a SYNC_FREE */
+__attribute__((always_inline)) static inline struct pma_carry
+carry_put(struct pma_arena *arena)
+{
+	if (__builtin_expect(!arena->carry_n, 1))
+		return carry_none;
+	return carry_put_slow(arena);
+}
+
+/* on a fast path: only with room for both records before fast_end */
+__attribute__((always_inline)) static inline struct pma_carry
+carry_put_fast(struct pma_arena *arena)
+{
+	if (__builtin_expect(!arena->carry_n, 1) ||
+	    arena->tail + 2 > arena->fast_end)
+		return carry_none;
+	return carry_put_slow(arena);
+}
+
+/* after the fence that made c's SYNC_FREE durable */
+__attribute__((always_inline)) static inline void
+carry_done(struct pma_arena *arena, struct pma_carry c)
+{
+	if (__builtin_expect(!c.slab, 1))
+		return;
+	atomic_fetch_add_explicit(&arena->heap->rfrees_synced, 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&arena->heap->syncs_carried, 1,
+				  memory_order_relaxed);
+	atomic_fetch_sub(&arena->xowed, 1);
+	pma_slab_rpend_clear(c.slab, c.idx);
+}
+
+/* the blocks of bits (word w of slab's xdone bits, taken) into the carry
+ * ring while it has room; returns the bits left */
+static uint64_t carry_take(struct pma_arena *arena, struct pma_slab *slab,
+			   unsigned w, uint64_t bits)
+{
+	unsigned i;
+
+	for (; bits && arena->carry_n < PMA_CARRY_MAX; bits &= bits - 1) {
+		i = (arena->carry_first + arena->carry_n++) % PMA_CARRY_MAX;
+		arena->carry[i].slab = slab;
+		arena->carry[i].idx = w * 64 + (uint32_t)__builtin_ctzll(bits);
+	}
+	return bits;
+}
+
+/* the carried frees back to their slabs' xdone bits, for sync_word */
+static void carry_return(struct pma_arena *arena)
+{
+	struct pma_carry *c;
+
+	for (; arena->carry_n; arena->carry_n--) {
+		c = &arena->carry[arena->carry_first];
+		arena->carry_first = (arena->carry_first + 1) % PMA_CARRY_MAX;
+		atomic_fetch_or(&c->slab->xdone[c->idx / 64],
+				1ULL << (c->idx % 64));
+		pma_xlist_push(arena, c->slab);
+	}
+}
+
+static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry);
+
 uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room)
 {
 	struct pma_slab *slab, *next;
@@ -238,10 +334,17 @@ uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room)
 		if (deferred)
 			pma_rlist_push(arena, slab);
 	}
-	return n + pma_arena_xsync(arena, room - n);
+	return n + xsync(arena, room - n, 1);
 }
 
 uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room)
+{
+	carry_return(arena);
+	return xsync(arena, room, 0);
+}
+
+/* pma_arena_xsync; carry: the SYNC_FREEs into the carry ring first */
+static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry)
 {
 	struct pma_slab *slab, *next;
 	uint64_t n = 0, bits, keep;
@@ -261,6 +364,14 @@ uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room)
 			if (!atomic_load_explicit(&slab->xdone[w],
 						  memory_order_relaxed))
 				continue;
+			if (carry && arena->carry_n < PMA_CARRY_MAX) {
+				bits = atomic_exchange(&slab->xdone[w], 0);
+				bits = carry_take(arena, slab, w, bits);
+				if (!bits)
+					continue;
+				/* the ring is full: the rest written */
+				atomic_fetch_or(&slab->xdone[w], bits);
+			}
 			if (n >= room) {
 				deferred = 1;
 				continue;
@@ -696,7 +807,9 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 {
 	struct pma_heap *heap = arena->heap;
 	struct pma_op op = { .type = PMA_REC_ALLOC };
+	struct pma_carry c = carry_none;
 	struct pma_slab *slab;
+	uint64_t t0;
 	int rc, tries;
 
 	rc = arena_lock_room(arena);
@@ -707,9 +820,10 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	    atomic_load_explicit(&arena->rlist, memory_order_relaxed))
 		(void)pma_arena_sync(arena, sync_room(arena));
 	/* version 10: frees of this arena's blocks by other parts' arenas
-	 * (XFREE), in both checkpoint modes */
+	 * (XFREE), in both checkpoint modes: carried by the next ops */
 	if (atomic_load_explicit(&arena->xlist, memory_order_relaxed))
-		(void)pma_arena_xsync(arena, sync_room(arena));
+		(void)xsync(arena, sync_room(arena), 1);
+	t0 = arena->tail;
 	tries = 0;
 again:
 	if (!arena->partial[cls]) {
@@ -740,8 +854,12 @@ again:
 	if (flags & PMA_ALLOC_ZERO)
 		pm_memset(heap->map, pma_addr(heap, op.off), 0,
 			  slab->block_size, 0);
+	/* a carried SYNC_FREE unless a record (SLAB_NEW) went before */
+	if (arena->tail == t0)
+		c = carry_put(arena);
 	pma_expect_ok(pma_log_append_op(arena, &op));
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, op.off));
+	carry_done(arena, c);
 out_unlock:
 	arena_unlock_op(arena, rc);
 	return rc;
@@ -1139,6 +1257,7 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 			    uint64_t rel, uint64_t off, uint64_t *dest,
 			    uint64_t dest_off)
 {
+	struct pma_carry c;
 	uint32_t idx;
 	int own, held;
 
@@ -1155,8 +1274,10 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 		    pma_slab_index(slab, off, &idx) < 0 ||
 		    pma_slab_unlive(slab, idx) < 0)
 			goto out_slow;
+		c = carry_put_fast(arena);
 		log_append_block(arena, PMA_REC_FREE, slab, off, dest_off);
 		pma_log_commit(arena, dest, dest_off, 0);
+		carry_done(arena, c);
 		pma_slab_give(slab, idx);
 		pma_partial_push(arena, slab);
 		pma_slab_empty_check(arena, slab);
@@ -1178,8 +1299,10 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 		arena->rfreed.e[arena->rfreed.count++] = (struct pma_ret){
 			.off = off, .k = arena->tail, .dep_arena = PMA_NO_DEP
 		};
+		c = carry_put_fast(arena);
 		log_append_block(arena, PMA_REC_RFREE, slab, off, dest_off);
 		pma_log_commit(arena, dest, dest_off, 0);
+		carry_done(arena, c);
 		remote_committed(arena->heap, slab, idx);
 	}
 	arena_unlock_fast(arena);
@@ -1249,6 +1372,7 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 {
 	uint64_t rel = off - o->fast_dest_off, b;
 	struct pma_arena *arena, *owner;
+	struct pma_carry c;
 	struct pma_slab *slab;
 	uint32_t idx;
 	int fast, held, rc = 0;
@@ -1258,8 +1382,7 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 	 * frees in flight (morph.c, remote_quiet) by the owner's own
 	 * queues, which an XFREE retired in another part's log would
 	 * bypass */
-	if (o->morph_pct ||
-	    rel >= o->data_len || rel % 64 ||
+	if (o->morph_pct || rel >= o->data_len || rel % 64 ||
 	    off == __atomic_load_n(&o->hdr->root_off, __ATOMIC_RELAXED))
 		return 1;
 	b = o->data_base + rel;
@@ -1320,10 +1443,12 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 		goto out_unlock;
 	}
 	pma_slab_geom_leave(slab, held);
+	c = fast ? carry_put_fast(arena) : carry_put(arena);
 	log_cursor_sync(arena);
 	log_put(arena, PMA_REC_XFREE,
 		b >> 6 | (uint64_t)o->part << PMA_REC_XFREE_OFF_BITS, dest_off);
 	pma_log_commit(arena, dest, dest_off, 0);
+	carry_done(arena, c);
 	atomic_fetch_or(&slab->xdone[idx / 64], 1ULL << (idx % 64));
 	pma_xlist_push(owner, slab);
 	atomic_fetch_add_explicit(&l->top->xfrees, 1, memory_order_relaxed);
@@ -1384,6 +1509,7 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 {
 	struct pma_arena *arena = pma_arena_get(heap);
 	unsigned cls = pma_class_of(size);
+	struct pma_carry c;
 	struct pma_slab *slab;
 	uint64_t off;
 
@@ -1394,8 +1520,10 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 		pma_arena_unlock(arena);
 		return 1;
 	}
+	c = carry_put_fast(arena);
 	log_append_block(arena, PMA_REC_ALLOC, slab, off, dest_off);
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, off));
+	carry_done(arena, c);
 	arena_unlock_fast(arena);
 	return 0;
 }
