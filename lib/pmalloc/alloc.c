@@ -215,6 +215,8 @@ static void take_back(struct pma_arena *arena, struct pma_slab *slab)
  */
 static const struct pma_carry carry_none = { NULL, 0 };
 
+static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry);
+
 static struct pma_carry __attribute__((noinline))
 carry_put_slow(struct pma_arena *arena)
 {
@@ -248,6 +250,26 @@ carry_put_fast(struct pma_arena *arena)
 	    arena->tail + 2 > arena->fast_end)
 		return carry_none;
 	return carry_put_slow(arena);
+}
+
+/* an owner's fast path, at the start of its op: nothing carried but
+ * XFREEs of its blocks committed since its last sync? Into the ring
+ * (only the owner's DRAM state changes: its lock is held) */
+static void __attribute__((noinline)) carry_fill(struct pma_arena *arena)
+{
+	(void)xsync(arena, 0, 1);
+}
+
+__attribute__((always_inline)) static inline void
+carry_fill_fast(struct pma_arena *arena)
+{
+	if (__builtin_expect(!arena->carry_n, 1) &&
+	    __builtin_expect(!atomic_load_explicit(&arena->xlist,
+						   memory_order_relaxed),
+			     1))
+		return;
+	if (!arena->carry_n)
+		carry_fill(arena);
 }
 
 /* after the fence that made c's SYNC_FREE durable */
@@ -292,8 +314,6 @@ static void carry_return(struct pma_arena *arena)
 		pma_xlist_push(arena, c->slab);
 	}
 }
-
-static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry);
 
 uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room)
 {
@@ -343,6 +363,11 @@ uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room)
 	return xsync(arena, room, 0);
 }
 
+uint64_t pma_arena_xsync_carry(struct pma_arena *arena, uint64_t room)
+{
+	return xsync(arena, room, 1);
+}
+
 /* pma_arena_xsync; carry: the SYNC_FREEs into the carry ring first */
 static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry)
 {
@@ -369,8 +394,16 @@ static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry)
 				bits = carry_take(arena, slab, w, bits);
 				if (!bits)
 					continue;
-				/* the ring is full: the rest written */
+				/* the ring is full: the rest wait, or are
+				 * written once half the owed room is used */
 				atomic_fetch_or(&slab->xdone[w], bits);
+				if (atomic_load_explicit(&arena->xowed,
+							 memory_order_relaxed) <
+				    pma_xowed_max(arena->heap->geom.log_cap) /
+					    2) {
+					deferred = 1;
+					continue;
+				}
 			}
 			if (n >= room) {
 				deferred = 1;
@@ -1263,6 +1296,7 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 
 	if (!pma_arena_trylock_owner(arena))
 		return 1;
+	carry_fill_fast(arena);
 	/* still the chunk's slab under the lock (see free_block) */
 	if (!pma_heap_slab_is(arena->heap, rel, slab) ||
 	    arena->tail >= arena->fast_end)
@@ -1407,6 +1441,8 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 		       arena->xfreed.count < arena->xfreed.alloc;
 		if (!fast)
 			pma_arena_unlock(arena);
+		else
+			carry_fill_fast(arena);
 	}
 	if (!fast) {
 		rc = arena_lock_room(arena);
@@ -1515,6 +1551,7 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 
 	if (!pma_arena_trylock_owner(arena))
 		return 1;
+	carry_fill_fast(arena);
 	if (!arena->partial[cls] || arena->tail >= arena->fast_end ||
 	    pma_partial_take(arena, cls, &slab, &off) < 0) {
 		pma_arena_unlock(arena);

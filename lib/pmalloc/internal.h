@@ -44,7 +44,7 @@
 #define PMA_MAX_ARENAS 64
 /* version 10: the SYNC_FREEs an arena carries at most (struct pma_arena,
  * carry); the rest are written with fences of their own */
-#define PMA_CARRY_MAX 64
+#define PMA_CARRY_MAX 256
 _Static_assert(PMA_NCLASSES <= PMA_PMAP_FIELD_MASK + 1,
 	       "a page map entry holds every class");
 _Static_assert(PMA_MAX_ARENAS <= PMA_PMAP_FIELD_MASK + 1,
@@ -1394,6 +1394,9 @@ uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room);
  * (XFREE; both checkpoint modes): their SYNC_FREE records, at most room,
  * and the blocks whose XFREEs are retired back to avail */
 uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room);
+/* the same, but the SYNC_FREEs into arena's carry ring while it has
+ * room, the rest written only once half of pma_xowed_max is owed */
+uint64_t pma_arena_xsync_carry(struct pma_arena *arena, uint64_t room);
 /* (pma_arena_sync carries its XFREEs' SYNC_FREEs rather than writing
  * them, up to PMA_CARRY_MAX; pma_arena_xsync writes every owed one it
  * has room for, the carried ones too: a checkpoint that must retire

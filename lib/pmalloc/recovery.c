@@ -1039,10 +1039,12 @@ static int checkpoint_locked(struct pma_heap *heap, int force)
 		pthread_mutex_lock(&heap->top->xckpt_lock);
 	pma_arenas_lock(heap);
 	/* the frees of this part's blocks by other parts (XFREE), applied
-	 * in the owners' logs: retired with this window */
+	 * in the owners' logs: retired with this window if written; most
+	 * are carried by the owners' next ops (alloc.c, carry_put), the
+	 * freeing part's checkpoint makes them written (xfree_sync_owners) */
 	for (i = 0; multi && i < n; i++)
-		if (pma_arena_xsync(&heap->arenas[i],
-				    xsync_room(&heap->arenas[i])))
+		if (pma_arena_xsync_carry(&heap->arenas[i],
+					  xsync_room(&heap->arenas[i])))
 			heap->arenas[i].fast_end = 0; /* its tail moved */
 	for (i = 0; i < n; i++)
 		chains[i] = remote_begin(&heap->arenas[i]);

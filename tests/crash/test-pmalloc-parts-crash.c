@@ -185,6 +185,9 @@ static void child_run(const char *path, uint64_t rnd)
 		atomic_load(&work.heap->sib[1]->syncs_carried),
 		atomic_load(&work.heap->local_checkpoints),
 		atomic_load(&work.heap->sib[1]->local_checkpoints));
+	/* (the run line shows the SYNC_FREEs carried on an op's fence,
+	 * which a torn image may cut between the two records: how many
+	 * depends on the threads' timing, from 1 to 20 a run) */
 	crash_sweep_finish(atomic_load(&work.heap->xfrees));
 }
 
