@@ -254,36 +254,63 @@ carry_put_fast(struct pma_arena *arena)
 
 /* an owner's fast path, at the start of its op: nothing carried but
  * XFREEs of its blocks committed since its last sync? Into the ring
- * (only the owner's DRAM state changes: its lock is held) */
+ * (only the owner's DRAM state changes: its lock is held). Looked for
+ * every PMA_CARRY_POLL ops only: taking the xlist at every op makes each
+ * free of the other part push the slab again, and the xlist line and
+ * the slab's in_xlist move between the threads at every op */
+#define PMA_CARRY_POLL 32
 static void __attribute__((noinline)) carry_fill(struct pma_arena *arena)
 {
-	(void)xsync(arena, 0, 1);
+	arena->carry_poll = PMA_CARRY_POLL;
+	if (atomic_load_explicit(&arena->xlist, memory_order_relaxed))
+		(void)xsync(arena, 0, 1);
 }
 
 __attribute__((always_inline)) static inline void
 carry_fill_fast(struct pma_arena *arena)
 {
-	if (__builtin_expect(!arena->carry_n, 1) &&
-	    __builtin_expect(!atomic_load_explicit(&arena->xlist,
-						   memory_order_relaxed),
-			     1))
-		return;
-	if (!arena->carry_n)
+	/* (0 at open: the first op looks) */
+	if (__builtin_expect(!arena->carry_n && arena->carry_poll-- <= 1, 0))
 		carry_fill(arena);
 }
 
-/* after the fence that made c's SYNC_FREE durable */
+/* the carried SYNC_FREEs that are durable (the carry_dn ring slots
+ * before carry_first): their rpend bits cleared, xowed and the counters
+ * lowered, in one burst: per op, the rpend line (which the freeing
+ * thread sets bits in) and xowed (which it adds to) would move between
+ * the two threads' caches at every op. Later is never wrong: the
+ * freeing part only waits longer to retire its XFREEs */
+static void __attribute__((noinline)) carry_settle(struct pma_arena *arena)
+{
+	struct pma_heap *heap = arena->heap;
+	unsigned n = arena->carry_dn, i;
+	struct pma_carry *c;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		c = &arena->carry[(arena->carry_first + PMA_CARRY_MAX - n + i) %
+				  PMA_CARRY_MAX];
+		pma_slab_rpend_clear(c->slab, c->idx);
+	}
+	atomic_fetch_add_explicit(&heap->rfrees_synced, n,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&heap->syncs_carried, n,
+				  memory_order_relaxed);
+	atomic_fetch_sub(&arena->xowed, n);
+	arena->carry_dn = 0;
+}
+
+/* after the fence that made c's SYNC_FREE durable: settled with the
+ * next PMA_CARRY_SETTLE, or at the next sync (xsync) */
+#define PMA_CARRY_SETTLE 32
 __attribute__((always_inline)) static inline void
 carry_done(struct pma_arena *arena, struct pma_carry c)
 {
 	if (__builtin_expect(!c.slab, 1))
 		return;
-	atomic_fetch_add_explicit(&arena->heap->rfrees_synced, 1,
-				  memory_order_relaxed);
-	atomic_fetch_add_explicit(&arena->heap->syncs_carried, 1,
-				  memory_order_relaxed);
-	atomic_fetch_sub(&arena->xowed, 1);
-	pma_slab_rpend_clear(c.slab, c.idx);
+	if (++arena->carry_dn >= PMA_CARRY_SETTLE)
+		carry_settle(arena);
 }
 
 /* the blocks of bits (word w of slab's xdone bits, taken) into the carry
@@ -293,7 +320,8 @@ static uint64_t carry_take(struct pma_arena *arena, struct pma_slab *slab,
 {
 	unsigned i;
 
-	for (; bits && arena->carry_n < PMA_CARRY_MAX; bits &= bits - 1) {
+	for (; bits && arena->carry_dn + arena->carry_n < PMA_CARRY_MAX;
+	     bits &= bits - 1) {
 		i = (arena->carry_first + arena->carry_n++) % PMA_CARRY_MAX;
 		arena->carry[i].slab = slab;
 		arena->carry[i].idx = w * 64 + (uint32_t)__builtin_ctzll(bits);
@@ -306,6 +334,7 @@ static void carry_return(struct pma_arena *arena)
 {
 	struct pma_carry *c;
 
+	carry_settle(arena);
 	for (; arena->carry_n; arena->carry_n--) {
 		c = &arena->carry[arena->carry_first];
 		arena->carry_first = (arena->carry_first + 1) % PMA_CARRY_MAX;
@@ -376,6 +405,7 @@ static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry)
 	unsigned w;
 	int deferred;
 
+	carry_settle(arena);
 	if (!atomic_load_explicit(&arena->xlist, memory_order_relaxed))
 		return 0;
 	slab = atomic_exchange_explicit(&arena->xlist, NULL,
@@ -389,7 +419,8 @@ static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry)
 			if (!atomic_load_explicit(&slab->xdone[w],
 						  memory_order_relaxed))
 				continue;
-			if (carry && arena->carry_n < PMA_CARRY_MAX) {
+			if (carry &&
+			    arena->carry_dn + arena->carry_n < PMA_CARRY_MAX) {
 				bits = atomic_exchange(&slab->xdone[w], 0);
 				bits = carry_take(arena, slab, w, bits);
 				if (!bits)

@@ -593,7 +593,7 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	unsigned dest_runs; /* runs of ops on one word since the flush */
 	/* version 10: carried SYNC_FREEs (carry below): the first, and how
 	 * many; read by every fast-path op, so in this line */
-	unsigned carry_first, carry_n;
+	unsigned carry_first, carry_n, carry_dn, carry_poll;
 	struct pma_slab *partial[PMA_NCLASSES];
 	/* copies of the struct_ops ops in [head, tail) that are not block
 	 * ops, in log order (room for log_cap: each op is >= 1 record) */
@@ -637,8 +637,10 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	 * xdone bits whose SYNC_FREE records ride on this arena's next ops
 	 * of one record, one per op, before its record: that op's fence
 	 * makes both durable (two records per fence, as an extent op's),
-	 * then the block's rpend bit goes (alloc.c, carry_put). Still owed
-	 * (xowed) and rpend set while here; a ring from carry_first */
+	 * then the block's rpend bit goes (alloc.c, carry_put; in bursts,
+	 * carry_settle). Still owed (xowed) and rpend set while here; a
+	 * ring: carry_dn durable ones before carry_first (their rpend bits
+	 * not cleared yet), carry_n to carry from carry_first */
 	struct pma_carry {
 		struct pma_slab *slab;
 		uint32_t idx;
