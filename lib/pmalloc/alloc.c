@@ -111,6 +111,8 @@ log_append_block(struct pma_arena *arena, unsigned type, struct pma_slab *slab,
  * in its own log, fenced, then rpend cleared; the freeing arena may
  * retire its RFREE once rpend is clear, and then hands the block back
  * through rret (recovery.c). See doc/pmalloc.md, "Per-arena checkpoints".
+ * Frees from another part (XFREE, version 10) carry their SYNC_FREE on
+ * the owner's ops' fences instead (carry_put below).
  */
 
 /* the first step of a remote free of slab's block idx: 0, or -EINVAL (a
