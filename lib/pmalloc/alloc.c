@@ -400,12 +400,38 @@ uint64_t pma_arena_xsync_carry(struct pma_arena *arena, uint64_t room)
 }
 
 /* pma_arena_xsync; carry: the SYNC_FREEs into the carry ring first */
+/* xsync_carry's results for word w of slab's xdone */
+#define XSYNC_CARRIED 0 /* all of them carried (or none there) */
+#define XSYNC_DEFER 1 /* the ring is full: the rest wait */
+#define XSYNC_WRITE 2 /* the ring is full and half the owed room used */
+
+/* carry what of word w of slab's xdone the ring can take */
+static int xsync_carry(struct pma_arena *arena, struct pma_slab *slab,
+		       unsigned w)
+{
+	uint64_t bits;
+
+	if (arena->carry_dn + arena->carry_n >= PMA_CARRY_MAX)
+		return XSYNC_WRITE;
+	bits = atomic_exchange(&slab->xdone[w], 0);
+	bits = carry_take(arena, slab, w, bits);
+	if (!bits)
+		return XSYNC_CARRIED;
+	/* the ring is full: the rest wait, or are written once half the
+	 * owed room is used */
+	atomic_fetch_or(&slab->xdone[w], bits);
+	if (atomic_load_explicit(&arena->xowed, memory_order_relaxed) <
+	    pma_xowed_max(arena->heap->geom.log_cap) / 2)
+		return XSYNC_DEFER;
+	return XSYNC_WRITE;
+}
+
 static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry)
 {
 	struct pma_slab *slab, *next;
 	uint64_t n = 0, bits, keep;
 	unsigned w;
-	int deferred;
+	int deferred, c;
 
 	carry_settle(arena);
 	if (!atomic_load_explicit(&arena->xlist, memory_order_relaxed))
@@ -421,22 +447,12 @@ static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry)
 			if (!atomic_load_explicit(&slab->xdone[w],
 						  memory_order_relaxed))
 				continue;
-			if (carry &&
-			    arena->carry_dn + arena->carry_n < PMA_CARRY_MAX) {
-				bits = atomic_exchange(&slab->xdone[w], 0);
-				bits = carry_take(arena, slab, w, bits);
-				if (!bits)
-					continue;
-				/* the ring is full: the rest wait, or are
-				 * written once half the owed room is used */
-				atomic_fetch_or(&slab->xdone[w], bits);
-				if (atomic_load_explicit(&arena->xowed,
-							 memory_order_relaxed) <
-				    pma_xowed_max(arena->heap->geom.log_cap) /
-					    2) {
+			if (carry) {
+				c = xsync_carry(arena, slab, w);
+				if (c == XSYNC_DEFER)
 					deferred = 1;
+				if (c != XSYNC_WRITE)
 					continue;
-				}
 			}
 			if (n >= room) {
 				deferred = 1;
