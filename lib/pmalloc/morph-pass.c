@@ -301,7 +301,8 @@ static int pass_run(struct pma_heap *heap, struct plan *p, int dry,
 	size_t i;
 	int rc;
 
-	qsort(p->c, p->n, sizeof(*p->c), cand_cmp);
+	if (p->n) /* no plan: p->c may be NULL, which qsort may not take */
+		qsort(p->c, p->n, sizeof(*p->c), cand_cmp);
 	r->candidates += p->n;
 	for (i = 0; i < p->n; i++) {
 		c = &p->c[i];
