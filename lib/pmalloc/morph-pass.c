@@ -53,7 +53,7 @@ static uint32_t slab_used(struct pma_slab *slab)
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
 			w[l * PMA_SLAB_LINE_WORDS + k] =
 				atomic_load(&slab->live[l][k]);
-	return bits_count(w, PMA_NBANKS * PMA_SLAB_LINE_WORDS);
+	return bits_count(w, sizeof(w) / sizeof(w[0]));
 }
 
 /* call cb for every slab of one part's heap, every arena locked */
