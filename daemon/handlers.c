@@ -114,7 +114,7 @@ static int pool_inspect_json(struct request *r, struct pmad_pool *p)
 		rc = pmad_pool_view_json(p, r->result, r->view_flags);
 	if (rc == 0)
 		rc = pmad_pool_heap_json(p, r->result, r->view_flags);
-	if (rc == 0 && r->args &&
+	if (rc == 0 && p && r->args &&
 	    json_object_object_get_ex(r->args, "slabs", &v) &&
 	    json_object_get_boolean(v))
 		rc = view_slabs_json(p->heap, r->view_flags, r->result);

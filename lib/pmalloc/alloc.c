@@ -111,6 +111,8 @@ log_append_block(struct pma_arena *arena, unsigned type, struct pma_slab *slab,
  * in its own log, fenced, then rpend cleared; the freeing arena may
  * retire its RFREE once rpend is clear, and then hands the block back
  * through rret (recovery.c). See doc/pmalloc.md, "Per-arena checkpoints".
+ * Frees from another part (XFREE, version 10) carry their SYNC_FREE on
+ * the owner's ops' fences instead (carry_put below).
  */
 
 /* the first step of a remote free of slab's block idx: 0, or -EINVAL (a
@@ -199,6 +201,151 @@ static void take_back(struct pma_arena *arena, struct pma_slab *slab)
 	}
 }
 
+/*
+ * Carried SYNC_FREEs (version 10, struct pma_arena's carry). A
+ * SYNC_FREE written by pma_arena_xsync costs a fence per two; carried,
+ * it rides on a fence the owner pays anyway: carry_put appends the
+ * oldest one's record before the record of an op of one record (lock
+ * held, room for both: a carried one is owed, and xowed is kept free),
+ * the op's commit fences both, and carry_done then clears the block's
+ * rpend bit: only then may the freeing part retire its XFREE and the
+ * block be reused. A crash before that fence leaves at most those two
+ * records torn at the log's end, the shape recovery allows (an extent
+ * op's two records, SLAB_NEW and ALLOC): whichever of them is lost is
+ * not committed, and the XFREE, not retired, is applied again by
+ * recovery (xfree_recover) if the SYNC_FREE is.
+ */
+static const struct pma_carry carry_none = { NULL, 0 };
+
+static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry);
+
+static struct pma_carry __attribute__((noinline))
+carry_put_slow(struct pma_arena *arena)
+{
+	struct pma_carry c = arena->carry[arena->carry_first];
+	uint64_t off = pma_slab_block_off(c.slab, c.idx);
+
+	/* no memory: it waits for the next op, or for pma_arena_xsync */
+	if (pma_retq_push(&arena->synced, off, arena->tail, PMA_NO_DEP, 0) < 0)
+		return carry_none;
+	log_cursor_sync(arena);
+	log_append_block(arena, PMA_REC_SYNC_FREE, c.slab, off, 0);
+	arena->carry_first = (arena->carry_first + 1) % PMA_CARRY_MAX;
+	arena->carry_n--;
+	return c;
+}
+
+/* the op about to append its one record may carry a SYNC_FREE */
+__attribute__((always_inline)) static inline struct pma_carry
+carry_put(struct pma_arena *arena)
+{
+	if (__builtin_expect(!arena->carry_n, 1))
+		return carry_none;
+	return carry_put_slow(arena);
+}
+
+/* on a fast path: only with room for both records before fast_end */
+__attribute__((always_inline)) static inline struct pma_carry
+carry_put_fast(struct pma_arena *arena)
+{
+	if (__builtin_expect(!arena->carry_n, 1) ||
+	    arena->tail + 2 > arena->fast_end)
+		return carry_none;
+	return carry_put_slow(arena);
+}
+
+/* an owner's fast path, at the start of its op: nothing carried but
+ * XFREEs of its blocks committed since its last sync? Into the ring
+ * (only the owner's DRAM state changes: its lock is held). Looked for
+ * every PMA_CARRY_POLL ops only: taking the xlist at every op makes each
+ * free of the other part push the slab again, and the xlist line and
+ * the slab's in_xlist move between the threads at every op */
+#define PMA_CARRY_POLL 32
+static void __attribute__((noinline)) carry_fill(struct pma_arena *arena)
+{
+	arena->carry_poll = PMA_CARRY_POLL;
+	if (atomic_load_explicit(&arena->xlist, memory_order_relaxed))
+		(void)xsync(arena, 0, 1);
+}
+
+__attribute__((always_inline)) static inline void
+carry_fill_fast(struct pma_arena *arena)
+{
+	/* (0 at open: the first op looks) */
+	if (__builtin_expect(!arena->carry_n && arena->carry_poll-- <= 1, 0))
+		carry_fill(arena);
+}
+
+/* the carried SYNC_FREEs that are durable (the carry_dn ring slots
+ * before carry_first): their rpend bits cleared, xowed and the counters
+ * lowered, in one burst: per op, the rpend line (which the freeing
+ * thread sets bits in) and xowed (which it adds to) would move between
+ * the two threads' caches at every op. Later is never wrong: the
+ * freeing part only waits longer to retire its XFREEs */
+static void __attribute__((noinline)) carry_settle(struct pma_arena *arena)
+{
+	struct pma_heap *heap = arena->heap;
+	unsigned n = arena->carry_dn, i;
+	struct pma_carry *c;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		c = &arena->carry[(arena->carry_first + PMA_CARRY_MAX - n + i) %
+				  PMA_CARRY_MAX];
+		pma_slab_rpend_clear(c->slab, c->idx);
+	}
+	atomic_fetch_add_explicit(&heap->rfrees_synced, n,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&heap->syncs_carried, n,
+				  memory_order_relaxed);
+	atomic_fetch_sub(&arena->xowed, n);
+	arena->carry_dn = 0;
+}
+
+/* after the fence that made c's SYNC_FREE durable: settled with the
+ * next PMA_CARRY_SETTLE, or at the next sync (xsync) */
+#define PMA_CARRY_SETTLE 32
+__attribute__((always_inline)) static inline void
+carry_done(struct pma_arena *arena, struct pma_carry c)
+{
+	if (__builtin_expect(!c.slab, 1))
+		return;
+	if (++arena->carry_dn >= PMA_CARRY_SETTLE)
+		carry_settle(arena);
+}
+
+/* the blocks of bits (word w of slab's xdone bits, taken) into the carry
+ * ring while it has room; returns the bits left */
+static uint64_t carry_take(struct pma_arena *arena, struct pma_slab *slab,
+			   unsigned w, uint64_t bits)
+{
+	unsigned i;
+
+	for (; bits && arena->carry_dn + arena->carry_n < PMA_CARRY_MAX;
+	     bits &= bits - 1) {
+		i = (arena->carry_first + arena->carry_n++) % PMA_CARRY_MAX;
+		arena->carry[i].slab = slab;
+		arena->carry[i].idx = w * 64 + (uint32_t)__builtin_ctzll(bits);
+	}
+	return bits;
+}
+
+/* the carried frees back to their slabs' xdone bits, for sync_word */
+static void carry_return(struct pma_arena *arena)
+{
+	struct pma_carry *c;
+
+	carry_settle(arena);
+	for (; arena->carry_n; arena->carry_n--) {
+		c = &arena->carry[arena->carry_first];
+		arena->carry_first = (arena->carry_first + 1) % PMA_CARRY_MAX;
+		atomic_fetch_or(&c->slab->xdone[c->idx / 64],
+				1ULL << (c->idx % 64));
+		pma_xlist_push(arena, c->slab);
+	}
+}
+
 uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room)
 {
 	struct pma_slab *slab, *next;
@@ -238,16 +385,55 @@ uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room)
 		if (deferred)
 			pma_rlist_push(arena, slab);
 	}
-	return n + pma_arena_xsync(arena, room - n);
+	return n + xsync(arena, room - n, 1);
 }
 
 uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room)
 {
+	carry_return(arena);
+	return xsync(arena, room, 0);
+}
+
+uint64_t pma_arena_xsync_carry(struct pma_arena *arena, uint64_t room)
+{
+	return xsync(arena, room, 1);
+}
+
+/* pma_arena_xsync; carry: the SYNC_FREEs into the carry ring first */
+/* xsync_carry's results for word w of slab's xdone */
+#define XSYNC_CARRIED 0 /* all of them carried (or none there) */
+#define XSYNC_DEFER 1 /* the ring is full: the rest wait */
+#define XSYNC_WRITE 2 /* the ring is full and half the owed room used */
+
+/* carry what of word w of slab's xdone the ring can take */
+static int xsync_carry(struct pma_arena *arena, struct pma_slab *slab,
+		       unsigned w)
+{
+	uint64_t bits;
+
+	if (arena->carry_dn + arena->carry_n >= PMA_CARRY_MAX)
+		return XSYNC_WRITE;
+	bits = atomic_exchange(&slab->xdone[w], 0);
+	bits = carry_take(arena, slab, w, bits);
+	if (!bits)
+		return XSYNC_CARRIED;
+	/* the ring is full: the rest wait, or are written once half the
+	 * owed room is used */
+	atomic_fetch_or(&slab->xdone[w], bits);
+	if (atomic_load_explicit(&arena->xowed, memory_order_relaxed) <
+	    pma_xowed_max(arena->heap->geom.log_cap) / 2)
+		return XSYNC_DEFER;
+	return XSYNC_WRITE;
+}
+
+static uint64_t xsync(struct pma_arena *arena, uint64_t room, int carry)
+{
 	struct pma_slab *slab, *next;
 	uint64_t n = 0, bits, keep;
 	unsigned w;
-	int deferred;
+	int deferred, c;
 
+	carry_settle(arena);
 	if (!atomic_load_explicit(&arena->xlist, memory_order_relaxed))
 		return 0;
 	slab = atomic_exchange_explicit(&arena->xlist, NULL,
@@ -261,6 +447,13 @@ uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room)
 			if (!atomic_load_explicit(&slab->xdone[w],
 						  memory_order_relaxed))
 				continue;
+			if (carry) {
+				c = xsync_carry(arena, slab, w);
+				if (c == XSYNC_DEFER)
+					deferred = 1;
+				if (c != XSYNC_WRITE)
+					continue;
+			}
 			if (n >= room) {
 				deferred = 1;
 				continue;
@@ -701,7 +894,9 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 {
 	struct pma_heap *heap = arena->heap;
 	struct pma_op op = { .type = PMA_REC_ALLOC };
+	struct pma_carry c = carry_none;
 	struct pma_slab *slab;
+	uint64_t t0;
 	int rc, tries;
 
 	rc = arena_lock_room(arena);
@@ -712,9 +907,10 @@ static int alloc_small(struct pma_arena *arena, unsigned cls, uint64_t *dest,
 	    atomic_load_explicit(&arena->rlist, memory_order_relaxed))
 		(void)pma_arena_sync(arena, sync_room(arena));
 	/* version 10: frees of this arena's blocks by other parts' arenas
-	 * (XFREE), in both checkpoint modes */
+	 * (XFREE), in both checkpoint modes: carried by the next ops */
 	if (atomic_load_explicit(&arena->xlist, memory_order_relaxed))
-		(void)pma_arena_xsync(arena, sync_room(arena));
+		(void)xsync(arena, sync_room(arena), 1);
+	t0 = arena->tail;
 	tries = 0;
 again:
 	if (!arena->partial[cls]) {
@@ -745,8 +941,12 @@ again:
 	if (flags & PMA_ALLOC_ZERO)
 		pm_memset(heap->map, pma_addr(heap, op.off), 0,
 			  slab->block_size, 0);
+	/* a carried SYNC_FREE unless a record (SLAB_NEW) went before */
+	if (arena->tail == t0)
+		c = carry_put(arena);
 	pma_expect_ok(pma_log_append_op(arena, &op));
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, op.off));
+	carry_done(arena, c);
 out_unlock:
 	arena_unlock_op(arena, rc);
 	return rc;
@@ -1144,11 +1344,13 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 			    uint64_t rel, uint64_t off, uint64_t *dest,
 			    uint64_t dest_off)
 {
+	struct pma_carry c;
 	uint32_t idx;
 	int own, held;
 
 	if (!pma_arena_trylock_owner(arena))
 		return 1;
+	carry_fill_fast(arena);
 	/* still the chunk's slab under the lock (see free_block) */
 	if (!pma_heap_slab_is(arena->heap, rel, slab) ||
 	    arena->tail >= arena->fast_end)
@@ -1160,8 +1362,10 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 		    pma_slab_index(slab, off, &idx) < 0 ||
 		    pma_slab_unlive(slab, idx) < 0)
 			goto out_slow;
+		c = carry_put_fast(arena);
 		log_append_block(arena, PMA_REC_FREE, slab, off, dest_off);
 		pma_log_commit(arena, dest, dest_off, 0);
+		carry_done(arena, c);
 		pma_slab_give(slab, idx);
 		pma_partial_push(arena, slab);
 		pma_slab_empty_check(arena, slab);
@@ -1183,8 +1387,10 @@ static inline int free_fast(struct pma_arena *arena, struct pma_slab *slab,
 		arena->rfreed.e[arena->rfreed.count++] = (struct pma_ret){
 			.off = off, .k = arena->tail, .dep_arena = PMA_NO_DEP
 		};
+		c = carry_put_fast(arena);
 		log_append_block(arena, PMA_REC_RFREE, slab, off, dest_off);
 		pma_log_commit(arena, dest, dest_off, 0);
+		carry_done(arena, c);
 		remote_committed(arena->heap, slab, idx);
 	}
 	arena_unlock_fast(arena);
@@ -1283,6 +1489,7 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 {
 	uint64_t rel = off - o->fast_dest_off, b;
 	struct pma_arena *arena, *owner;
+	struct pma_carry c;
 	struct pma_slab *slab;
 	uint32_t idx;
 	int fast, rc = 0;
@@ -1317,6 +1524,8 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 		       arena->xfreed.count < arena->xfreed.alloc;
 		if (!fast)
 			pma_arena_unlock(arena);
+		else
+			carry_fill_fast(arena);
 	}
 	if (!fast) {
 		rc = arena_lock_room(arena);
@@ -1328,10 +1537,12 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 	rc = xfree_unlive(o, arena, slab, rel, off, &idx);
 	if (rc)
 		goto out_unlock;
+	c = fast ? carry_put_fast(arena) : carry_put(arena);
 	log_cursor_sync(arena);
 	log_put(arena, PMA_REC_XFREE,
 		b >> 6 | (uint64_t)o->part << PMA_REC_XFREE_OFF_BITS, dest_off);
 	pma_log_commit(arena, dest, dest_off, 0);
+	carry_done(arena, c);
 	atomic_fetch_or(&slab->xdone[idx / 64], 1ULL << (idx % 64));
 	pma_xlist_push(owner, slab);
 	atomic_fetch_add_explicit(&l->top->xfrees, 1, memory_order_relaxed);
@@ -1392,18 +1603,22 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 {
 	struct pma_arena *arena = pma_arena_get(heap);
 	unsigned cls = pma_class_of(size);
+	struct pma_carry c;
 	struct pma_slab *slab;
 	uint64_t off;
 
 	if (!pma_arena_trylock_owner(arena))
 		return 1;
+	carry_fill_fast(arena);
 	if (!arena->partial[cls] || arena->tail >= arena->fast_end ||
 	    pma_partial_take(arena, cls, &slab, &off) < 0) {
 		pma_arena_unlock(arena);
 		return 1;
 	}
+	c = carry_put_fast(arena);
 	log_append_block(arena, PMA_REC_ALLOC, slab, off, dest_off);
 	pma_log_commit(arena, dest, dest_off, pma_pool_off(heap, off));
+	carry_done(arena, c);
 	arena_unlock_fast(arena);
 	return 0;
 }

@@ -36,7 +36,7 @@ int pma_fsck_old_live(const struct pma_fsck_slab *s, uint64_t rel)
 	if (!s->hdr.morph_from || !old_block(s, rel, &i))
 		return 0;
 	bit = i / PMA_NBANKS;
-	return (s->old_cur[i % PMA_NBANKS][bit / 64] >> (bit % 64)) & 1;
+	return (int)((s->old_cur[i % PMA_NBANKS][bit / 64] >> (bit % 64)) & 1);
 }
 
 /* is block j of the current class of s live after the ops so far? */

@@ -43,6 +43,9 @@
 #define PMA_NCLASSES 43
 #define PMA_SMALL_MAX 14336 /* largest size class */
 #define PMA_MAX_ARENAS 64
+/* version 10: the SYNC_FREEs an arena carries at most (struct pma_arena,
+ * carry); the rest are written with fences of their own */
+#define PMA_CARRY_MAX 256
 _Static_assert(PMA_NCLASSES <= PMA_PMAP_FIELD_MASK + 1,
 	       "a page map entry holds every class");
 _Static_assert(PMA_MAX_ARENAS <= PMA_PMAP_FIELD_MASK + 1,
@@ -595,6 +598,9 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	struct pm_map *dest_map; /* the part dest_line is in */
 	uint64_t *dest_last; /* the last op's dest word (in dest_line) */
 	unsigned dest_runs; /* runs of ops on one word since the flush */
+	/* version 10: carried SYNC_FREEs (carry below): the first, and how
+	 * many; read by every fast-path op, so in this line */
+	unsigned carry_first, carry_n, carry_dn, carry_poll;
 	struct pma_slab *partial[PMA_NCLASSES];
 	/* copies of the struct_ops ops in [head, tail) that are not block
 	 * ops, in log order (room for log_cap: each op is >= 1 record) */
@@ -634,6 +640,18 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	 * (morph.c) in the window, 0 if none: a local checkpoint cuts
 	 * before it (recovery.c) */
 	uint64_t mix_first;
+	/* version 10: XFREEs of this arena's blocks taken off their slabs'
+	 * xdone bits whose SYNC_FREE records ride on this arena's next ops
+	 * of one record, one per op, before its record: that op's fence
+	 * makes both durable (two records per fence, as an extent op's),
+	 * then the block's rpend bit goes (alloc.c, carry_put; in bursts,
+	 * carry_settle). Still owed (xowed) and rpend set while here; a
+	 * ring: carry_dn durable ones before carry_first (their rpend bits
+	 * not cleared yet), carry_n to carry from carry_first */
+	struct pma_carry {
+		struct pma_slab *slab;
+		uint32_t idx;
+	} carry[PMA_CARRY_MAX];
 
 	/* written by other arenas (version 8, two-phase frees) */
 	/* slabs of this arena with rdone or rret bits (pma_rlist_push;
@@ -1195,6 +1213,7 @@ struct pma_heap {
 	atomic_ulong checkpoints;
 	atomic_ulong local_checkpoints; /* version 8: one arena's */
 	atomic_ulong rfrees_synced; /* version 8: SYNC_FREE records */
+	atomic_ulong syncs_carried; /* version 10: of them, carried by ops */
 	atomic_ulong local_partial; /* local checkpoints cut in the window */
 	/* top: allocations served by another part than the thread's
 	 * local one (it was full), and frees of another part's blocks */
@@ -1404,6 +1423,13 @@ uint64_t pma_arena_sync(struct pma_arena *arena, uint64_t room);
  * (XFREE; both checkpoint modes): their SYNC_FREE records, at most room,
  * and the blocks whose XFREEs are retired back to avail */
 uint64_t pma_arena_xsync(struct pma_arena *arena, uint64_t room);
+/* the same, but the SYNC_FREEs into arena's carry ring while it has
+ * room, the rest written only once half of pma_xowed_max is owed */
+uint64_t pma_arena_xsync_carry(struct pma_arena *arena, uint64_t room);
+/* (pma_arena_sync carries its XFREEs' SYNC_FREEs rather than writing
+ * them, up to PMA_CARRY_MAX; pma_arena_xsync writes every owed one it
+ * has room for, the carried ones too: a checkpoint that must retire
+ * another part's XFREEs waits for them) */
 /* run at open: replay logs, redo dests, persist heads, rebuild DRAM */
 int pma_recover(struct pma_heap *heap);
 /* pma_heap_open with every part's path given (pool_open_parts) */

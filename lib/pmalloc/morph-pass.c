@@ -53,7 +53,7 @@ static uint32_t slab_used(struct pma_slab *slab)
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
 			w[l * PMA_SLAB_LINE_WORDS + k] =
 				atomic_load(&slab->live[l][k]);
-	return bits_count(w, PMA_NBANKS * PMA_SLAB_LINE_WORDS);
+	return bits_count(w, sizeof(w) / sizeof(w[0]));
 }
 
 /* call cb for every slab of one part's heap, every arena locked */
@@ -301,7 +301,8 @@ static int pass_run(struct pma_heap *heap, struct plan *p, int dry,
 	size_t i;
 	int rc;
 
-	qsort(p->c, p->n, sizeof(*p->c), cand_cmp);
+	if (p->n) /* no plan: p->c may be NULL, which qsort may not take */
+		qsort(p->c, p->n, sizeof(*p->c), cand_cmp);
 	r->candidates += p->n;
 	for (i = 0; i < p->n; i++) {
 		c = &p->c[i];

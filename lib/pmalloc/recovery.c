@@ -1027,8 +1027,11 @@ static int xfree_sync_owners(struct pma_heap *heap)
 	return 0;
 }
 
-/* pma_checkpoint with ckpt_lock held; force: release every empty slab */
-static int checkpoint_locked(struct pma_heap *heap, int force)
+/* pma_checkpoint with ckpt_lock held; force: release every empty slab;
+ * carry: one an op found due, which leaves the owed SYNC_FREEs of this
+ * part's arenas to their ops' fences (an explicit one, or at close,
+ * writes them: retired with this window, nothing owed after a close) */
+static int checkpoint_locked(struct pma_heap *heap, int force, int carry)
 {
 	struct pma_slab *chains[PMA_MAX_ARENAS];
 	struct pma_dirty dirty = { 0 };
@@ -1039,10 +1042,13 @@ static int checkpoint_locked(struct pma_heap *heap, int force)
 		pthread_mutex_lock(&heap->top->xckpt_lock);
 	pma_arenas_lock(heap);
 	/* the frees of this part's blocks by other parts (XFREE), applied
-	 * in the owners' logs: retired with this window */
+	 * in the owners' logs: retired with this window if written; at a
+	 * checkpoint an op found due most are left to the owners' next ops
+	 * (alloc.c, carry_put), and the freeing part's checkpoint makes the
+	 * rest written (xfree_sync_owners) */
 	for (i = 0; multi && i < n; i++)
-		if (pma_arena_xsync(&heap->arenas[i],
-				    xsync_room(&heap->arenas[i])))
+		if ((carry ? pma_arena_xsync_carry : pma_arena_xsync)(
+			    &heap->arenas[i], xsync_room(&heap->arenas[i])))
 			heap->arenas[i].fast_end = 0; /* its tail moved */
 	for (i = 0; i < n; i++)
 		chains[i] = remote_begin(&heap->arenas[i]);
@@ -1099,7 +1105,7 @@ static int checkpoint_take(struct pma_heap *heap, int wait, int force)
 		pthread_mutex_lock(&heap->ckpt_lock);
 	else if (pthread_mutex_trylock(&heap->ckpt_lock) != 0)
 		return 0;
-	rc = checkpoint_locked(heap, force);
+	rc = checkpoint_locked(heap, force, !wait);
 	pthread_mutex_unlock(&heap->ckpt_lock);
 	return rc;
 }

@@ -108,7 +108,8 @@ static struct json_object *rows_json(struct acc *a)
 	size_t i;
 	int err;
 
-	qsort(a->rows, a->n, sizeof(*a->rows), row_cmp);
+	if (a->n) /* a->rows may be NULL, which qsort may not take */
+		qsort(a->rows, a->n, sizeof(*a->rows), row_cmp);
 	for (i = 0; arr && i < a->n; i++) {
 		o = json_object_new_object();
 		if (!o) {

@@ -174,15 +174,20 @@ static void child_run(const char *path, uint64_t rnd)
 		pthread_join(tid[i], NULL);
 	fprintf(stderr,
 		"# run: %lu fallbacks, %lu frees of the other part's blocks "
-		"(%lu XFREE), SYNC_FREEs %lu + %lu, local checkpoints %lu + "
-		"%lu\n",
+		"(%lu XFREE), SYNC_FREEs %lu + %lu (carried %lu + %lu), "
+		"local checkpoints %lu + %lu\n",
 		atomic_load(&work.heap->fallbacks),
 		atomic_load(&work.heap->remote_part_frees),
 		atomic_load(&work.heap->xfrees),
 		atomic_load(&work.heap->rfrees_synced),
 		atomic_load(&work.heap->sib[1]->rfrees_synced),
+		atomic_load(&work.heap->syncs_carried),
+		atomic_load(&work.heap->sib[1]->syncs_carried),
 		atomic_load(&work.heap->local_checkpoints),
 		atomic_load(&work.heap->sib[1]->local_checkpoints));
+	/* (the run line shows the SYNC_FREEs carried on an op's fence,
+	 * which a torn image may cut between the two records: how many
+	 * depends on the threads' timing, from 1 to 20 a run) */
 	crash_sweep_finish(atomic_load(&work.heap->xfrees));
 }
 
