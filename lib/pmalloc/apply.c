@@ -179,6 +179,30 @@ static int slab_op_page(struct pma_heap *heap, const struct pma_op *op, int bad,
 	return 0;
 }
 
+/* a slab header op->off rewrote for class op->cls of arena op->owner
+ * (SLAB_NEW, SLAB_MORPH): its bitmap banks sealed, header and bitmap
+ * dirty, its page map entry written */
+static int slab_hdr_commit(struct pma_heap *heap, const struct pma_op *op,
+			   struct pma_slab_hdr *sh, uint64_t page,
+			   struct pma_dirty *dirty)
+{
+	unsigned l;
+	int rc;
+
+	if (heap->checked) {
+		for (l = 0; l < PMA_NBANKS; l++)
+			pma_check_bank_seal(sh, op->off, l);
+		if (heap->banks && pma_banks_fresh(heap, sh, op->off) < 0)
+			return -ENOMEM;
+	}
+	rc = pma_dirty_add(dirty, sh,
+			   PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE);
+	if (rc < 0)
+		return rc;
+	return pmap_write(heap, page, pma_pmap_make_slab(op->cls, op->owner),
+			  dirty);
+}
+
 static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 			  struct pma_dirty *dirty)
 {
@@ -202,20 +226,7 @@ static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 	sh->owner = (uint16_t)op->owner;
 	sh->block_size = pma_class_size(op->cls);
 	sh->nblocks = pma_class_nblocks(op->cls);
-	if (heap->checked) {
-		unsigned l;
-
-		for (l = 0; l < PMA_NBANKS; l++)
-			pma_check_bank_seal(sh, op->off, l);
-		if (heap->banks && pma_banks_fresh(heap, sh, op->off) < 0)
-			return -ENOMEM;
-	}
-	rc = pma_dirty_add(dirty, sh,
-			   PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE);
-	if (rc < 0)
-		return rc;
-	return pmap_write(heap, page, pma_pmap_make_slab(op->cls, op->owner),
-			  dirty);
+	return slab_hdr_commit(heap, op, sh, page, dirty);
 }
 
 /* a slab goes back to the free pages: its entry cleared. The header and
@@ -482,18 +493,7 @@ static int apply_slab_morph(struct pma_heap *heap, const struct pma_op *op,
 	for (l = 0; l < PMA_NBANKS; l++)
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
 			line[l * (PMA_LINE / 8) + k] = 0;
-	if (heap->checked) {
-		for (l = 0; l < PMA_NBANKS; l++)
-			pma_check_bank_seal(sh, op->off, l);
-		if (heap->banks && pma_banks_fresh(heap, sh, op->off) < 0)
-			return -ENOMEM;
-	}
-	rc = pma_dirty_add(dirty, sh,
-			   PMA_SLAB_BITMAP_OFF + PMA_SLAB_BITMAP_SIZE);
-	if (rc < 0)
-		return rc;
-	return pmap_write(heap, page, pma_pmap_make_slab(op->cls, op->owner),
-			  dirty);
+	return slab_hdr_commit(heap, op, sh, page, dirty);
 }
 
 static int apply_extent(struct pma_heap *heap, const struct pma_op *op, int on,
