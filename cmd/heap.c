@@ -24,8 +24,13 @@ int cmd_heap_open(const struct cmd_ctx *ctx, const char *path,
 	return CMD_EXIT_OK;
 }
 
-int cmd_slabs_json(const struct cmd_ctx *ctx, const char *path,
-		   struct json_object *root)
+/* a view of the heap of path, read-only, into root; what names the
+ * view in the error message */
+static int heap_view_json(const struct cmd_ctx *ctx, const char *path,
+			  struct json_object *root,
+			  int (*view)(struct pma_heap *, unsigned,
+				      struct json_object *),
+			  const char *what)
 {
 	struct pma_heap *heap;
 	int rc;
@@ -33,27 +38,22 @@ int cmd_slabs_json(const struct cmd_ctx *ctx, const char *path,
 	rc = cmd_heap_open(ctx, path, &heap);
 	if (rc != CMD_EXIT_OK)
 		return rc;
-	rc = view_slabs_json(heap, cmd_view_flags(ctx), root);
+	rc = view(heap, cmd_view_flags(ctx), root);
 	pma_heap_close(heap);
 	if (rc < 0)
-		return cmd_error(ctx, "cannot read the slabs of '%s': %s", path,
-				 util_errmsg());
+		return cmd_error(ctx, "cannot read the %s of '%s': %s", what,
+				 path, util_errmsg());
 	return CMD_EXIT_OK;
+}
+
+int cmd_slabs_json(const struct cmd_ctx *ctx, const char *path,
+		   struct json_object *root)
+{
+	return heap_view_json(ctx, path, root, view_slabs_json, "slabs");
 }
 
 int cmd_heap_json(const struct cmd_ctx *ctx, const char *path,
 		  struct json_object *root)
 {
-	struct pma_heap *heap;
-	int rc;
-
-	rc = cmd_heap_open(ctx, path, &heap);
-	if (rc != CMD_EXIT_OK)
-		return rc;
-	rc = view_heap_json(heap, cmd_view_flags(ctx), root);
-	pma_heap_close(heap);
-	if (rc < 0)
-		return cmd_error(ctx, "cannot read the heap of '%s': %s", path,
-				 util_errmsg());
-	return CMD_EXIT_OK;
+	return heap_view_json(ctx, path, root, view_heap_json, "heap");
 }
