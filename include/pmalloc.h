@@ -132,10 +132,9 @@ PMA_API PMA_WUR int pma_config_set_slab_keep(struct pma_config *cfg,
  * blocks live into a slab of the class, instead of taking
  * new pages; the live blocks stay where they are. idle (the default 1):
  * only a slab that served no allocation since its arena's last
- * checkpoint. used_pct 0, the default for now (new heaps are layout 8
- * and the policy is not on by default yet, doc/morphing.md), turns
- * morphing off
- * (as PMA_HEAP_NO_MORPH).
+ * checkpoint. The default is 20 and idle: morphing is on for every
+ * heap of layout version 9 or later; used_pct 0 turns it off (as
+ * PMA_HEAP_NO_MORPH).
  * -EINVAL for used_pct over 100.
  */
 PMA_API PMA_WUR int pma_config_set_morph(struct pma_config *cfg,

@@ -1466,7 +1466,8 @@ static int xfree_unlive(struct pma_heap *o, struct pma_arena *arena,
 		arena->xfreed.count--;
 		rc = util_errmsg_set(EINVAL, "double free of 0x%llx",
 				     (unsigned long long)off);
-	}
+	} else
+		atomic_fetch_add(&slab->xout, 1); /* until xfreed_release */
 	pma_slab_geom_leave(slab, held);
 	return rc;
 }
@@ -1494,12 +1495,7 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 	uint32_t idx;
 	int fast, rc = 0;
 
-	/* a heap that morphs (version 9 with morph_pct) takes frees of
-	 * its blocks through its own arenas: a morph checks for remote
-	 * frees in flight (morph.c, remote_quiet) by the owner's own
-	 * queues, which an XFREE retired in another part's log would
-	 * bypass */
-	if (o->morph_pct || rel >= o->data_len || rel % 64 ||
+	if (rel >= o->data_len || rel % 64 ||
 	    off == __atomic_load_n(&o->hdr->root_off, __ATOMIC_RELAXED))
 		return 1;
 	b = o->data_base + rel;

@@ -342,7 +342,10 @@ static int apply_old_free(struct pma_heap *heap, struct pma_slab_hdr *sh,
 	was = *word & mask;
 	*word &= ~mask;
 	if (heap->banks) {
-		*ret_rc = pma_banks_touch(heap, sh, slab_off, word, mask, 1);
+		/* clear already: an old free over a later state, or the free
+		 * of the current class's block at rel (banks.c) */
+		*ret_rc = pma_banks_touch(heap, sh, slab_off, word, mask,
+					  was ? 1 : PMA_BANKS_UNSURE);
 	} else if (heap->checked) {
 		uint64_t rel_w = (uint64_t)((char *)word - (char *)sh) -
 				 PMA_SLAB_BITMAP_OFF;
@@ -367,8 +370,16 @@ static int torn_note(struct pma_dirty *dirty, uint64_t slab_off)
 	unsigned i;
 
 	for (i = 0; i < dirty->ntorn; i++)
-		if (dirty->torn[i] == slab_off)
+		if (dirty->torn[i] == slab_off) {
+			/* an op after the SLAB_MORPH that rewrote it */
+			if (dirty->torn_ok & 1U << i)
+				return util_errmsg_set(
+					EIO,
+					"log names a block of slab 0x%llx "
+					"that is no block of its class",
+					(unsigned long long)slab_off);
 			return 0;
+		}
 	if (dirty->ntorn == PMA_TORN_MAX)
 		return util_errmsg_set(EIO,
 				       "slab header 0x%llx: more than %u "
@@ -386,7 +397,7 @@ int pma_apply_torn_check(struct pma_heap *heap, const struct pma_dirty *dirty)
 
 	for (i = 0; i < dirty->ntorn; i++) {
 		sh = pma_slab_meta(heap, dirty->torn[i]);
-		if (hdr_torn(heap, sh))
+		if (hdr_torn(heap, sh) || !(dirty->torn_ok & 1U << i))
 			return util_errmsg_set(
 				EIO,
 				"log names a block of slab 0x%llx, not a "
@@ -404,18 +415,26 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	uint64_t page, slab_off, mask, *word;
 	struct pma_slab_hdr *sh;
 	int64_t idx;
-	int rc;
+	int rc, unsure = 0;
 
 	rc = op_page(heap, op->off, &page);
 	if (rc < 0)
 		return rc;
 	slab_off = pma_page_off(heap, page - page % PMA_CHUNK_PAGES);
 	sh = pma_slab_meta(heap, slab_off);
-	if (sh && sh->morph_from && !on && !hdr_torn(heap, sh) &&
-	    (apply_old_free(heap, sh, slab_off, op->off - slab_off, dirty,
-			    &rc) ||
-	     rc < 0))
-		return rc;
+	if (sh && sh->morph_from && !on && !hdr_torn(heap, sh)) {
+		if (apply_old_free(heap, sh, slab_off, op->off - slab_off,
+				   dirty, &rc) ||
+		    rc < 0)
+			return rc;
+		/* at an old block whose bit was clear: the free of the
+		 * block of the current class there, or an old free met
+		 * again over a later state (its bit in the live bitmap is
+		 * then clear, or set by a later ALLOC in the window): the
+		 * bit is cleared either way, its state before the window
+		 * is unsure (banks.c) */
+		unsure = old_block_at(sh, op->off - slab_off);
+	}
 	idx = slab_block_of(sh, op->off - slab_off);
 	/* version 9: an op of a slab before its SLAB_MORPH, replayed over
 	 * the header a checkpoint wrote (torn, or mixed: the block is an
@@ -425,6 +444,13 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	if (idx < 0 && sh && sh->morph_from &&
 	    old_block_at(sh, op->off - slab_off))
 		return 0;
+	/* version 9: an op of the old class before a SLAB_MORPH later in
+	 * the window, over a header a checkpoint (or a recovery) wrote and
+	 * tore between its class and morph_from, which are in different
+	 * words: the SLAB_MORPH must come (pma_apply_torn_check) */
+	if (idx < 0 && sh && sh->magic == PMA_SLAB_MAGIC &&
+	    heap->geom.version >= PMA_HEAP_VERSION_MORPH)
+		return torn_note(dirty, slab_off);
 	if (idx < 0)
 		return util_errmsg_set(EIO,
 				       "log names 0x%llx, not a block of a "
@@ -436,7 +462,8 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	else
 		*word &= ~mask;
 	if (heap->banks) /* checked and resealed at the replay's end */
-		rc = pma_banks_touch(heap, sh, slab_off, word, mask, !on);
+		rc = pma_banks_touch(heap, sh, slab_off, word, mask,
+				     unsure ? PMA_BANKS_UNSURE : !on);
 	else if (heap->checked)
 		pma_check_bank_seal_word(sh, slab_off, word);
 	if (rc < 0)
@@ -489,6 +516,9 @@ static int apply_slab_morph(struct pma_heap *heap, const struct pma_op *op,
 	sh->block_size = pma_class_size(op->cls);
 	sh->nblocks = pma_class_nblocks(op->cls);
 	sh->morph_from = (uint16_t)(op->old_cls + 1);
+	for (l = 0; l < dirty->ntorn; l++)
+		if (dirty->torn[l] == op->off)
+			dirty->torn_ok |= 1U << l;
 	line = (uint64_t *)(void *)((char *)sh + PMA_SLAB_BITMAP_OFF);
 	for (l = 0; l < PMA_NBANKS; l++)
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)

@@ -18,7 +18,13 @@
  * Banks of a slab made in the window (SLAB_NEW) are all from the log.
  * Version 9: the old bitmap of a mixed slab (words PMA_SLAB_OLD_WORD..,
  * its check in PMA_SLAB_OLD_CHECK) is a part of its own, checked the same
- * way (keyed by its first word; a replay only clears its bits).
+ * way (keyed by its first word; a replay only clears its bits). A free
+ * record does not say whether it names an old block or the block of the
+ * current class that starts at the same offset: a replayed free whose
+ * old bit is clear already is either an old free replayed over a state
+ * a checkpoint wrote (the bit was set before the window) or the free of
+ * the new block (the old bit was clear all along). Its pre-window value
+ * is unsure: the bank is accepted with such bits either way.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -33,10 +39,15 @@ struct bank_ent {
 	uint64_t slab_off;
 	uint64_t touched[PMA_SLAB_BANK_WORDS];
 	uint64_t pre[PMA_SLAB_BANK_WORDS];
+	uint64_t unsure[PMA_SLAB_BANK_WORDS]; /* pre either way */
 	uint64_t check; /* the bank's check word before the replay */
 	unsigned bank;
 	int fresh; /* its slab was made in the window */
 	int mid; /* the check matched the bank after one of its ops */
+	/* its ops in replay order (bit | PMA_CHECK_OP_SET), the first
+	 * PMA_CHECK_OPS of them (nops counts on past it) */
+	unsigned nops;
+	uint16_t ops[PMA_CHECK_OPS];
 };
 
 struct pma_banks {
@@ -159,9 +170,16 @@ int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
 		if (!e->touched[0] && !e->touched[1] && !e->touched[2])
 			e->check = *part_check_word(e);
 		e->touched[w] |= mask;
-		if (pre)
+		if (pre == PMA_BANKS_UNSURE)
+			e->unsure[w] |= mask;
+		else if (pre)
 			e->pre[w] |= mask;
 	}
+	if (e->nops < PMA_CHECK_OPS)
+		e->ops[e->nops] =
+			(uint16_t)((w * 64 + (unsigned)__builtin_ctzll(mask)) |
+				   (pre ? 0 : PMA_CHECK_OP_SET));
+	e->nops++;
 	/* version 8: a checkpoint of one arena writes the bank as it was
 	 * after that arena's records up to its cut, which may be inside the
 	 * window (later records of the arena, and other logs' remote frees
@@ -171,14 +189,44 @@ int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
 	return 0;
 }
 
+/* does the bank's check match its state after one of its ops, from the
+ * state before the window? (mid above compares the words as they are on
+ * media at that op, whose later bits a crashed recovery may have changed
+ * already: a local checkpoint sealed the bank after an op of the owner,
+ * then a recovery cleared a bit of a later op of the window, an XFREE's,
+ * and crashed before it resealed) */
+static int check_prefix(const struct bank_ent *e, uint64_t check)
+{
+	uint64_t start[PMA_SLAB_BANK_WORDS];
+	unsigned w;
+
+	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+		start[w] = (e->line[w] & ~e->touched[w]) | e->pre[w];
+	return pma_check_prefix(check, start, e->ops, e->nops, e->slab_off,
+				e->bank, e->old);
+}
+
+/* does the bank's check match its state before the window: its words
+ * now but for the touched bits, which are as they were before it (pre),
+ * the unsure ones either way */
+static int check_before(const struct bank_ent *e, uint64_t check)
+{
+	uint64_t pre[PMA_SLAB_BANK_WORDS];
+	unsigned w;
+
+	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+		pre[w] = (e->line[w] & ~e->touched[w]) | e->pre[w];
+	return pma_check_unsure(check, pre, e->unsure, e->slab_off, e->bank,
+				e->old);
+}
+
 int pma_banks_end(struct pma_heap *heap, int ok)
 {
 	struct pma_banks *b = heap->banks;
-	uint64_t pre[PMA_SLAB_BANK_WORDS], check;
 	struct bank_ent *e;
+	uint64_t check;
 	int rc = 0;
 	size_t i;
-	unsigned w;
 
 	heap->banks = NULL;
 	for (i = 0; ok && rc == 0 && i <= b->mask; i++) {
@@ -186,10 +234,8 @@ int pma_banks_end(struct pma_heap *heap, int ok)
 		if (!e->line)
 			continue;
 		check = *part_check_word(e);
-		for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
-			pre[w] = (e->line[w] & ~e->touched[w]) | e->pre[w];
 		if (!e->fresh && !e->mid && check != part_check(e, e->line) &&
-		    check != part_check(e, pre))
+		    !check_before(e, check) && !check_prefix(e, check))
 			rc = util_errmsg_set(
 				EIO,
 				"corrupt slab at 0x%llx (%s bitmap bank %u "

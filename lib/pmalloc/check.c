@@ -84,6 +84,68 @@ uint64_t pma_check_old(const uint64_t *words, uint64_t slab_off, unsigned bank)
 	       util_crc32c_3w(c, slab_off << 4 | bank, PMA_CHECK_SEED + 6);
 }
 
+int pma_check_unsure(uint64_t check, const uint64_t *pre,
+		     const uint64_t *unsure, uint64_t slab_off, unsigned bank,
+		     int old)
+{
+	uint64_t (*fn)(const uint64_t *, uint64_t, unsigned) =
+		old ? pma_check_old : pma_check_bank;
+	uint64_t bits[PMA_SLAB_BANK_WORDS], sub;
+	unsigned w, n = 0, i, j, pos[PMA_CHECK_UNSURE_TRY] = { 0 };
+	uint64_t u;
+
+	if (check == fn(pre, slab_off, bank))
+		return 1;
+	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+		n += (unsigned)__builtin_popcountll(unsure[w] & ~pre[w]);
+	if (!n)
+		return 0;
+	if (n > PMA_CHECK_UNSURE_TRY) {
+		for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+			bits[w] = pre[w] | unsure[w];
+		return check == fn(bits, slab_off, bank);
+	}
+	for (i = 0, w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+		for (u = unsure[w] & ~pre[w]; u; u &= u - 1)
+			pos[i++] = w * 64 + (unsigned)__builtin_ctzll(u);
+	for (sub = 1; sub < 1ULL << n; sub++) {
+		for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+			bits[w] = pre[w];
+		for (j = 0; j < n; j++)
+			if (sub >> j & 1)
+				bits[pos[j] / 64] |= 1ULL << (pos[j] % 64);
+		if (check == fn(bits, slab_off, bank))
+			return 1;
+	}
+	return 0;
+}
+
+int pma_check_prefix(uint64_t check, const uint64_t *start, const uint16_t *ops,
+		     unsigned nops, uint64_t slab_off, unsigned bank, int old)
+{
+	uint64_t (*fn)(const uint64_t *, uint64_t, unsigned) =
+		old ? pma_check_old : pma_check_bank;
+	uint64_t bits[PMA_SLAB_BANK_WORDS];
+	unsigned w, i, b;
+
+	if (nops > PMA_CHECK_OPS)
+		return 0;
+	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
+		bits[w] = start[w];
+	for (i = 0; i < nops; i++) {
+		b = ops[i] & ~PMA_CHECK_OP_SET;
+		if (b >= PMA_SLAB_BANK_WORDS * 64)
+			return 0;
+		if (ops[i] & PMA_CHECK_OP_SET)
+			bits[b / 64] |= 1ULL << (b % 64);
+		else
+			bits[b / 64] &= ~(1ULL << (b % 64));
+		if (check == fn(bits, slab_off, bank))
+			return 1;
+	}
+	return 0;
+}
+
 int pma_check_olds(const void *slab_meta, uint64_t slab_off)
 {
 	const uint64_t *line;

@@ -21,8 +21,8 @@ void pma_config_init(struct pma_config *cfg)
 		.membarrier = 1,
 		.morph_pct = PMA_MORPH_PCT_DEFAULT,
 		.morph_idle = 1,
-		/* version 10; morphing stays off (morph_pct 0) unless
-		 * pma_config_set_morph asks for it */
+		/* version 10, slab morphing on (PMA_HEAP_NO_MORPH or
+		 * pma_config_set_morph(cfg, 0, ...) turns it off) */
 		.format_version = PMA_HEAP_VERSION,
 		.sum_shift = PMA_SUM_SHIFT_DEFAULT,
 		.nparts = 1,

@@ -268,7 +268,10 @@ static int touched_fsck(struct pma_fsck *f, uint64_t chunk,
 		}
 		if (!any || s->mid[l] ||
 		    s->pm_check[l] == pma_check_bank(s->cur[l], off, l) ||
-		    s->pm_check[l] == pma_check_bank(pre, off, l))
+		    pma_check_unsure(s->pm_check[l], pre, s->unsure[l], off, l,
+				     0) ||
+		    pma_check_prefix(s->pm_check[l], pre, s->ops[l], s->nops[l],
+				     off, l, 0))
 			continue;
 		return bank_bad(f, off, s, l,
 				"matches neither the state before the logs' "
@@ -362,9 +365,21 @@ int pma_fsck_slabs(struct pma_fsck *f)
 	uint64_t c, page, nchunks = f->g.npages / PMA_CHUNK_PAGES + 1;
 	int rc = 0;
 
-	for (c = 0; rc == 0 && c < nchunks; c++)
-		if (f->slabs[c])
+	for (c = 0; rc == 0 && c < nchunks; c++) {
+		if (!f->slabs[c])
+			continue;
+		if (f->slabs[c]->torn_rec)
+			rc = pma_fsck_report(
+				f, "log-op-target", POOL_FSCK_ERROR,
+				f->slabs[c]->torn_rec - 1,
+				"arena %u: a log record names 0x%llx, not a "
+				"block of a valid slab (and no slab_morph of "
+				"the log rewrites its header)",
+				f->slabs[c]->torn_arena,
+				(unsigned long long)f->slabs[c]->torn_off);
+		if (rc == 0)
 			rc = touched_fsck(f, c, f->slabs[c]);
+	}
 	f->phase = 2;
 	for (page = 0; rc == 0 && page < f->g.npages; page++) {
 		pma_fsck_progress(f, page);

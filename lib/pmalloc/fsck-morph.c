@@ -39,51 +39,55 @@ int pma_fsck_old_live(const struct pma_fsck_slab *s, uint64_t rel)
 	return (int)((s->old_cur[i % PMA_NBANKS][bit / 64] >> (bit % 64)) & 1);
 }
 
-/* is block j of the current class of s live after the ops so far? */
-static int cur_live(const struct pma_fsck_slab *s, uint64_t rel)
-{
-	uint64_t j;
-
-	if (rel < PMA_SLAB_HDR_SIZE || !s->hdr.block_size ||
-	    (rel - PMA_SLAB_HDR_SIZE) % s->hdr.block_size)
-		return 0;
-	j = (rel - PMA_SLAB_HDR_SIZE) / s->hdr.block_size;
-	return j < s->hdr.nblocks &&
-	       (s->cur[j % PMA_NBANKS][j / PMA_NBANKS / 64] >>
-		(j / PMA_NBANKS % 64)) &
-		       1;
-}
-
 /*
  * As the library's replay (apply.c): a free at a live old block clears
- * its old bit; at an old block whose bit is clear it is either a block of
- * the current class that is live (its free) or an old block's free met
- * again over a later state (nothing). An allocation, or a free at no old
- * block, is the current class's, but for an old class's op before the
- * SLAB_MORPH replayed over a header a checkpoint wrote (at an old block
- * that is no block of the current class: nothing).
+ * its old bit (1: done). A free at an old block whose bit is clear is
+ * either the free of the block of the current class that starts there or
+ * an old block's free met again over a later state: like the library,
+ * the current block's bit is cleared (2: an op of the current class
+ * whose bit's state before the window is unsure; if that bit is clear
+ * already, nothing changes, 1), and the old bit's state before the
+ * window is unsure too (pma_check_unsure). An
+ * allocation, or a free at no old block, is the current class's (0), but
+ * for an old class's op before the SLAB_MORPH replayed over a header a
+ * checkpoint wrote (at an old block that is no block of the current
+ * class: nothing, 1).
  */
 int pma_fsck_old_op(struct pma_fsck_slab *s, uint64_t rel, int on)
 {
-	uint64_t *w, mask;
-	uint32_t i;
+	uint64_t *w, mask, cmask;
+	uint32_t i, j, cw;
+	int cur;
 
 	if (!old_block(s, rel, &i))
 		return 0;
 	w = &s->old_cur[i % PMA_NBANKS][i / PMA_NBANKS / 64];
 	mask = 1ULL << (i / PMA_NBANKS % 64);
-	if (!on)
-		s->old_freed[i % PMA_NBANKS][i / PMA_NBANKS / 64] |= mask;
+	cur = rel >= PMA_SLAB_HDR_SIZE && s->hdr.block_size &&
+	      (rel - PMA_SLAB_HDR_SIZE) % s->hdr.block_size == 0 &&
+	      (rel - PMA_SLAB_HDR_SIZE) / s->hdr.block_size < s->hdr.nblocks;
 	if (!on && (*w & mask)) {
+		s->old_freed[i % PMA_NBANKS][i / PMA_NBANKS / 64] |= mask;
 		*w &= ~mask;
 		return 1;
 	}
-	if (!on && cur_live(s, rel))
-		return 0;
-	if (!on)
+	if (!on) {
+		s->old_unsure[i % PMA_NBANKS][i / PMA_NBANKS / 64] |= mask;
+		if (!cur)
+			return 1;
+		j = (uint32_t)((rel - PMA_SLAB_HDR_SIZE) / s->hdr.block_size);
+		cw = j / PMA_NBANKS / 64;
+		cmask = 1ULL << (j / PMA_NBANKS % 64);
+		if (s->cur[j % PMA_NBANKS][cw] & cmask)
+			return 2; /* the current block's free */
+		/* free either way: the library's clear changes nothing */
+		if (!(s->touched[j % PMA_NBANKS][cw] & cmask)) {
+			s->touched[j % PMA_NBANKS][cw] |= cmask;
+			s->unsure[j % PMA_NBANKS][cw] |= cmask;
+		}
 		return 1;
-	return rel >= PMA_SLAB_HDR_SIZE && s->hdr.block_size &&
-	       (rel - PMA_SLAB_HDR_SIZE) % s->hdr.block_size != 0;
+	}
+	return !cur;
 }
 
 /* the old bitmap's banks: each as on media against its check, or (a
@@ -100,7 +104,8 @@ static int old_banks_fsck(struct pma_fsck *f, uint64_t off,
 			pre[w] = s->old_pm[l][w] | s->old_freed[l][w];
 		if (s->old_check[l] == pma_check_old(s->old_pm[l], off, l) ||
 		    s->old_check[l] == pma_check_old(s->old_cur[l], off, l) ||
-		    s->old_check[l] == pma_check_old(pre, off, l))
+		    pma_check_unsure(s->old_check[l], pre, s->old_unsure[l],
+				     off, l, 1))
 			continue;
 		boff = off + PMA_SLAB_BITMAP_OFF + l * PMA_LINE;
 		return pma_fsck_report(

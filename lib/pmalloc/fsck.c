@@ -602,6 +602,36 @@ int pma_fsck_block_of(const struct pma_fsck *f, const struct pma_fsck_slab *s,
 	return (int)block_of(f, s, chunk, off);
 }
 
+/* version 9, before a block op of slab s (chunk) is applied: 1 if it is
+ * done (an old block's, or one deferred to a SLAB_MORPH later in the
+ * window: pma_fsck_old_op, torn_rec), else 0, or 2 for the current
+ * class's op whose block's state before the window is unsure */
+static int op_block_morph(struct pma_fsck *f, unsigned a,
+			  const struct pma_op *op, int on,
+			  struct pma_fsck_slab *s, uint64_t chunk)
+{
+	int rc = 0;
+
+	if (f->hdr->version < PMA_HEAP_VERSION_MORPH)
+		return 0;
+	if (s->hdr.morph_from)
+		rc = pma_fsck_old_op(
+			s,
+			op->off - pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES),
+			on);
+	if (rc == 1 || block_of(f, s, chunk, op->off) >= 0 ||
+	    s->hdr.magic != PMA_SLAB_MAGIC || s->morphed)
+		return rc;
+	/* an old class's op over a header torn between its class and
+	 * morph_from: the SLAB_MORPH must come (checked at the end) */
+	if (!s->torn_rec) {
+		s->torn_rec = rec_off(f, a, op->index) + 1;
+		s->torn_off = op->off;
+		s->torn_arena = a;
+	}
+	return 1;
+}
+
 static int op_block(struct pma_fsck *f, unsigned a, const struct pma_op *op,
 		    int on)
 {
@@ -610,6 +640,7 @@ static int op_block(struct pma_fsck *f, unsigned a, const struct pma_op *op,
 	uint64_t mask, chunk;
 	unsigned l, w;
 	char where[160];
+	int unsure;
 
 	op_where(f, a, op, where, sizeof(where));
 	if (page < 0)
@@ -621,10 +652,8 @@ static int op_block(struct pma_fsck *f, unsigned a, const struct pma_op *op,
 	s = pma_fsck_slab_get(f, chunk);
 	if (!s)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	if (f->hdr->version >= PMA_HEAP_VERSION_MORPH && s->hdr.morph_from &&
-	    pma_fsck_old_op(
-		    s, op->off - pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES),
-		    on))
+	unsure = op_block_morph(f, a, op, on, s, chunk);
+	if (unsure == 1)
 		return 0;
 	idx = block_of(f, s, chunk, op->off);
 	if (idx < 0)
@@ -638,7 +667,9 @@ static int op_block(struct pma_fsck *f, unsigned a, const struct pma_op *op,
 	mask = 1ULL << (idx / PMA_NBANKS % 64);
 	if (!(s->touched[l][w] & mask)) { /* its first op in the window */
 		s->touched[l][w] |= mask;
-		if (!on)
+		if (unsure)
+			s->unsure[l][w] |= mask;
+		else if (!on)
 			s->pre[l][w] |= mask;
 	} else if (op->type == PMA_REC_RFREE && (s->synced[l][w] & mask) &&
 		   !(s->cur[l][w] & mask)) {
@@ -656,6 +687,11 @@ static int op_block(struct pma_fsck *f, unsigned a, const struct pma_op *op,
 		s->cur[l][w] |= mask;
 	else
 		s->cur[l][w] &= ~mask;
+	if (s->nops[l] < PMA_CHECK_OPS)
+		s->ops[l][s->nops[l]] =
+			(uint16_t)((w * 64 + (unsigned)__builtin_ctzll(mask)) |
+				   (on ? PMA_CHECK_OP_SET : 0));
+	s->nops[l]++;
 	if (op->type == PMA_REC_SYNC_FREE)
 		s->synced[l][w] |= mask;
 	else if (on)
@@ -758,6 +794,7 @@ static int op_morph(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 	s->hdr.nblocks = pma_class_nblocks(op->cls);
 	s->hdr.morph_from = (uint16_t)(op->old_cls + 1);
 	s->morphed = 1;
+	s->torn_rec = 0; /* the ops before it were the old class's */
 	/* the live bitmap starts again: every bit of it is the window's,
 	 * as before it on media (pre) where no earlier op touched it */
 	for (l = 0; l < PMA_NBANKS; l++) {

@@ -150,6 +150,13 @@ struct pma_fsck_slab {
 	 * the window (a free found it set, an allocation clear) */
 	uint64_t touched[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
 	uint64_t pre[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
+	/* version 9: blocks whose first op in the window was a free at a
+	 * mixed slab's old block that was free already: set or clear before
+	 * the window (pma_fsck_old_op) */
+	uint64_t unsure[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
+	/* the window's ops per bank in replay order (pma_check_prefix) */
+	uint16_t ops[PMA_NBANKS][PMA_CHECK_OPS];
+	unsigned nops[PMA_NBANKS];
 	/* version 8: blocks whose owner applied a remote free (SYNC_FREE):
 	 * the RFREE in the freeing arena's window finds them free */
 	uint64_t synced[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
@@ -163,9 +170,18 @@ struct pma_fsck_slab {
 	uint64_t old_pm[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
 	uint64_t old_check[PMA_NBANKS];
 	uint64_t old_cur[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
-	/* old blocks the window frees (set before it) */
+	/* old blocks the window frees (set before it), and old blocks whose
+	 * frees found them free (either way before it: fsck-morph.c) */
 	uint64_t old_freed[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
+	uint64_t old_unsure[PMA_NBANKS][PMA_SLAB_BANK_WORDS];
 	int morphed;
+	/* version 9: an op at no block of the header's class, taken for an
+	 * old class's op before a SLAB_MORPH later in the window over a
+	 * header torn between its class and morph_from (the library's
+	 * replay: apply.c, torn_note): that op's record offset + 1 and
+	 * block until the SLAB_MORPH comes, reported if it never does */
+	uint64_t torn_rec, torn_off;
+	unsigned torn_arena;
 };
 
 /* one 8-byte store of a repair: its part, its byte offset there, its
@@ -260,7 +276,9 @@ static inline uint64_t pma_fsck_page_off(const struct pma_fsck *f,
 /* fsck-morph.c (version 9, slab morphing) */
 /* a block op of a mixed slab s (hdr.morph_from set) at rel from its
  * start: 1 if it was an old block's (applied or, replayed over a later
- * state, nothing to do), 0 for an op of the slab's own class */
+ * state, nothing to do), 0 for an op of the slab's own class, 2 for one
+ * whose block's state before the window is unsure (a free at an old block
+ * that was free already) */
 int pma_fsck_old_op(struct pma_fsck_slab *s, uint64_t rel, int on);
 /* is rel (from the slab's start) a live old block of mixed slab s after
  * the ops so far? (a block, the root, that stayed live through a morph) */

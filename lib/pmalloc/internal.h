@@ -173,6 +173,15 @@ struct pma_slab {
 	_Atomic uint64_t xdone[PMA_LIVE_WORDS];
 	atomic_int in_xlist;
 	struct pma_slab *xnext;
+	/* such frees not yet retired by their freeing arena: counted from
+	 * phase 1 (under rbusy, with rpend set) until the block's rret bit
+	 * is set (xfreed_release). Between the owner's retiring its
+	 * SYNC_FREE (a global checkpoint of its part) and that rret, the
+	 * block has no other trace in this slab's DRAM state; a morph
+	 * (remote_quiet) must not run while one is out, or the XFREE,
+	 * still in the freeing part's window, would name a block of the
+	 * old geometry */
+	atomic_uint xout;
 };
 #define PMA_CLS_NONE 0xffffu
 
@@ -413,6 +422,25 @@ uint64_t pma_check_bank(const uint64_t *line, uint64_t slab_off, unsigned bank);
 uint64_t pma_check_old(const uint64_t *words, uint64_t slab_off, unsigned bank);
 /* the first bank whose old bitmap check does not match, -1 if none */
 int pma_check_olds(const void *slab_meta, uint64_t slab_off);
+/* does check (of bank of the slab at slab_off: its old bitmap's if old)
+ * match the words pre, or pre with bits of unsure set (each of them
+ * either way, every combination up to PMA_CHECK_UNSURE_TRY of them, else
+ * all set)? A replay's bits whose state before its window is not known
+ * (banks.c, fsck) */
+#define PMA_CHECK_UNSURE_TRY 6
+/* does check (as above) match the words start after one of the first
+ * nops of ops (bit | PMA_CHECK_OP_SET to set it, else clear), applied in
+ * order? 0 if nops is over PMA_CHECK_OPS (not kept). A replay's ops of a
+ * bank from its state before the window: a checkpoint sealed the bank
+ * after one of them, and a crashed recovery may have changed the words
+ * of later ones on media since (banks.c, fsck) */
+#define PMA_CHECK_OPS 24
+#define PMA_CHECK_OP_SET 0x8000u
+int pma_check_prefix(uint64_t check, const uint64_t *start, const uint16_t *ops,
+		     unsigned nops, uint64_t slab_off, unsigned bank, int old);
+int pma_check_unsure(uint64_t check, const uint64_t *pre,
+		     const uint64_t *unsure, uint64_t slab_off, unsigned bank,
+		     int old);
 /* store the check of bank of the slab header + bitmap at slab_meta (PM or
  * a read-only copy), or of the bank that holds word */
 void pma_check_bank_seal(void *slab_meta, uint64_t slab_off, unsigned bank);
@@ -428,7 +456,8 @@ struct pma_banks;
 int pma_banks_begin(struct pma_heap *heap);
 int pma_banks_fresh(struct pma_heap *heap, void *slab_meta, uint64_t slab_off);
 /* pre: the bit's value before the window if this is its first op (the
- * caller knows: see banks.c) */
+ * caller knows: see banks.c), or PMA_BANKS_UNSURE (either) */
+#define PMA_BANKS_UNSURE 2
 int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
 		    const uint64_t *word, uint64_t mask, int pre);
 int pma_banks_end(struct pma_heap *heap, int ok);
@@ -1075,9 +1104,10 @@ struct pma_config {
 	int nodes[POOL_MAX_PARTS];
 	unsigned mode;
 };
-/* morphing is off by default until the policy is made the default
- * (doc/morphing.md, "Not done") */
-#define PMA_MORPH_PCT_DEFAULT 0
+/* slab morphing is on by default: a slab at most this percentage used
+ * (and idle, morph_idle) serves a class that needs a slab (the issue's
+ * "mostly free": doc/morphing.md, "Policy") */
+#define PMA_MORPH_PCT_DEFAULT 20
 /* the defaults, as pma_config_new gives them */
 void pma_config_init(struct pma_config *cfg);
 /* a heap formatted with this config gets this layout version and summary
@@ -1532,6 +1562,7 @@ struct pma_dirty {
 	 * replay's end (its SLAB_MORPH rewrote it), pma_apply_torn_check */
 	uint64_t torn[PMA_TORN_MAX];
 	unsigned ntorn;
+	unsigned torn_ok; /* bit i: a SLAB_MORPH rewrote torn[i] since */
 };
 int pma_apply_op(struct pma_heap *heap, const struct pma_op *op,
 		 struct pma_dirty *dirty);

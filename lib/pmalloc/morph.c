@@ -210,7 +210,10 @@ static int remote_quiet(struct pma_arena *arena, struct pma_slab *slab)
 	unsigned l, k;
 	size_t i;
 
-	if (atomic_load(&slab->in_rlist))
+	/* an XFREE not yet retired by its freeing part (xout) shows in
+	 * rret once it is: xout is read first (xfreed_release sets rret,
+	 * then lowers xout) */
+	if (atomic_load(&slab->xout) || atomic_load(&slab->in_rlist))
 		return 0;
 	for (l = 0; l < PMA_NBANKS; l++)
 		for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)

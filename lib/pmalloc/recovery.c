@@ -592,6 +592,8 @@ static void xfreed_release(struct pma_heap *heap, struct pma_arena *arena,
 			continue;
 		o = heap->top->sib[pool_off_part(r->off)];
 		atomic_fetch_or(&slab->rret[idx / 64], 1ULL << (idx % 64));
+		/* after rret: remote_quiet reads xout first, then rret */
+		atomic_fetch_sub(&slab->xout, 1);
 		pma_xlist_push(&o->arenas[slab->owner], slab);
 	}
 	pma_retq_trim(&arena->xfreed, cut);

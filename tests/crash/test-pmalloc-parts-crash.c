@@ -46,11 +46,20 @@
 /* a sweep whose seed has this bit runs its workloads without per-arena
  * checkpoints (test_sweep tells the child through the environment) */
 #define GLOBAL_ONLY (1ULL << 52)
+/* ... with forced slab morphing (every slab on a partial list is a
+ * candidate, idle or not): XFREEs of blocks of slabs that morph */
+#define MORPH_FORCED (1ULL << 51)
 
-/* sizes: small classes, a few large blocks and extents */
+/* sizes: small classes, a few large blocks and extents; with forced
+ * morphing (PMA_PARTS_MORPH in the environment, set by test_sweep, also
+ * for a replay) table 0 holds 1000-byte blocks of prefilled slabs
+ * (morph_prefill) that the other classes morph */
 static size_t slot_size(unsigned s)
 {
 	uint32_t h = s * 2654435761u;
+
+	if (s < NSLOTS && getenv("PMA_PARTS_MORPH"))
+		return 1000;
 
 	if (s % 9 == 4)
 		return 16384 + (h >> 16) % (96 * 1024);
@@ -83,9 +92,43 @@ struct work {
 	pthread_mutex_t locks[2 * NSLOTS];
 	uint64_t rnd;
 	int two_cpus;
+	int morph; /* forced morphing: morph_prefill first */
+	struct pm_map *maps[2];
+	atomic_int armed; /* the crash points are armed: the workers go */
 };
 
 static struct work work;
+
+/*
+ * Forced morphing: before the crash points, part 0 gets ten slabs' worth
+ * of 1000-byte blocks (class 1024) of which one in ten stays live, in
+ * table 0's slots, and a checkpoint: slabs at most 10% used that are no
+ * longer new, which the workers' allocations of other classes in part 0
+ * morph while the part 1 worker frees their old blocks (XFREE, or through
+ * the owner once the slab is mixed). Run by worker 0 (its arena is the
+ * one that morphs) before it arms the crash points. The scratch dests
+ * live in a block named by slot NSLOTS, freed again before the sweep.
+ */
+static void morph_prefill(void)
+{
+	uint64_t *scratch, *w = &work.tab[1][0];
+	unsigned j, n = 31 * 10;
+
+	if (pma_zalloc_to(work.heap, n * 8, w) < 0)
+		_exit(13);
+	scratch = pma_direct(work.heap, *w);
+	for (j = 0; j < n; j++)
+		if (pma_malloc_to(work.heap, 1000,
+				  j % 10 ? &scratch[j] :
+					   &work.tab[0][1 + j / 10]) < 0)
+			_exit(14);
+	for (j = 0; j < n; j++)
+		if (j % 10 && pma_free_from(work.heap, &scratch[j]) < 0)
+			_exit(15);
+	if (pma_free_from(work.heap, w) < 0 ||
+	    pma_heap_checkpoint(work.heap) < 0)
+		_exit(16);
+}
 
 static void *worker(void *arg)
 {
@@ -98,6 +141,13 @@ static void *worker(void *arg)
 	CPU_SET(work.two_cpus ? id : 0, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) < 0)
 		_exit(12);
+	if (id == 0 && work.morph) {
+		morph_prefill();
+		crash_sweep_arm_parts(work.maps, 2);
+		atomic_store(&work.armed, 1);
+	}
+	while (!atomic_load(&work.armed))
+		sched_yield();
 	for (i = 0; i < OPS_PER_THREAD; i++) {
 		rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
 		s = (unsigned)(rnd % (2 * NSLOTS));
@@ -125,7 +175,6 @@ static void child_run(const char *path, uint64_t rnd)
 {
 	struct pool_create_params params = { 0 };
 	static const int nodes[2] = { 0, 1 };
-	struct pm_map *maps[2];
 	pthread_t tid[NTHREADS];
 	char part1[128];
 	const char *paths[2] = { path, part1 };
@@ -149,6 +198,9 @@ static void child_run(const char *path, uint64_t rnd)
 	test_cfg.slab_keep = 0;
 	if (!getenv("PMA_PARTS_GLOBAL_ONLY"))
 		test_cfg.flags |= PMA_HEAP_LOCAL_CHECKPOINTS;
+	if (getenv("PMA_PARTS_MORPH") &&
+	    pma_config_set_morph(&test_cfg, 100, 0) < 0)
+		_exit(10);
 	work.two_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 &&
 			CPU_ISSET(0, &set) && CPU_ISSET(1, &set);
 	if (test_heap_open(path, PMA_HEAP_FORMAT, &work.heap) ||
@@ -165,9 +217,14 @@ static void child_run(const char *path, uint64_t rnd)
 	for (i = 0; i < 2 * NSLOTS; i++)
 		pthread_mutex_init(&work.locks[i], NULL);
 	work.rnd = rnd;
-	maps[0] = work.heap->map;
-	maps[1] = work.heap->sib[1]->map;
-	crash_sweep_arm_parts(maps, 2);
+	work.maps[0] = work.heap->map;
+	work.maps[1] = work.heap->sib[1]->map;
+	work.morph = getenv("PMA_PARTS_MORPH") != NULL;
+	/* forced morphing: worker 0 prefills in its own arena, then arms */
+	if (!work.morph) {
+		crash_sweep_arm_parts(work.maps, 2);
+		atomic_store(&work.armed, 1);
+	}
 	for (i = 0; i < NTHREADS; i++)
 		pthread_create(&tid[i], NULL, worker, (void *)(uintptr_t)i);
 	for (i = 0; i < NTHREADS; i++)
@@ -175,7 +232,7 @@ static void child_run(const char *path, uint64_t rnd)
 	fprintf(stderr,
 		"# run: %lu fallbacks, %lu frees of the other part's blocks "
 		"(%lu XFREE), SYNC_FREEs %lu + %lu (carried %lu + %lu), "
-		"local checkpoints %lu + %lu\n",
+		"local checkpoints %lu + %lu, morphs %lu + %lu\n",
 		atomic_load(&work.heap->fallbacks),
 		atomic_load(&work.heap->remote_part_frees),
 		atomic_load(&work.heap->xfrees),
@@ -184,7 +241,9 @@ static void child_run(const char *path, uint64_t rnd)
 		atomic_load(&work.heap->syncs_carried),
 		atomic_load(&work.heap->sib[1]->syncs_carried),
 		atomic_load(&work.heap->local_checkpoints),
-		atomic_load(&work.heap->sib[1]->local_checkpoints));
+		atomic_load(&work.heap->sib[1]->local_checkpoints),
+		atomic_load(&work.heap->slabs_morphed),
+		atomic_load(&work.heap->sib[1]->slabs_morphed));
 	/* (the run line shows the SYNC_FREEs carried on an op's fence,
 	 * which a torn image may cut between the two records: how many
 	 * depends on the threads' timing, from 1 to 20 a run) */
@@ -201,7 +260,8 @@ static void child_run(const char *path, uint64_t rnd)
 		}                                            \
 	} while (0)
 
-/* live blocks and extents of one part's heap */
+/* live blocks (a mixed slab's old ones too) and extents of one part's
+ * heap */
 static uint64_t part_live(struct pma_heap *heap)
 {
 	uint64_t c, page, live = 0;
@@ -213,6 +273,8 @@ static uint64_t part_live(struct pma_heap *heap)
 			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
 		for (i = 0; slab && i < slab->nblocks; i++)
 			live += pma_slab_is_live(slab, i) != 0;
+		if (slab && slab->old_cls != PMA_CLS_NONE)
+			live += slab->old_count;
 	}
 	for (page = 0; page < heap->geom.npages; page++)
 		live += pma_pmap_kind(heap->pmap[page]) == PMA_PMAP_EXTENT;
@@ -409,6 +471,14 @@ static struct crash_sweep sweeps[] = {
 	  .recrash_fences = 3,
 	  .runs = 1,
 	  .nparts = 2 },
+	{ .name = "parts morph torn",
+	  .seed_base = MORPH_FORCED | 0x9a47e0000,
+	  .runs = 2,
+	  .nparts = 2 },
+	{ .name = "parts morph global torn",
+	  .seed_base = MORPH_FORCED | GLOBAL_ONLY | 0x9a47e7000,
+	  .runs = 1,
+	  .nparts = 2 },
 };
 
 static void test_sweep(void **state)
@@ -425,6 +495,10 @@ static void test_sweep(void **state)
 		setenv("PMA_PARTS_GLOBAL_ONLY", "1", 1);
 	else
 		unsetenv("PMA_PARTS_GLOBAL_ONLY");
+	if (sw.seed_base & MORPH_FORCED)
+		setenv("PMA_PARTS_MORPH", "1", 1);
+	else
+		unsetenv("PMA_PARTS_MORPH");
 	if (crash_sweep_run(&parts_ops, &sw) < 0)
 		fail_msg("%s failed", sw.name);
 	assert_true(sw.fences > 2ULL * OPS_PER_THREAD * sw.runs / 2);
@@ -444,6 +518,9 @@ int main(int argc, char **argv)
 		  &sweeps[4] },
 		{ "test_sweep_global_recrash", test_sweep, NULL, NULL,
 		  &sweeps[5] },
+		{ "test_sweep_morph_torn", test_sweep, NULL, NULL, &sweeps[6] },
+		{ "test_sweep_morph_global_torn", test_sweep, NULL, NULL,
+		  &sweeps[7] },
 	};
 	int rc;
 
