@@ -12,7 +12,6 @@
 
 #include "bench.h"
 #include "pmalloc.h"
-#include "pmalloc/internal.h" /* pma_config_set_format */
 
 struct bench_pma {
 	struct pma_heap *heap;
@@ -20,9 +19,22 @@ struct bench_pma {
 	char path[PATH_MAX];
 };
 
+/* fragbench --morph: the threshold of the pmalloc rows (-1: the
+ * library's default) */
+static int bpma_morph_pct = -1, bpma_morph_idle = 1;
+
+void bench_pmalloc_set_morph(int used_pct, int idle)
+{
+	bpma_morph_pct = used_pct;
+	bpma_morph_idle = idle;
+}
+
+/* a heap of the library's defaults (layout, slab morphing) but flags,
+ * and the bench's morph threshold if set */
 static int bpma_open_flags(const char *dir, uint64_t pool_size, size_t nslots,
 			   unsigned flags, void **ret_ctx)
 {
+	struct pma_config *cfg;
 	struct bench_pma *b;
 	uint64_t root;
 	int rc;
@@ -32,8 +44,17 @@ static int bpma_open_flags(const char *dir, uint64_t pool_size, size_t nslots,
 		return -ENOMEM;
 	snprintf(b->path, sizeof(b->path), "%s/pmabench-%d-pmalloc.pool", dir,
 		 (int)getpid());
-	rc = pma_heap_create(b->path, pool_size, PMA_HEAP_FORCE | flags,
-			     &b->heap);
+	rc = pma_config_new(&cfg);
+	if (rc < 0)
+		goto out_free;
+	if (bpma_morph_pct >= 0)
+		rc = pma_config_set_morph(cfg, (unsigned)bpma_morph_pct,
+					  bpma_morph_idle);
+	if (rc == 0)
+		rc = pma_config_set_flags(cfg, PMA_HEAP_FORCE | flags);
+	if (rc == 0)
+		rc = pma_heap_create_cfg(b->path, pool_size, cfg, &b->heap);
+	pma_config_delete(&cfg);
 	if (rc < 0)
 		goto out_free;
 	rc = pma_root(b->heap, nslots * sizeof(uint64_t), &root);
@@ -64,48 +85,12 @@ static int bpma_open_local(const char *dir, uint64_t pool_size, size_t nslots,
 			       PMA_HEAP_LOCAL_CHECKPOINTS, ret_ctx);
 }
 
-/* layout version 9 with slab morphing: a slab at most 20% used and idle
- * since its arena's last checkpoint serves a class that needs a slab
- * (doc/morphing.md; off by default in the library for now) */
-static int bpma_open_morph(const char *dir, uint64_t pool_size, size_t nslots,
-			   void **ret_ctx)
+/* slab morphing off (PMA_HEAP_NO_MORPH): fragbench's comparison rows */
+static int bpma_open_nomorph(const char *dir, uint64_t pool_size, size_t nslots,
+			     void **ret_ctx)
 {
-	struct bench_pma *b;
-	struct pma_config *cfg;
-	uint64_t root;
-	int rc;
-
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	snprintf(b->path, sizeof(b->path), "%s/pmabench-%d-pmalloc.pool", dir,
-		 (int)getpid());
-	rc = pma_config_new(&cfg);
-	if (rc < 0)
-		goto out_free;
-	rc = pma_config_set_format(cfg, PMA_HEAP_VERSION_MORPH, 0);
-	if (rc == 0)
-		rc = pma_config_set_morph(cfg, 20, 1);
-	if (rc == 0)
-		rc = pma_config_set_flags(cfg, PMA_HEAP_FORCE);
-	if (rc == 0)
-		rc = pma_heap_create_cfg(b->path, pool_size, cfg, &b->heap);
-	pma_config_delete(&cfg);
-	if (rc < 0)
-		goto out_free;
-	rc = pma_root(b->heap, nslots * sizeof(uint64_t), &root);
-	if (rc < 0)
-		goto out_close;
-	b->slots = pma_direct(b->heap, root);
-	*ret_ctx = b;
-	return 0;
-
-out_close:
-	pma_heap_close(b->heap);
-	(void)unlink(b->path);
-out_free:
-	free(b);
-	return rc;
+	return bpma_open_flags(dir, pool_size, nslots, PMA_HEAP_NO_MORPH,
+			       ret_ctx);
 }
 
 static void bpma_close(void *ctx)
@@ -193,10 +178,10 @@ const struct bench_alloc bench_alloc_pmalloc_local = {
 	.footprint = bpma_footprint,
 };
 
-const struct bench_alloc bench_alloc_pmalloc_morph = {
-	.name = "pmalloc-morph",
+const struct bench_alloc bench_alloc_pmalloc_nomorph = {
+	.name = "pmalloc-nomorph",
 	.has_counters = 1,
-	.open = bpma_open_morph,
+	.open = bpma_open_nomorph,
 	.close = bpma_close,
 	.alloc = bpma_alloc,
 	.free = bpma_free,

@@ -50,7 +50,11 @@ struct bench_alloc {
 };
 
 extern const struct bench_alloc bench_alloc_pmalloc;
-extern const struct bench_alloc bench_alloc_pmalloc_morph;
+/* slab morphing off (the library's default is on) */
+extern const struct bench_alloc bench_alloc_pmalloc_nomorph;
+/* the slab morphing threshold of the pmalloc backends' heaps
+ * (pma_config_set_morph; used_pct -1: the library's default) */
+void bench_pmalloc_set_morph(int used_pct, int idle);
 extern const struct bench_alloc bench_alloc_pmalloc_local;
 /* a heap over one part per NUMA node: local-first, and parts in turn */
 extern const struct bench_alloc bench_alloc_pmalloc_numa;

@@ -52,7 +52,7 @@ static const struct fb_workload fb_workloads[] = {
 
 static const struct bench_alloc *const fb_allocs[] = {
 	&bench_alloc_pmalloc,
-	&bench_alloc_pmalloc_morph,
+	&bench_alloc_pmalloc_nomorph,
 	&bench_alloc_pmemobj,
 };
 #define FB_NALLOC (sizeof(fb_allocs) / sizeof(fb_allocs[0]))
@@ -430,9 +430,12 @@ static const char fb_usage[] =
 	"\n"
 	"options:\n"
 	"  -w, --workload LIST   W1..W7, comma separated (default all)\n"
-	"  -a, --alloc LIST      pmalloc,pmalloc-morph,pmemobj (default all;\n"
-	"                        pmalloc-morph: layout 9, slab morphing of\n"
-	"                        slabs <= 20% used and idle)\n"
+	"  -a, --alloc LIST      pmalloc,pmalloc-nomorph,pmemobj (default\n"
+	"                        all; pmalloc: the library's defaults, slab\n"
+	"                        morphing on; pmalloc-nomorph: morphing off)\n"
+	"      --morph PCT[,any] pmalloc's morph threshold: slabs <= PCT%\n"
+	"                        used, idle ones only unless ',any' (default:\n"
+	"                        the library's, pma_config_set_morph(3))\n"
 	"  -s, --scale X         scale the 5000 MB and 1000 MB (default 1;\n"
 	"                        0.1 quick, 0.01 smoke)\n"
 	"  -p, --pool-size SIZE  fixed pool size (default: 4x the live cap +\n"
@@ -472,7 +475,7 @@ static int fb_parse_list(const char *arg, int is_wl, unsigned *ret_mask)
 	return mask ? 0 : -EINVAL;
 }
 
-enum { OPT_SEED = 256 };
+enum { OPT_SEED = 256, OPT_MORPH };
 
 static int fb_parse(int argc, char **argv, struct fb_opts *o)
 {
@@ -484,6 +487,7 @@ static int fb_parse(int argc, char **argv, struct fb_opts *o)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "morph", required_argument, NULL, OPT_MORPH },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -538,6 +542,20 @@ static int fb_parse(int argc, char **argv, struct fb_opts *o)
 				return 2;
 			}
 			break;
+		case OPT_MORPH: {
+			unsigned long pct = strtoul(optarg, &end, 10);
+
+			if (end == optarg || pct > 100 ||
+			    (*end && strcmp(end, ",any") != 0)) {
+				fprintf(stderr,
+					"fragbench: bad morph threshold '%s' "
+					"(PCT 0..100, optionally ',any')\n",
+					optarg);
+				return 2;
+			}
+			bench_pmalloc_set_morph((int)pct, *end == 0);
+			break;
+		}
 		case 'j':
 			o->json = 1;
 			break;
