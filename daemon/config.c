@@ -574,14 +574,51 @@ static int root_services(const struct cfg *c, const yaml_node_t *v, void *item)
 	return cfg_mapping(c, v, "services", services_keys, item);
 }
 
-static const struct cfg_key root_keys[] = {
-	{ "socket", root_socket },
-	{ "state_dir", root_state_dir },
-	{ "log_level", root_log_level },
-	{ "namespaces", root_namespaces },
-	{ "pools", root_pools },
-	{ "services", root_services },
+static int heap_morph_pct(const struct cfg *c, const yaml_node_t *v, void *item)
+{
+	unsigned long n = 0;
+	int rc = cfg_uint(c, v, "morph_used_pct", 100, &n);
+
+	(void)item;
+	c->conf->morph_pct = (int)n;
+	return rc;
+}
+
+static int heap_morph_idle(const struct cfg *c, const yaml_node_t *v,
+			   void *item)
+{
+	const char *s = NULL;
+	int rc = cfg_scalar(c, v, "morph_idle", &s);
+
+	(void)item;
+	if (rc < 0)
+		return rc;
+	if (strcmp(s, "true") == 0 || strcmp(s, "yes") == 0)
+		c->conf->morph_idle = 1;
+	else if (strcmp(s, "false") == 0 || strcmp(s, "no") == 0)
+		c->conf->morph_idle = 0;
+	else
+		return cfg_error(c, v, "morph_idle '%s' is not true or false",
+				 s);
+	return 0;
+}
+
+static const struct cfg_key heap_keys[] = {
+	{ "morph_used_pct", heap_morph_pct },
+	{ "morph_idle", heap_morph_idle },
 	{ NULL, NULL },
+};
+
+static int root_heap(const struct cfg *c, const yaml_node_t *v, void *item)
+{
+	return cfg_mapping(c, v, "heap", heap_keys, item);
+}
+
+static const struct cfg_key root_keys[] = {
+	{ "socket", root_socket },	 { "state_dir", root_state_dir },
+	{ "log_level", root_log_level }, { "namespaces", root_namespaces },
+	{ "pools", root_pools },	 { "services", root_services },
+	{ "heap", root_heap },		 { NULL, NULL },
 };
 
 int pmad_pool_name_valid(const char *name)
@@ -617,6 +654,8 @@ int pmad_config_default(struct pmad_config **ret_conf)
 	conf->socket_group = (gid_t)-1;
 	conf->log_level = -1;
 	conf->gc_interval = CONFIG_GC_INTERVAL_DEFAULT;
+	conf->morph_pct = -1;
+	conf->morph_idle = 1;
 	*ret_conf = conf;
 	return 0;
 }

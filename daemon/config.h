@@ -60,6 +60,10 @@ struct pmad_config {
 	/* seconds between compactions (pma_heap_compact) of every open pool
 	 * no client holds, 0 off */
 	unsigned compact_interval;
+	/* heap: the slab morphing policy of the heaps pmad opens
+	 * (pma_config_set_morph): morph_pct -1 for the library's default */
+	int morph_pct;
+	int morph_idle;
 	struct pmad_ns_conf *ns; /* namespaces listed explicitly */
 	unsigned nns;
 	struct pmad_pool_conf *pools;

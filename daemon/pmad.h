@@ -55,6 +55,9 @@ struct pmad_pool {
 	char *errmsg; /* its message, NULL when open */
 	unsigned clients; /* client sessions that opened it */
 	int from_config; /* defined in the configuration */
+	/* the heap's slab morphing policy (pmad.yaml heap:), applied at
+	 * the next open; morph_pct -1: the library's default */
+	int morph_pct, morph_idle;
 	uint64_t size; /* all parts, bytes; 0 until opened */
 	unsigned nparts;
 	struct {

@@ -83,6 +83,8 @@ int pmad_pool_add(struct pmad *d, const char *name, const char *path,
 		pool_free(p);
 		return util_errmsg_set(ENOMEM, "out of memory");
 	}
+	p->morph_pct = d->conf->morph_pct;
+	p->morph_idle = d->conf->morph_idle;
 	d->pools[d->npools++] = p;
 	*ret_pool = p;
 	return 0;
@@ -166,10 +168,19 @@ static int pool_fds_open(struct pmad_pool *p)
  * take its lock; a failure is kept, not fatal */
 int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags)
 {
+	struct pma_config *cfg = NULL;
 	int rc = pool_fds_open(p);
 
 	if (rc == 0)
-		rc = pma_heap_open_fds(p->part_fds, p->nfds, flags, &p->heap);
+		rc = pma_config_new(&cfg);
+	if (rc == 0)
+		rc = pma_config_set_flags(cfg, flags);
+	if (rc == 0 && p->morph_pct >= 0)
+		rc = pma_config_set_morph(cfg, (unsigned)p->morph_pct,
+					  p->morph_idle);
+	if (rc == 0)
+		rc = pma_heap_open_fds_cfg(p->part_fds, p->nfds, cfg, &p->heap);
+	pma_config_delete(&cfg);
 	free(p->errmsg);
 	p->errmsg = NULL;
 	p->err = 0;
@@ -285,6 +296,11 @@ int pmad_pools_load(struct pmad *d)
 	unsigned i;
 	int rc;
 
+	/* a reload's heap policy: for the next open of each pool */
+	for (i = 0; i < d->npools; i++) {
+		d->pools[i]->morph_pct = d->conf->morph_pct;
+		d->pools[i]->morph_idle = d->conf->morph_idle;
+	}
 	rc = pmad_ns_load(d);
 	if (rc < 0)
 		return rc;

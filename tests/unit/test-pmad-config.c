@@ -47,6 +47,9 @@ static const char full[] = "# a complete configuration\n"
 			   "  gc_free_pct: 25\n"
 			   "  gc_interval: 5\n"
 			   "  compact_interval: 300\n"
+			   "heap:\n"
+			   "  morph_used_pct: 35\n"
+			   "  morph_idle: false\n"
 			   "namespaces:\n"
 			   "  - {node: 0, path: /mnt/pmem0}\n"
 			   "  - node: 1\n"
@@ -77,6 +80,8 @@ static void test_full(void **state)
 	assert_int_equal(c->gc_free_pct, 25);
 	assert_int_equal(c->gc_interval, 5);
 	assert_int_equal(c->compact_interval, 300);
+	assert_int_equal(c->morph_pct, 35);
+	assert_int_equal(c->morph_idle, 0);
 	assert_int_equal(c->nns, 2);
 	assert_int_equal(c->ns[1].node, 1);
 	assert_string_equal(c->ns[1].path, "/mnt/pmem1");
@@ -85,7 +90,7 @@ static void test_full(void **state)
 	assert_int_equal(c->pools[0].size, 64 << 20);
 	assert_int_equal(c->pools[0].owner, 0);
 	assert_int_equal(c->pools[0].mode, 0640);
-	assert_int_equal(c->pools[0].line, 18);
+	assert_int_equal(c->pools[0].line, 21);
 	assert_null(c->pools[0].path);
 	assert_string_equal(c->pools[1].path, "/mnt/pmem0/cache.pool");
 	assert_int_equal(c->pools[1].owner, 65534);
@@ -108,6 +113,9 @@ static void test_empty(void **state)
 	assert_int_equal(c->gc_free_pct, 0); /* the gc service is off */
 	assert_int_equal(c->gc_interval, 10);
 	assert_int_equal(c->compact_interval, 0); /* compaction is off */
+	/* slab morphing: the library's policy */
+	assert_int_equal(c->morph_pct, -1);
+	assert_int_equal(c->morph_idle, 1);
 	pmad_config_free(c);
 	assert_int_equal(parse("# only a comment\n", &c), 0);
 	pmad_config_free(c);
@@ -181,6 +189,13 @@ static void test_bad_values(void **state)
 	expect_error("services: {compact_interval: 1s}\n",
 		     "t.yaml:1:30: compact_interval '1s' is not an integer "
 		     "0..86400");
+	expect_error("heap:\n  morph_used_pct: 101\n",
+		     "t.yaml:2:19: morph_used_pct '101' is not an integer "
+		     "0..100");
+	expect_error("heap:\n  morph_idle: maybe\n",
+		     "t.yaml:2:15: morph_idle 'maybe' is not true or false");
+	expect_error("heap:\n  morph: 20\n",
+		     "t.yaml:2:3: unknown key 'morph' in heap");
 }
 
 static void test_bad_structure(void **state)
