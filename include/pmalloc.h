@@ -353,6 +353,10 @@ PMA_API PMA_WUR int pma_heap_stats(struct pma_heap *heap,
 PMA_API PMA_WUR int pma_heap_part_stats(struct pma_heap *heap, unsigned part,
 					struct pma_heap_stats *ret_stats);
 
+/* PMAlloc regions per part of the heap's pool, each a whole heap (1 for
+ * a plain pool; pma_config_set_regions); 0 if heap is NULL */
+PMA_API unsigned pma_heap_regions(const struct pma_heap *heap);
+
 /* one arena's share of the heap (pma_heap_arena_stats) */
 struct pma_arena_stats {
 	uint64_t slabs; /* slabs the arena allocates from */

@@ -229,6 +229,11 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 	return 0;
 }
 
+PMA_API unsigned pma_heap_regions(const struct pma_heap *heap)
+{
+	return heap ? heap->top->nreg : 0;
+}
+
 PMA_API int pma_heap_part_stats(struct pma_heap *heap, unsigned part,
 				struct pma_heap_stats *ret_stats)
 {

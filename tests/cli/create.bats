@@ -324,7 +324,8 @@ usage_error() {
 		<<<"$output" >/dev/null || fail "fsck: $output"
 	run --separate-stderr pmactl --json inspect --heap "$T/pool"
 	assert_success
-	jq -e '.heap.parts == 2 and .heap.narenas > 0' <<<"$output" \
+	jq -e '.heap.parts == 2 and .heap.regions_per_part == 2 and
+		.heap.narenas > 0' <<<"$output" \
 		>/dev/null || fail "heap: $output"
 }
 
