@@ -21,10 +21,12 @@
 #include "util/size.h"
 
 #define CREATE_MAX_NODE 1023 /* the kernel's largest MAX_NUMNODES - 1 */
+#define CREATE_MAX_REGIONS 16 /* pma_config_set_regions' largest */
 
 static const char create_usage[] =
 	"usage: pmactl create POOL --size SIZE [--parts PATH[,PATH...]]\n"
-	"                     [--node N[,N...]] [--mode MODE] [--force]\n"
+	"                     [--node N[,N...]] [--regions K] [--mode MODE]\n"
+	"                     [--force]\n"
 	"       pmactl create POOL --size SIZE --all-nodes [--mode MODE] [--force]\n"
 	"       pmactl --socket PATH create NAME --size SIZE [--mode MODE]\n"
 	"\n"
@@ -38,6 +40,9 @@ static const char create_usage[] =
 	"                      optional for devdax parts (default: the device)\n"
 	"  -p, --parts LIST    comma-separated paths of parts 1, 2, ...\n"
 	"  -n, --node LIST     NUMA node of each part (default: detected)\n"
+	"  -r, --regions K     carve every part into K equal PMAlloc heap\n"
+	"                      regions (a power of two, 1..16; default 1:\n"
+	"                      no heap until a program opens it)\n"
 	"  -A, --all-nodes     one part per NUMA node that has a mounted fsdax\n"
 	"                      namespace: POOL (on one of them) is part 0, the\n"
 	"                      others are NAME.partN on the other namespaces\n"
@@ -55,6 +60,7 @@ struct create_opts {
 	int mode_given;
 	int all_nodes; /* --all-nodes */
 	unsigned flags; /* enum pool_create_flags */
+	unsigned regions; /* --regions (1: none given) */
 	char all_paths[POOL_MAX_PARTS][PATH_MAX]; /* --all-nodes' parts */
 };
 
@@ -66,6 +72,7 @@ static const struct option create_options[] = {
 	{ "all-nodes", no_argument, NULL, 'A' },
 	{ "mode", required_argument, NULL, 'm' },
 	{ "force", no_argument, NULL, 'f' },
+	{ "regions", required_argument, NULL, 'r' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -166,6 +173,26 @@ static int parse_mode(const struct cmd_ctx *ctx, const char *arg,
 	return CMD_CONTINUE;
 }
 
+/* --regions K: a power of two, 1..CREATE_MAX_REGIONS */
+static int parse_regions(const struct cmd_ctx *ctx, const char *arg,
+			 unsigned *ret_regions)
+{
+	unsigned long k;
+	char *end;
+
+	errno = 0;
+	k = strtoul(arg, &end, 10);
+	if (*arg < '0' || *arg > '9' || *end != '\0' || errno || k < 1 ||
+	    k > CREATE_MAX_REGIONS || (k & (k - 1)))
+		return cmd_usage_error(
+			ctx, "create",
+			"invalid --regions '%s' (a power of two, "
+			"1..%u)",
+			arg, CREATE_MAX_REGIONS);
+	*ret_regions = (unsigned)k;
+	return CMD_CONTINUE;
+}
+
 static int parse_option(int c, struct cmd_ctx *ctx, struct create_opts *o)
 {
 	switch (c) {
@@ -184,6 +211,8 @@ static int parse_option(int c, struct cmd_ctx *ctx, struct create_opts *o)
 	case 'A':
 		o->all_nodes = 1;
 		return CMD_CONTINUE;
+	case 'r':
+		return parse_regions(ctx, optarg, &o->regions);
 	default:
 		return cmd_base_option(c, ctx, "create", create_usage);
 	}
@@ -197,8 +226,9 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 
 	o->nparts = 1;
 	o->mode = 0660;
+	o->regions = 1;
 	while ((c = cmd_getopt(ctx, "create", argc, argv,
-			       CMD_BASE_OPTSTRING "s:p:n:m:fA",
+			       CMD_BASE_OPTSTRING "s:p:n:m:fAr:",
 			       create_options)) != -1) {
 		rc = parse_option(c, ctx, o);
 		if (rc != CMD_CONTINUE)
@@ -396,6 +426,7 @@ int cmd_create(int argc, char **argv, struct cmd_ctx *ctx)
 		.mode = opts.mode,
 		.mode_given = opts.mode_given,
 		.flags = opts.flags,
+		.regions = opts.regions,
 	};
 	rc = ctx->seam->create(ctx, &args, &doc);
 	return cmd_doc_print(ctx, rc, doc, cmd_show_pool);

@@ -7,9 +7,11 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "files.h"
+#include "ns/ns.h"
 #include "pmalloc.h"
 #include "pool/pool.h"
 #include "seam.h"
@@ -43,6 +45,37 @@ static int pool_doc(const struct cmd_ctx *ctx, const char *path,
 	return rc;
 }
 
+/* the pool's heap, formatted in a->regions regions per part (the pool
+ * is closed; on failure the parts that are files are removed) */
+static int heap_format(struct cmd_ctx *ctx, const struct cmd_create_args *a)
+{
+	struct pma_config *cfg = NULL;
+	struct pma_heap *heap = NULL;
+	unsigned i;
+	int rc;
+
+	rc = pma_config_new(&cfg);
+	if (rc == 0)
+		rc = pma_config_set_flags(cfg, PMA_HEAP_FORMAT);
+	if (rc == 0)
+		rc = pma_config_set_regions(cfg, a->regions);
+	if (rc == 0)
+		rc = pma_heap_open_cfg(a->paths[0], cfg, &heap);
+	pma_config_delete(&cfg);
+	if (rc == 0) {
+		pma_heap_close(heap);
+		return CMD_EXIT_OK;
+	}
+	rc = cmd_error(ctx,
+		       "cannot make a heap of %u regions per part in "
+		       "pool '%s': %s",
+		       a->regions, a->paths[0], pma_errormsg());
+	for (i = 0; i < a->nparts; i++)
+		if (ns_path_is_devdax(a->paths[i]) != 1)
+			(void)unlink(a->paths[i]);
+	return rc;
+}
+
 static int local_create(struct cmd_ctx *ctx, const struct cmd_create_args *a,
 			struct json_object **ret_doc)
 {
@@ -67,6 +100,14 @@ static int local_create(struct cmd_ctx *ctx, const struct cmd_create_args *a,
 	if (rc < 0)
 		return cmd_error(ctx, "cannot create pool '%s': %s",
 				 a->paths[0], pool_errormsg());
+	if (a->regions > 1) { /* the heap now, then the pool as made */
+		pool_close(&ctx->pool);
+		rc = heap_format(ctx, a);
+		if (rc == CMD_EXIT_OK)
+			rc = cmd_pool_open(ctx, a->paths[0], POOL_OPEN_RDONLY);
+		if (rc != CMD_EXIT_OK)
+			return rc;
+	}
 	return pool_doc(ctx, a->paths[0], ret_doc);
 }
 

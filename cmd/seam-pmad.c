@@ -119,6 +119,11 @@ static int pmad_create(struct cmd_ctx *ctx, const struct cmd_create_args *a,
 				       "--parts, --node and --force are not "
 				       "available through pmad (its "
 				       "configuration places pools)");
+	if (a->regions > 1)
+		return cmd_usage_error(ctx,
+				       ctx->cmd_name ? ctx->cmd_name : "create",
+				       "--regions is not available through "
+				       "pmad yet");
 	if (!a->size)
 		return cmd_usage_error(ctx,
 				       ctx->cmd_name ? ctx->cmd_name : "create",

@@ -33,6 +33,7 @@ struct cmd_create_args {
 	mode_t mode;
 	int mode_given; /* --mode was given (else each side's default) */
 	unsigned flags; /* enum pool_create_flags */
+	unsigned regions; /* PMAlloc regions per part (1: no heap made) */
 };
 
 enum cmd_views {

@@ -310,6 +310,10 @@ static void show_heap_summary(struct json_object *h)
 	       cmd_ju64(h, "extents"), jsize(h, "extent_bytes", a, sizeof(a)));
 	printf("  largest free: %s\n",
 	       jsize(h, "largest_free_extent", a, sizeof(a)));
+	if (cmd_ju64(h, "regions_per_part") > 1)
+		printf("  regions:      %" PRIu64 " per part (each a whole "
+		       "heap)\n",
+		       cmd_ju64(h, "regions_per_part"));
 	if (cmd_ju64(h, "map_groups"))
 		printf("  page map:     layout %" PRIu64 "; open reads %" PRIu64
 		       " of %" PRIu64 " groups of %s\n",

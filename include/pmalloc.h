@@ -154,6 +154,14 @@ PMA_API PMA_WUR int pma_config_set_part_node(struct pma_config *cfg,
 					     unsigned part, int node);
 /* pma_heap_create_cfg: permission bits of new part files (default 0600) */
 PMA_API PMA_WUR int pma_config_set_mode(struct pma_config *cfg, unsigned mode);
+/* a heap formatted with this config (pma_heap_create_cfg, or
+ * PMA_HEAP_FORMAT of a pool without a heap): every part carved into
+ * regions equal PMAlloc regions (a power of two, 1..16, default 1), each
+ * a whole heap (arenas, logs, page map, checkpoints); threads allocate in
+ * one region of their local part, then the part's others, then other
+ * parts. An open finds the count in the pool. 0 or -EINVAL */
+PMA_API PMA_WUR int pma_config_set_regions(struct pma_config *cfg,
+					   unsigned regions);
 
 /* pma_heap_create, pma_heap_open and pma_heap_open_fds with a config
  * (NULL: the defaults; flags come from the config) */
@@ -343,6 +351,10 @@ PMA_API PMA_WUR int pma_heap_stats(struct pma_heap *heap,
  */
 PMA_API PMA_WUR int pma_heap_part_stats(struct pma_heap *heap, unsigned part,
 					struct pma_heap_stats *ret_stats);
+
+/* PMAlloc regions per part of the heap's pool, each a whole heap (1 for
+ * a plain pool; pma_config_set_regions); 0 if heap is NULL */
+PMA_API unsigned pma_heap_regions(const struct pma_heap *heap);
 
 /* one arena's share of the heap (pma_heap_arena_stats) */
 struct pma_arena_stats {

@@ -1094,24 +1094,25 @@ static int alloc_in(struct pma_heap *heap, size_t size, uint64_t *dest,
 }
 
 /*
- * A heap over several parts: the thread's local part first, then the
- * others nearest first (numa.c); each without a checkpoint first, then
- * each with one (releasing empty slabs), so that a full local part does
- * not cost a checkpoint per allocation while another part has room.
+ * A heap over several parts (or regions): the thread's local region
+ * first, then its part's others, then the other parts nearest first
+ * (numa.c, pma_place_heaps); each without a checkpoint first, then each
+ * with one (releasing empty slabs), so that a full local region does not
+ * cost a checkpoint per allocation while another has room.
  */
 static int alloc_parts(struct pma_heap *top, size_t size, uint64_t *dest,
 		       uint64_t dest_off, unsigned flags)
 {
-	const uint8_t *order;
+	struct pma_heap *order[PMA_MAX_SLOTS];
 	struct pma_heap *local = pma_place_local(top), *h;
 	uint64_t largest = 0;
 	unsigned k, n;
 	int trim, rc;
 
-	order = pma_place_order(top, local->part, &n);
+	n = pma_place_heaps(top, local, order);
 	for (trim = 0; trim < 2; trim++) {
 		for (k = 0; k < n; k++) {
-			h = top->sib[order[k]];
+			h = order[k];
 			rc = alloc_in(h, size, dest, dest_off, flags, trim);
 			if (rc == -ENOMEM)
 				continue;
@@ -1122,17 +1123,18 @@ static int alloc_parts(struct pma_heap *top, size_t size, uint64_t *dest,
 		}
 	}
 	for (k = 0; k < n; k++)
-		if (top->sib[order[k]]->data_len > largest)
-			largest = top->sib[order[k]]->data_len;
+		if (order[k]->data_len > largest)
+			largest = order[k]->data_len;
 	if (size > largest)
 		return util_errmsg_set(ENOMEM,
-				       "%zu bytes exceed every part of the "
+				       "%zu bytes exceed every %s of the "
 				       "heap (the largest holds %llu)",
-				       size, (unsigned long long)largest);
+				       size, top->nreg > 1 ? "region" : "part",
+				       (unsigned long long)largest);
 	return util_errmsg_set(ENOMEM,
 			       "heap full: no room for %zu bytes in any of "
-			       "its %u parts",
-			       size, n);
+			       "its %u %s",
+			       size, n, top->nreg > 1 ? "regions" : "parts");
 }
 
 int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
@@ -1572,8 +1574,11 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	if (!off)
 		return 0;
 	part = pool_off_part(off);
-	if (__builtin_expect(part != local->part, 0) && part < POOL_MAX_PARTS &&
-	    (h = local->top->sib[part])) {
+	if (__builtin_expect(local->top->nreg > 1, 0) && part == local->part &&
+	    (h = pma_heap_route(local, off)))
+		local = h; /* another region of the part: through its heap */
+	else if (__builtin_expect(part != local->part, 0) &&
+		 (h = pma_heap_route(local, off))) {
 		/* another part's block: logged in the local part (XFREE),
 		 * else that part's heap frees it */
 		atomic_fetch_add_explicit(&h->top->remote_part_frees, 1,

@@ -603,8 +603,8 @@ static int xfree_check(const struct pma_heap *heap, const struct pma_op *op)
 	if (heap->geom.version < PMA_HEAP_VERSION_XFREE)
 		return util_errmsg_set(EIO, "xfree record in a version %u heap",
 				       heap->geom.version);
-	o = op->owner < POOL_MAX_PARTS ? heap->top->sib[op->owner] : NULL;
-	if (!o || o == heap || op->off < o->data_base ||
+	o = pma_heap_route(heap, pool_off_make(op->owner, op->off));
+	if (!o || o->part == heap->part || op->off < o->data_base ||
 	    op->off - o->data_base >= o->data_len)
 		return util_errmsg_set(EIO,
 				       "xfree record names 0x%llx of part "

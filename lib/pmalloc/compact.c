@@ -141,10 +141,11 @@ static int punch_free(struct pma_heap *heap, struct pma_compact_report *r)
 /* add part's report b to the whole heap's a (a zeroed for the first);
  * notes are kept with their part's index */
 static void report_add(struct pma_compact_report *a,
-		       const struct pma_compact_report *b, unsigned part,
-		       unsigned nparts)
+		       const struct pma_compact_report *b,
+		       const struct pma_heap *heap, unsigned nparts)
 {
 	size_t len = strlen(a->note);
+	unsigned part = heap->part;
 
 	a->log_records_before += b->log_records_before;
 	a->log_records_after += b->log_records_after;
@@ -157,8 +158,15 @@ static void report_add(struct pma_compact_report *a,
 		a->largest_free_after = b->largest_free_after;
 	a->free_bytes_after += b->free_bytes_after;
 	a->punched_bytes += b->punched_bytes;
-	a->file_bytes_before += b->file_bytes_before;
-	a->file_bytes_after += b->file_bytes_after;
+	/* file bytes are the part's: a part's later regions (several
+	 * per part) add what they changed, not the part again */
+	if (heap->slot % heap->top->nreg == 0) {
+		a->file_bytes_before += b->file_bytes_before;
+		a->file_bytes_after += b->file_bytes_after;
+	} else {
+		a->file_bytes_after += b->file_bytes_after;
+		a->file_bytes_after -= b->file_bytes_before;
+	}
 	a->reclaimed_bytes += b->reclaimed_bytes;
 	a->punched |= b->punched;
 	if (!b->note[0] || len + 2 >= sizeof(a->note))
@@ -224,13 +232,13 @@ PMA_API int pma_heap_compact(struct pma_heap *heap,
 		return -EROFS;
 	heap = heap->top;
 	memset(&all, 0, sizeof(all));
-	for (p = 0; p < POOL_MAX_PARTS; p++) {
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		if (!heap->sib[p])
 			continue;
 		rc = compact_part(heap->sib[p], &part);
 		if (rc < 0)
 			return rc;
-		report_add(&all, &part, p, heap->nsib);
+		report_add(&all, &part, heap->sib[p], heap->nsib);
 	}
 	if (ret)
 		*ret = all;
@@ -375,13 +383,13 @@ PMA_API int pma_heap_compact_plan(struct pma_heap *heap,
 		return util_errmsg_set(EINVAL, "no heap or ret");
 	heap = heap->top;
 	memset(&all, 0, sizeof(all));
-	for (p = 0; p < POOL_MAX_PARTS; p++) {
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		if (!heap->sib[p])
 			continue;
 		rc = plan_part(heap->sib[p], &part);
 		if (rc < 0)
 			return rc;
-		report_add(&all, &part, p, heap->nsib);
+		report_add(&all, &part, heap->sib[p], heap->nsib);
 	}
 	if (!all.note[0])
 		snprintf(all.note, sizeof(all.note),

@@ -26,6 +26,7 @@ void pma_config_init(struct pma_config *cfg)
 		.format_version = PMA_HEAP_VERSION,
 		.sum_shift = PMA_SUM_SHIFT_DEFAULT,
 		.nparts = 1,
+		.regions = 1,
 		.mode = 0600,
 	};
 	for (p = 0; p < POOL_MAX_PARTS; p++)
@@ -129,6 +130,20 @@ PMA_API int pma_config_set_mode(struct pma_config *cfg, unsigned mode)
 		return util_errmsg_set(EINVAL, "mode 0%o is not a file mode",
 				       mode);
 	cfg->mode = mode;
+	return 0;
+}
+
+PMA_API int pma_config_set_regions(struct pma_config *cfg, unsigned regions)
+{
+	if (!cfg)
+		return util_errmsg_set(EINVAL, "no config");
+	if (regions < 1 || regions > PMA_REGIONS_MAX ||
+	    (regions & (regions - 1)))
+		return util_errmsg_set(EINVAL,
+				       "%u regions per part (a power of two, "
+				       "1..%u)",
+				       regions, PMA_REGIONS_MAX);
+	cfg->regions = regions;
 	return 0;
 }
 

@@ -399,10 +399,8 @@ int pma_fsck_live_after(struct pma_fsck *f, uint64_t off)
 	struct pma_fsck_slab *s;
 	int idx;
 
-	if (pool_off_part(off) >= POOL_MAX_PARTS)
-		return 0;
-	f = &f->set->part[pool_off_part(off)];
-	if (!f->present)
+	f = pma_fsck_route(f->set, off);
+	if (!f || !f->present)
 		return 0;
 	if (!f->walked)
 		return 1;
@@ -517,10 +515,17 @@ int pma_fsck_library_heap(struct pma_fsck_set *set, struct pma_heap *heap)
 				       POOL_FSCK_ERROR, set->part[0].data_base,
 				       "reading every slab fails: %s",
 				       pma_errormsg());
-	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++) {
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++) {
 		f = &set->part[p];
 		if (!f->walked)
 			continue;
+		if (heap->nreg != set->nreg)
+			return pma_fsck_report(
+				f, "heap-replay-mismatch", POOL_FSCK_ERROR,
+				f->region_off,
+				"the heap's open has %u regions per part, "
+				"fsck %u",
+				heap->nreg, set->nreg);
 		if (!heap->sib[p]) /* a region the open skipped */
 			rc = pma_fsck_report(
 				f, "heap-replay-mismatch", POOL_FSCK_ERROR,

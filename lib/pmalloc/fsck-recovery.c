@@ -134,16 +134,16 @@ int pma_fsck_pending(const char *path, struct pma_fsck_pending *ret)
 	rc = pma_heap_open(path, PMA_HEAP_RDONLY, &heap);
 	if (rc < 0)
 		return rc;
-	for (p = 0; p < POOL_MAX_PARTS; p++)
+	for (p = 0; p < PMA_MAX_SLOTS; p++)
 		if (heap->sib[p])
 			n += heap->sib[p]->geom.narenas;
 	ret->arenas = calloc(n ? n : 1, sizeof(*ret->arenas));
 	if (!ret->arenas)
 		rc = util_errmsg_set(ENOMEM, "out of memory");
-	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++) {
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++) {
 		if (!heap->sib[p])
 			continue;
-		ret->nparts++;
+		ret->nparts += heap->sib[p]->slot % heap->nreg == 0;
 		rc = pending_part(heap->sib[p], ret);
 	}
 	ret->root_unsealed = heap->hdr->root_off && !heap->hdr->root_check &&

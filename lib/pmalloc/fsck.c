@@ -34,7 +34,10 @@ static int ask(struct pma_fsck *f, const char *code,
 	int rc = 0;
 
 	if (p->n > p->change_start) {
-		if (f->set && f->set->nheaps > 1)
+		if (f->set && f->set->nreg > 1)
+			snprintf(full, sizeof(full), "part %u region %u: %s",
+				 f->part, f->slot % f->set->nreg, msg);
+		else if (f->set && f->set->nheaps > 1)
 			snprintf(full, sizeof(full), "part %u: %s", f->part,
 				 msg);
 		else
@@ -73,6 +76,11 @@ static int vreport(struct pma_fsck *f, const char *code,
 		if (rc < 0)
 			return rc;
 	}
+	if (f->set && f->set->nreg > 1)
+		return pool_fsck_report_flags(f->sink, code, severity, flags,
+					      f->part, off,
+					      "part %u region %u: %s", f->part,
+					      f->slot % f->set->nreg, msg);
 	if (f->set && f->set->nheaps > 1)
 		return pool_fsck_report_flags(f->sink, code, severity, flags,
 					      f->part, off, "part %u: %s",
@@ -110,13 +118,13 @@ int pma_fsck_report_flags(struct pma_fsck *f, const char *code,
 	return rc;
 }
 
-/* the pages of the parts before f's (progress) */
+/* the pages of the heaps before f's (progress) */
 static uint64_t pages_before(const struct pma_fsck *f)
 {
 	uint64_t n = 0;
 	unsigned p;
 
-	for (p = 0; p < f->part; p++)
+	for (p = 0; p < f->slot; p++)
 		n += f->set->part[p].npages_hint;
 	return n;
 }
@@ -861,9 +869,7 @@ static int dest_bad(const struct pma_fsck *f, uint64_t dest)
 
 	if (b < POOL_DATA_OFF || dest % sizeof(uint64_t))
 		return 1;
-	q = pool_off_part(dest) < POOL_MAX_PARTS ?
-		    &f->set->part[pool_off_part(dest)] :
-		    NULL;
+	q = pma_fsck_route(f->set, dest);
 	if (q && q->meta_hi && b >= q->meta_lo && b < q->meta_hi &&
 	    b != q->meta_lo + PMA_ROOT_WORD_OFF)
 		return 1;
@@ -878,12 +884,12 @@ static int dest_bad(const struct pma_fsck *f, uint64_t dest)
 static int op_xfree(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 {
 	const struct pma_fsck *o =
-		op->owner < POOL_MAX_PARTS ? &f->set->part[op->owner] : NULL;
+		pma_fsck_route(f->set, pool_off_make(op->owner, op->off));
 	char where[160];
 
 	/* a heap whose header fails its check has its own finding: where
 	 * its data area is is not known */
-	if (o && o != f && o->present &&
+	if (o && o->part != f->part && o->present &&
 	    (!o->meta_hi ||
 	     (op->off >= o->meta_hi &&
 	      (op->off - o->meta_hi) >> PMA_PAGE_SHIFT < o->npages_hint)))
@@ -991,10 +997,8 @@ static uint64_t dest_in_slab_hdr(const struct pma_fsck_set *set, uint64_t dest)
 	uint64_t b = pool_off_byte(dest), page;
 	const struct pma_fsck *q;
 
-	if (pool_off_part(dest) >= POOL_MAX_PARTS)
-		return 0;
-	q = &set->part[pool_off_part(dest)];
-	if (!q->walked || b < q->data_base)
+	q = pma_fsck_route(set, dest);
+	if (!q || !q->walked || b < q->data_base)
 		return 0;
 	/* the predicate recovery's dry run refuses with (recovery.c) */
 	page = pma_slab_hdr_page(b - q->data_base, q->g.npages, fsck_pmap_entry,
@@ -1080,15 +1084,15 @@ static int redo_dest_fsck(struct pma_fsck *f, unsigned a)
 	return rc;
 }
 
-/* every walked part's redo rings, once every part's window is replayed
- * (a dest word may be in another part) */
-static int redo_fsck(struct pma_fsck_set *set, unsigned nparts)
+/* every walked heap's redo rings, once every heap's window is replayed
+ * (a dest word may be in another heap) */
+static int redo_fsck(struct pma_fsck_set *set)
 {
 	struct pma_fsck *f;
 	unsigned p, a;
 	int rc = 0;
 
-	for (p = 0; rc == 0 && p < nparts && p < POOL_MAX_PARTS; p++) {
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++) {
 		f = &set->part[p];
 		for (a = 0; f->walked && rc == 0 && a < f->g.narenas; a++)
 			if (f->arenas[a].usable)
@@ -1151,12 +1155,51 @@ static int walk(struct pma_fsck *f)
 	return rc;
 }
 
-/* part p's heap region (if any) into set->part[p], with what its header
- * alone says (geometry unchecked: zero) */
-static void part_init(struct pma_fsck_set *set, struct pool *pool, unsigned p)
+struct pma_fsck *pma_fsck_route(const struct pma_fsck_set *set, uint64_t off)
 {
-	struct pma_fsck *f = &set->part[p];
-	const struct pool_region *region;
+	unsigned part = pool_off_part(off), k = set->nreg ? set->nreg : 1, i;
+	uint64_t b = pool_off_byte(off);
+	const struct pma_fsck *f;
+
+	if (part >= POOL_MAX_PARTS || part * k >= PMA_MAX_SLOTS)
+		return NULL;
+	for (i = 1; i < k && part * k + i < PMA_MAX_SLOTS; i++) {
+		f = &set->part[part * k + i];
+		if (f->present && b >= f->region_off &&
+		    b - f->region_off < f->region_size)
+			return (struct pma_fsck *)f;
+	}
+	return (struct pma_fsck *)&set->part[(size_t)part * k];
+}
+
+/* the heap regions of part p, by offset, into regs[PMA_REGIONS_MAX]:
+ * their count (more than PMA_REGIONS_MAX: that many + 1) */
+static unsigned part_regions(struct pool *pool, unsigned p,
+			     const struct pool_region **regs)
+{
+	const struct pool_hdr *ph = pool_header(pool);
+	const struct pool_region *r;
+	unsigned i, j, n = 0;
+
+	for (i = 0; i < ph->nregions && i < POOL_MAX_REGIONS; i++) {
+		r = &ph->regions[i];
+		if (r->type != POOL_REGION_PMALLOC || r->part != p)
+			continue;
+		if (n == PMA_REGIONS_MAX)
+			return n + 1;
+		for (j = n++; j > 0 && regs[j - 1]->off > r->off; j--)
+			regs[j] = regs[j - 1];
+		regs[j] = r;
+	}
+	return n;
+}
+
+/* slot s (region of part p, NULL if none) into set->part[s], with what
+ * its header alone says (geometry unchecked: zero) */
+static void part_init(struct pma_fsck_set *set, struct pool *pool, unsigned p,
+		      unsigned s, const struct pool_region *region)
+{
+	struct pma_fsck *f = &set->part[s];
 	struct pma_geom g;
 
 	memset(f, 0, sizeof(*f));
@@ -1164,7 +1207,7 @@ static void part_init(struct pma_fsck_set *set, struct pool *pool, unsigned p)
 	f->plan = set->plan;
 	f->set = set;
 	f->part = p;
-	region = pool_region_find(pool, POOL_REGION_PMALLOC, p);
+	f->slot = s;
 	if (!region)
 		return;
 	f->present = 1;
@@ -1186,36 +1229,66 @@ static void part_init(struct pma_fsck_set *set, struct pool *pool, unsigned p)
 	set->total_pages += g.npages;
 }
 
+/* every part's heap regions into set->part[] by slot (part 0's count
+ * per part: another count is a finding, its regions past it unwalked) */
+static int regions_init(struct pma_fsck_set *set, struct pool *pool)
+{
+	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
+	unsigned p, i, n, k, nparts = pool_part_count(pool);
+	int rc = 0;
+
+	k = part_regions(pool, 0, regs);
+	if (k > PMA_REGIONS_MAX || (k & (k - 1)))
+		rc = pool_fsck_report(set->sink, "heap-regions",
+				      POOL_FSCK_ERROR, 0, 0,
+				      "part 0 holds %u heap regions (1..%u, "
+				      "a power of two)",
+				      k, PMA_REGIONS_MAX);
+	set->nreg = k && k <= PMA_REGIONS_MAX ? k : 1;
+	for (p = 0; p < PMA_MAX_SLOTS; p++) /* no such region */
+		part_init(set, pool, p / set->nreg, p, NULL);
+	for (p = 0; p < nparts && p < POOL_MAX_PARTS; p++) {
+		n = part_regions(pool, p, regs);
+		if (n && n != set->nreg && rc == 0)
+			rc = pool_fsck_report(set->sink, "heap-regions",
+					      POOL_FSCK_ERROR, p, 0,
+					      "part %u holds %u heap regions, "
+					      "part 0 %u",
+					      p, n, set->nreg);
+		for (i = 0; i < n && i < set->nreg &&
+			    p * set->nreg + i < PMA_MAX_SLOTS;
+		     i++)
+			part_init(set, pool, p, p * set->nreg + i, regs[i]);
+	}
+	return rc;
+}
+
 /* the walk over the heap regions of an open pool (none: a finding) */
 int pma_fsck_walk_pool(struct pma_fsck_set *set, struct pool *pool)
 {
-	unsigned p, nparts = pool_part_count(pool);
+	unsigned p;
 	int rc = 0;
 
 	set->pool = pool;
 	set->nheaps = 0;
 	set->total_pages = 0;
 	set->heap_errors = 0;
-	for (p = 0; p < nparts && p < POOL_MAX_PARTS; p++)
-		part_init(set, pool, p);
-	for (; p < POOL_MAX_PARTS; p++) { /* no such part */
-		memset(&set->part[p], 0, sizeof(set->part[p]));
-		set->part[p].set = set;
-		set->part[p].part = p;
-	}
+	rc = regions_init(set, pool);
+	if (rc < 0)
+		return rc;
 	if (!set->nheaps)
 		return pool_fsck_report(set->sink, "heap-none", POOL_FSCK_INFO,
 					0, 0,
 					"the pool has no PMAlloc heap region");
-	for (p = 0; rc == 0 && p < nparts && p < POOL_MAX_PARTS; p++)
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++)
 		if (set->part[p].present)
 			rc = walk(&set->part[p]);
 	if (rc == 0)
-		rc = redo_fsck(set, nparts);
+		rc = redo_fsck(set);
 	/* the root word is part 0's, and may name a block of any part */
 	if (rc == 0 && set->part[0].walked)
 		rc = pma_fsck_root(&set->part[0]);
-	for (p = 0; p < nparts && p < POOL_MAX_PARTS; p++) {
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		set->heap_errors += set->part[p].heap_errors;
 		set->part[p].pool = NULL;
 	}
@@ -1226,7 +1299,7 @@ void pma_fsck_walk_free(struct pma_fsck_set *set)
 {
 	unsigned p;
 
-	for (p = 0; p < POOL_MAX_PARTS; p++)
+	for (p = 0; p < PMA_MAX_SLOTS; p++)
 		if (set->part[p].present)
 			walk_free_part(&set->part[p]);
 }
@@ -1236,7 +1309,7 @@ static int any_walked(const struct pma_fsck_set *set)
 {
 	unsigned p;
 
-	for (p = 0; p < POOL_MAX_PARTS; p++)
+	for (p = 0; p < PMA_MAX_SLOTS; p++)
 		if (set->part[p].walked)
 			return 1;
 	return 0;

@@ -218,6 +218,7 @@ struct pma_fsck {
 	struct pool_fsck_sink *sink;
 	struct pma_fsck_set *set; /* every part's walk */
 	unsigned part; /* the part (findings name it) */
+	unsigned slot; /* region slot: part * set->nreg + region in part */
 	int present; /* the part has a heap region */
 	int walked; /* the walk reached its end (the state is complete) */
 	struct pool *pool; /* open read-only during the walk */
@@ -261,11 +262,16 @@ struct pma_fsck_set {
 	struct pool_fsck_sink *sink;
 	struct pma_fsck_plan *plan; /* repair: record the stores (or NULL) */
 	struct pool *pool;
-	unsigned nheaps; /* parts with a heap region */
+	unsigned nheaps; /* heap regions */
+	unsigned nreg; /* heap regions per part (part 0's count) */
 	uint64_t total_pages; /* of every part's heap (progress) */
 	int heap_errors; /* errors every walk reported */
-	struct pma_fsck part[POOL_MAX_PARTS];
+	struct pma_fsck part[PMA_MAX_SLOTS]; /* by region slot */
 };
+/* the walk of the heap region holding pool offset off: its part's, then
+ * the region by offset (with one region per part, or none holding off,
+ * the part's first); NULL past the parts */
+struct pma_fsck *pma_fsck_route(const struct pma_fsck_set *set, uint64_t off);
 
 static inline uint64_t pma_fsck_page_off(const struct pma_fsck *f,
 					 uint64_t page)

@@ -367,32 +367,88 @@ int pma_heap_hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
 }
 
 /*
- * A new heap: a region in every part with room for one (the largest gap
- * of each), added in one pool header update, so that a crash leaves the
- * pool with a region in every part or in none. A region whose format a
- * crash cut short has no magic and is formatted at the next open.
+ * A new heap: cfg->regions equal regions in every part with room for them
+ * (the largest gap of each, cut in that many), added in one pool header
+ * update, so that a crash leaves the pool with its regions in every part
+ * or in none. A region whose format a crash cut short has no magic and is
+ * formatted at the next open.
  */
 static int heap_region_add(struct pool *pool, const struct pma_config *cfg)
 {
-	uint64_t sizes[POOL_MAX_PARTS], off = 0, size;
-	unsigned parts[POOL_MAX_PARTS], p, n = 0;
+	uint64_t sizes[PMA_MAX_SLOTS], off = 0, size;
+	unsigned parts[PMA_MAX_SLOTS], p, i, k = cfg->regions, n = 0;
 	struct pma_geom g;
 
 	for (p = 0; p < pool_part_count(pool) && p < POOL_MAX_PARTS; p++) {
-		size = largest_gap(pool, p, &off) / POOL_ALIGN * POOL_ALIGN;
+		size = largest_gap(pool, p, &off) / k / POOL_ALIGN * POOL_ALIGN;
 		if (geom_compute(size, cfg->format_version, cfg->sum_shift,
 				 &g) < 0) {
 			if (p == HEAP_PART)
 				return util_errmsg_set(ENOSPC,
 						       "no free space in the "
-						       "pool for a heap");
+						       "pool for a heap of "
+						       "%u regions",
+						       k);
 			continue; /* this part holds no heap */
 		}
-		parts[n] = p;
-		sizes[n++] = size;
+		if (n + k > PMA_MAX_SLOTS)
+			return util_errmsg_set(ENFILE,
+					       "%u regions per part: more "
+					       "than %u regions",
+					       k, PMA_MAX_SLOTS);
+		for (i = 0; i < k; i++) {
+			parts[n] = p;
+			sizes[n++] = size;
+		}
 	}
 	return pool_regions_add(pool, POOL_REGION_PMALLOC, n, parts, sizes,
 				"pmalloc");
+}
+
+/* the heap regions of part, by offset, into regs (at most
+ * PMA_REGIONS_MAX + 1 counted); their count */
+static unsigned heap_regions_of(const struct pool *pool, unsigned part,
+				const struct pool_region **regs)
+{
+	const struct pool_hdr *ph = pool_header(pool);
+	const struct pool_region *r;
+	unsigned i, j, n = 0;
+
+	for (i = 0; i < ph->nregions && i < POOL_MAX_REGIONS; i++) {
+		r = &ph->regions[i];
+		if (r->type != POOL_REGION_PMALLOC || r->part != part)
+			continue;
+		if (n > PMA_REGIONS_MAX)
+			return n; /* too many: the caller refuses */
+		for (j = n++; j > 0 && regs[j - 1]->off > r->off; j--)
+			regs[j] = regs[j - 1];
+		regs[j] = r;
+	}
+	return n;
+}
+
+/* regions per part of the pool's heap (part 0's count), checked: every
+ * other part has as many or none; 0 or -EINVAL */
+static int heap_nreg(const struct pool *pool, unsigned *ret_k)
+{
+	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
+	unsigned p, n, k = heap_regions_of(pool, HEAP_PART, regs);
+
+	if (k == 0 || k > PMA_REGIONS_MAX || (k & (k - 1)))
+		return util_errmsg_set(EINVAL,
+				       "part 0 holds %u heap regions (1..%u, "
+				       "a power of two)",
+				       k, PMA_REGIONS_MAX);
+	for (p = 1; p < pool_part_count(pool) && p < POOL_MAX_PARTS; p++) {
+		n = heap_regions_of(pool, p, regs);
+		if (n && (n != k || p * k + k > PMA_MAX_SLOTS))
+			return util_errmsg_set(EINVAL,
+					       "part %u holds %u heap regions, "
+					       "part 0 %u",
+					       p, n, k);
+	}
+	*ret_k = k;
+	return 0;
 }
 
 static const uint8_t zero_magic[PMA_HEAP_MAGIC_LEN];
@@ -511,8 +567,10 @@ static struct pma_heap *heap_new(struct pool *pool, unsigned part,
 	heap->membarrier = cfg->membarrier && pma_owner_membarrier();
 	heap->pool = pool;
 	heap->part = part;
+	heap->slot = part;
 	heap->top = heap;
 	heap->nsib = 1;
+	heap->nreg = 1;
 	heap->sib[part] = heap;
 	pthread_mutex_init(&heap->ext_lock, NULL);
 	pthread_mutex_init(&heap->ckpt_lock, NULL);
@@ -530,7 +588,7 @@ static void heap_free_all(struct pma_heap *top)
 	struct pool *pool = top->pool;
 	unsigned p;
 
-	for (p = 1; p < POOL_MAX_PARTS; p++)
+	for (p = 1; p < PMA_MAX_SLOTS; p++)
 		if (top->sib[p])
 			heap_free(top->sib[p]);
 	pma_place_free(top);
@@ -538,42 +596,66 @@ static void heap_free_all(struct pma_heap *top)
 	pool_close(&pool);
 }
 
+/* the heap of region r (slot p * nreg + i) next to top */
+static int heap_add_sibling(struct pma_heap *top, unsigned p, unsigned i,
+			    const struct pool_region *region, unsigned flags)
+{
+	struct pma_heap *sib;
+	int rc;
+
+	if (top->rdonly && !memcmp(pma_addr_part(top->pool, p, region->off),
+				   zero_magic, sizeof(zero_magic)))
+		return 0;
+	sib = heap_new(top->pool, p, &top->cfg, flags);
+	if (!sib)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	sib->sib[p] = NULL;
+	sib->slot = p * top->nreg + i;
+	sib->top = top;
+	top->sib[sib->slot] = sib;
+	top->nsib++;
+	rc = heap_setup(sib, region, flags);
+	if (rc == 0)
+		rc = heap_dram_init(sib);
+	if (rc < 0) {
+		if (top->nreg > 1)
+			util_errmsg_prefix("part %u region %u", p, i);
+		else
+			util_errmsg_prefix("part %u", p);
+	}
+	return rc;
+}
+
 /*
- * The heap of every part after part 0 that has a heap region (made with
- * part 0's, heap_region_add): set up next to top. A read-only open skips
- * a region whose format a crash cut short (nothing was ever allocated in
- * it); a writable open formats it now.
+ * The heap of every region after part 0's first (made with it,
+ * heap_region_add): set up next to top, in slot p * nreg + i for the
+ * i-th region of part p by offset. A read-only open skips a region whose
+ * format a crash cut short (nothing was ever allocated in it); a
+ * writable open formats it now.
  */
 static int heap_add_siblings(struct pma_heap *top, unsigned flags)
 {
-	const struct pool_region *region;
-	struct pma_heap *sib;
-	unsigned p;
+	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
+	unsigned p, i, n;
 	int rc;
 
-	for (p = 1; p < pool_part_count(top->pool) && p < POOL_MAX_PARTS; p++) {
-		region = pool_region_find(top->pool, POOL_REGION_PMALLOC, p);
-		if (!region)
-			continue;
-		if (top->rdonly &&
-		    !memcmp(pma_addr_part(top->pool, p, region->off),
-			    zero_magic, sizeof(zero_magic)))
-			continue;
-		sib = heap_new(top->pool, p, &top->cfg, flags);
-		if (!sib)
-			return util_errmsg_set(ENOMEM, "out of memory");
-		sib->top = top;
-		top->sib[p] = sib;
-		top->nsib++;
-		rc = heap_setup(sib, region, flags);
-		if (rc == 0)
-			rc = heap_dram_init(sib);
-		if (rc < 0) {
-			util_errmsg_prefix("part %u", p);
-			return rc;
+	for (p = 0; p < pool_part_count(top->pool) && p < POOL_MAX_PARTS; p++) {
+		n = heap_regions_of(top->pool, p, regs);
+		for (i = p == HEAP_PART; i < n && i < top->nreg; i++) {
+			rc = heap_add_sibling(top, p, i, regs[i], flags);
+			if (rc < 0)
+				return rc;
 		}
 	}
 	return 0;
+}
+
+/* part 0's first heap region by offset (top's) */
+static const struct pool_region *heap_first_region(const struct pool *pool)
+{
+	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
+
+	return heap_regions_of(pool, HEAP_PART, regs) ? regs[0] : NULL;
 }
 
 /* take ownership of an open pool: set up, recover, rebuild (every part) */
@@ -597,12 +679,16 @@ static int heap_attach(struct pool *pool, const struct pma_config *cfg,
 	if (rc == 0 && !region)
 		region = pool_region_find(pool, POOL_REGION_PMALLOC, HEAP_PART);
 	if (rc == 0)
+		rc = heap_nreg(pool, &heap->nreg);
+	if (rc == 0)
+		region = heap_first_region(pool);
+	if (rc == 0)
 		rc = heap_setup(heap, region, flags);
 	if (rc == 0)
 		rc = heap_dram_init(heap);
 	if (rc == 0)
 		rc = heap_add_siblings(heap, flags);
-	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++)
 		if (heap->sib[p])
 			heap_ckpt_bound(heap->sib[p], heap->nsib);
 	if (rc == 0)
@@ -611,7 +697,7 @@ static int heap_attach(struct pool *pool, const struct pma_config *cfg,
 		rc = pma_place_init(heap, flags);
 	if (rc == 0)
 		rc = pma_recover_parts(heap);
-	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++)
 		if (heap->sib[p])
 			rc = pma_rebuild(heap->sib[p]);
 	if (rc == 0)
@@ -620,7 +706,7 @@ static int heap_attach(struct pool *pool, const struct pma_config *cfg,
 		heap_free_all(heap);
 		return rc;
 	}
-	for (p = 0; p < POOL_MAX_PARTS; p++)
+	for (p = 0; p < PMA_MAX_SLOTS; p++)
 		if (heap->sib[p])
 			pma_heap_register(heap->sib[p]);
 	*ret_heap = heap;
@@ -807,7 +893,7 @@ PMA_API void pma_heap_close(struct pma_heap *heap)
 	if (!heap)
 		return;
 	heap = heap->top;
-	for (p = 0; p < POOL_MAX_PARTS; p++) {
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		if (!heap->sib[p])
 			continue;
 		/* exiting threads no longer release arenas of this heap */

@@ -904,6 +904,10 @@ static inline void pma_slab_mark_dirty(struct pma_arena *arena,
 void *pma_grow(void *v, size_t *alloc, size_t size, size_t first);
 int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena);
 void pma_arena_release(struct pma_arena *arena);
+/* region slots of a pool (sib[], pma_tls_binding): the region table's
+ * size; regions per part a pool may be carved into (--regions) */
+#define PMA_MAX_SLOTS POOL_MAX_REGIONS
+#define PMA_REGIONS_MAX 16u
 /* owner.c: the thread's binding (the heap it used last and its arena
  * there) and identity, read inline by every op */
 struct pma_tls_binding {
@@ -913,9 +917,9 @@ struct pma_tls_binding {
 	unsigned arena;
 	int owns; /* this thread owns that arena */
 };
-/* one binding per part index: a thread keeps its arena in every part of
- * a multi-part heap it uses (the heaps of one pool's parts) */
-extern UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding[POOL_MAX_PARTS];
+/* one binding per region slot: a thread keeps its arena in every heap
+ * of a pool it uses (the heaps of its parts' regions) */
+extern UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding[PMA_MAX_SLOTS];
 extern UTIL_TLS_FAST char pma_tls_token;
 
 static inline uintptr_t pma_self_token(void)
@@ -1103,6 +1107,9 @@ struct pma_config {
 	unsigned nparts;
 	int nodes[POOL_MAX_PARTS];
 	unsigned mode;
+	/* a heap formatted by this config: PMAlloc regions per part (a
+	 * power of two, 1..PMA_REGIONS_MAX; pma_config_set_regions) */
+	unsigned regions;
 };
 /* slab morphing is on by default: a slab at most this percentage used
  * (and idle, morph_idle) serves a class that needs a slab (the issue's
@@ -1124,18 +1131,23 @@ struct pma_heap {
 	struct pool *pool;
 	struct pm_map *map; /* the heap's part */
 	unsigned part; /* part index */
+	unsigned slot; /* region slot: part * top->nreg + region in part */
 	/*
-	 * A heap over several parts is one struct pma_heap per part with a
-	 * heap region (its own arenas, logs, page map and extents): the
-	 * one of part 0, top, is the user's handle, the others are its
-	 * siblings. Every heap points at top; top alone holds sib[] and
-	 * the placement tables (numa.c). A block's part is in its offset,
-	 * so a free goes to the heap that owns it; only dest words cross
-	 * parts (recovery redoes them over all parts, pma_recover_parts).
+	 * A heap over several parts (or several regions per part) is one
+	 * struct pma_heap per heap region (its own arenas, logs, page map
+	 * and extents): the first of part 0, top, is the user's handle, the
+	 * others are its siblings. Every heap points at top; top alone
+	 * holds sib[] and the placement tables (numa.c). A block's part and
+	 * byte offset are in its offset, so a free goes to the heap that
+	 * owns it (pma_heap_route); only dest words cross heaps (recovery
+	 * redoes them over all of them, pma_recover_parts).
 	 */
 	struct pma_heap *top;
-	struct pma_heap *sib[POOL_MAX_PARTS]; /* top: by part, NULL if none */
-	unsigned nsib; /* top: parts with a heap (1 for one part) */
+	/* top: by region slot (part-major: part p's regions are slots
+	 * p * nreg .. p * nreg + nreg - 1, by offset), NULL if none */
+	struct pma_heap *sib[PMA_MAX_SLOTS];
+	unsigned nsib; /* top: heaps (1 for one part of one region) */
+	unsigned nreg; /* top: regions per part (every part with a heap) */
 	int node; /* NUMA node of this part (pool_part_node) */
 	struct pma_place *place; /* top, nsib > 1: numa.c */
 	char *part_base; /* address of byte 0 of the part */
@@ -1279,9 +1291,15 @@ struct pma_place {
 /* build top->place (nothing for a heap of one part); 0 or -ENOMEM */
 int pma_place_init(struct pma_heap *top, unsigned flags);
 void pma_place_free(struct pma_heap *top);
-/* the heap of the part of the calling thread's node (top if one part);
- * the CPU is looked up again every PMA_PLACE_RECHECK calls */
+/* the heap of the part of the calling thread's node (top if one heap):
+ * among the part's regions, the thread's own (threads in turn); the CPU
+ * is looked up again every PMA_PLACE_RECHECK calls */
 struct pma_heap *pma_place_local(struct pma_heap *top);
+/* the heaps to try for an allocation of a thread whose local heap is
+ * local, into order: local, its part's other regions, then the other
+ * parts' (nearest first, pma_place_order); their count */
+unsigned pma_place_heaps(struct pma_heap *top, struct pma_heap *local,
+			 struct pma_heap **order);
 /* the parts to try for an allocation from part (its own first) */
 const uint8_t *pma_place_order(struct pma_heap *top, unsigned part,
 			       unsigned *ret_n);
@@ -1289,7 +1307,7 @@ const uint8_t *pma_place_order(struct pma_heap *top, unsigned part,
 /* owner.c: the calling thread's arena (bound, and owned if possible) */
 static inline struct pma_arena *pma_arena_get(struct pma_heap *heap)
 {
-	struct pma_tls_binding *b = &pma_tls_binding[heap->part];
+	struct pma_tls_binding *b = &pma_tls_binding[heap->slot];
 
 	if (__builtin_expect(b->heap_id == heap->id, 1))
 		return b->arena_p;
@@ -1324,6 +1342,40 @@ int pma_runs_take(struct pma_runs *r, uint64_t npages, uint64_t *ret_page);
 void *pma_zmap(size_t size);
 void pma_zunmap(void *p, size_t size);
 
+/*
+ * The heap of the region holding pool offset off, or NULL: its part, then
+ * the region within the part (one of nreg, by offset). With one region
+ * per part, the part's heap whatever the byte offset (callers check it).
+ */
+static inline struct pma_heap *pma_heap_route(const struct pma_heap *heap,
+					      uint64_t off)
+{
+	const struct pma_heap *top = heap->top;
+	unsigned part = pool_off_part(off), k = top->nreg, i;
+	uint64_t b = pool_off_byte(off);
+	struct pma_heap *h;
+
+	if (part >= POOL_MAX_PARTS || part * k >= PMA_MAX_SLOTS)
+		return NULL;
+	if (k == 1)
+		return top->sib[part];
+	for (i = 0; i < k && part * k + i < PMA_MAX_SLOTS; i++) {
+		h = top->sib[part * k + i];
+		if (h && b - h->region_off < h->geom.region_size)
+			return h;
+	}
+	return NULL;
+}
+/* the first heap of part (NULL if it has none) */
+static inline struct pma_heap *pma_part_heap(const struct pma_heap *top,
+					     unsigned part)
+{
+	unsigned k = top->nreg;
+
+	return part < POOL_MAX_PARTS && part * k < PMA_MAX_SLOTS ?
+		       top->sib[part * k] :
+		       NULL;
+}
 /* byte offset <-> pool offset of the heap's part */
 static inline uint64_t pma_pool_off(const struct pma_heap *heap, uint64_t b)
 {
@@ -1400,11 +1452,9 @@ static inline int pma_heap_dest_check(struct pma_heap *heap, uint64_t off)
 
 	if (b < POOL_DATA_OFF || off % sizeof(uint64_t))
 		return -EINVAL;
-	if (pool_off_part(off) != heap->part) {
-		/* another part: its heap's metadata, if it has one */
-		heap = pool_off_part(off) < POOL_MAX_PARTS ?
-			       heap->top->sib[pool_off_part(off)] :
-			       NULL;
+	if (pool_off_part(off) != heap->part || heap->top->nreg > 1) {
+		/* another heap's metadata, if the offset is in a heap */
+		heap = pma_heap_route(heap, off);
 		if (!heap)
 			return 0;
 	}

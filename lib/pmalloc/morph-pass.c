@@ -121,7 +121,7 @@ PMA_API int pma_slab_foreach(struct pma_heap *heap, pma_slab_fn fn, void *arg)
 	if (!heap || !fn)
 		return util_errmsg_set(EINVAL, "no heap or function");
 	heap = heap->top;
-	for (p = 0; p < POOL_MAX_PARTS; p++) {
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		if (!heap->sib[p])
 			continue;
 		rc = walk(heap->sib[p], foreach_cb, &a);
@@ -412,7 +412,7 @@ PMA_API int pma_heap_morph(struct pma_heap *heap,
 		return -EROFS;
 	memset(&r, 0, sizeof(r));
 	r.used_pct = pct;
-	for (p = 0; p < POOL_MAX_PARTS; p++) {
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		if (!heap->sib[p])
 			continue;
 		rc = pass_part(heap->sib[p], target, pct, req->dry_run, &r);

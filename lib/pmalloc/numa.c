@@ -24,12 +24,16 @@ struct place_tls {
 	unsigned cpu;
 	unsigned left; /* calls before the CPU is read again */
 	unsigned turn; /* PMA_HEAP_INTERLEAVE: 1 + the thread's turn */
+	unsigned region; /* 1 + the thread's turn among a part's regions */
 };
+/* threads take a part's regions in turn (per process, not heap) */
+static atomic_uint region_turns;
 static UTIL_TLS_FAST struct place_tls place_tls;
 
 static int part_distance(const struct pma_heap *top, unsigned a, unsigned b)
 {
-	return ns_node_distance(top->sib[a]->node, top->sib[b]->node);
+	return ns_node_distance(pma_part_heap(top, a)->node,
+				pma_part_heap(top, b)->node);
 }
 
 /* the nearest part with a heap to node (the lowest index of equals) */
@@ -39,11 +43,11 @@ static unsigned nearest_part(const struct pma_heap *top, int node)
 	int d, best_d = -1;
 
 	for (p = 0; p < POOL_MAX_PARTS; p++) {
-		if (!top->sib[p])
+		if (!pma_part_heap(top, p))
 			continue;
-		d = top->sib[p]->node == node ?
+		d = pma_part_heap(top, p)->node == node ?
 			    0 :
-			    ns_node_distance(node, top->sib[p]->node);
+			    ns_node_distance(node, pma_part_heap(top, p)->node);
 		if (best_d < 0 || d < best_d) {
 			best = p;
 			best_d = d;
@@ -88,17 +92,17 @@ int pma_place_init(struct pma_heap *top, unsigned flags)
 		pl->cpu_part[c] = (uint8_t)nearest_part(top, pl->cpu_node[c]);
 	}
 	for (p = 0, n = 0; p < POOL_MAX_PARTS; p++)
-		if (top->sib[p])
+		if (pma_part_heap(top, p))
 			pl->parts[n++] = (uint8_t)p;
 	for (p = 0; p < POOL_MAX_PARTS; p++) {
-		if (!top->sib[p])
+		if (!pma_part_heap(top, p))
 			continue;
 		/* p itself, then the others by distance from p (insertion
 		 * sort: stable, so equals stay in index order) */
 		pl->order[p][0] = (uint8_t)p;
 		n = 1;
 		for (q = 0; q < POOL_MAX_PARTS; q++) {
-			if (!top->sib[q] || q == p)
+			if (!pma_part_heap(top, q) || q == p)
 				continue;
 			for (k = n++;
 			     k > 1 &&
@@ -124,6 +128,23 @@ void pma_place_free(struct pma_heap *top)
 	top->place = NULL;
 }
 
+/* the thread's region of part (its turn among the part's regions) */
+static struct pma_heap *place_region(struct pma_heap *top, unsigned part)
+{
+	unsigned k = top->nreg, i, r;
+	struct pma_heap *h;
+
+	if (k == 1)
+		return top->sib[part];
+	if (!place_tls.region)
+		place_tls.region = 1 + atomic_fetch_add(&region_turns, 1);
+	/* a read-only open may lack a region never formatted */
+	for (i = 0, r = (place_tls.region - 1) % k; i < k; i++, r = (r + 1) % k)
+		if ((h = top->sib[part * k + r]))
+			return h;
+	return top;
+}
+
 struct pma_heap *pma_place_local(struct pma_heap *top)
 {
 	struct pma_place *pl = top->place;
@@ -145,9 +166,11 @@ struct pma_heap *pma_place_local(struct pma_heap *top)
 	}
 	place_tls.left--;
 	if (pl->interleave) /* (a thread's turn is per process, not heap) */
-		return top->sib[pl->parts[(place_tls.turn - 1) % pl->norder]];
-	return top->sib[place_tls.cpu < pl->ncpus ? pl->cpu_part[place_tls.cpu] :
-						    0];
+		return place_region(
+			top, pl->parts[(place_tls.turn - 1) % pl->norder]);
+	return place_region(top, place_tls.cpu < pl->ncpus ?
+					 pl->cpu_part[place_tls.cpu] :
+					 0);
 }
 
 const uint8_t *pma_place_order(struct pma_heap *top, unsigned part,
@@ -161,4 +184,21 @@ const uint8_t *pma_place_order(struct pma_heap *top, unsigned part,
 	}
 	*ret_n = top->place->norder;
 	return top->place->order[part];
+}
+
+unsigned pma_place_heaps(struct pma_heap *top, struct pma_heap *local,
+			 struct pma_heap **order)
+{
+	unsigned k = top->nreg, start = local->slot % k, p, i, n = 0, np;
+	const uint8_t *parts = pma_place_order(top, local->part, &np);
+	struct pma_heap *h;
+
+	for (p = 0; p < np; p++) {
+		for (i = 0; i < k && parts[p] * k + i < PMA_MAX_SLOTS; i++) {
+			h = top->sib[parts[p] * k + (start + i) % k];
+			if (h)
+				order[n++] = h;
+		}
+	}
+	return n;
 }

@@ -82,9 +82,8 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 	uint32_t idx;
 	int held;
 
-	if (heap && pool_off_part(off) != heap->part &&
-	    pool_off_part(off) < POOL_MAX_PARTS)
-		heap = heap->top->sib[pool_off_part(off)]; /* its part's */
+	if (heap && (pool_off_part(off) != heap->part || heap->top->nreg > 1))
+		heap = pma_heap_route(heap, off); /* its region's */
 	if (!heap || pool_off_part(off) != heap->part || b < heap->data_base ||
 	    pma_page_of(heap, b) >= heap->geom.npages)
 		return 0;

@@ -36,8 +36,8 @@
  * the dead thread released its arena at exit) */
 UTIL_TLS_FAST char pma_tls_token;
 
-/* per part index, the heap this thread used last and its arena there */
-UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding[POOL_MAX_PARTS];
+/* per region slot, the heap this thread used last and its arena there */
+UTIL_TLS_FAST struct pma_tls_binding pma_tls_binding[PMA_MAX_SLOTS];
 
 static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
 static pthread_key_t owner_key; /* destructor: release at thread exit */
@@ -56,7 +56,7 @@ static void owner_thread_exit(void *arg)
 	unsigned i;
 
 	(void)arg;
-	for (i = 0; i < POOL_MAX_PARTS; i++)
+	for (i = 0; i < PMA_MAX_SLOTS; i++)
 		binding_release(&pma_tls_binding[i]);
 }
 
@@ -152,7 +152,7 @@ static void binding_release(struct pma_tls_binding *b)
 static struct pma_arena *binding_set(struct pma_heap *heap, unsigned idx,
 				     int owns)
 {
-	struct pma_tls_binding *b = &pma_tls_binding[heap->part];
+	struct pma_tls_binding *b = &pma_tls_binding[heap->slot];
 
 	b->heap_id = heap->id;
 	b->heap = heap;
@@ -189,7 +189,7 @@ struct pma_arena *pma_arena_bind_first(struct pma_heap *heap)
 	unsigned n = heap->geom.narenas, start, i, idx;
 	int owns = 0;
 
-	binding_release(&pma_tls_binding[heap->part]);
+	binding_release(&pma_tls_binding[heap->slot]);
 	start = atomic_fetch_add(&heap->next_arena, 1) % n;
 	idx = start;
 	for (i = 0; i < n && !owns; i++) {
@@ -203,7 +203,7 @@ struct pma_arena *pma_arena_bind_first(struct pma_heap *heap)
 
 struct pma_arena *pma_arena_bind(struct pma_heap *heap, unsigned idx)
 {
-	binding_release(&pma_tls_binding[heap->part]);
+	binding_release(&pma_tls_binding[heap->slot]);
 	idx %= heap->geom.narenas;
 	return binding_set(heap, idx, arena_claim(&heap->arenas[idx]));
 }

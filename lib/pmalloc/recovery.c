@@ -549,7 +549,7 @@ static struct pma_slab *xblock_slab(struct pma_heap *heap, uint64_t off,
 	struct pma_heap *o;
 	struct pma_slab *slab;
 
-	o = part < POOL_MAX_PARTS ? heap->top->sib[part] : NULL;
+	o = part < POOL_MAX_PARTS ? pma_heap_route(heap, off) : NULL;
 	slab = o ? pma_heap_slab_at(o, pool_off_byte(off)) : NULL;
 	if (!slab || pma_slab_index(slab, pool_off_byte(off), ret_idx) < 0)
 		return NULL;
@@ -590,7 +590,7 @@ static void xfreed_release(struct pma_heap *heap, struct pma_arena *arena,
 		slab = xblock_slab(heap, r->off, &idx);
 		if (!slab)
 			continue;
-		o = heap->top->sib[pool_off_part(r->off)];
+		o = pma_heap_route(heap, r->off);
 		atomic_fetch_or(&slab->rret[idx / 64], 1ULL << (idx % 64));
 		/* after rret: remote_quiet reads xout first, then rret */
 		atomic_fetch_sub(&slab->xout, 1);
@@ -732,7 +732,7 @@ PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
 	if (pma_heap_writable(heap) < 0)
 		return -EROFS;
 	heap = heap->top;
-	for (p = 0; p < POOL_MAX_PARTS && rc == 0; p++)
+	for (p = 0; p < PMA_MAX_SLOTS && rc == 0; p++)
 		if (heap->sib[p])
 			rc = pma_checkpoint(heap->sib[p]);
 	return rc;
@@ -767,7 +767,7 @@ PMA_API int pma_heap_checkpoint_arena(struct pma_heap *heap)
 	if (heap->nsib == 1)
 		return checkpoint_arena(heap);
 	/* the thread's arena in each part it has used */
-	for (p = 0; p < POOL_MAX_PARTS && rc == 0; p++)
+	for (p = 0; p < PMA_MAX_SLOTS && rc == 0; p++)
 		if (heap->sib[p] &&
 		    pma_tls_binding[p].heap_id == heap->sib[p]->id)
 			rc = checkpoint_arena(heap->sib[p]);
@@ -1009,7 +1009,7 @@ static int xfree_sync_owners(struct pma_heap *heap)
 			if (xblock_synced(heap, r->off))
 				continue;
 			slab = xblock_slab(heap, r->off, &idx);
-			o = heap->top->sib[pool_off_part(r->off)];
+			o = pma_heap_route(heap, r->off);
 			owner = &o->arenas[slab->owner];
 			pma_arena_lock(owner);
 			(void)pma_arena_xsync(owner, xsync_room(owner));
@@ -1306,9 +1306,7 @@ int pma_checkpoint_local(struct pma_arena *arena)
  * that heap's replay: pma_recover_parts replays every part first) */
 static int pm_live_anywhere(struct pma_heap *heap, uint64_t cur)
 {
-	unsigned part = pool_off_part(cur);
-
-	heap = part < POOL_MAX_PARTS ? heap->top->sib[part] : NULL;
+	heap = pma_heap_route(heap, cur);
 	return heap && pma_pm_live_at(heap, pool_off_byte(cur));
 }
 
@@ -1322,9 +1320,8 @@ static uint64_t pmap_entry_now(const void *heap, uint64_t page)
 static uint64_t dest_slab_hdr(struct pma_heap *heap, uint64_t dest)
 {
 	uint64_t b = pool_off_byte(dest), page;
-	unsigned part = pool_off_part(dest);
 
-	heap = part < POOL_MAX_PARTS ? heap->top->sib[part] : NULL;
+	heap = pma_heap_route(heap, dest);
 	if (!heap || b < heap->data_base)
 		return 0;
 	page = pma_slab_hdr_page(b - heap->data_base, heap->geom.npages,
@@ -1809,6 +1806,8 @@ static int xfree_apply_to(struct pma_heap *heap, struct pma_heap *o,
 						       arena->id,
 						       (unsigned long long)k);
 			if (op.type != PMA_REC_XFREE || op.owner != o->part ||
+			    pma_heap_route(o, pool_off_make(op.owner,
+							    op.off)) != o ||
 			    !pma_pm_live_at(o, op.off))
 				continue;
 			fop.off = op.off;
@@ -1842,7 +1841,7 @@ static int xfree_into(struct pma_heap *o, struct pma_dirty *dirty, int write)
 
 	if (o->geom.version < PMA_HEAP_VERSION_XFREE)
 		return 0;
-	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++)
 		if ((h = o->top->sib[p]) && h != o &&
 		    h->geom.version >= PMA_HEAP_VERSION_XFREE)
 			rc = xfree_apply_to(h, o, dirty, write);
@@ -1871,7 +1870,7 @@ static int xfree_recover(struct pma_heap *top, struct pma_dirty *dirty)
 	unsigned q;
 	int rc = 0, end;
 
-	for (q = 0; rc == 0 && q < POOL_MAX_PARTS; q++) {
+	for (q = 0; rc == 0 && q < PMA_MAX_SLOTS; q++) {
 		if (!(o = top->sib[q]))
 			continue;
 		if (o->checked) {
@@ -1901,19 +1900,19 @@ static int xfree_recover(struct pma_heap *top, struct pma_dirty *dirty)
  */
 static int recover_multi(struct pma_heap *top)
 {
-	struct part_recovery pr[POOL_MAX_PARTS];
+	struct part_recovery pr[PMA_MAX_SLOTS];
 	struct pma_heap *h;
 	unsigned p, i;
 	int rc = 0, step;
 
 	memset(pr, 0, sizeof(pr));
-	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++)
 		if (top->sib[p]) {
 			rc = recover_prepare(top->sib[p], &pr[p]);
 			if (rc < 0)
 				util_errmsg_prefix("part %u", p);
 		}
-	for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++)
 		if ((h = top->sib[p])) {
 			memset(pr[p].redo, 0,
 			       h->geom.narenas * sizeof(*pr[p].redo));
@@ -1922,12 +1921,12 @@ static int recover_multi(struct pma_heap *top)
 
 	/* every part's frees, then every part's allocations */
 	for (step = 0; rc == 0 && step < 2; step++)
-		for (p = 0; rc == 0 && p < POOL_MAX_PARTS; p++)
+		for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++)
 			for (i = 0; (h = top->sib[p]) && rc == 0 &&
 				    i < h->geom.narenas;
 			     i++)
 				rc = redo_ring(h, &pr[p].redo[i], step, 0);
-	for (p = 0; p < POOL_MAX_PARTS; p++) {
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		if (!(h = top->sib[p]))
 			continue;
 		if (rc == 0)
@@ -1937,7 +1936,7 @@ static int recover_multi(struct pma_heap *top)
 	}
 	if (rc < 0)
 		return rc;
-	for (p = 0; p < POOL_MAX_PARTS; p++) {
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		if (!(h = top->sib[p]))
 			continue;
 		for (i = 0; i < h->geom.narenas; i++)
@@ -1957,11 +1956,11 @@ int pma_recover_parts(struct pma_heap *top)
 	unsigned p;
 	int rc;
 
-	struct pma_dirty dirty[POOL_MAX_PARTS];
+	struct pma_dirty dirty[PMA_MAX_SLOTS];
 
 	if (!top->rdonly)
 		return top->nsib > 1 ? recover_multi(top) : pma_recover(top);
-	for (p = 0; p < POOL_MAX_PARTS; p++)
+	for (p = 0; p < PMA_MAX_SLOTS; p++)
 		if (top->sib[p]) {
 			rc = pma_recover_rdonly(top->sib[p]);
 			if (rc < 0)
@@ -1972,7 +1971,7 @@ int pma_recover_parts(struct pma_heap *top)
 	/* into the DRAM copies, as the replays */
 	memset(dirty, 0, sizeof(dirty));
 	rc = xfree_recover(top, dirty);
-	for (p = 0; p < POOL_MAX_PARTS; p++)
+	for (p = 0; p < PMA_MAX_SLOTS; p++)
 		pma_dirty_release(&dirty[p]);
 	return rc;
 }

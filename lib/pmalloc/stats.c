@@ -210,7 +210,7 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 		return util_errmsg_set(EINVAL, "no heap or ret_stats");
 	heap = heap->top;
 	rc = stats_collect(heap, &st, NULL, 0);
-	for (p = 1; rc == 0 && p < POOL_MAX_PARTS; p++) {
+	for (p = 1; rc == 0 && p < PMA_MAX_SLOTS; p++) {
 		if (!heap->sib[p])
 			continue;
 		rc = stats_collect(heap->sib[p], &part, NULL, 0);
@@ -219,6 +219,8 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 	}
 	if (rc < 0)
 		return rc;
+	for (p = 0, st.parts = 0; p < POOL_MAX_PARTS; p++)
+		st.parts += pma_part_heap(heap, p) != NULL;
 	if (heap->nsib > 1)
 		st.node = -1;
 	st.fallbacks = atomic_load(&heap->fallbacks);
@@ -227,14 +229,39 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 	return 0;
 }
 
+PMA_API unsigned pma_heap_regions(const struct pma_heap *heap)
+{
+	return heap ? heap->top->nreg : 0;
+}
+
 PMA_API int pma_heap_part_stats(struct pma_heap *heap, unsigned part,
 				struct pma_heap_stats *ret_stats)
 {
+	struct pma_heap_stats st, reg;
+	struct pma_heap *top;
+	unsigned i;
+	int rc;
+
 	if (!heap || !ret_stats)
 		return util_errmsg_set(EINVAL, "no heap or ret_stats");
-	if (part >= POOL_MAX_PARTS || !heap->top->sib[part])
+	top = heap->top;
+	if (!pma_part_heap(top, part))
 		return util_errmsg_set(ENOENT, "part %u holds no heap", part);
-	return stats_collect(heap->top->sib[part], ret_stats, NULL, 0);
+	/* the part's regions summed (slots part * nreg ...) */
+	rc = stats_collect(pma_part_heap(top, part), &st, NULL, 0);
+	for (i = 1; rc == 0 && i < top->nreg; i++) {
+		if (!top->sib[part * top->nreg + i])
+			continue;
+		rc = stats_collect(top->sib[part * top->nreg + i], &reg, NULL,
+				   0);
+		if (rc == 0)
+			stats_add(&st, &reg);
+	}
+	if (rc < 0)
+		return rc;
+	st.parts = 1;
+	*ret_stats = st;
+	return 0;
 }
 
 PMA_API int pma_heap_arena_stats(struct pma_heap *heap,
@@ -248,7 +275,7 @@ PMA_API int pma_heap_arena_stats(struct pma_heap *heap,
 	if (!heap || (!ret_stats && n))
 		return util_errmsg_set(EINVAL, "no heap or ret_stats");
 	heap = heap->top;
-	for (p = 0; p < POOL_MAX_PARTS; p++) {
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		if (!(h = heap->sib[p]))
 			continue;
 		nas = total >= n		  ? 0 :
@@ -279,8 +306,7 @@ static void entry_fill(struct pma_heap *heap, unsigned arena,
 	if (op->type == PMA_REC_XFREE) {
 		/* a block of another part: its offset, its size there */
 		e->off = pool_off_make(op->owner, op->off);
-		heap = op->owner < POOL_MAX_PARTS ? heap->top->sib[op->owner] :
-						    NULL;
+		heap = pma_heap_route(heap, e->off);
 		slab = heap ? pma_heap_slab_at(heap, op->off) : NULL;
 		e->size = slab ? slab->block_size : 0;
 	} else if (op->type == PMA_REC_SLAB_NEW ||
@@ -326,7 +352,7 @@ PMA_API int pma_log_foreach(struct pma_heap *heap, pma_log_fn fn, void *arg)
 
 	if (!heap || !fn)
 		return util_errmsg_set(EINVAL, "no heap or callback");
-	for (p = 0; p < POOL_MAX_PARTS && rc == 0; p++) {
+	for (p = 0; p < PMA_MAX_SLOTS && rc == 0; p++) {
 		if (!(h = heap->top->sib[p]))
 			continue;
 		pma_arenas_lock(h);

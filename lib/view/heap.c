@@ -203,6 +203,7 @@ int view_heap_json(struct pma_heap *heap, unsigned flags,
 	}
 	err = heap_fill(h, &st, flags);
 	err |= util_json_add_u64(h, "parts", st.parts);
+	err |= util_json_add_u64(h, "regions_per_part", pma_heap_regions(heap));
 	err |= util_json_add_obj(h, "arenas", arenas);
 	err |= util_json_add_obj(h, "classes", classes);
 	err |= util_json_add_obj(h, "numa", numa);

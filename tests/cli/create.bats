@@ -303,3 +303,53 @@ usage_error() {
 	assert_output --partial "100%"
 	assert_output --partial "64 MiB/64 MiB"
 }
+
+@test "create --regions 2: two equal heap regions per part, fsck clean" {
+	run --separate-stderr pmactl create "$T/pool" --size 32M \
+		--parts "$T/pool.1" --regions 2
+	assert_success
+	run --separate-stderr pmactl --json inspect "$T/pool"
+	assert_success
+	jq -e '[.regions[] | select(.type == "pmalloc")] |
+		length == 4 and
+		([.[] | select(.part == 0)] | length) == 2 and
+		([.[] | select(.part == 1)] | length) == 2 and
+		([.[].size] | unique | length) == 1' <<<"$output" >/dev/null ||
+		fail "regions: $output"
+	# the heap is formatted: every region is walked, nothing found
+	run --separate-stderr pmactl --json fsck -v "$T/pool"
+	assert_success
+	jq -e '.consistent and .errors == 0 and
+		all(.findings[]; .code != "heap-unformatted")' \
+		<<<"$output" >/dev/null || fail "fsck: $output"
+	run --separate-stderr pmactl --json inspect --heap "$T/pool"
+	assert_success
+	jq -e '.heap.parts == 2 and .heap.regions_per_part == 2 and
+		.heap.narenas > 0' <<<"$output" \
+		>/dev/null || fail "heap: $output"
+}
+
+@test "create --regions 1 is a plain pool: no heap region made" {
+	run --separate-stderr pmactl create "$T/pool" --size 1M --regions 1
+	assert_success
+	run --separate-stderr pmactl --json inspect "$T/pool"
+	assert_success
+	assert_equal "$(jq '.regions | length' <<<"$output")" 0
+}
+
+@test "usage error: --regions not a power of two in 1..16, nothing created" {
+	local k
+	for k in 3 0 32 -2 2x ""; do
+		usage_error "invalid --regions '$k' (a power of two, 1..16)" \
+			"$T/pool" --size 32M --regions "$k"
+		[ ! -e "$T/pool" ] || fail "--regions '$k' created the pool"
+	done
+}
+
+@test "operation error: parts too small for --regions 16, nothing left" {
+	run --separate-stderr pmactl create "$T/pool" --size 2M --regions 16
+	assert_failure 1
+	[[ "$stderr" == *"no free space in the pool for a heap of 16 regions"* ]] ||
+		fail "stderr: $stderr"
+	[ ! -e "$T/pool" ] || fail "the pool was left behind"
+}

@@ -230,3 +230,29 @@ damaged2() {
 			<<<"$output" >/dev/null || fail "part $part: $output"
 	done
 }
+
+@test "2 parts of 2 regions: kill -9 during --stress, 2 rounds: consistent, recovery consistent" {
+	[ "$(nproc)" -ge 2 ] || skip "needs CPUs 0 and 1"
+	export PMAD_FAKE_NUMA=2:0=0,1=1
+	local round
+	run --separate-stderr pmactl create "$T/p" --size 32M --parts "$T/p.1" \
+		--node 0,1 --regions 2
+	assert_success
+	for round in 1 2; do
+		"$WORKLOAD" --stress "$T/p" >"$T/stress.out" 2>&1 3>&- &
+		STRESS_PID=$!
+		sleep "0.$((RANDOM % 300 + 200))"
+		kill -9 "$STRESS_PID"
+		wait "$STRESS_PID" || true
+		STRESS_PID=
+		fsck_json "$T/p" --recovery
+		[ "$status" = 0 ] || fail "round $round, crashed: $output"
+		jq -e '.recovery.consistent_after' <<<"$output" >/dev/null ||
+			fail "round $round: $output"
+		run --separate-stderr "$WORKLOAD" --verify "$T/p"
+		assert_success
+		fsck_json "$T/p"
+		[ "$status" = 0 ] || fail "round $round, recovered: $output"
+		assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	done
+}

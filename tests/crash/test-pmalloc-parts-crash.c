@@ -13,8 +13,11 @@
  * the read-only view equals the recovered heap, and the heap keeps
  * working; fsck's walk of both parts' heaps (pma_fsck_heap on a read-only
  * open) finds no error in the crash image and nothing at all after
- * recovery. `test-pmalloc-parts-crash replay FILE` checks a saved image
- * (FILE and FILE.1) again.
+ * recovery. The regions sweeps do the same on a pool of 2 heap regions
+ * per part (pma_config_set_regions): 4 threads, 2 per CPU, in different
+ * regions of their part, so that blocks are also freed from the other
+ * region of their part. `test-pmalloc-parts-crash replay FILE` checks a
+ * saved image (FILE and FILE.1) again.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,9 +49,11 @@
 /* a sweep whose seed has this bit runs its workloads without per-arena
  * checkpoints (test_sweep tells the child through the environment) */
 #define GLOBAL_ONLY (1ULL << 52)
+/* ... and this bit on a pool of 2 regions per part */
+#define REGIONS2 (1ULL << 51)
 /* ... with forced slab morphing (every slab on a partial list is a
  * candidate, idle or not): XFREEs of blocks of slabs that morph */
-#define MORPH_FORCED (1ULL << 51)
+#define MORPH_FORCED (1ULL << 50)
 
 /* sizes: small classes, a few large blocks and extents; with forced
  * morphing (PMA_PARTS_MORPH in the environment, set by test_sweep, also
@@ -92,6 +97,9 @@ struct work {
 	pthread_mutex_t locks[2 * NSLOTS];
 	uint64_t rnd;
 	int two_cpus;
+	unsigned nreg; /* regions per part: threads per CPU */
+	atomic_uint started; /* threads that took their region turn */
+	atomic_ulong xregion; /* frees of another region of the part's */
 	int morph; /* forced morphing: morph_prefill first */
 	struct pm_map *maps[2];
 	atomic_int armed; /* the crash points are armed: the workers go */
@@ -138,9 +146,13 @@ static void *worker(void *arg)
 	int rc;
 
 	CPU_ZERO(&set);
-	CPU_SET(work.two_cpus ? id : 0, &set);
+	CPU_SET(work.two_cpus ? id / work.nreg : 0, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) < 0)
 		_exit(12);
+	/* threads take their part's regions in turn, in start order: the
+	 * threads of a CPU get different regions */
+	(void)pma_place_local(work.heap);
+	atomic_fetch_add(&work.started, 1);
 	if (id == 0 && work.morph) {
 		morph_prefill();
 		crash_sweep_arm_parts(work.maps, 2);
@@ -148,13 +160,18 @@ static void *worker(void *arg)
 	}
 	while (!atomic_load(&work.armed))
 		sched_yield();
-	for (i = 0; i < OPS_PER_THREAD; i++) {
+	for (i = 0; i < OPS_PER_THREAD / work.nreg; i++) {
 		rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
 		s = (unsigned)(rnd % (2 * NSLOTS));
 		if (s == 0)
 			continue; /* names table 1 */
 		w = &work.tab[s / NSLOTS][s % NSLOTS];
 		pthread_mutex_lock(&work.locks[s]);
+		if (*w && work.nreg > 1 &&
+		    pma_heap_route(work.heap, *w) !=
+			    pma_place_local(work.heap) &&
+		    *w >> 56 == pma_place_local(work.heap)->part)
+			atomic_fetch_add(&work.xregion, 1);
 		if (*w)
 			rc = pma_free_from(work.heap, w);
 		else
@@ -175,7 +192,8 @@ static void child_run(const char *path, uint64_t rnd)
 {
 	struct pool_create_params params = { 0 };
 	static const int nodes[2] = { 0, 1 };
-	pthread_t tid[NTHREADS];
+	pthread_t tid[2 * NTHREADS];
+	struct pma_heap *h1;
 	char part1[128];
 	const char *paths[2] = { path, part1 };
 	struct pool *pool;
@@ -194,6 +212,8 @@ static void child_run(const char *path, uint64_t rnd)
 	if (pool_create(&params, &pool) < 0)
 		_exit(7);
 	pool_close(&pool);
+	work.nreg = getenv("PMA_PARTS_REGIONS") ? 2 : 1;
+	test_cfg.regions = work.nreg;
 	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
 	test_cfg.slab_keep = 0;
 	if (!getenv("PMA_PARTS_GLOBAL_ONLY"))
@@ -208,42 +228,49 @@ static void child_run(const char *path, uint64_t rnd)
 		_exit(8);
 	work.tab[0] = pma_direct(work.heap, root);
 	/* the table of part 1: allocated there directly */
-	if (pma_alloc_to(work.heap->sib[1], NSLOTS * 8, &work.tab[0][0],
+	h1 = pma_part_heap(work.heap, 1);
+	if (!h1 || work.heap->nsib != 2 * work.nreg ||
+	    pma_alloc_to(h1, NSLOTS * 8, &work.tab[0][0],
 			 PMA_ALLOC_ZERO | PMA_ALLOC_HERE))
 		_exit(9);
 	work.tab[1] = pma_direct(work.heap, work.tab[0][0]);
-	work.heap->ext1_pages = 8;
-	work.heap->sib[1]->ext1_pages = 8;
+	for (i = 0; i < PMA_MAX_SLOTS; i++)
+		if (work.heap->sib[i])
+			work.heap->sib[i]->ext1_pages = 8;
 	for (i = 0; i < 2 * NSLOTS; i++)
 		pthread_mutex_init(&work.locks[i], NULL);
 	work.rnd = rnd;
 	work.maps[0] = work.heap->map;
-	work.maps[1] = work.heap->sib[1]->map;
+	work.maps[1] = h1->map;
 	work.morph = getenv("PMA_PARTS_MORPH") != NULL;
 	/* forced morphing: worker 0 prefills in its own arena, then arms */
 	if (!work.morph) {
 		crash_sweep_arm_parts(work.maps, 2);
 		atomic_store(&work.armed, 1);
 	}
-	for (i = 0; i < NTHREADS; i++)
+	for (i = 0; i < NTHREADS * work.nreg; i++) {
 		pthread_create(&tid[i], NULL, worker, (void *)(uintptr_t)i);
-	for (i = 0; i < NTHREADS; i++)
+		while (atomic_load(&work.started) <= i)
+			sched_yield();
+	}
+	for (i = 0; i < NTHREADS * work.nreg; i++)
 		pthread_join(tid[i], NULL);
 	fprintf(stderr,
 		"# run: %lu fallbacks, %lu frees of the other part's blocks "
-		"(%lu XFREE), SYNC_FREEs %lu + %lu (carried %lu + %lu), "
+		"(%lu XFREE), %lu of another region of the part, "
+		"SYNC_FREEs %lu + %lu (carried %lu + %lu), "
 		"local checkpoints %lu + %lu, morphs %lu + %lu\n",
 		atomic_load(&work.heap->fallbacks),
 		atomic_load(&work.heap->remote_part_frees),
-		atomic_load(&work.heap->xfrees),
+		atomic_load(&work.heap->xfrees), atomic_load(&work.xregion),
 		atomic_load(&work.heap->rfrees_synced),
-		atomic_load(&work.heap->sib[1]->rfrees_synced),
+		atomic_load(&h1->rfrees_synced),
 		atomic_load(&work.heap->syncs_carried),
-		atomic_load(&work.heap->sib[1]->syncs_carried),
+		atomic_load(&h1->syncs_carried),
 		atomic_load(&work.heap->local_checkpoints),
-		atomic_load(&work.heap->sib[1]->local_checkpoints),
+		atomic_load(&h1->local_checkpoints),
 		atomic_load(&work.heap->slabs_morphed),
-		atomic_load(&work.heap->sib[1]->slabs_morphed));
+		atomic_load(&h1->slabs_morphed));
 	/* (the run line shows the SYNC_FREEs carried on an op's fence,
 	 * which a torn image may cut between the two records: how many
 	 * depends on the threads' timing, from 1 to 20 a run) */
@@ -278,6 +305,18 @@ static uint64_t part_live(struct pma_heap *heap)
 	}
 	for (page = 0; page < heap->geom.npages; page++)
 		live += pma_pmap_kind(heap->pmap[page]) == PMA_PMAP_EXTENT;
+	return live;
+}
+
+/* the same over the regions of part */
+static uint64_t part_live_all(struct pma_heap *top, unsigned part)
+{
+	uint64_t live = 0;
+	unsigned i;
+
+	for (i = 0; i < top->nreg; i++)
+		if (top->sib[part * top->nreg + i])
+			live += part_live(top->sib[part * top->nreg + i]);
 	return live;
 }
 
@@ -332,6 +371,12 @@ static int fsck_image(const char *file, enum pool_fsck_severity min,
 	return rc < 0 || n ? -1 : 0;
 }
 
+/* regions per part the sweep's pools have */
+static unsigned regions_env(void)
+{
+	return getenv("PMA_PARTS_REGIONS") ? 2 : 1;
+}
+
 static int check_heap(const char *file, unsigned *ret_live, char *why,
 		      size_t why_len)
 {
@@ -357,7 +402,8 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 		snprintf(why, why_len, "open: %s", pma_errormsg());
 		return -1;
 	}
-	CHECK(heap->nsib == 2, "%u parts with a heap", heap->nsib);
+	CHECK(heap->nsib == 2 * heap->nreg && heap->nreg == regions_env(),
+	      "%u heaps of %u regions per part", heap->nsib, heap->nreg);
 	CHECK(pma_heap_stats(heap, &rw) == 0 &&
 		      ro.used_bytes == rw.used_bytes &&
 		      ro.free_bytes == rw.free_bytes &&
@@ -392,17 +438,17 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 		      (unsigned long long)offs[s]);
 	/* part 0: the named blocks there and the root; part 1: the named
 	 * ones and table 1 */
-	live = part_live(heap);
+	live = part_live_all(heap, 0);
 	CHECK(live == named_in[0] + 1ULL, "part 0: %llu live, %u named + root",
 	      (unsigned long long)live, named_in[0]);
-	live = part_live(heap->sib[1]);
+	live = part_live_all(heap, 1);
 	CHECK(live == named_in[1] + 1ULL, "part 1: %llu live, %u named + table",
 	      (unsigned long long)live, named_in[1]);
 	*ret_live = n;
 	for (s = 1; s < 2 * NSLOTS; s++)
 		CHECK(pma_free_from(heap, &tab[s / NSLOTS][s % NSLOTS]) == 0,
 		      "free slot %u: %s", s, pma_errormsg());
-	CHECK(part_live(heap) == 1 && part_live(heap->sib[1]) == 1,
+	CHECK(part_live_all(heap, 0) == 1 && part_live_all(heap, 1) == 1,
 	      "blocks live after freeing all");
 	for (s = 1; s < 2 * NSLOTS; s += 3)
 		CHECK(pma_malloc_to(heap, slot_size(s),
@@ -479,6 +525,16 @@ static struct crash_sweep sweeps[] = {
 	  .seed_base = MORPH_FORCED | GLOBAL_ONLY | 0x9a47e7000,
 	  .runs = 1,
 	  .nparts = 2 },
+	{ .name = "regions torn",
+	  .seed_base = REGIONS2 | 0x9a4720000,
+	  .runs = 1,
+	  .nparts = 2 },
+	{ .name = "regions recrash",
+	  .seed_base = REGIONS2 | 0x9a47ab200000,
+	  .recrash_every = 2,
+	  .recrash_fences = 3,
+	  .runs = 1,
+	  .nparts = 2 },
 };
 
 static void test_sweep(void **state)
@@ -499,6 +555,10 @@ static void test_sweep(void **state)
 		setenv("PMA_PARTS_MORPH", "1", 1);
 	else
 		unsetenv("PMA_PARTS_MORPH");
+	if (sw.seed_base & REGIONS2)
+		setenv("PMA_PARTS_REGIONS", "2", 1);
+	else
+		unsetenv("PMA_PARTS_REGIONS");
 	if (crash_sweep_run(&parts_ops, &sw) < 0)
 		fail_msg("%s failed", sw.name);
 	assert_true(sw.fences > 2ULL * OPS_PER_THREAD * sw.runs / 2);
@@ -521,6 +581,10 @@ int main(int argc, char **argv)
 		{ "test_sweep_morph_torn", test_sweep, NULL, NULL, &sweeps[6] },
 		{ "test_sweep_morph_global_torn", test_sweep, NULL, NULL,
 		  &sweeps[7] },
+		{ "test_sweep_regions_torn", test_sweep, NULL, NULL,
+		  &sweeps[8] },
+		{ "test_sweep_regions_recrash", test_sweep, NULL, NULL,
+		  &sweeps[9] },
 	};
 	int rc;
 
