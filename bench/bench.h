@@ -159,7 +159,7 @@ struct bench_result {
 };
 
 /* pmalloc, pmemobj, jemalloc, pmalloc-local, pmalloc-numa, -spread */
-#define BENCH_NALLOCS 7
+#define BENCH_NALLOCS 8
 
 struct bench_cfg;
 /* measure each of allocs on (wl, threads) into ret[i]: cfg->repeat

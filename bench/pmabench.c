@@ -52,6 +52,8 @@ static const struct bench_alloc *const all_allocs[BENCH_NALLOCS] = {
 	&bench_alloc_pmalloc_spread,
 	/* pmalloc on a heap from pmad (libpmad), $PMAD_SOCKET */
 	&bench_alloc_pmad,
+	/* pmalloc with slab morphing off (the default is on) */
+	&bench_alloc_pmalloc_nomorph,
 };
 
 static const char *const mode_names[] = { "CACHE_LINE", "BYTE" };
@@ -417,7 +419,8 @@ static void usage(void)
 	       "                          one part per NUMA node, local-first or\n"
 	       "                          parts in turn; default the first three),\n"
 	       "                          pmad (the heap opened through a running\n"
-	       "                          pmad at $PMAD_SOCKET with libpmad)\n"
+	       "                          pmad at $PMAD_SOCKET with libpmad),\n"
+	       "                          pmalloc-nomorph (slab morphing off)\n"
 	       "  -t, --threads LIST      thread counts (default 1,2)\n"
 	       "  -m, --mode MODE         cache_line, byte or both (default)\n"
 	       "  -n, --ops N             timed ops per row (default 500000)\n"
