@@ -477,25 +477,43 @@ static int fb_parse_list(const char *arg, int is_wl, unsigned *ret_mask)
 
 enum { OPT_SEED = 256, OPT_MORPH };
 
+/* --morph PCT[,any]: the pmalloc rows' morph threshold */
+static int fb_parse_morph(const char *arg)
+{
+	char *end;
+	unsigned long pct = strtoul(arg, &end, 10);
+
+	if (end == arg || pct > 100 || (*end && strcmp(end, ",any") != 0)) {
+		fprintf(stderr,
+			"fragbench: bad morph threshold '%s' (PCT 0..100, "
+			"optionally ',any')\n",
+			arg);
+		return -EINVAL;
+	}
+	bench_pmalloc_set_morph((int)pct, *end == 0);
+	return 0;
+}
+
+static const struct option fb_longopts[] = {
+	{ "workload", required_argument, NULL, 'w' },
+	{ "alloc", required_argument, NULL, 'a' },
+	{ "scale", required_argument, NULL, 's' },
+	{ "pool-size", required_argument, NULL, 'p' },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "dir", required_argument, NULL, 'd' },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "morph", required_argument, NULL, OPT_MORPH },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 static int fb_parse(int argc, char **argv, struct fb_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "workload", required_argument, NULL, 'w' },
-		{ "alloc", required_argument, NULL, 'a' },
-		{ "scale", required_argument, NULL, 's' },
-		{ "pool-size", required_argument, NULL, 'p' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "morph", required_argument, NULL, OPT_MORPH },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "w:a:s:p:m:d:jh", longopts,
+	while ((c = getopt_long(argc, argv, "w:a:s:p:m:d:jh", fb_longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'w':
@@ -542,20 +560,10 @@ static int fb_parse(int argc, char **argv, struct fb_opts *o)
 				return 2;
 			}
 			break;
-		case OPT_MORPH: {
-			unsigned long pct = strtoul(optarg, &end, 10);
-
-			if (end == optarg || pct > 100 ||
-			    (*end && strcmp(end, ",any") != 0)) {
-				fprintf(stderr,
-					"fragbench: bad morph threshold '%s' "
-					"(PCT 0..100, optionally ',any')\n",
-					optarg);
+		case OPT_MORPH:
+			if (fb_parse_morph(optarg) < 0)
 				return 2;
-			}
-			bench_pmalloc_set_morph((int)pct, *end == 0);
 			break;
-		}
 		case 'j':
 			o->json = 1;
 			break;
