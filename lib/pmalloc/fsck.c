@@ -1172,28 +1172,6 @@ struct pma_fsck *pma_fsck_route(const struct pma_fsck_set *set, uint64_t off)
 	return (struct pma_fsck *)&set->part[(size_t)part * k];
 }
 
-/* the heap regions of part p, by offset, into regs[PMA_REGIONS_MAX]:
- * their count (more than PMA_REGIONS_MAX: that many + 1) */
-static unsigned part_regions(struct pool *pool, unsigned p,
-			     const struct pool_region **regs)
-{
-	const struct pool_hdr *ph = pool_header(pool);
-	const struct pool_region *r;
-	unsigned i, j, n = 0;
-
-	for (i = 0; i < ph->nregions && i < POOL_MAX_REGIONS; i++) {
-		r = &ph->regions[i];
-		if (r->type != POOL_REGION_PMALLOC || r->part != p)
-			continue;
-		if (n == PMA_REGIONS_MAX)
-			return n + 1;
-		for (j = n++; j > 0 && regs[j - 1]->off > r->off; j--)
-			regs[j] = regs[j - 1];
-		regs[j] = r;
-	}
-	return n;
-}
-
 /* slot s (region of part p, NULL if none) into set->part[s], with what
  * its header alone says (geometry unchecked: zero) */
 static void part_init(struct pma_fsck_set *set, struct pool *pool, unsigned p,
@@ -1237,7 +1215,7 @@ static int regions_init(struct pma_fsck_set *set, struct pool *pool)
 	unsigned p, i, n, k, nparts = pool_part_count(pool);
 	int rc = 0;
 
-	k = part_regions(pool, 0, regs);
+	k = pma_part_regions(pool, 0, regs);
 	if (k > PMA_REGIONS_MAX || (k & (k - 1)))
 		rc = pool_fsck_report(set->sink, "heap-regions",
 				      POOL_FSCK_ERROR, 0, 0,
@@ -1248,7 +1226,7 @@ static int regions_init(struct pma_fsck_set *set, struct pool *pool)
 	for (p = 0; p < PMA_MAX_SLOTS; p++) /* no such region */
 		part_init(set, pool, p / set->nreg, p, NULL);
 	for (p = 0; p < nparts && p < POOL_MAX_PARTS; p++) {
-		n = part_regions(pool, p, regs);
+		n = pma_part_regions(pool, p, regs);
 		if (n && n != set->nreg && rc == 0)
 			rc = pool_fsck_report(set->sink, "heap-regions",
 					      POOL_FSCK_ERROR, p, 0,

@@ -405,10 +405,8 @@ static int heap_region_add(struct pool *pool, const struct pma_config *cfg)
 				"pmalloc");
 }
 
-/* the heap regions of part, by offset, into regs (at most
- * PMA_REGIONS_MAX + 1 counted); their count */
-static unsigned heap_regions_of(const struct pool *pool, unsigned part,
-				const struct pool_region **regs)
+unsigned pma_part_regions(const struct pool *pool, unsigned part,
+			  const struct pool_region **regs)
 {
 	const struct pool_hdr *ph = pool_header(pool);
 	const struct pool_region *r;
@@ -432,7 +430,7 @@ static unsigned heap_regions_of(const struct pool *pool, unsigned part,
 static int heap_nreg(const struct pool *pool, unsigned *ret_k)
 {
 	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
-	unsigned p, n, k = heap_regions_of(pool, HEAP_PART, regs);
+	unsigned p, n, k = pma_part_regions(pool, HEAP_PART, regs);
 
 	if (k == 0 || k > PMA_REGIONS_MAX || (k & (k - 1)))
 		return util_errmsg_set(EINVAL,
@@ -440,7 +438,7 @@ static int heap_nreg(const struct pool *pool, unsigned *ret_k)
 				       "a power of two)",
 				       k, PMA_REGIONS_MAX);
 	for (p = 1; p < pool_part_count(pool) && p < POOL_MAX_PARTS; p++) {
-		n = heap_regions_of(pool, p, regs);
+		n = pma_part_regions(pool, p, regs);
 		if (n && (n != k || p * k + k > PMA_MAX_SLOTS))
 			return util_errmsg_set(EINVAL,
 					       "part %u holds %u heap regions, "
@@ -640,7 +638,7 @@ static int heap_add_siblings(struct pma_heap *top, unsigned flags)
 	int rc;
 
 	for (p = 0; p < pool_part_count(top->pool) && p < POOL_MAX_PARTS; p++) {
-		n = heap_regions_of(top->pool, p, regs);
+		n = pma_part_regions(top->pool, p, regs);
 		for (i = p == HEAP_PART; i < n && i < top->nreg; i++) {
 			rc = heap_add_sibling(top, p, i, regs[i], flags);
 			if (rc < 0)
@@ -655,7 +653,7 @@ static const struct pool_region *heap_first_region(const struct pool *pool)
 {
 	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
 
-	return heap_regions_of(pool, HEAP_PART, regs) ? regs[0] : NULL;
+	return pma_part_regions(pool, HEAP_PART, regs) ? regs[0] : NULL;
 }
 
 /* take ownership of an open pool: set up, recover, rebuild (every part) */

@@ -908,6 +908,12 @@ void pma_arena_release(struct pma_arena *arena);
  * size; regions per part a pool may be carved into (--regions) */
 #define PMA_MAX_SLOTS POOL_MAX_REGIONS
 #define PMA_REGIONS_MAX 16u
+/* heap.c: the heap regions of part of pool, by offset, into regs (room
+ * for PMA_REGIONS_MAX + 1); their count, over PMA_REGIONS_MAX if the part
+ * holds too many (the caller refuses or reports) */
+struct pool_region;
+unsigned pma_part_regions(const struct pool *pool, unsigned part,
+			  const struct pool_region **regs);
 /* owner.c: the thread's binding (the heap it used last and its arena
  * there) and identity, read inline by every op */
 struct pma_tls_binding {
