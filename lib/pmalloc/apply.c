@@ -322,9 +322,9 @@ static int hdr_torn(const struct pma_heap *heap, const struct pma_slab_hdr *sh)
  * rel starting an old block whose bit is clear already (replayed over a
  * state a checkpoint or a crashed recovery wrote) is cleared again all
  * the same, so that the bank's check is judged against the state before
- * the op and resealed (banks.c). 1 if the old block was live, else 0
- * (the op may be one of a block of the current class); errors in
- * *ret_rc */
+ * the op and resealed (banks.c). 1 if the old block was live, 2 if its
+ * bit was clear (the op may be one of a block of the current class), 0
+ * at no old block; errors in *ret_rc */
 static int apply_old_free(struct pma_heap *heap, struct pma_slab_hdr *sh,
 			  uint64_t slab_off, uint64_t rel,
 			  struct pma_dirty *dirty, int *ret_rc)
@@ -359,7 +359,7 @@ static int apply_old_free(struct pma_heap *heap, struct pma_slab_hdr *sh,
 	}
 	if (*ret_rc == 0)
 		*ret_rc = pma_dirty_add(dirty, word, sizeof(*word));
-	return was != 0;
+	return was ? 1 : 2;
 }
 
 /* an op of a slab whose header is torn (hdr_torn) is skipped: its
@@ -415,7 +415,7 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	uint64_t page, slab_off, mask, *word;
 	struct pma_slab_hdr *sh;
 	int64_t idx;
-	int rc, unsure = 0;
+	int rc, old, unsure = 0;
 
 	rc = op_page(heap, op->off, &page);
 	if (rc < 0)
@@ -423,17 +423,17 @@ static int apply_block(struct pma_heap *heap, const struct pma_op *op, int on,
 	slab_off = pma_page_off(heap, page - page % PMA_CHUNK_PAGES);
 	sh = pma_slab_meta(heap, slab_off);
 	if (sh && sh->morph_from && !on && !hdr_torn(heap, sh)) {
-		if (apply_old_free(heap, sh, slab_off, op->off - slab_off,
-				   dirty, &rc) ||
-		    rc < 0)
+		old = apply_old_free(heap, sh, slab_off, op->off - slab_off,
+				     dirty, &rc);
+		if (old == 1 || rc < 0)
 			return rc;
-		/* at an old block whose bit was clear: the free of the
+		/* at an old block whose bit was clear (2): the free of the
 		 * block of the current class there, or an old free met
 		 * again over a later state (its bit in the live bitmap is
 		 * then clear, or set by a later ALLOC in the window): the
 		 * bit is cleared either way, its state before the window
 		 * is unsure (banks.c) */
-		unsure = old_block_at(sh, op->off - slab_off);
+		unsure = old == 2;
 	}
 	idx = slab_block_of(sh, op->off - slab_off);
 	/* version 9: an op of a slab before its SLAB_MORPH, replayed over

@@ -189,27 +189,15 @@ int pma_banks_touch(struct pma_heap *heap, void *slab_meta, uint64_t slab_off,
 	return 0;
 }
 
-/* does the bank's check match its state after one of its ops, from the
- * state before the window? (mid above compares the words as they are on
- * media at that op, whose later bits a crashed recovery may have changed
- * already: a local checkpoint sealed the bank after an op of the owner,
- * then a recovery cleared a bit of a later op of the window, an XFREE's,
- * and crashed before it resealed) */
-static int check_prefix(const struct bank_ent *e, uint64_t check)
-{
-	uint64_t start[PMA_SLAB_BANK_WORDS];
-	unsigned w;
-
-	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
-		start[w] = (e->line[w] & ~e->touched[w]) | e->pre[w];
-	return pma_check_prefix(check, start, e->ops, e->nops, e->slab_off,
-				e->bank, e->old);
-}
-
-/* does the bank's check match its state before the window: its words
- * now but for the touched bits, which are as they were before it (pre),
- * the unsure ones either way */
-static int check_before(const struct bank_ent *e, uint64_t check)
+/* does the bank's check match a state the replay explains, besides the
+ * one after it: before the window (its words now but for the touched
+ * bits, which are as they were before it, pre; the unsure ones either
+ * way), or after one of its ops from there (mid above compares the words
+ * as they are on media at that op, whose later bits a crashed recovery
+ * may have changed already: a local checkpoint sealed the bank after an
+ * op of the owner, then a recovery cleared a bit of a later op of the
+ * window, an XFREE's, and crashed before it resealed) */
+static int check_explained(const struct bank_ent *e, uint64_t check)
 {
 	uint64_t pre[PMA_SLAB_BANK_WORDS];
 	unsigned w;
@@ -217,7 +205,9 @@ static int check_before(const struct bank_ent *e, uint64_t check)
 	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
 		pre[w] = (e->line[w] & ~e->touched[w]) | e->pre[w];
 	return pma_check_unsure(check, pre, e->unsure, e->slab_off, e->bank,
-				e->old);
+				e->old) ||
+	       pma_check_prefix(check, pre, e->ops, e->nops, e->slab_off,
+				e->bank, e->old);
 }
 
 int pma_banks_end(struct pma_heap *heap, int ok)
@@ -235,7 +225,7 @@ int pma_banks_end(struct pma_heap *heap, int ok)
 			continue;
 		check = *part_check_word(e);
 		if (!e->fresh && !e->mid && check != part_check(e, e->line) &&
-		    !check_before(e, check) && !check_prefix(e, check))
+		    !check_explained(e, check))
 			rc = util_errmsg_set(
 				EIO,
 				"corrupt slab at 0x%llx (%s bitmap bank %u "
