@@ -182,30 +182,37 @@ damaged2() {
 	assert_line "recovered state: consistent (recovery ran on a private view: the pool is not written)"
 }
 
-@test "2 parts on 2 fake nodes: kill -9 during --stress, 3 rounds: consistent, recovery consistent" {
-	[ "$(nproc)" -ge 2 ] || skip "needs CPUs 0 and 1"
-	export PMAD_FAKE_NUMA=2:0=0,1=1
+# kill_rounds POOL N: N rounds of kill -9 during --stress; after each,
+# fsck --recovery says recovery is consistent, the recovered pool
+# verifies and fsck finds nothing
+kill_rounds() {
 	local round
-	run --separate-stderr pmactl create "$T/p" --size 32M --parts "$T/p.1" \
-		--node 0,1
-	assert_success
-	for round in 1 2 3; do
-		"$WORKLOAD" --stress "$T/p" >"$T/stress.out" 2>&1 3>&- &
+	for round in $(seq "$2"); do
+		"$WORKLOAD" --stress "$1" >"$T/stress.out" 2>&1 3>&- &
 		STRESS_PID=$!
 		sleep "0.$((RANDOM % 300 + 200))"
 		kill -9 "$STRESS_PID"
 		wait "$STRESS_PID" || true
 		STRESS_PID=
-		fsck_json "$T/p" --recovery
+		fsck_json "$1" --recovery
 		[ "$status" = 0 ] || fail "round $round, crashed: $output"
 		jq -e '.recovery.consistent_after' <<<"$output" >/dev/null ||
 			fail "round $round: $output"
-		run --separate-stderr "$WORKLOAD" --verify "$T/p"
+		run --separate-stderr "$WORKLOAD" --verify "$1"
 		assert_success
-		fsck_json "$T/p"
+		fsck_json "$1"
 		[ "$status" = 0 ] || fail "round $round, recovered: $output"
 		assert_equal "$(jq '.findings | length' <<<"$output")" 0
 	done
+}
+
+@test "2 parts on 2 fake nodes: kill -9 during --stress, 3 rounds: consistent, recovery consistent" {
+	[ "$(nproc)" -ge 2 ] || skip "needs CPUs 0 and 1"
+	export PMAD_FAKE_NUMA=2:0=0,1=1
+	run --separate-stderr pmactl create "$T/p" --size 32M --parts "$T/p.1" \
+		--node 0,1
+	assert_success
+	kill_rounds "$T/p" 3
 	# the stress threads used both parts' heaps
 	run --separate-stderr pmactl --json inspect --numa "$T/p"
 	assert_success
@@ -234,25 +241,8 @@ damaged2() {
 @test "2 parts of 2 regions: kill -9 during --stress, 2 rounds: consistent, recovery consistent" {
 	[ "$(nproc)" -ge 2 ] || skip "needs CPUs 0 and 1"
 	export PMAD_FAKE_NUMA=2:0=0,1=1
-	local round
 	run --separate-stderr pmactl create "$T/p" --size 32M --parts "$T/p.1" \
 		--node 0,1 --regions 2
 	assert_success
-	for round in 1 2; do
-		"$WORKLOAD" --stress "$T/p" >"$T/stress.out" 2>&1 3>&- &
-		STRESS_PID=$!
-		sleep "0.$((RANDOM % 300 + 200))"
-		kill -9 "$STRESS_PID"
-		wait "$STRESS_PID" || true
-		STRESS_PID=
-		fsck_json "$T/p" --recovery
-		[ "$status" = 0 ] || fail "round $round, crashed: $output"
-		jq -e '.recovery.consistent_after' <<<"$output" >/dev/null ||
-			fail "round $round: $output"
-		run --separate-stderr "$WORKLOAD" --verify "$T/p"
-		assert_success
-		fsck_json "$T/p"
-		[ "$status" = 0 ] || fail "round $round, recovered: $output"
-		assert_equal "$(jq '.findings | length' <<<"$output")" 0
-	done
+	kill_rounds "$T/p" 2
 }

@@ -31,6 +31,16 @@ morphable() {
 	assert_success
 }
 
+# intact_and_clean POOL: morphable's 3000 blocks hold their pattern and
+# fsck finds nothing
+intact_and_clean() {
+	run --separate-stderr "$WORKLOAD" --frag-check "$1"
+	assert_success
+	assert_output "3000 blocks intact"
+	run --separate-stderr pmactl fsck "$1"
+	assert_success
+}
+
 @test "morph --class moves 10%-used slabs, old blocks stay intact" {
 	morphable "$T/p"
 	run --separate-stderr pmactl morph --json --class 192 "$T/p"
@@ -42,11 +52,7 @@ morphable() {
 	# 3000 live old blocks of 128 B stay where they are
 	jq -e '.live_bytes == 3000 * 128 and .moves[0].live_bytes == 3000 * 128' <<<"$output"
 	jq -e '.bytes_morphed == 60 * 65536 and .free_bytes > 0' <<<"$output"
-	run --separate-stderr "$WORKLOAD" --frag-check "$T/p"
-	assert_success
-	assert_output "3000 blocks intact"
-	run --separate-stderr pmactl fsck "$T/p"
-	assert_success
+	intact_and_clean "$T/p"
 	# the slabs are mixed: 128 B old blocks under 192 B blocks
 	run --separate-stderr pmactl inspect --slabs --json "$T/p"
 	assert_success
@@ -65,11 +71,7 @@ morphable() {
 	assert_success
 	jq -e '.slabs.classes | length == 1' <<<"$output"
 	jq -e ".slabs.classes[0] | .slabs == 60 and .used_blocks == 3000 and .free_blocks == $free - 3000" <<<"$output"
-	run --separate-stderr "$WORKLOAD" --frag-check "$T/p"
-	assert_success
-	assert_output "3000 blocks intact"
-	run --separate-stderr pmactl fsck "$T/p"
-	assert_success
+	intact_and_clean "$T/p"
 	# nothing is left to morph into 192 B
 	run --separate-stderr pmactl morph --json --class 192 "$T/p"
 	assert_success
@@ -125,11 +127,7 @@ morphable() {
 	run --separate-stderr pmactl morph --json "$T/p"
 	assert_success
 	jq -e '.slabs_morphed == 0' <<<"$output"
-	run --separate-stderr "$WORKLOAD" --frag-check "$T/p"
-	assert_success
-	assert_output "3000 blocks intact"
-	run --separate-stderr pmactl fsck "$T/p"
-	assert_success
+	intact_and_clean "$T/p"
 }
 
 @test "morph of a heap of one class has no target" {
@@ -321,9 +319,5 @@ morphable() {
 	assert_success
 	jq -e ".slabs.mixed_count == $slabs" <<<"$output"
 	jq -e "$slabs == 60 and ([.slabs.mixed[].part] | unique) == [0]" <<<"$output"
-	run --separate-stderr "$WORKLOAD" --frag-check "$T/p"
-	assert_success
-	assert_output "3000 blocks intact"
-	run --separate-stderr pmactl fsck "$T/p"
-	assert_success
+	intact_and_clean "$T/p"
 }
