@@ -100,7 +100,7 @@ log_append_block(struct pma_arena *arena, unsigned type, struct pma_slab *slab,
 	 * marks its slabs */
 	if (type != PMA_REC_RFREE)
 		pma_slab_mark_dirty(arena, slab);
-	log_put(arena, type, off >> 6, dest_off);
+	log_put(arena, type, off >> arena->heap->osh, dest_off);
 }
 
 /*
@@ -481,7 +481,7 @@ static void __attribute__((noinline))
 log_append_ext2(struct pma_arena *arena, unsigned type, uint64_t off,
 		uint64_t npages, uint64_t dest_off)
 {
-	log_put(arena, type, off >> 6, dest_off);
+	log_put(arena, type, off >> arena->heap->osh, dest_off);
 	log_put(arena, PMA_REC_EXT_LEN, npages, 0);
 }
 
@@ -578,7 +578,7 @@ static inline int pma_log_append_op(struct pma_arena *arena,
 	d->cls = (uint8_t)op->cls;
 	d->owner = (uint16_t)op->owner;
 	d->old_cls = (uint8_t)op->old_cls;
-	log_put(arena, op->type, op->off >> 6,
+	log_put(arena, op->type, op->off >> arena->heap->osh,
 		(uint64_t)op->cls << 8 | (uint64_t)op->owner << 16 |
 			(op->type == PMA_REC_SLAB_MORPH ?
 				 (uint64_t)op->old_cls << 32 :
@@ -976,7 +976,7 @@ static int alloc_one(struct pma_arena *arena, size_t size, uint64_t *dest,
 
 	if (size > PMA_SMALL_MAX)
 		return alloc_large(arena, size, dest, dest_off, flags);
-	cls = pma_class_of(size);
+	cls = pma_class_of(size, arena->heap->fine);
 	rc = alloc_small(arena, cls, dest, dest_off, flags, 1);
 	if (rc == -ENOMEM)
 		rc = alloc_small_elsewhere(arena, cls, dest, dest_off, flags);
@@ -1411,15 +1411,17 @@ static int free_off(struct pma_heap *heap, uint64_t *dest, uint64_t off,
 	struct pma_slab *slab;
 	uint64_t rel, b;
 
-	/* in this part's pages, 64-byte aligned (one test; which of the two
-	 * failed is only told apart on the error path) */
+	/* in this part's pages, aligned as blocks are (one test; which of
+	 * the two failed is only told apart on the error path) */
 	rel = off - heap->fast_dest_off;
-	if (__builtin_expect(rel >= heap->data_len || rel % 64, 0)) {
+	if (__builtin_expect(rel >= heap->data_len || rel & heap->blk_mask,
+			     0)) {
 		if (rel < heap->data_len)
 			return util_errmsg_set(EINVAL,
 					       "0x%llx is not a block (not "
-					       "64-byte aligned)",
-					       (unsigned long long)off);
+					       "%u-byte aligned)",
+					       (unsigned long long)off,
+					       (unsigned)heap->blk_mask + 1);
 		return util_errmsg_set(EINVAL, "0x%llx is not in the heap",
 				       (unsigned long long)off);
 	}
@@ -1497,11 +1499,13 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 	uint32_t idx;
 	int fast, rc = 0;
 
-	if (rel >= o->data_len || rel % 64 ||
+	/* the record names b >> l->osh: a block of o that l's records
+	 * cannot name goes through o */
+	if (rel >= o->data_len || rel & ((1ULL << l->osh) - 1) ||
 	    off == __atomic_load_n(&o->hdr->root_off, __ATOMIC_RELAXED))
 		return 1;
 	b = o->data_base + rel;
-	if (b >= PMA_REC_XFREE_OFF_MAX)
+	if (b >> l->osh >= 1ULL << PMA_REC_XFREE_OFF_BITS)
 		return 1;
 	slab = pma_heap_slab_at_rel(o, rel);
 	if (!slab)
@@ -1538,7 +1542,8 @@ static int xfree_off(struct pma_heap *l, struct pma_heap *o, uint64_t *dest,
 	c = fast ? carry_put_fast(arena) : carry_put(arena);
 	log_cursor_sync(arena);
 	log_put(arena, PMA_REC_XFREE,
-		b >> 6 | (uint64_t)o->part << PMA_REC_XFREE_OFF_BITS, dest_off);
+		b >> l->osh | (uint64_t)o->part << PMA_REC_XFREE_OFF_BITS,
+		dest_off);
 	pma_log_commit(arena, dest, dest_off, 0);
 	carry_done(arena, c);
 	atomic_fetch_or(&slab->xdone[idx / 64], 1ULL << (idx % 64));
@@ -1603,7 +1608,7 @@ static inline int alloc_fast(struct pma_heap *heap, size_t size, uint64_t *dest,
 			     uint64_t dest_off)
 {
 	struct pma_arena *arena = pma_arena_get(heap);
-	unsigned cls = pma_class_of(size);
+	unsigned cls = pma_class_of(size, heap->fine);
 	struct pma_carry c;
 	struct pma_slab *slab;
 	uint64_t off;

@@ -212,7 +212,7 @@ static int apply_slab_new(struct pma_heap *heap, const struct pma_op *op,
 
 	/* the slab header is written at op->off */
 	rc = slab_op_page(heap, op,
-			  op->cls >= PMA_NCLASSES ||
+			  op->cls >= heap->nclasses ||
 				  op->owner >= heap->geom.narenas,
 			  &page);
 	if (rc < 0)
@@ -495,8 +495,8 @@ static int apply_slab_morph(struct pma_heap *heap, const struct pma_op *op,
 				       "slab_morph record in a version %u heap",
 				       heap->geom.version);
 	rc = slab_op_page(heap, op,
-			  op->cls >= PMA_NCLASSES ||
-				  op->old_cls >= PMA_NCLASSES ||
+			  op->cls >= heap->nclasses ||
+				  op->old_cls >= heap->nclasses ||
 				  op->cls == op->old_cls ||
 				  op->owner >= heap->geom.narenas,
 			  &page);
@@ -702,7 +702,7 @@ static int entry_ok(struct pma_heap *heap, uint64_t page, uint64_t e)
 	if (pma_pmap_kind(e) == PMA_PMAP_SLAB)
 		return n == PMA_CHUNK_PAGES && page % PMA_CHUNK_PAGES == 0 &&
 		       page + n <= heap->geom.npages &&
-		       pma_pmap_cls(e) < PMA_NCLASSES &&
+		       pma_pmap_cls(e) < heap->nclasses &&
 		       pma_pmap_owner(e) < heap->geom.narenas;
 	return pma_pmap_kind(e) == PMA_PMAP_EXTENT && n &&
 	       page + n <= heap->geom.npages && pma_pmap_cls(e) == 0 &&

@@ -83,7 +83,7 @@ static int read_ext_len(const struct pma_rec *log, uint32_t cap, uint64_t k,
 }
 
 int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
-			struct pma_op *ret_op)
+			unsigned osh, struct pma_op *ret_op)
 {
 	struct pma_op op = { .index = k, .nrecs = 1 };
 	unsigned type;
@@ -94,7 +94,7 @@ int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
 	if (rc < 0)
 		return rc;
 	op.type = type;
-	op.off = payload << 6;
+	op.off = payload << osh;
 	switch (type) {
 	case PMA_REC_ALLOC:
 	case PMA_REC_FREE:
@@ -109,7 +109,7 @@ int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
 		/* another part's block: its offset in that part, the part
 		 * in op.owner */
 		op.off = (payload & ((1ULL << PMA_REC_XFREE_OFF_BITS) - 1))
-			 << 6;
+			 << osh;
 		op.owner = (unsigned)(payload >> PMA_REC_XFREE_OFF_BITS);
 		op.dest = value;
 		break;
@@ -157,7 +157,8 @@ uint64_t pma_booklog_find_tail(const struct pma_rec *log, uint32_t cap,
 	uint64_t k = head;
 
 	/* never run past a full ring: older slots belong to the last lap */
-	while (k - head < cap && pma_booklog_read_op(log, cap, k, &op) == 0 &&
+	while (k - head < cap &&
+	       pma_booklog_read_op(log, cap, k, PMA_REC_OSH, &op) == 0 &&
 	       k + op.nrecs - head <= cap)
 		k += op.nrecs;
 	return k;

@@ -59,7 +59,7 @@ static const char *entry_bad(const struct pma_fsck *f, uint64_t page,
 		if (n != PMA_CHUNK_PAGES || page % PMA_CHUNK_PAGES ||
 		    page + n > f->g.npages)
 			return "is a slab entry off a chunk boundary";
-		if (pma_pmap_cls(e) >= PMA_NCLASSES)
+		if (pma_pmap_cls(e) >= f->nclasses)
 			return "names no size class";
 		if (pma_pmap_owner(e) >= f->g.narenas)
 			return "names no arena";
@@ -289,7 +289,7 @@ static const char *slab_hdr_bad(const struct pma_fsck *f,
 	if (h->magic != PMA_SLAB_MAGIC)
 		return "has no slab magic";
 	*code = "slab-class";
-	if (h->cls >= PMA_NCLASSES || h->cls != pma_pmap_cls(e))
+	if (h->cls >= f->nclasses || h->cls != pma_pmap_cls(e))
 		return "names a class its page map entry does not";
 	*code = "slab-owner";
 	if (h->owner >= f->g.narenas || h->owner != pma_pmap_owner(e))

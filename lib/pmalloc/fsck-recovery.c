@@ -55,7 +55,8 @@ static int synced_blocks(struct pma_heap *heap, uint64_t **ret, size_t *ret_n)
 		const struct pma_arena *ar = &heap->arenas[a];
 
 		for (k = ar->head; rc == 0 && k < ar->tail; k += op.nrecs) {
-			if (pma_booklog_read_op(ar->log, cap, k, &op))
+			if (pma_booklog_read_op(ar->log, cap, k, heap->osh,
+						&op))
 				break;
 			if (op.type == PMA_REC_SYNC_FREE)
 				rc = push_u64(&offs, &n, &alloc, op.off);
@@ -84,7 +85,7 @@ static void pending_arena(struct pma_heap *heap, unsigned a,
 	p->head = ar->head;
 	p->tail = ar->tail;
 	for (k = ar->head; k < ar->tail; k += op.nrecs) {
-		if (pma_booklog_read_op(ar->log, cap, k, &op))
+		if (pma_booklog_read_op(ar->log, cap, k, heap->osh, &op))
 			break;
 		p->ops++;
 		if (op.type < PMA_REC_NTYPES)

@@ -224,6 +224,8 @@ static int header_fsck(struct pma_fsck *f)
 		return 1;
 	}
 	f->checked = h->version >= PMA_HEAP_VERSION_CHECKED;
+	f->osh = pma_rec_osh(h->version);
+	f->nclasses = pma_nclasses(h->version);
 	f->data_base = f->region_off + f->g.data_off;
 	f->logs =
 		(const struct pma_rec *)(const void *)(f->base + f->region_off +
@@ -407,7 +409,7 @@ static int log_drop(struct pma_fsck *f, unsigned a, uint64_t end)
 	if (!f->plan || !(f->plan->flags & PMA_FSCK_ADVANCED))
 		return POOL_FSCK_ADVANCED;
 	for (k = end; rc == 0 && k <= last; k++) {
-		if (pma_booklog_read_op(log_of(f, a), cap, k, &op)) {
+		if (pma_booklog_read_op(log_of(f, a), cap, k, f->osh, &op)) {
 			if (k == end || !rec_valid(f, a, k))
 				rc = pma_fsck_note(
 					f, "repair-drops-record",
@@ -594,7 +596,7 @@ static int64_t block_of(const struct pma_fsck *f, const struct pma_fsck_slab *s,
 	const struct pma_slab_hdr *h = &s->hdr;
 	uint64_t rel = off - pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES);
 
-	if (h->magic != PMA_SLAB_MAGIC || h->cls >= PMA_NCLASSES ||
+	if (h->magic != PMA_SLAB_MAGIC || h->cls >= f->nclasses ||
 	    h->block_size != pma_class_size(h->cls) ||
 	    h->nblocks != pma_class_nblocks(h->cls) ||
 	    rel < PMA_SLAB_HDR_SIZE ||
@@ -725,7 +727,7 @@ static int op_slab(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 	if (page < 0 || op->off != pma_fsck_page_off(f, (uint64_t)page) ||
 	    page % PMA_CHUNK_PAGES ||
 	    (uint64_t)page + PMA_CHUNK_PAGES > f->g.npages ||
-	    op->cls >= PMA_NCLASSES || op->owner >= f->g.narenas)
+	    op->cls >= f->nclasses || op->owner >= f->g.narenas)
 		return pma_fsck_report(f, "log-op-invalid", POOL_FSCK_ERROR,
 				       rec_off(f, a, op->index),
 				       "%s: slab 0x%llx, class %u, arena %u is "
@@ -776,7 +778,7 @@ static int op_morph(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 	if (page < 0 || op->off != pma_fsck_page_off(f, (uint64_t)page) ||
 	    page % PMA_CHUNK_PAGES ||
 	    (uint64_t)page + PMA_CHUNK_PAGES > f->g.npages ||
-	    op->cls >= PMA_NCLASSES || op->old_cls >= PMA_NCLASSES ||
+	    op->cls >= f->nclasses || op->old_cls >= f->nclasses ||
 	    op->cls == op->old_cls || op->owner >= f->g.narenas)
 		return pma_fsck_report(f, "log-op-invalid", POOL_FSCK_ERROR,
 				       rec_off(f, a, op->index),
@@ -955,7 +957,8 @@ static int window_arena(struct pma_fsck *f, unsigned a, struct op_list *later)
 	int rc = 0;
 
 	for (k = ar->head; rc == 0 && k < ar->tail; k += op.nrecs) {
-		if (pma_booklog_read_op(log_of(f, a), f->g.log_cap, k, &op))
+		if (pma_booklog_read_op(log_of(f, a), f->g.log_cap, k, f->osh,
+					&op))
 			break; /* cannot happen below the tail */
 		rc = pma_op_is_phase2(&op) ? op_list_push(later, &op, a) :
 					     op_apply(f, a, &op);
@@ -1018,7 +1021,8 @@ static unsigned redo_ring_of(struct pma_fsck *f, unsigned a,
 	uint64_t k;
 
 	for (k = ar->head; k < ar->tail; k += op.nrecs) {
-		if (pma_booklog_read_op(log_of(f, a), f->g.log_cap, k, &op))
+		if (pma_booklog_read_op(log_of(f, a), f->g.log_cap, k, f->osh,
+					&op))
 			break;
 		if (op.type == PMA_REC_SLAB_NEW || !op.dest)
 			continue;

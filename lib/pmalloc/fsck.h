@@ -229,6 +229,8 @@ struct pma_fsck {
 	struct pma_geom g;
 	uint64_t data_base; /* byte offset of the data area in part 0 */
 	int checked; /* version 7: checked words */
+	unsigned osh; /* offsets in records >> osh (pma_rec_osh) */
+	unsigned nclasses; /* pma_nclasses(version) */
 	uint64_t gen; /* the head generation (if gen_ok) */
 	int gen_ok;
 	const struct pma_rec *logs; /* narenas logs of log_cap slots */

@@ -143,6 +143,13 @@ static int heap_format(struct pma_heap *heap, uint64_t region_size)
 				       "heap region of %llu bytes is "
 				       "too small",
 				       (unsigned long long)region_size);
+	if (heap->region_off + region_size > pma_rec_off_end(g.version))
+		return util_errmsg_set(
+			EFBIG,
+			"a heap of layout %u must end below "
+			"%llu GiB of its part",
+			g.version,
+			(unsigned long long)(pma_rec_off_end(g.version) >> 30));
 	pm_memset(heap->map, hdr, 0, g.data_off, PM_COPY_NODRAIN);
 	pm_drain(heap->map);
 	hdr->version = g.version;
@@ -517,6 +524,15 @@ static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
 		heap->fast_dest_len = heap->region_off +
 				      heap->geom.region_size - heap->data_base;
 	heap->checked = heap->hdr->version >= PMA_HEAP_VERSION_CHECKED;
+	heap->fine = heap->hdr->version >= PMA_HEAP_VERSION_FINE;
+	if (heap->region_off + heap->geom.region_size >
+	    pma_rec_off_end(heap->geom.version))
+		return util_errmsg_set(EBADMSG,
+				       "heap region ends past what its log "
+				       "records can name");
+	heap->osh = pma_rec_osh(heap->hdr->version);
+	heap->blk_mask = heap->fine ? 15 : 63;
+	heap->nclasses = pma_nclasses(heap->hdr->version);
 	if (!heap->checked)
 		heap->head_gen = heap->hdr->head_gen;
 	else if (pma_check_gen_decode(heap->hdr->head_gen, &heap->head_gen))

@@ -40,7 +40,8 @@
 		(void)pma_rc_;            \
 	} while (0)
 
-#define PMA_NCLASSES 43
+#define PMA_NCLASSES 52
+#define PMA_NCLASSES_V10 43 /* the classes of a heap before version 11 */
 #define PMA_SMALL_MAX 14336 /* largest size class */
 #define PMA_MAX_ARENAS 64
 /* version 10: the SYNC_FREEs an arena carries at most (struct pma_arena,
@@ -245,12 +246,18 @@ static inline int pma_slab_is_live(struct pma_slab *slab, uint32_t idx)
 }
 
 unsigned pma_class_count(void);
+/* the classes of a heap of this layout version (indices below it) */
+unsigned pma_nclasses(uint32_t version);
 uint32_t pma_class_size(unsigned cls);
-/* size class for size (1..PMA_SMALL_MAX) */
 /* pma_class_of for 1024 < size <= PMA_SMALL_MAX */
 unsigned pma_class_of_large(size_t size);
-static inline unsigned pma_class_of(size_t size)
+extern const uint8_t pma_class_fine[16];
+/* size class for size (1..PMA_SMALL_MAX); fine: a version 11 heap, with
+ * 16-byte steps from 64 to 256 B */
+static inline unsigned pma_class_of(size_t size, int fine)
 {
+	if (fine && size <= 256)
+		return size ? pma_class_fine[(size - 1) / 16] : 0;
 	/* 64-byte steps up to 1 KiB: classes 0..15 */
 	if (size <= 1024)
 		return size ? (unsigned)((size - 1) / 64) : 0;
@@ -502,9 +509,10 @@ void pma_booklog_encode(uint64_t k, uint32_t cap, unsigned type,
 int pma_booklog_decode(const struct pma_rec *log, uint32_t cap, uint64_t k,
 		       unsigned *ret_type, uint64_t *ret_payload,
 		       uint64_t *ret_value);
-/* decode the op starting at k; -EBADMSG at the end of the log */
+/* decode the op starting at k of the log of a heap whose records hold
+ * offsets >> osh (pma_rec_osh); -EBADMSG at the end of the log */
 int pma_booklog_read_op(const struct pma_rec *log, uint32_t cap, uint64_t k,
-			struct pma_op *ret_op);
+			unsigned osh, struct pma_op *ret_op);
 /* index of the first invalid op at or after head */
 /* 1 if slot k holds what neither a completed nor a torn write of record
  * k can leave (each of its words is 0, of the previous lap or of record
@@ -1168,6 +1176,13 @@ struct pma_heap {
 	uint64_t fast_dest_len;
 	uint64_t fast_dest_off;
 	uint64_t data_len; /* bytes of the pages (geom.npages) */
+	/* version 11: 16-byte size classes (fine), blocks 16-byte aligned
+	 * (blk_mask 15, else 63), offsets in records >> osh (layout.h,
+	 * pma_rec_osh) */
+	int fine;
+	unsigned osh;
+	uint64_t blk_mask;
+	unsigned nclasses; /* pma_nclasses(version) */
 	/* pending pages (see pending_pages): an arena publishes its count
 	 * once it is pend_slack away from what it published; a checkpoint
 	 * is due when the published sum reaches 1 / PMA_PENDING_DIV of the

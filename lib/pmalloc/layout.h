@@ -47,11 +47,15 @@
  * the old bitmap in words 3-5 of each bank with its check in word 6;
  * doc/morphing.md);
  * 10: XFREE records (a free of another part's block in the freeing
- * thread's own part, doc/shared-heaps.md step 1).
- * Version 3 to 9 heaps are still opened (their logs hold no records
+ * thread's own part, doc/shared-heaps.md step 1);
+ * 11: size classes in 16-byte steps from 64 to 256 B (class indices 43
+ * to 51, appended: slab.c), so blocks are 16-byte aligned and the offset
+ * in a record's payload is in 16-byte units (PMA_REC_OSH_FINE; before:
+ * 64-byte units), which bounds a part's heap to 16 TiB.
+ * Version 3 to 10 heaps are still opened (their logs hold no records
  * their version does not know, and none are written to them; without a
  * summary, open reads their whole page map) */
-#define PMA_HEAP_VERSION 10
+#define PMA_HEAP_VERSION 11
 #define PMA_HEAP_VERSION_MIN 3
 #define PMA_HEAP_VERSION_EXT1 4 /* the first with EXT_ALLOC1 ... */
 #define PMA_HEAP_VERSION_SUM 5 /* the first with a page map summary */
@@ -60,6 +64,7 @@
 #define PMA_HEAP_VERSION_LOCAL 8 /* the first with per-arena generations */
 #define PMA_HEAP_VERSION_MORPH 9 /* the first with SLAB_MORPH */
 #define PMA_HEAP_VERSION_XFREE 10 /* the first with XFREE records */
+#define PMA_HEAP_VERSION_FINE 11 /* the first with 16-byte classes */
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -214,9 +219,8 @@ enum pma_rec_type {
 #define PMA_REC_EXT1_OFF_BITS 29 /* extent offset >> 12: below 2 TiB */
 #define PMA_REC_EXT1_OFF_MAX (1ULL << (PMA_REC_EXT1_OFF_BITS + 12))
 #define PMA_REC_EXT1_NPAGES_MAX 2048ULL /* 11 bits: 8 MiB */
-#define PMA_REC_XFREE_OFF_BITS 36 /* block >> 6: below 4 TiB in its part */
-#define PMA_REC_XFREE_OFF_MAX (1ULL << (PMA_REC_XFREE_OFF_BITS + 6))
-
+/* block >> osh: below 4 TiB in its part (1 TiB from version 11) */
+#define PMA_REC_XFREE_OFF_BITS 36
 #define PMA_REC_TYPE_BITS 4
 #define PMA_REC_EPOCH_SHIFT 4
 #define PMA_REC_EPOCH_MASK 0xfffULL
@@ -225,6 +229,21 @@ enum pma_rec_type {
 #define PMA_REC_PAYLOAD_SHIFT 24
 #define PMA_REC_PAYLOAD_MAX ((1ULL << 40) - 1)
 #define PMA_REC_TAG_MASK 0x7ULL
+/* the shift of the offset in a record's payload (>> 6 before version 11:
+ * payload << osh is the offset; not EXT_*1, EXT_LEN) */
+#define PMA_REC_OSH 6
+#define PMA_REC_OSH_FINE 4
+static inline unsigned pma_rec_osh(uint32_t version)
+{
+	return version >= PMA_HEAP_VERSION_FINE ? PMA_REC_OSH_FINE :
+						  PMA_REC_OSH;
+}
+/* a heap of this version lies below this offset of its part */
+static inline uint64_t pma_rec_off_end(uint32_t version)
+{
+	return (PMA_REC_PAYLOAD_MAX + 1) << pma_rec_osh(version);
+}
+
 /* slots per group: NBANKS lines of 4 records */
 #define PMA_LOG_GROUP (PMA_NBANKS * (PMA_LINE / 16))
 #define PMA_LOG_CAP_DEFAULT (PMA_LOG_GROUP * 1024) /* 24576 records, 384 KiB */

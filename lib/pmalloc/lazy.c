@@ -93,7 +93,7 @@ int pma_lazy_peek(struct pma_heap *heap, uint64_t page, uint64_t e,
 	unsigned cls = pma_pmap_cls(e), owner = pma_pmap_owner(e);
 	int bank;
 
-	if (cls >= PMA_NCLASSES || sh->magic != PMA_SLAB_MAGIC ||
+	if (cls >= heap->nclasses || sh->magic != PMA_SLAB_MAGIC ||
 	    sh->cls != cls || sh->owner != owner ||
 	    sh->block_size != pma_class_size(cls) ||
 	    sh->nblocks != pma_class_nblocks(cls))

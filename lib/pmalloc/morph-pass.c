@@ -366,23 +366,32 @@ static int pass_part(struct pma_heap *heap, unsigned target, unsigned pct,
 	return rc;
 }
 
-/* the class of block size size, or PMA_NCLASSES (with the message) */
-static unsigned class_exact(size_t size)
+/* the class of block size size in heap, or PMA_NCLASSES (with the
+ * message) */
+static unsigned class_exact(const struct pma_heap *heap, size_t size)
 {
-	unsigned cls;
+	unsigned cls, n = pma_nclasses(heap->geom.version);
+	uint32_t below = 0, above = 0, c;
 
-	for (cls = 0; cls < PMA_NCLASSES; cls++)
-		if (pma_class_size(cls) == size)
+	for (cls = 0; cls < n; cls++) {
+		c = pma_class_size(cls);
+		if (c == size)
 			return cls;
-	cls = size && size <= pma_class_size(PMA_NCLASSES - 1) ?
-		      pma_class_of(size) :
-		      PMA_NCLASSES - 1;
-	util_errmsg_set(EINVAL,
-			"no size class of %zu bytes (the nearest are %u and "
-			"%u; the classes go from %u to %u bytes)",
-			size, cls ? pma_class_size(cls - 1) : 0,
-			pma_class_size(cls), pma_class_size(0),
-			pma_class_size(PMA_NCLASSES - 1));
+		if (c < size && c > below)
+			below = c;
+		if (c > size && (!above || c < above))
+			above = c;
+	}
+	if (below && above)
+		util_errmsg_set(EINVAL,
+				"no size class of %zu bytes (the nearest are "
+				"%u and %u)",
+				size, below, above);
+	else
+		util_errmsg_set(EINVAL,
+				"no size class of %zu bytes (the classes go "
+				"from %u to %u bytes)",
+				size, pma_class_size(0), PMA_SMALL_MAX);
 	return PMA_NCLASSES;
 }
 
@@ -398,7 +407,7 @@ PMA_API int pma_heap_morph(struct pma_heap *heap,
 		return util_errmsg_set(EINVAL, "no heap or request");
 	heap = heap->top;
 	if (req->class_size) {
-		target = class_exact(req->class_size);
+		target = class_exact(heap, req->class_size);
 		if (target == PMA_NCLASSES)
 			return -EINVAL;
 	}

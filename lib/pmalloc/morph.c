@@ -409,7 +409,7 @@ int pma_morph_slab(struct pma_arena *arena, struct pma_slab *slab, unsigned cls,
 {
 	uint32_t live;
 
-	if (cls >= PMA_NCLASSES || cls == slab->cls ||
+	if (cls >= arena->heap->nclasses || cls == slab->cls ||
 	    slab->owner != arena->id || !slab->in_partial ||
 	    atomic_load(&slab->in_xlist) || !candidate(arena, slab, pct, &live))
 		return -ENOENT;

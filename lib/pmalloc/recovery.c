@@ -143,7 +143,7 @@ static int apply_arena_log(struct pma_heap *heap, struct pma_arena *arena,
 	int rc;
 
 	for (k = arena->head; k < arena->tail; k += op.nrecs) {
-		rc = pma_booklog_read_op(arena->log, cap, k, &op);
+		rc = pma_booklog_read_op(arena->log, cap, k, heap->osh, &op);
 		if (rc < 0)
 			return util_errmsg_set(EIO,
 					       "arena %u: record %llu "
@@ -266,7 +266,7 @@ static int revert_build(struct pma_heap *heap, struct pma_arena *arena,
 			&pma_booklog_slot(arena->log, cap, k)->word0,
 			__ATOMIC_RELAXED);
 		op.type = (unsigned)(w0 & ((1u << PMA_REC_TYPE_BITS) - 1));
-		op.off = (w0 >> PMA_REC_PAYLOAD_SHIFT) << 6;
+		op.off = (w0 >> PMA_REC_PAYLOAD_SHIFT) << heap->osh;
 		if (op.type != PMA_REC_SLAB_NEW &&
 		    op.type != PMA_REC_SLAB_MORPH && !pma_rec_is_block(op.type))
 			continue;
@@ -1769,8 +1769,8 @@ static int xfree_sync_append(struct pma_heap *o, uint64_t off)
 	}
 	if (zeroed)
 		pm_drain(o->map);
-	pma_booklog_encode(arena->tail, cap, PMA_REC_SYNC_FREE, off >> 6, 0,
-			   &rec);
+	pma_booklog_encode(arena->tail, cap, PMA_REC_SYNC_FREE, off >> o->osh,
+			   0, &rec);
 	slot = pma_booklog_slot(arena->log, cap, arena->tail);
 	__atomic_store_n(&slot->word0, rec.word0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->word1, rec.word1, __ATOMIC_RELAXED);
@@ -1798,7 +1798,7 @@ static int xfree_apply_to(struct pma_heap *heap, struct pma_heap *o,
 		arena = &heap->arenas[i];
 		for (k = arena->head; k < arena->tail; k += op.nrecs) {
 			rc = pma_booklog_read_op(arena->log, heap->geom.log_cap,
-						 k, &op);
+						 k, heap->osh, &op);
 			if (rc < 0)
 				return util_errmsg_set(EIO,
 						       "arena %u: record %llu "

@@ -13,19 +13,36 @@
 
 #include "pmalloc/internal.h"
 
-/* 64 B steps to 1 KiB, then 4 steps per doubling, then 4..7 blocks/slab */
+/*
+ * 64 B steps to 1 KiB, then 4 steps per doubling, then 4..7 blocks/slab;
+ * version 11 adds the 16-byte steps between 64 and 256 B, appended (a
+ * class index is on media: slab headers, page map, SLAB_NEW), so the
+ * first PMA_NCLASSES_V10 keep their indices in older heaps
+ */
 static const uint32_t class_sizes[PMA_NCLASSES] = {
 	64,   128,  192,  256,	 320,	384,   448,	      512,  576,
 	640,  704,  768,  832,	 896,	960,   1024,	      1152, 1280,
 	1408, 1536, 1664, 1792,	 1920,	2048,  2304,	      2560, 2816,
 	3072, 3328, 3584, 3840,	 4096,	4608,  5120,	      5632, 6144,
-	7168, 8192, 9280, 10816, 12992, 13824, PMA_SMALL_MAX,
+	7168, 8192, 9280, 10816, 12992, 13824, PMA_SMALL_MAX, 80,   96,
+	112,  144,  160,  176,	 208,	224,   240,
 };
 _Static_assert(PMA_NCLASSES <= PMA_STATS_MAX_CLASSES, "stats hold classes");
+
+/* version 11: the class of a size of 1..256 bytes, by (size - 1) / 16 */
+const uint8_t pma_class_fine[16] = {
+	0, 0, 0, 0, 43, 44, 45, 1, 46, 47, 48, 2, 49, 50, 51, 3,
+};
 
 unsigned pma_class_count(void)
 {
 	return PMA_NCLASSES;
+}
+
+unsigned pma_nclasses(uint32_t version)
+{
+	return version >= PMA_HEAP_VERSION_FINE ? PMA_NCLASSES :
+						  PMA_NCLASSES_V10;
 }
 
 uint32_t pma_class_size(unsigned cls)
@@ -35,7 +52,7 @@ uint32_t pma_class_size(unsigned cls)
 
 unsigned pma_class_of_large(size_t size)
 {
-	unsigned lo = 16, hi = PMA_NCLASSES - 1;
+	unsigned lo = 16, hi = PMA_NCLASSES_V10 - 1;
 
 	/* smallest class >= size */
 	while (lo < hi) {

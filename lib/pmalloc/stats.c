@@ -115,7 +115,7 @@ static int stats_collect(struct pma_heap *heap, struct pma_heap_stats *ret_st,
 
 	memset(&st, 0, sizeof(st));
 	st.narenas = heap->geom.narenas;
-	st.nclasses = pma_class_count();
+	st.nclasses = heap->nclasses;
 	st.log_cap = heap->geom.log_cap;
 	st.heap_size = heap->geom.npages * PMA_PAGE;
 	st.checkpoints = atomic_load(&heap->checkpoints);
@@ -330,7 +330,8 @@ static int foreach_arena(struct pma_heap *heap, struct pma_arena *arena,
 	int rc;
 
 	for (k = arena->head; k < arena->tail; k += op.nrecs) {
-		if (pma_booklog_read_op(arena->log, heap->geom.log_cap, k, &op))
+		if (pma_booklog_read_op(arena->log, heap->geom.log_cap, k,
+					heap->osh, &op))
 			return util_errmsg_set(EIO,
 					       "arena %u: record %llu "
 					       "unreadable",

@@ -51,10 +51,22 @@ static struct json_object *json_classes(const struct pma_heap_stats *st,
 {
 	struct json_object *arr = json_object_new_array();
 	struct json_object *c;
-	unsigned i;
+	unsigned ord[PMA_STATS_MAX_CLASSES], n, i, j, k;
 	int err;
 
-	for (i = 0; arr && i < st->nclasses; i++) {
+	/* by block size (a version 11 heap's 16-byte classes have indices
+	 * after the largest class) */
+	n = st->nclasses < PMA_STATS_MAX_CLASSES ? st->nclasses :
+						   PMA_STATS_MAX_CLASSES;
+	for (k = 0; k < n; k++) {
+		for (j = k; j > 0 && st->classes[ord[j - 1]].block_size >
+					     st->classes[k].block_size;
+		     j--)
+			ord[j] = ord[j - 1];
+		ord[j] = k;
+	}
+	for (k = 0; arr && k < n; k++) {
+		i = ord[k];
 		c = json_object_new_object();
 		if (!c)
 			goto out_put;

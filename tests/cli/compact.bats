@@ -19,11 +19,11 @@ teardown() {
 	fi
 }
 
-# frag_pool POOL: 64 MiB, 30000 blocks of 100 B written with a pattern,
-# all but every 1000th freed (closed: one kept empty slab is left)
+# frag_pool POOL: 64 MiB, 30000 blocks of 120 B (class 128) written with
+# a pattern, all but every 1000th freed (closed: one kept empty slab is left)
 frag_pool() {
 	mkpool_size "$1" 64M
-	run --separate-stderr "$WORKLOAD" --frag "$1" 30000 100 1000
+	run --separate-stderr "$WORKLOAD" --frag "$1" 30000 120 1000
 	assert_success
 }
 

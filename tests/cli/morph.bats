@@ -22,12 +22,12 @@ teardown() {
 	fi
 }
 
-# morphable POOL [LAYOUT]: 64 MiB, 30000 blocks of 100 B (class 128, 60
-# slabs of 508 blocks) written with a pattern, 9 of 10 freed: every slab
+# morphable POOL [LAYOUT]: 64 MiB, 30000 blocks of 120 B (class 128 in
+# every layout, 60 slabs of 508 blocks) written with a pattern, 9 of 10 freed: every slab
 # is about 10% used
 morphable() {
 	mkpool_size "$1" 64M
-	run --separate-stderr "$WORKLOAD" --frag "$1" 30000 100 10 ${2:+"$2"}
+	run --separate-stderr "$WORKLOAD" --frag "$1" 30000 120 10 ${2:+"$2"}
 	assert_success
 }
 
@@ -65,7 +65,7 @@ intact_and_clean() {
 	# blocks of the new class come from the morphed slabs (no new slab),
 	# around the old ones: these are written with 0xa5, the old blocks
 	# must keep their pattern
-	run --separate-stderr "$WORKLOAD" --fill "$T/p" 3000 150
+	run --separate-stderr "$WORKLOAD" --fill "$T/p" 3000 190
 	assert_success
 	run --separate-stderr pmactl inspect --slabs --json "$T/p"
 	assert_success
@@ -102,8 +102,8 @@ intact_and_clean() {
 
 @test "morph without --class moves free space to the class with least" {
 	morphable "$T/p"
-	# a second class: 200 blocks of 150 B (192 B class), mostly used
-	run --separate-stderr "$WORKLOAD" --fill "$T/p" 200 150
+	# a second class: 200 blocks of 190 B (192 B class), mostly used
+	run --separate-stderr "$WORKLOAD" --fill "$T/p" 200 190
 	assert_success
 	run --separate-stderr pmactl morph --dry-run --json "$T/p"
 	assert_success
@@ -212,7 +212,7 @@ intact_and_clean() {
 	cp "$T/p" "$T/copy"
 	run --separate-stderr pmactl morph --class 100 "$T/p"
 	assert_failure 1
-	[[ "$stderr" == *"no size class of 100 bytes (the nearest are 64 and 128"* ]] ||
+	[[ "$stderr" == *"no size class of 100 bytes (the nearest are 96 and 112"* ]] ||
 		fail "stderr: $stderr"
 	cmp "$T/p" "$T/copy"
 	run --separate-stderr pmactl morph --class 1G "$T/p"
@@ -220,6 +220,14 @@ intact_and_clean() {
 	[[ "$stderr" == *"no size class of 1073741824 bytes"* ]] ||
 		fail "stderr: $stderr"
 	cmp "$T/p" "$T/copy"
+	# layout 10 has no 16-byte steps
+	morphable "$T/q" 10
+	cp "$T/q" "$T/copy"
+	run --separate-stderr pmactl morph --class 144 "$T/q"
+	assert_failure 1
+	[[ "$stderr" == *"no size class of 144 bytes (the nearest are 128 and 192"* ]] ||
+		fail "stderr: $stderr"
+	cmp "$T/q" "$T/copy"
 }
 
 @test "morph refuses a bad percentage or size (usage, exit 2)" {
@@ -306,7 +314,7 @@ intact_and_clean() {
 @test "morph of a pool of two parts" {
 	run --separate-stderr pmactl create "$T/p" --size 64M --parts "$T/p1"
 	assert_success
-	run --separate-stderr "$WORKLOAD" --frag "$T/p" 30000 100 10
+	run --separate-stderr "$WORKLOAD" --frag "$T/p" 30000 120 10
 	assert_success
 	run --separate-stderr pmactl inspect --slabs --json "$T/p"
 	assert_success

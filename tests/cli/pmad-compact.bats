@@ -30,12 +30,12 @@ allocated() {
 	echo $(($(stat -c %b "$1") * 512))
 }
 
-# frag POOL: 64 MiB in pmad's state dir, 30000 blocks of 100 B, all but
+# frag POOL: 64 MiB in pmad's state dir, 30000 blocks of 120 B, all but
 # every 1000th freed (made offline: pmad picks it up at start)
 frag() {
 	run --separate-stderr pmactl create "$SD/$1.pool" --size 64M
 	assert_success
-	run --separate-stderr "$WORKLOAD" --frag "$SD/$1.pool" 30000 100 1000
+	run --separate-stderr "$WORKLOAD" --frag "$SD/$1.pool" 30000 120 1000
 	assert_success
 }
 
@@ -79,7 +79,7 @@ frag() {
 @test "inspect --slabs --socket shows what offline shows; morph is offline" {
 	run --separate-stderr pmactl create "$SD/m.pool" --size 64M
 	assert_success
-	run --separate-stderr "$WORKLOAD" --frag "$SD/m.pool" 30000 100 10
+	run --separate-stderr "$WORKLOAD" --frag "$SD/m.pool" 30000 120 10
 	assert_success
 	run --separate-stderr pmactl morph --class 192 "$SD/m.pool"
 	assert_success

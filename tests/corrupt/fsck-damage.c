@@ -404,7 +404,7 @@ static void d_torn_tail(struct where *w)
 	uint64_t off;
 
 	pma_booklog_encode(a->tail, h->geom.log_cap, PMA_REC_ALLOC,
-			   (h->data_base >> 6) + 4, 0, &r);
+			   (h->data_base + 256) >> h->osh, 0, &r);
 	off = (uint64_t)((char *)pma_booklog_slot(a->log, h->geom.log_cap,
 						  a->tail) -
 			 h->part_base);
@@ -446,7 +446,7 @@ static int in_window(struct pma_heap *h, uint64_t off, int slab_op)
 						type == PMA_REC_FREE ||
 						type == PMA_REC_RFREE ||
 						type == PMA_REC_SYNC_FREE;
-			if (hit && payload << 6 == off)
+			if (hit && payload << h->osh == off)
 				return 1;
 		}
 	}
@@ -483,7 +483,7 @@ static void bank_bits(struct where *w, int window)
 					       &type, &payload, &value) < 0 ||
 			    (type != PMA_REC_ALLOC && type != PMA_REC_FREE))
 				continue;
-			blk = payload << 6;
+			blk = payload << h->osh;
 			slab = h->data_base +
 			       (blk - h->data_base) / chunk_bytes * chunk_bytes;
 			get(w, slab, &hdr, sizeof(hdr));
@@ -569,7 +569,7 @@ static void d_slot_ahead(struct where *w)
 	struct pma_rec r;
 
 	pma_booklog_encode(k, h->geom.log_cap, PMA_REC_ALLOC,
-			   (h->data_base >> 6) + 4, 0, &r);
+			   (h->data_base + 256) >> h->osh, 0, &r);
 	r.word0 ^= 1ULL << 40; /* the payload: the checksum fails */
 	off = (uint64_t)((char *)pma_booklog_slot(a->log, h->geom.log_cap, k) -
 			 h->part_base);

@@ -265,7 +265,8 @@ static void damage_survey(const char *path)
 	a = &heap->arenas[0];
 	k = a->tail + 3;
 	pma_booklog_encode(k, heap->geom.log_cap, PMA_REC_ALLOC,
-			   (heap->data_base >> 6) + 4, 0, &dmg.ahead_rec);
+			   (heap->data_base + 256) >> heap->osh, 0,
+			   &dmg.ahead_rec);
 	dmg.ahead_rec.word0 ^= 1ULL << 40;
 	dmg.ahead = (uint64_t)((char *)pma_booklog_slot(a->log,
 							heap->geom.log_cap, k) -

@@ -181,7 +181,8 @@ static void dump_arena(char *base, const struct pma_heap_hdr *hdr, unsigned a)
 		      (unsigned long long)hdr->head_gen,
 		      (unsigned long long)desc->head[(hdr->head_gen + 1) & 1]);
 	while (k - head < hdr->log_cap &&
-	       pma_booklog_read_op(log, hdr->log_cap, k, &op) == 0) {
+	       pma_booklog_read_op(log, hdr->log_cap, k,
+				   pma_rec_osh(hdr->version), &op) == 0) {
 		print_message("#   %5llu %-9s off 0x%llx dest 0x%llx npages "
 			      "%llu cls %u owner %u\n",
 			      (unsigned long long)k,

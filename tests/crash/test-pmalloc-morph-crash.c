@@ -137,7 +137,7 @@ static void *old_frees(void *arg)
 static void child_common(const char *path, uint64_t rnd, int pass)
 {
 	struct pma_morph_req req = { .class_size = pma_class_size(
-					     pma_class_of(NEW_SIZE)),
+					     pma_class_of(NEW_SIZE, 1)),
 				     .used_pct = 20 };
 	struct pma_morph_report rep;
 	struct pma_heap_stats st;

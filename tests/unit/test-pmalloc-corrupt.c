@@ -203,7 +203,12 @@ static void append_rec(struct fx *f, unsigned arena, unsigned type,
 							  f->geom.log_off);
 	uint32_t cap = f->geom.log_cap;
 
-	pma_booklog_encode(f->tail[arena], cap, type, off >> 6, value,
+	/* EXT_LEN's payload is a page count, not an offset */
+	pma_booklog_encode(f->tail[arena], cap, type,
+			   type == PMA_REC_EXT_LEN ?
+				   off :
+				   off >> pma_rec_osh(f->geom.version),
+			   value,
 			   pma_booklog_slot(logs + (size_t)arena * cap, cap,
 					    f->tail[arena]));
 	f->tail[arena]++;
@@ -392,7 +397,7 @@ static void test_slab_new_not_chunk_start(void **state)
 	struct fx *f = *state;
 
 	append_rec(f, 0, PMA_REC_SLAB_NEW, free_chunk(f) + 64,
-		   (uint64_t)pma_class_of(100) << 8);
+		   (uint64_t)pma_class_of(100, 1) << 8);
 	assert_refused(f, "bad slab_new record");
 }
 
@@ -403,7 +408,7 @@ static void test_slab_free_bad(void **state)
 	struct fx *f = *state;
 
 	append_rec(f, 0, PMA_REC_SLAB_FREE, free_chunk(f) + 64,
-		   (uint64_t)pma_class_of(100) << 8);
+		   (uint64_t)pma_class_of(100, 1) << 8);
 	assert_refused(f, "bad slab_free record");
 }
 
@@ -412,7 +417,7 @@ static void test_slab_free_no_slab(void **state)
 	struct fx *f = *state;
 
 	append_rec(f, 0, PMA_REC_SLAB_FREE, free_chunk(f),
-		   (uint64_t)pma_class_of(100) << 8);
+		   (uint64_t)pma_class_of(100, 1) << 8);
 	assert_refused(f, "names no slab of class");
 }
 
@@ -420,7 +425,7 @@ static void test_slab_free_no_slab(void **state)
 static void test_slab_free_replayed(void **state)
 {
 	struct fx *f = *state;
-	unsigned cls = pma_class_of(100);
+	unsigned cls = pma_class_of(100, 1);
 	struct pma_heap_stats st0, st;
 	struct pma_heap *heap = NULL;
 
@@ -596,7 +601,7 @@ static void test_ext_alloc_inside_slab(void **state)
 			 (f->alloc_off - f->data_base) / PMA_CHUNK * PMA_CHUNK;
 
 	append_rec(f, 0, PMA_REC_EXT_ALLOC, chunk + 4 * PMA_PAGE, 0);
-	append_rec(f, 0, PMA_REC_EXT_LEN, 1 << 6, 0); /* payload 1 page */
+	append_rec(f, 0, PMA_REC_EXT_LEN, 1, 0); /* payload 1 page */
 	assert_refused(f, "lies inside");
 }
 

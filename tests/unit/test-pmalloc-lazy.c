@@ -57,7 +57,7 @@ struct fx {
 
 static uint32_t nblocks_of(unsigned c)
 {
-	return pma_class_nblocks(pma_class_of(cls_size[c]));
+	return pma_class_nblocks(pma_class_of(cls_size[c], 1));
 }
 
 static int fx_setup(void **state)
@@ -235,7 +235,7 @@ static void fill(struct fx *f)
 /* the block size of dest d's class */
 static size_t bsize(const struct fx *f, unsigned d)
 {
-	return pma_class_size(pma_class_of(cls_size[f->cls_of[d]]));
+	return pma_class_size(pma_class_of(cls_size[f->cls_of[d]], 1));
 }
 
 /* (i) open loads no slab; (v) stats see the unloaded slabs and equal the
@@ -323,8 +323,8 @@ static void test_free_unloaded(void **state)
 	assert_int_equal(st.used_bytes, before + NDEST * 8);
 	for (c = 0; c < NCLS; c++)
 		assert_int_equal(
-			st.classes[pma_class_of(cls_size[c])].slabs,
-			f->st.classes[pma_class_of(cls_size[c])].slabs);
+			st.classes[pma_class_of(cls_size[c], 1)].slabs,
+			f->st.classes[pma_class_of(cls_size[c], 1)].slabs);
 	reopen(f);
 	assert_int_equal(pma_lazy_unloaded(f->heap), f->slabs);
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
@@ -381,7 +381,7 @@ static void test_alloc_reuses_unloaded(void **state)
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(count_slabs(&st), f->slabs); /* no new slab */
 	for (c = 0; c < NCLS; c++) {
-		i = pma_class_of(cls_size[c]);
+		i = pma_class_of(cls_size[c], 1);
 		assert_int_equal(st.classes[i].used, st.classes[i].blocks);
 	}
 	/* now full: one more block per class and arena makes a new slab */
@@ -583,7 +583,7 @@ static void test_corrupt_entry(void **state)
 	struct pma_heap_stats st;
 	struct pm_edit ed;
 	uint64_t good, dest = 0;
-	unsigned cls = pma_class_of(100);
+	unsigned cls = pma_class_of(100, 1);
 
 	assert_int_equal(test_heap_create(f->path, HEAP_SIZE, 0, &f->heap), 0);
 	assert_int_equal(pma_malloc_to(f->heap, 100, &f->root), 0);

@@ -118,7 +118,7 @@ static unsigned check_blocks(struct fx *f)
 			fail_msg("dest %u: 0x%llx is not live", i,
 				 (unsigned long long)f->dests[i]);
 		if (b[n].size <= PMA_SMALL_MAX)
-			used[pma_class_of(b[n].size)]++;
+			used[pma_class_of(b[n].size, 1)]++;
 		n++;
 	}
 	qsort(b, n, sizeof(*b), blk_cmp);
@@ -156,7 +156,7 @@ static void shift(struct fx *f, unsigned n, uint64_t *ret_slabs)
 
 	fill(f, 0, n, 100);
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
-	*ret_slabs = st.classes[pma_class_of(100)].slabs;
+	*ret_slabs = st.classes[pma_class_of(100, 1)].slabs;
 	for (i = 0; i < n; i++)
 		if (i % 10)
 			assert_int_equal(pma_free_from(f->heap, &f->dests[i]),
@@ -177,12 +177,12 @@ static void test_morph_cycle(void **state)
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_true(st.slabs_morphed > 0);
 	assert_true(st.mixed_slabs > 0);
-	assert_int_equal(st.classes[pma_class_of(100)].used, n / 10);
-	assert_int_equal(st.classes[pma_class_of(130)].used, n);
+	assert_int_equal(st.classes[pma_class_of(100, 1)].used, n / 10);
+	assert_int_equal(st.classes[pma_class_of(130, 1)].used, n);
 	/* the 130 B blocks went into the 100 B class's slabs, mostly: fewer
 	 * slabs in all than new ones alone would have needed */
-	assert_true(st.classes[pma_class_of(130)].slabs +
-			    st.classes[pma_class_of(100)].slabs <
+	assert_true(st.classes[pma_class_of(130, 1)].slabs +
+			    st.classes[pma_class_of(100, 1)].slabs <
 		    slabs + n * 192 / 65536);
 	check_blocks(f);
 	/* persistent: the same after a checkpoint and a reopen */
@@ -221,7 +221,7 @@ static void test_morph_frees(void **state)
 	fx_create(f);
 	shift(f, n, &slabs);
 	off = f->dests[10];
-	assert_true(pma_usable_size(f->heap, off) == 128);
+	assert_true(pma_usable_size(f->heap, off) == 112); /* version 11 */
 	assert_int_equal(pma_free_from(f->heap, &f->dests[10]), 0);
 	f->dests[10] = off;
 	assert_int_equal(pma_free_from(f->heap, &f->dests[10]), -EINVAL);
@@ -291,7 +291,7 @@ static int count_mixed(const struct pma_slab_info *s, void *arg)
 static void test_morph_pass(void **state)
 {
 	struct fx *f = *state;
-	struct pma_morph_req req = { .class_size = 192, .dry_run = 1 };
+	struct pma_morph_req req = { .class_size = 144, .dry_run = 1 };
 	struct pma_morph_report plan, did;
 	struct pma_heap_stats st;
 	unsigned i, mixed = 0;
@@ -305,7 +305,7 @@ static void test_morph_pass(void **state)
 			assert_int_equal(pma_free_from(f->heap, &f->dests[i]),
 					 0);
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
-	slabs = st.classes[pma_class_of(100)].slabs;
+	slabs = st.classes[pma_class_of(100, 1)].slabs;
 	assert_true(slabs >= 3);
 
 	assert_int_equal(pma_heap_morph(f->heap, &req, &plan), 0);
@@ -315,13 +315,13 @@ static void test_morph_pass(void **state)
 	assert_int_equal(plan.candidates, slabs);
 	assert_true(plan.slabs_morphed > 0);
 	assert_int_equal(plan.nmoves, 1);
-	assert_int_equal(plan.moves[0].from_size, 128);
-	assert_int_equal(plan.moves[0].to_size, 192);
-	assert_int_equal(plan.live_bytes, 200 * 128);
+	assert_int_equal(plan.moves[0].from_size, 112);
+	assert_int_equal(plan.moves[0].to_size, 144);
+	assert_int_equal(plan.live_bytes, 200 * 112);
 
 	req.class_size = 100;
 	assert_int_equal(pma_heap_morph(f->heap, &req, &did), -EINVAL);
-	req.class_size = 192;
+	req.class_size = 144;
 	req.used_pct = 101;
 	assert_int_equal(pma_heap_morph(f->heap, &req, &did), -EINVAL);
 	req.used_pct = 0;
@@ -339,7 +339,7 @@ static void test_morph_pass(void **state)
 	/* 130 B blocks from the morphed slabs, none over an old block */
 	fill(f, 2000, 2000 + 500, 130);
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
-	assert_int_equal(st.classes[pma_class_of(130)].slabs,
+	assert_int_equal(st.classes[pma_class_of(130, 1)].slabs,
 			 did.slabs_morphed);
 	check_blocks(f);
 	fx_reopen(f);
@@ -358,8 +358,18 @@ static void test_morph_pass(void **state)
 	f->heap = NULL;
 	unlink(f->path);
 
+	/* layout 10 has no 144-byte class */
+	test_cfg.format_version = PMA_HEAP_VERSION_XFREE;
+	fx_create(f);
+	assert_int_equal(pma_heap_morph(f->heap, &req, &did), -EINVAL);
+	assert_non_null(strstr(pma_errormsg(), "nearest are 128 and 192"));
+	pma_heap_close(f->heap);
+	f->heap = NULL;
+	unlink(f->path);
+
 	/* layout 8 cannot morph */
 	test_cfg.format_version = PMA_HEAP_VERSION_LOCAL;
+	req.class_size = 192;
 	fx_create(f);
 	assert_int_equal(pma_heap_morph(f->heap, &req, &did), -EOPNOTSUPP);
 }
@@ -560,7 +570,8 @@ static void test_morph_fsck(void **state)
  * handed out twice) */
 
 #define RND_SLOTS 4096
-#define RND_GRAN 64 /* granule of the hand-out map */
+#define RND_GRAN \
+	16 /* granule of the hand-out map (blocks are 16-byte aligned) */
 
 /* sizes of several classes, so that classes keep needing slabs */
 static const size_t rnd_sizes[] = { 64, 100, 130, 200, 250, 400, 700 };

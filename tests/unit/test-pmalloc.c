@@ -92,32 +92,57 @@ static void fx_reopen(struct fx *f)
 
 static void test_class_table(void **state)
 {
-	unsigned c;
+	unsigned c, d, n, fine;
+	size_t size;
 	(void)state;
 
 	assert_int_equal(pma_class_size(0), 64);
-	assert_int_equal(pma_class_size(pma_class_count() - 1), PMA_SMALL_MAX);
+	assert_int_equal(pma_class_size(PMA_NCLASSES_V10 - 1), PMA_SMALL_MAX);
+	assert_int_equal(pma_nclasses(PMA_HEAP_VERSION_FINE - 1),
+			 PMA_NCLASSES_V10);
+	assert_int_equal(pma_nclasses(PMA_HEAP_VERSION), pma_class_count());
 	for (c = 0; c < pma_class_count(); c++) {
-		assert_int_equal(pma_class_size(c) % 64, 0);
-		if (c)
+		assert_int_equal(pma_class_size(c) % 16, 0);
+		if (c < PMA_NCLASSES_V10)
+			assert_int_equal(pma_class_size(c) % 64, 0);
+		if (c && c < PMA_NCLASSES_V10)
 			assert_true(pma_class_size(c) > pma_class_size(c - 1));
 		if (c < 16)
 			assert_int_equal(pma_class_size(c), 64 * (c + 1));
+		for (d = 0; d < c; d++)
+			assert_int_not_equal(pma_class_size(c),
+					     pma_class_size(d));
 		assert_true(pma_class_nblocks(c) >= 4);
 		assert_true(pma_class_nblocks(c) <= PMA_SLAB_MAX_BLOCKS);
-		assert_int_equal(pma_class_of(pma_class_size(c)), c);
-		if (c)
-			assert_int_equal(
-				pma_class_of(pma_class_size(c - 1) + 1), c);
 	}
-	assert_int_equal(pma_class_of(1), 0);
+	/* version 11 has every multiple of 16 from 64 to 256 */
+	for (size = 64; size <= 256; size += 16)
+		assert_int_equal(pma_class_size(pma_class_of(size, 1)), size);
+	/* each size gets the smallest class of its heap that holds it */
+	for (fine = 0; fine < 2; fine++) {
+		n = pma_nclasses(fine ? PMA_HEAP_VERSION_FINE :
+					PMA_HEAP_VERSION_FINE - 1);
+		for (size = 1; size <= PMA_SMALL_MAX; size++) {
+			c = pma_class_of(size, (int)fine);
+			assert_true(c < n);
+			assert_true(pma_class_size(c) >= size);
+			for (d = 0; d < n; d++)
+				if (pma_class_size(d) >= size &&
+				    pma_class_size(d) < pma_class_size(c))
+					fail_msg("size %zu fine %u: class %u "
+						 "(%u B) not %u (%u B)",
+						 size, fine, c,
+						 pma_class_size(c), d,
+						 pma_class_size(d));
+		}
+	}
 	/* the reciprocal gives the exact quotient for every offset in a
 	 * slab, for every class */
 	for (c = 0; c < pma_class_count(); c++) {
-		uint64_t inv = pma_class_inv(c), size = pma_class_size(c), r;
+		uint64_t inv = pma_class_inv(c), bs = pma_class_size(c), r;
 
 		for (r = 0; r < PMA_CHUNK; r++)
-			if (((r * inv) >> 32) != r / size)
+			if (((r * inv) >> 32) != r / bs)
 				fail_msg("class %u offset %llu", c,
 					 (unsigned long long)r);
 	}
@@ -350,7 +375,7 @@ static void test_errors(void **state)
 	assert_int_equal(pma_usable_size(f->heap, bad), 0);
 	bad = copy + 8;
 	assert_int_equal(pma_free_from(f->heap, &bad), -EINVAL);
-	assert_non_null(strstr(pma_errormsg(), "not 64-byte aligned"));
+	assert_non_null(strstr(pma_errormsg(), "not 16-byte aligned"));
 	bad = 4096;
 	assert_int_equal(pma_free_from(f->heap, &bad), -EINVAL);
 	bad = f->heap->data_base + HEAP_SIZE * 4;
@@ -591,8 +616,9 @@ static void test_log_room_slab_new(void **state)
 	/* a class with no slab yet: SLAB_NEW + ALLOC */
 	assert_int_equal(pma_malloc_to(f->heap, 5000, &f->dests[1]), 0);
 	b = pool_off_byte(f->dests[1]);
-	assert_int_equal(
-		pma_booklog_read_op(arena->log, cap, arena->tail - 1, &op), 0);
+	assert_int_equal(pma_booklog_read_op(arena->log, cap, arena->tail - 1,
+					     f->heap->osh, &op),
+			 0);
 	assert_int_equal(op.type, PMA_REC_ALLOC);
 	assert_int_equal(op.off, b);
 }
@@ -614,7 +640,7 @@ static void test_slab_release(void **state)
 {
 	struct fx *f = *state;
 	struct pma_heap_stats st0, st;
-	unsigned cls = pma_class_of(64);
+	unsigned cls = pma_class_of(64, 1);
 	unsigned n = 3 * pma_class_nblocks(cls) + 10;
 
 	fx_create(f, HEAP_SIZE);
@@ -681,9 +707,9 @@ static void test_arena_stats(void **state)
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.narenas, 2);
 	assert_int_equal(as[0].slabs, 1);
-	assert_int_equal(as[0].used_bytes, 9 * 128);
+	assert_int_equal(as[0].used_bytes, 9 * 112);
 	assert_int_equal(as[0].used_bytes + as[0].free_bytes,
-			 pma_class_nblocks(pma_class_of(100)) * 128);
+			 pma_class_nblocks(pma_class_of(100, 1)) * 112);
 	assert_int_equal(as[1].slabs, 1);
 	assert_int_equal(as[1].used_bytes, 3 * 1024);
 	assert_int_equal(as[0].used_bytes + as[1].used_bytes,
@@ -710,12 +736,12 @@ static void test_arena_stats(void **state)
 		assert_int_equal(as[i].log_records, 0);
 		assert_int_equal(as[i].remote_frees, 0);
 	}
-	assert_int_equal(as[0].used_bytes, 9 * 128);
+	assert_int_equal(as[0].used_bytes, 9 * 112);
 	/* and a reopen sees the same slabs */
 	fx_reopen(f);
 	assert_int_equal(pma_heap_arena_stats(f->heap, as, 2), 2);
 	assert_int_equal(as[0].slabs, 1);
-	assert_int_equal(as[0].used_bytes, 9 * 128);
+	assert_int_equal(as[0].used_bytes, 9 * 112);
 	assert_int_equal(as[1].used_bytes, 3 * 1024);
 }
 
@@ -727,7 +753,7 @@ static void test_slab_release_enomem(void **state)
 {
 	struct fx *f = *state;
 	struct pma_heap_stats st0, st;
-	unsigned cls = pma_class_of(4000), n = 0, v;
+	unsigned cls = pma_class_of(4000, 1), n = 0, v;
 	uint64_t big;
 	int rc;
 
@@ -1355,7 +1381,8 @@ static int count_cb(const struct pma_log_entry *e, void *arg)
 		counts[0]++;
 	else if (!strcmp(e->type, "ext_alloc") && e->size == MIB)
 		counts[1]++;
-	else if (!strcmp(e->type, "free") && e->size == 128)
+	else if (!strcmp(e->type, "free") &&
+		 e->size == pma_class_size(pma_class_of(100, 1)))
 		counts[2]++;
 	else if (!strcmp(e->type, "slab_new"))
 		counts[3]++;
@@ -1383,8 +1410,8 @@ static void test_log_foreach_stats(void **state)
 	assert_int_equal(st.log_records, 4);
 	assert_int_equal(st.extents, 2); /* and the root */
 	assert_int_equal(st.extent_bytes, MIB + NDEST * 8);
-	assert_int_equal(st.classes[pma_class_of(100)].used, 0);
-	assert_int_equal(st.classes[pma_class_of(100)].slabs, 1);
+	assert_int_equal(st.classes[pma_class_of(100, 1)].used, 0);
+	assert_int_equal(st.classes[pma_class_of(100, 1)].slabs, 1);
 	assert_int_equal(pma_heap_checkpoint(f->heap), 0);
 	assert_int_equal(pma_heap_stats(f->heap, &st), 0);
 	assert_int_equal(st.log_records, 0);
@@ -2213,7 +2240,7 @@ static void test_crash_stale_dest(void **state)
 
 	craft(f, craft_stale_dest);
 	assert_int_equal(f->dests[0], 0);
-	assert_int_equal(pma_usable_size(f->heap, f->dests[8]), 256);
+	assert_int_equal(pma_usable_size(f->heap, f->dests[8]), 208);
 	assert_int_equal(pma_usable_size(f->heap, f->dests[16]), 320);
 	assert_int_equal(live_blocks(f->heap), 3);
 }
@@ -2390,8 +2417,8 @@ static void test_rdonly_torn_checkpoint(void **state)
 	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
 	assert_int_equal(pma_heap_stats(f->heap, &rw), 0);
 	assert_int_equal(ro.used_bytes, rw.used_bytes);
-	assert_int_equal(ro.classes[pma_class_of(700)].used, 1);
-	assert_int_equal(rw.classes[pma_class_of(700)].used, 1);
+	assert_int_equal(ro.classes[pma_class_of(700, 1)].used, 1);
+	assert_int_equal(rw.classes[pma_class_of(700, 1)].used, 1);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
