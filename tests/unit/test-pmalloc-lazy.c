@@ -638,13 +638,47 @@ static void test_corrupt_entry(void **state)
 	assert_int_equal(pma_lazy_unloaded(f->heap), 0);
 }
 
+/* a class of the 16-byte steps (layout 11) in a layout 10 heap's page
+ * map: no class of that heap, however valid its check */
+static void test_fine_class_old_layout(void **state)
+{
+	struct fx *f = *state;
+	uint32_t saved = test_cfg.format_version;
+	unsigned fine = pma_class_of(100, 1);
+	struct pm_edit ed;
+	uint64_t good;
+
+	assert_true(fine >= PMA_NCLASSES_V10);
+	test_cfg.format_version = PMA_HEAP_VERSION_XFREE;
+	assert_int_equal(test_heap_create(f->path, HEAP_SIZE, 0, &f->heap), 0);
+	test_cfg.format_version = saved;
+	assert_int_equal(pma_malloc_to(f->heap, 100, &f->root), 0);
+	/* layout 10: 64-byte steps */
+	assert_int_equal(pma_usable_size(f->heap, f->root), 128);
+	close_heap(f);
+	edit_begin(f, &ed);
+	good = *ed.entry;
+	*ed.entry = pma_check_pmap(pma_pmap_make_slab(fine, 0), ed.page);
+	edit_end(&ed);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), -EIO);
+	assert_non_null(strstr(pma_errormsg(), "corrupt page map entry"));
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &f->heap),
+			 -EIO);
+	edit_begin(f, &ed);
+	*ed.entry = good;
+	edit_end(&ed);
+	assert_int_equal(test_heap_open(f->path, 0, &f->heap), 0);
+	assert_int_equal(pma_usable_size(f->heap, f->root), 128);
+	close_heap(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_open_loads_nothing),    T(test_free_unloaded),
 		T(test_alloc_reuses_unloaded), T(test_concurrent_load),
 		T(test_rdonly_lazy),	       T(test_version1),
-		T(test_corrupt_entry),
+		T(test_corrupt_entry),	       T(test_fine_class_old_layout),
 	};
 
 	/* real clwb + sfence on tmpfs (set before the first mapping) */
