@@ -169,19 +169,22 @@ static void stat_row(struct json_object *p, char bufs[][40], const char **row)
 	snprintf(bufs[7], 40, "%" PRIu64 "/%" PRIu64, cmd_ju64(svc, "gc_runs"),
 		 cmd_ju64(svc, "gc_pages_merged"));
 	row[9] = cmd_jobj(svc, "gc_runs") ? bufs[7] : NULL;
+	snprintf(bufs[8], 40, "%" PRIu64 "/%" PRIu64,
+		 cmd_ju64(p, "slabs_morphed"), cmd_ju64(p, "mixed_slabs"));
+	row[10] = cmd_jobj(p, "slabs_morphed") ? bufs[8] : NULL;
 }
 
 int cmd_show_stat(struct json_object *doc)
 {
 	static const char *const head[] = {
-		"NAME",	    "STATE",	   "SIZE",
-		"USED",	    "FREE",	   "LOG",
-		"CLIENTS",  "CHECKPOINTS", "LAST CHECKPOINT",
-		"GC/MERGED"
+		"NAME",	     "STATE",	     "SIZE",
+		"USED",	     "FREE",	     "LOG",
+		"CLIENTS",   "CHECKPOINTS",  "LAST CHECKPOINT",
+		"GC/MERGED", "MORPHED/MIXED"
 	};
 	struct json_object *pools = cmd_jobj(doc, "pools"), *p;
-	char bufs[8][40];
-	const char *row[10];
+	char bufs[9][40];
+	const char *row[11];
 	struct cmd_table t;
 	size_t i;
 	int rc;
@@ -190,7 +193,7 @@ int cmd_show_stat(struct json_object *doc)
 		return -EPROTO;
 	if (cmd_jobj(doc, "daemon"))
 		show_daemon(cmd_jobj(doc, "daemon"));
-	cmd_table_init(&t, 10, head, 0x2fc);
+	cmd_table_init(&t, 11, head, 0x6fc);
 	for (i = 0; i < cmd_jlen(pools); i++) {
 		p = json_object_array_get_idx(pools, i);
 		stat_row(p, bufs, row);
@@ -237,6 +240,12 @@ static const struct metric pool_metrics[] = {
 	  GAUGE, 0 },
 	{ "pool_checkpoints_total", "checkpoints",
 	  "Heap checkpoints since pmad opened the pool.", COUNTER, 0 },
+	{ "pool_slabs_morphed_total", "slabs_morphed",
+	  "Slabs the heap morphed to another size class since pmad opened "
+	  "the pool.",
+	  COUNTER, 0 },
+	{ "pool_mixed_slabs", "mixed_slabs",
+	  "Slabs holding live blocks of two size classes.", GAUGE, 0 },
 	{ "pool_service_checkpoints_total", "checkpoints",
 	  "Checkpoints pmad's services and compact requests made.", COUNTER,
 	  1 },

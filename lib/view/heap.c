@@ -243,5 +243,8 @@ int view_heap_stat_json(struct pma_heap *heap, unsigned flags,
 				 (uint64_t)st.log_cap * st.narenas);
 	err |= util_json_add_u64(obj, "narenas", st.narenas);
 	err |= util_json_add_u64(obj, "checkpoints", st.checkpoints);
+	/* automatic morphing (layout 9+, on by default) */
+	err |= util_json_add_u64(obj, "slabs_morphed", st.slabs_morphed);
+	err |= util_json_add_u64(obj, "mixed_slabs", st.mixed_slabs);
 	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
 }

@@ -100,6 +100,19 @@ frag() {
 	run --separate-stderr pmactl --socket "$S" inspect --slabs m
 	assert_success
 	assert_line 'mixed slabs: 60'
+	# stat shows the heap's morphing: none since pmad opened it, 60 mixed
+	run --separate-stderr pmactl --socket "$S" --json stat m
+	assert_success
+	jq -e '.pools[0] | .slabs_morphed == 0 and .mixed_slabs == 60' <<<"$output"
+	run --separate-stderr pmactl --socket "$S" stat m
+	assert_success
+	assert_line --regexp '^NAME +STATE .* +GC/MERGED +MORPHED/MIXED$'
+	assert_line --regexp '^m +open .* +0/60$'
+	run --separate-stderr pmactl --socket "$S" stat --prometheus m
+	assert_success
+	assert_line 'pmad_pool_mixed_slabs{pool="m"} 60'
+	assert_line 'pmad_pool_slabs_morphed_total{pool="m"} 0'
+	assert_line '# TYPE pmad_pool_slabs_morphed_total counter'
 	run --separate-stderr pmactl --socket "$S" morph m
 	assert_failure 1
 	[[ "$stderr" == *"pmad cannot morph the heaps it holds yet"* ]] ||

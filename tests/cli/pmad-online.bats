@@ -201,9 +201,9 @@ prometheus_check() {
 	assert_line --regexp "^pmad pid $PMAD_PID, up [0-9]+ s, 1 client; [0-9]+ requests \\(0 errors, 0 denied\\)\$"
 	assert_line --regexp '^services: checkpoints every 3600 s; 0 runs, 0 checkpoints$'
 	assert_line 'services: background HDPM gc off'
-	assert_line --regexp '^NAME +STATE +SIZE +USED +FREE +LOG +CLIENTS +CHECKPOINTS +LAST CHECKPOINT +GC/MERGED$'
-	assert_line --regexp '^cfg +open +4 MiB +0 B +[0-9.]+ MiB +0/[0-9]+ +0 +0 +- +0/0$'
-	assert_line --regexp '^two +open +4 MiB +0 B +[0-9.]+ MiB +0/[0-9]+ +0 +1 +20[0-9-]+ [0-9:]+ UTC +0/0$'
+	assert_line --regexp '^NAME +STATE +SIZE +USED +FREE +LOG +CLIENTS +CHECKPOINTS +LAST CHECKPOINT +GC/MERGED +MORPHED/MIXED$'
+	assert_line --regexp '^cfg +open +4 MiB +0 B +[0-9.]+ MiB +0/[0-9]+ +0 +0 +- +0/0 +0/0$'
+	assert_line --regexp '^two +open +4 MiB +0 B +[0-9.]+ MiB +0/[0-9]+ +0 +1 +20[0-9-]+ [0-9:]+ UTC +0/0 +0/0$'
 	run pmactl --socket "$S" --json stat
 	assert_success
 	[ "$(jq -r .daemon.pid <<<"$output")" = "$PMAD_PID" ]
