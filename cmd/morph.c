@@ -4,7 +4,8 @@
  * (pma_heap_morph, layout version 9 and later): mostly free slabs of one
  * class become slabs of another, their live blocks stay where they are.
  * Prints what moved between classes. --dry-run opens the pool read-only
- * and reports what a pass would move.
+ * and reports what a pass would move. Through pmad (--socket) the morph
+ * request runs the pass on the heap pmad holds.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +21,8 @@
 static const char morph_usage[] =
 	"usage: pmactl morph [--class SIZE] [--used PCT] [--dry-run] [--json]\n"
 	"                    [--human] POOL\n"
+	"       pmactl --socket PATH morph [--class SIZE] [--used PCT]\n"
+	"                    [--dry-run] [--json] [--human] NAME\n"
 	"\n"
 	"Run a morph pass over the heap of POOL (layout version 9 and later):\n"
 	"in every arena, slabs with live blocks but at most PCT percent of\n"
@@ -27,7 +30,8 @@ static const char morph_usage[] =
 	"where they are; the new class's blocks are handed out around them.\n"
 	"Prints the slabs and bytes that moved from one class to another. The\n"
 	"pool is opened for writing (exclusive lock); recovery and a\n"
-	"checkpoint run first. Not through pmad (stop pmad first).\n"
+	"checkpoint run first. With --socket, pmad runs the pass on the heap\n"
+	"of the pool NAME it holds.\n"
 	"\n"
 	"options:\n"
 	"  -c, --class SIZE    morph into the size class of SIZE-byte blocks\n"

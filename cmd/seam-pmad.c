@@ -14,6 +14,7 @@
 #include "common.h"
 #include "proto/proto.h"
 #include "seam.h"
+#include "util/errmsg.h"
 #include "util/json.h"
 
 int cmd_pmad_call(const struct cmd_ctx *ctx, const char *op,
@@ -193,19 +194,25 @@ static int pmad_compact(struct cmd_ctx *ctx, const char *name, int dry,
 		       args_flag(ctx, name, "dry_run", dry), ret_doc);
 }
 
-/* pmad has no morph request yet: the pass wants a heap no other thread
- * uses (pma_heap_morph) */
+/* pmad runs the morph pass on the heap it holds (the "morph" request) */
 static int pmad_morph(struct cmd_ctx *ctx, const char *name,
 		      const struct cmd_morph_args *a,
 		      struct json_object **ret_doc)
 {
-	(void)a;
-	(void)ret_doc;
-	return cmd_error(ctx,
-			 "morph: '%s': pmad cannot morph the heaps it "
-			 "holds yet; stop pmad and run pmactl morph on the "
-			 "pool file",
-			 name);
+	struct proto_morph_args m = { .class_size = a->class_size,
+				      .used_pct = a->used_pct,
+				      .dry_run = a->dry_run };
+	struct json_object *args;
+	int rc = check_name(ctx, name);
+
+	if (rc != CMD_CONTINUE)
+		return rc;
+	args = args_new(ctx, name);
+	if (args && proto_morph_args_add(args, &m) < 0) {
+		json_object_put(args);
+		return cmd_error(ctx, "morph: %s", util_errmsg());
+	}
+	return request(ctx, "morph", name, args, ret_doc);
 }
 
 /* pmad reads the file system in the heap it holds ("pool_files") */

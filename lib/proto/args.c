@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/proto args: the arguments of the requests that read or change a
- * pool's HDPM file system and bookkeeping logs (pool_files, pool_log,
- * gc), encoded by pmactl and decoded by pmad with the same code, so both
- * ends agree on the keys and their checks (and fuzz-proto covers them).
+ * pool's HDPM file system, bookkeeping logs and slabs (pool_files,
+ * pool_log, gc, morph), encoded by pmactl and decoded by pmad with the
+ * same code, so both ends agree on the keys and their checks (and
+ * fuzz-proto covers them).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -79,6 +80,69 @@ int proto_log_args_decode(struct json_object *args, struct proto_log_args *ret)
 		rc = util_errmsg_set(EINVAL, "\"part\" needs \"arena\"");
 	if (rc < 0)
 		return rc;
+	*ret = a;
+	return 0;
+}
+
+int proto_morph_args_add(struct json_object *args,
+			 const struct proto_morph_args *a)
+{
+	int err = 0;
+
+	if (a->class_size > PROTO_MORPH_CLASS_MAX || a->used_pct > 100)
+		return util_errmsg_set(EINVAL, "class size or percentage out "
+					       "of range");
+	if (a->class_size)
+		err |= util_json_add_u64(args, "class_size", a->class_size);
+	if (a->used_pct)
+		err |= util_json_add_u64(args, "used_pct", a->used_pct);
+	if (a->dry_run)
+		err |= util_json_add_bool(args, "dry_run", 1);
+	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
+}
+
+/* args[key]: an integer 1..max when present (0 when not) */
+static int count_decode(struct json_object *args, const char *key, uint64_t max,
+			uint64_t *ret)
+{
+	struct json_object *v;
+	int64_t n;
+
+	*ret = 0;
+	if (!json_object_object_get_ex(args, key, &v))
+		return 0;
+	n = json_object_get_int64(v);
+	if (!json_object_is_type(v, json_type_int) || n < 1 ||
+	    (uint64_t)n > max)
+		return util_errmsg_set(EINVAL,
+				       "\"%s\" must be an integer 1..%llu", key,
+				       (unsigned long long)max);
+	*ret = (uint64_t)n;
+	return 0;
+}
+
+int proto_morph_args_decode(struct json_object *args,
+			    struct proto_morph_args *ret)
+{
+	struct proto_morph_args a = { 0 };
+	struct json_object *v;
+	uint64_t pct = 0;
+	int rc;
+
+	rc = count_decode(args, "class_size", PROTO_MORPH_CLASS_MAX,
+			  &a.class_size);
+	if (rc == 0)
+		rc = count_decode(args, "used_pct", 100, &pct);
+	if (rc == 0 && json_object_object_get_ex(args, "dry_run", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			rc = util_errmsg_set(EINVAL,
+					     "\"dry_run\" must be a boolean");
+		else
+			a.dry_run = json_object_get_boolean(v);
+	}
+	if (rc < 0)
+		return rc;
+	a.used_pct = (unsigned)pct;
 	*ret = a;
 	return 0;
 }

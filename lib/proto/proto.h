@@ -182,6 +182,20 @@ int proto_log_args_add(struct json_object *args,
 		       const struct proto_log_args *a);
 int proto_log_args_decode(struct json_object *args, struct proto_log_args *ret);
 
+/* the morph request (pmactl morph through pmad; pma_morph_req):
+ * class_size 0 (not given) or 1..PROTO_MORPH_CLASS_MAX bytes, used_pct 0
+ * (not given) or 1..100 */
+#define PROTO_MORPH_CLASS_MAX (1ULL << 30)
+struct proto_morph_args {
+	uint64_t class_size;
+	unsigned used_pct;
+	int dry_run;
+};
+int proto_morph_args_add(struct json_object *args,
+			 const struct proto_morph_args *a);
+int proto_morph_args_decode(struct json_object *args,
+			    struct proto_morph_args *ret);
+
 /* last error message of this thread */
 const char *proto_errormsg(void);
 

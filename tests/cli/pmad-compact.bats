@@ -3,7 +3,8 @@
 # pmactl compact through pmad (--socket): pmad compacts the heap it holds
 # and answers with the document offline compact prints (same keys, same
 # text); dry run; refused while a libpmad client holds the pool (EBUSY),
-# for a path, for an unknown pool. inspect --slabs through pmad.
+# for a path, for an unknown pool. inspect --slabs, stat's morph
+# figures and morph through pmad.
 
 load pmad-helpers
 
@@ -76,7 +77,7 @@ frag() {
 		fail "offline $(jq -c keys <<<"$output") online $(jq -c keys <<<"$online")"
 }
 
-@test "inspect --slabs --socket shows what offline shows; morph is offline" {
+@test "inspect --slabs --socket shows what offline shows" {
 	run --separate-stderr pmactl create "$SD/m.pool" --size 64M
 	assert_success
 	run --separate-stderr "$WORKLOAD" --frag "$SD/m.pool" 30000 120 10
@@ -113,11 +114,76 @@ frag() {
 	assert_line 'pmad_pool_mixed_slabs{pool="m"} 60'
 	assert_line 'pmad_pool_slabs_morphed_total{pool="m"} 0'
 	assert_line '# TYPE pmad_pool_slabs_morphed_total counter'
+	stop_pmad
+}
+
+# the morph pass through pmad does what it does offline (on a copy of
+# the same pool), dry run first; bad input and a held pool are refused
+@test "morph --socket: pmad morphs the heap it holds, as offline" {
+	run --separate-stderr pmactl create "$SD/m.pool" --size 64M
+	assert_success
+	run --separate-stderr "$WORKLOAD" --frag "$SD/m.pool" 30000 120 10
+	assert_success
+	cp "$SD/m.pool" "$D/copy"
+	run --separate-stderr pmactl morph --json --class 192 "$D/copy"
+	assert_success
+	local want
+	want=$(jq -c 'del(.dry_run)' <<<"$output")
+	run --separate-stderr pmactl inspect --slabs --json "$D/copy"
+	assert_success
+	local slabs
+	slabs=$(jq -c .slabs <<<"$output")
+	start_pmad
+	run --separate-stderr pmactl --socket "$S" morph --dry-run --json --class 192 m
+	assert_success
+	jq -e '.dry_run == true and .slabs_morphed == 60' <<<"$output"
+	[ "$(jq -c 'del(.dry_run)' <<<"$output")" = "$want" ] ||
+		fail "dry run $(jq -c . <<<"$output"), offline $want"
+	run --separate-stderr pmactl --socket "$S" inspect --slabs --json m
+	assert_success
+	jq -e '.slabs.mixed_count == 0' <<<"$output"
+	# bad input: pmactl's own checks, then pmad's
+	run --separate-stderr pmactl --socket "$S" morph --class 100 m
+	assert_failure 1
+	[[ "$stderr" == *"no size class of 100 bytes (the nearest are 96 and 112"* ]] ||
+		fail "$stderr"
+	run --separate-stderr pmactl --socket "$S" morph --used 101 m
+	assert_failure 2
+	run --separate-stderr pmactl --socket "$S" morph --json --class 192 m
+	assert_success
+	jq -e '.dry_run == false' <<<"$output"
+	[ "$(jq -c 'del(.dry_run)' <<<"$output")" = "$want" ] ||
+		fail "online $(jq -c . <<<"$output"), offline $want"
+	run --separate-stderr pmactl --socket "$S" inspect --slabs --json m
+	assert_success
+	[ "$(jq -c .slabs <<<"$output")" = "$slabs" ] ||
+		fail "online $(jq -c .slabs <<<"$output"), offline $slabs"
+	run --separate-stderr pmactl --socket "$S" --json stat m
+	assert_success
+	jq -e '.pools[0] | .slabs_morphed == 60 and .mixed_slabs == 60' <<<"$output"
+	run --separate-stderr pmactl --socket "$S" morph m
+	assert_success
+	assert_line --regexp '^0 slabs morphed'
+	# a pool a libpmad client holds is busy
+	mkfifo "$D/in"
+	"$CLIENT" "$S" hold m <"$D/in" >"$D/hold.out" &
+	HOLD_PID=$!
+	exec 8>"$D/in"
+	wait_for grep -q held "$D/hold.out"
 	run --separate-stderr pmactl --socket "$S" morph m
 	assert_failure 1
-	[[ "$stderr" == *"pmad cannot morph the heaps it holds yet"* ]] ||
+	[[ "$stderr" == *"morph m: pool 'm' is attached by pid $HOLD_PID"*"(EBUSY)" ]] ||
 		fail "$stderr"
+	exec 8>&-
+	wait "$HOLD_PID"
+	HOLD_PID=
 	stop_pmad
+	# the old blocks are intact, the pool checks clean
+	run --separate-stderr "$WORKLOAD" --frag-check "$SD/m.pool"
+	assert_success
+	assert_output "3000 blocks intact"
+	run --separate-stderr pmactl fsck "$SD/m.pool"
+	assert_success
 }
 
 @test "compact --socket: --human, refusals (attached pool, path, unknown pool)" {

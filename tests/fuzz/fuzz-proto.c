@@ -16,7 +16,27 @@
 
 #include "proto/proto.h"
 
-/* the args of pool_files and pool_log, decoded, encoded, decoded again */
+/* the args of morph, decoded, encoded, decoded again */
+static void morph_again(struct json_object *args)
+{
+	struct proto_morph_args m, again;
+	struct json_object *o;
+
+	if (proto_morph_args_decode(args, &m) < 0)
+		return;
+	if (m.class_size > PROTO_MORPH_CLASS_MAX || m.used_pct > 100 ||
+	    (m.dry_run != 0 && m.dry_run != 1))
+		abort();
+	o = json_object_new_object();
+	if (!o || proto_morph_args_add(o, &m) < 0 ||
+	    proto_morph_args_decode(o, &again) < 0 ||
+	    memcmp(&m, &again, sizeof(m)) != 0)
+		abort();
+	json_object_put(o);
+}
+
+/* the args of pool_files, pool_log and morph, decoded, encoded, decoded
+ * again */
 static void args_again(struct json_object *args)
 {
 	struct proto_log_args a, again;
@@ -42,6 +62,7 @@ static void args_again(struct json_object *args)
 			abort();
 		json_object_put(o);
 	}
+	morph_again(args);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

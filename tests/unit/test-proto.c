@@ -413,6 +413,56 @@ static void test_files_log_args(void **state)
 	json_object_put(o);
 }
 
+/* args of morph decoded from JSON text */
+static int morph_args(const char *text, struct proto_morph_args *a)
+{
+	struct json_object *o = json_tokener_parse(text);
+	int rc;
+
+	assert_non_null(o);
+	rc = proto_morph_args_decode(o, a);
+	json_object_put(o);
+	return rc;
+}
+
+static void test_morph_args(void **state)
+{
+	struct proto_morph_args a,
+		b = { .class_size = 192, .used_pct = 30, .dry_run = 1 };
+	struct json_object *o = json_object_new_object();
+
+	(void)state;
+	assert_int_equal(morph_args("{}", &a), 0);
+	assert_true(a.class_size == 0 && a.used_pct == 0 && a.dry_run == 0);
+	assert_int_equal(morph_args("{\"class_size\": 144, \"used_pct\": 100, "
+				    "\"dry_run\": false}",
+				    &a),
+			 0);
+	assert_true(a.class_size == 144 && a.used_pct == 100 && !a.dry_run);
+	assert_int_equal(morph_args("{\"used_pct\": 101}", &a), -EINVAL);
+	assert_string_equal(proto_errormsg(),
+			    "\"used_pct\" must be an integer 1..100");
+	assert_int_equal(morph_args("{\"used_pct\": 0}", &a), -EINVAL);
+	assert_int_equal(morph_args("{\"class_size\": -64}", &a), -EINVAL);
+	assert_int_equal(morph_args("{\"class_size\": 2147483648}", &a),
+			 -EINVAL);
+	assert_int_equal(morph_args("{\"class_size\": \"192\"}", &a), -EINVAL);
+	assert_int_equal(morph_args("{\"dry_run\": 1}", &a), -EINVAL);
+	assert_string_equal(proto_errormsg(), "\"dry_run\" must be a boolean");
+	/* encode, decode: the same; nothing given adds nothing */
+	assert_int_equal(proto_morph_args_add(o, &b), 0);
+	assert_int_equal(proto_morph_args_decode(o, &a), 0);
+	assert_memory_equal(&a, &b, sizeof(a));
+	json_object_put(o);
+	o = json_object_new_object();
+	memset(&b, 0, sizeof(b));
+	assert_int_equal(proto_morph_args_add(o, &b), 0);
+	assert_int_equal(json_object_object_length(o), 0);
+	b.used_pct = 101;
+	assert_int_equal(proto_morph_args_add(o, &b), -EINVAL);
+	json_object_put(o);
+}
+
 #define T(f) cmocka_unit_test(f)
 
 int main(void)
@@ -435,6 +485,7 @@ int main(void)
 		T(test_grant),
 		T(test_call_fds),
 		T(test_files_log_args),
+		T(test_morph_args),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
