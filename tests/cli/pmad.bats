@@ -487,6 +487,12 @@ expect_errno() {
 	assert_success
 	run pmactl --socket "$S" inspect --heap wide
 	assert_success
+	run pmactl --socket "$S" morph --dry-run --class 192 v2
+	assert_success
+	run pmactl --socket "$S" --json morph v2
+	assert_success
+	run pmactl --socket "$S" morph --class 100 v2
+	assert_failure 1
 	run "$SEND" "$S" - < <(head -c 70000 /dev/zero)
 	kill -HUP "$PMAD_PID"
 	wait_for grep -q "configuration reloaded" "$LOG"
