@@ -209,7 +209,14 @@ struct pma_fsck_plan {
 struct pma_fsck_arena {
 	uint64_t head, tail;
 	int usable; /* its head passed: the window holds its records */
+	/* its head failed (PMA_FSCK_HEAD_*): the drop (fsck.c, drop_fsck)
+	 * decides; gen is its generation (arena-gen-check: the one a drop
+	 * would seal, from the damaged lgen word's low bits) */
+	unsigned bad;
+	uint64_t gen;
+	int dropped; /* usable from the end of its log (a drop's model) */
 };
+enum { PMA_FSCK_HEAD_GEN = 1, PMA_FSCK_HEAD_CHECK, PMA_FSCK_HEAD_ORPHAN };
 
 struct pma_fsck_set;
 
