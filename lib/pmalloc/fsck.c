@@ -528,7 +528,13 @@ static uint64_t drop_end_near(const struct pma_fsck *f, unsigned a,
 
 	if (base > UINT64_MAX - 3ULL * cap)
 		return 0;
-	for (k = base + 2ULL * cap + 1; k > lo && !rec_valid(f, a, k - 1); k--)
+	/* two valid records in a row (or the log's first): a damaged slot
+	 * far from the log that passes as a record of a far lap (its
+	 * epoch, tag and 8-bit checksum matching by chance) is not taken */
+	for (k = base + 2ULL * cap + 1;
+	     k > lo &&
+	     (!rec_valid(f, a, k - 1) || (k > 1 && !rec_valid(f, a, k - 2)));
+	     k--)
 		;
 	if (k == lo) /* none is valid */
 		return 0;
@@ -542,8 +548,8 @@ static uint64_t drop_end_near(const struct pma_fsck *f, unsigned a,
  * record, found from the other head slot if it passes its check for
  * the generation before or after the current one (the previous head, or
  * one a checkpoint staged before the crash), else from the current
- * slot's damaged head (both slots for a damaged generation word). 0 if
- * no valid record is near them.
+ * slot's damaged head, else from the other slot's head all the same. 0
+ * if no valid record is near them.
  */
 static uint64_t drop_end(const struct pma_fsck *f, unsigned a)
 {
@@ -559,7 +565,9 @@ static uint64_t drop_end(const struct pma_fsck *f, unsigned a)
 		e = drop_end_near(f, a, d->head[o]);
 	if (!e)
 		e = drop_end_near(f, a, d->head[cur]);
-	if (!e && ar->bad == PMA_FSCK_HEAD_GEN)
+	/* its check failed too: still a place to look from (what is found
+	 * there is a record of the log all the same) */
+	if (!e)
 		e = drop_end_near(f, a, d->head[o]);
 	return e;
 }
