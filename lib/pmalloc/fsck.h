@@ -43,7 +43,8 @@ int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink);
  * Repair: first what fsck provably repairs itself (fsck-repair.c: a bank
  * one bit off its check, a damaged log slot ahead of the tail, page map
  * entries in unmarked groups; with PMA_FSCK_ADVANCED also the records
- * after a damaged log end, dropped), then what the library's own writable
+ * after a damaged log end, dropped, and the log of an arena whose head
+ * is unknown, dropped where it ends), then what the library's own writable
  * open repairs with its crash-safe protocols (a damaged or older pool
  * header copy that holds the same state as the other, rewritten; the
  * logs replayed and a torn tail dropped; invalid page map summary words
