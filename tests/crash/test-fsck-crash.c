@@ -70,7 +70,7 @@ static void workload(const char *path, uint64_t rnd)
 	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
 	test_cfg.slab_keep = 0;
 	if (test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap) ||
-	    pma_root(heap, NSLOTS * 8, &root))
+	    pma_root(heap, (size_t)NSLOTS * 8, &root))
 		_exit(7);
 	slots = pma_direct(heap, root);
 	heap->ext1_pages = 8; /* both extent record forms */
@@ -193,7 +193,7 @@ static void repair_base(const char *path)
 
 	assert_int_equal(
 		test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap), 0);
-	assert_int_equal(pma_root(heap, NSLOTS * 8, &root), 0);
+	assert_int_equal(pma_root(heap, (size_t)NSLOTS * 8, &root), 0);
 	slots = pma_direct(heap, root);
 	for (i = 0; i < NSLOTS / 2; i++) {
 		pma_arena_bind(heap, i % 2);
@@ -204,7 +204,7 @@ static void repair_base(const char *path)
 	pid = fork();
 	if (pid == 0) {
 		if (test_heap_open(path, 0, &heap) ||
-		    pma_root(heap, NSLOTS * 8, &root))
+		    pma_root(heap, (size_t)NSLOTS * 8, &root))
 			_exit(2);
 		slots = pma_direct(heap, root);
 		for (i = 0; i < NSLOTS; i++) {
@@ -217,6 +217,69 @@ static void repair_base(const char *path)
 		_exit(0);
 	}
 	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid && status == 0);
+}
+
+/* the same with per-arena checkpoints (layout version 8): in the
+ * child, arena 0 checkpoints alone halfway (its remote frees not yet
+ * applied by their owner cut its window: its banks sealed as of the
+ * cut, its lgen moved), then both arenas log more */
+static void repair_base_local(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t root, *slots;
+	unsigned i;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(test_heap_create(path, HEAP_SIZE,
+					  PMA_HEAP_FORCE |
+						  PMA_HEAP_LOCAL_CHECKPOINTS,
+					  &heap),
+			 0);
+	assert_int_equal(pma_root(heap, (size_t)NSLOTS * 8, &root), 0);
+	slots = pma_direct(heap, root);
+	for (i = 0; i < NSLOTS / 2; i++) {
+		pma_arena_bind(heap, i % 2);
+		assert_int_equal(pma_malloc_to(heap, slot_size(i), &slots[i]),
+				 0);
+	}
+	pma_heap_close(heap);
+	pid = fork();
+	if (pid == 0) {
+		if (test_heap_open(path, PMA_HEAP_LOCAL_CHECKPOINTS, &heap) ||
+		    pma_root(heap, (size_t)NSLOTS * 8, &root))
+			_exit(2);
+		slots = pma_direct(heap, root);
+		/* arena 0 allocates, both free the other's blocks */
+		pma_arena_bind(heap, 0);
+		for (i = NSLOTS / 2; i < NSLOTS; i++)
+			if (pma_malloc_to(heap, slot_size(i), &slots[i]))
+				_exit(3);
+		for (i = 0; i < NSLOTS / 2; i++) {
+			pma_arena_bind(heap, (i + 1) % 2);
+			if (pma_free_from(heap, &slots[i]))
+				_exit(3);
+		}
+		/* arena 0 alone: its allocations retired, its window cut
+		 * at its first remote free (arena 1 has not applied it) */
+		pma_arena_bind(heap, 0);
+		if (pma_heap_checkpoint_arena(heap))
+			_exit(4);
+		/* then more in both logs */
+		for (i = NSLOTS / 2; i < NSLOTS; i++) {
+			pma_arena_bind(heap, i % 2);
+			if (i % 3 ? pma_free_from(heap, &slots[i]) :
+				    pma_malloc_to(heap, 64, &slots[i - 16]))
+				_exit(3);
+		}
+		_exit(0);
+	}
+	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid && status == 0);
+	/* arena 0 checkpointed alone, and logged after it */
+	assert_int_equal(test_heap_open(path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_true(heap->arenas[0].lgen > 0);
+	assert_true(heap->arenas[0].tail > heap->arenas[0].head);
+	pma_heap_close(heap);
 }
 
 /* flip a byte of path at off */
@@ -416,6 +479,7 @@ struct repair_case {
 	int advanced;
 	unsigned min_errors;
 	const char *code; /* an error it must give (NULL: any) */
+	void (*base)(const char *path); /* NULL: repair_base */
 };
 
 static const struct repair_case repair_cases[] = {
@@ -427,6 +491,12 @@ static const struct repair_case repair_cases[] = {
 	{ "drop-gen", damage_lgen, 1, 1, "arena-gen-check" },
 	{ "drop-orphan", damage_orphan, 1, 1, "arena-head-orphan" },
 	{ "drop-sealed", damage_sealed, 1, 1, "arena-head-check" },
+	{ "drop-local", damage_head, 1, 1, "arena-head-check",
+	  repair_base_local },
+	{ "drop-local-gen", damage_lgen, 1, 1, "arena-gen-check",
+	  repair_base_local },
+	{ "drop-local-sealed", damage_sealed, 1, 1, "arena-head-check",
+	  repair_base_local },
 };
 
 /* the repair in a re-exec crashing at fence n (torn with seed != 0):
@@ -434,7 +504,7 @@ static const struct repair_case repair_cases[] = {
 static int repair_crashed(const char *file, unsigned n, unsigned seed)
 {
 	char at[16], sd[16];
-	int status;
+	int status = 0;
 	pid_t pid = fork();
 
 	if (pid == 0) {
@@ -483,7 +553,7 @@ static void repair_case_run(const struct repair_case *c)
 
 	snprintf(base, sizeof(base), "%s/base", repair_dir);
 	snprintf(work, sizeof(work), "%s/work", repair_dir);
-	repair_base(base);
+	(c->base ? c->base : repair_base)(base);
 	damage_survey(base);
 	c->damage(base);
 	assert_int_equal(pool_fsck(base, &sink), 0);
@@ -565,21 +635,20 @@ static int torn_finding(const struct pool_fsck_finding *f, void *arg)
 	return 0;
 }
 
-static void test_drop_torn_bank(void **state)
+static void drop_torn_bank(void (*make)(const char *path), const char *name)
 {
 	char base[128];
 	struct torn_seen t = { 0 };
 	struct pool_fsck_sink sink = { .fn = torn_finding, .arg = &t };
 
-	(void)state;
 	snprintf(base, sizeof(base), "%s/torn", repair_dir);
-	repair_base(base);
+	make(base);
 	damage_survey(base);
 	sealed_banks(base, 1);
 	assert_int_equal(pma_fsck(base, &sink), 0);
-	print_message("# torn banks under a dropped arena: %u reported, %u "
-		      "of them not repairable\n",
-		      t.banks, t.banks_blocking);
+	print_message("# %s: torn banks under a dropped arena: %u reported, "
+		      "%u of them not repairable\n",
+		      name, t.banks, t.banks_blocking);
 	assert_int_equal(t.head, 1);
 	assert_true(t.banks > 0);
 	/* rebuilt where the check and the other logs' records allow: then
@@ -591,9 +660,16 @@ static void test_drop_torn_bank(void **state)
 						       NULL),
 				 0);
 		if (fsck_file(base, 1, "after the drop", why, sizeof(why)))
-			fail_msg("torn banks: %s", why);
+			fail_msg("%s: torn banks: %s", name, why);
 	}
 	unlink(base);
+}
+
+static void test_drop_torn_bank(void **state)
+{
+	(void)state;
+	drop_torn_bank(repair_base, "global");
+	drop_torn_bank(repair_base_local, "local");
 }
 
 /* ------------------------------------------------------------ garbage */
