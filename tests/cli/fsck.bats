@@ -742,6 +742,26 @@ rebuilt() {
 	assert_equal "$(jq '.findings | length' <<<"$output")" 0
 }
 
+@test "--advanced on a terminal: the arena drop is one question; declined, nothing written" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" arena-head "$T/p"
+	cp "$T/p" "$T/ref"
+	run script -qec "pmactl fsck --repair --advanced '$T/p'" /dev/null <<<$'n'
+	assert_equal "$status" 1
+	assert_output --partial "would: repair-drops-arena: arena 0: head set to "
+	assert_output --partial "pmactl: repair arena-head-check at 0x"
+	assert_output --partial "losing what it lists? [y/N]"
+	assert_output --partial "(1 error found, 1 left; 1 of 1 repair declined)"
+	cmp "$T/p" "$T/ref" || fail "a declined drop was written"
+	run script -qec "pmactl fsck --repair --advanced '$T/p'" /dev/null <<<$'y'
+	assert_success
+	assert_output --partial "repaired: $T/p (1 error found, none left)"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+}
+
 @test "--advanced: a dropped arena's bank no record explains: not repaired (exit 3, says why)" {
 	"$DAMAGE" make "$T/p"
 	"$DAMAGE" head-bank-two "$T/p"
