@@ -543,13 +543,28 @@ static uint64_t drop_end_near(const struct pma_fsck *f, unsigned a,
 	return e;
 }
 
+#define DROP_NONE UINT64_MAX /* drop_end: no end found */
+
+/* no slot of arena a's log was ever written (an arena no thread used):
+ * its head can only be 0 */
+static int log_unwritten(const struct pma_fsck *f, unsigned a)
+{
+	const struct pma_rec *log = log_of(f, a);
+	uint32_t j;
+
+	for (j = 0; j < f->g.log_cap; j++)
+		if (log[j].word0 || log[j].word1)
+			return 0;
+	return 1;
+}
+
 /*
  * Where a drop of arena a's log sets its head: one past the last valid
  * record, found from the other head slot if it passes its check for
  * the generation before or after the current one (the previous head, or
  * one a checkpoint staged before the crash), else from the current
- * slot's damaged head, else from the other slot's head all the same. 0
- * if no valid record is near them.
+ * slot's damaged head, else from the other slot's head all the same; 0
+ * for a log never written, DROP_NONE if no valid record is near them.
  */
 static uint64_t drop_end(const struct pma_fsck *f, unsigned a)
 {
@@ -569,7 +584,7 @@ static uint64_t drop_end(const struct pma_fsck *f, unsigned a)
 	 * there is a record of the log all the same) */
 	if (!e)
 		e = drop_end_near(f, a, d->head[o]);
-	return e;
+	return e ? e : log_unwritten(f, a) ? 0 : DROP_NONE;
 }
 
 static int off_cmp(const void *x, const void *y)
@@ -759,13 +774,26 @@ static int drop_fsck(struct pma_fsck *f, unsigned a)
 			 "head %llu does not follow a record of its log",
 			 (unsigned long long)h);
 	e = drop_end(f, a);
-	from = e > cap ? e - cap : 0;
-	if (e && f->plan && (f->plan->flags & PMA_FSCK_ADVANCED)) {
+	from = e != DROP_NONE && e > cap ? e - cap : 0;
+	if (e != DROP_NONE && f->plan && (f->plan->flags & PMA_FSCK_ADVANCED)) {
 		rc = drop_lost(f, a, from, e);
 		if (rc < 0)
 			return rc;
 	}
-	if (e) {
+	if (e != DROP_NONE) {
+		char how[128];
+
+		if (e)
+			snprintf(how, sizeof(how),
+				 "head set to record %llu, its end: the "
+				 "operations of its last %llu records are "
+				 "possibly lost",
+				 (unsigned long long)e,
+				 (unsigned long long)(e - from));
+		else
+			snprintf(how, sizeof(how),
+				 "its log was never written: head set to 0, "
+				 "nothing is lost");
 		flags = POOL_FSCK_ADVANCED;
 		rc = pma_fsck_report_flags(
 			f, codes[ar->bad], POOL_FSCK_ERROR, flags,
@@ -776,11 +804,8 @@ static int drop_fsck(struct pma_fsck *f, unsigned a)
 			"arena %u descriptor at 0x%llx: %s: the start of its "
 			"window is unknown, so its log is not replayed and "
 			"open refuses the heap; --repair --advanced drops the "
-			"arena's log (head set to record %llu, its end: the "
-			"operations of its last %llu records are possibly "
-			"lost)",
-			a, (unsigned long long)off, what, (unsigned long long)e,
-			(unsigned long long)(e - from));
+			"arena's log (%s)",
+			a, (unsigned long long)off, what, how);
 	} else {
 		rc = pma_fsck_report(
 			f, codes[ar->bad], POOL_FSCK_ERROR,
@@ -794,7 +819,7 @@ static int drop_fsck(struct pma_fsck *f, unsigned a)
 			"the log's end from",
 			a, (unsigned long long)off, what);
 	}
-	if (rc < 0 || !e || f->sink->rc < 0)
+	if (rc < 0 || e == DROP_NONE || f->sink->rc < 0)
 		return rc;
 	/* the walk goes on as after the drop */
 	ar->head = e;

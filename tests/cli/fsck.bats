@@ -742,6 +742,38 @@ rebuilt() {
 	assert_equal "$(jq '.findings | length' <<<"$output")" 0
 }
 
+@test "--advanced: a damaged head of an arena that never logged: dropped at 0, nothing lost" {
+	mkpool_size "$T/p" 64M
+	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
+	assert_success
+	# arena 2 of the 3 (one thread: arena 0 logs): both check words of
+	# its descriptor (descriptors at the heap region + 4 KiB, a line
+	# each; check[] at +16) damaged, so the current one fails
+	local region desc
+	region=$(pmactl --json inspect "$T/p" | jq -r '.regions[] |
+		select(.type == "pmalloc") | .offset')
+	desc=$((region + 4096 + 2 * 64))
+	flip_byte "$T/p" $((desc + 16))
+	flip_byte "$T/p" $((desc + 24))
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	assert_code arena-head-check
+	jq -e 'any(.findings[]; .code == "arena-head-check" and
+		(.message | test("its log was never written: head set to 0, nothing is lost")))' \
+		<<<"$output" >/dev/null || fail "message: $output"
+	run --separate-stderr pmactl fsck --repair --yes --advanced "$T/p"
+	assert_success
+	refute_line --partial "repair-drops-arena-record"
+	assert_line --regexp "^repair: repair-drops-arena: arena 2: head set to 0, .* the 0 operations listed"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+}
+
 @test "--advanced on a terminal: the arena drop is one question; declined, nothing written" {
 	command -v script >/dev/null || skip "script(1) not installed"
 	"$DAMAGE" make "$T/p"
