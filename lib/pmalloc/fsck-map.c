@@ -188,17 +188,24 @@ static int bank_bad(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
 	struct pma_fsck_bank fix;
 	unsigned w, one = 0;
 	int rc;
+	/* a drop (fsck.c, drop_fsck): a checkpoint may have sealed the
+	 * bank inside the dropped window, and no replay rewrites it now */
+	const char *drop = s->hdr.owner < f->g.narenas &&
+					   f->arenas[s->hdr.owner].dropped ?
+				   " (its arena's log is one --advanced drops: "
+				   "no replay would rewrite it)" :
+				   "";
 
 	if (!pma_fsck_bank_rebuild(f, off, s, l, &fix))
 		return pma_fsck_report(
 			f, "slab-bitmap-bank-check", POOL_FSCK_ERROR, boff,
 			"slab at 0x%llx: allocation bitmap bank %u at 0x%llx "
-			"%s; not repaired: %u of its blocks' bits are named "
+			"%s%s; not repaired: %u of its blocks' bits are named "
 			"by no record of the logs, so their state is unknown, "
 			"and no single one of them (nor its check) explains "
 			"the check",
 			(unsigned long long)off, l, (unsigned long long)boff,
-			why, fix.unknown);
+			why, drop, fix.unknown);
 	for (w = 0; w < PMA_SLAB_BANK_WORDS; w++)
 		one += fix.words[w] != s->pm[l][w];
 	one += fix.check != s->pm_check[l];
@@ -235,16 +242,16 @@ static int bank_bad(struct pma_fsck *f, uint64_t off, struct pma_fsck_slab *s,
 			f, "slab-bitmap-bank-check", POOL_FSCK_ERROR,
 			POOL_FSCK_REPAIRABLE, boff,
 			"slab at 0x%llx: allocation bitmap bank %u at 0x%llx "
-			"%s by exactly one bit: --repair restores it",
+			"%s%s by exactly one bit: --repair restores it",
 			(unsigned long long)off, l, (unsigned long long)boff,
-			why);
+			why, drop);
 	return pma_fsck_report_flags(
 		f, "slab-bitmap-bank-check", POOL_FSCK_ERROR,
 		POOL_FSCK_REPAIRABLE, boff,
-		"slab at 0x%llx: allocation bitmap bank %u at 0x%llx %s: "
+		"slab at 0x%llx: allocation bitmap bank %u at 0x%llx %s%s: "
 		"--repair rebuilds it (%u bit%s from the logs' records and the "
 		"slab's block count, %u from its check)",
-		(unsigned long long)off, l, (unsigned long long)boff, why,
+		(unsigned long long)off, l, (unsigned long long)boff, why, drop,
 		fix.known, fix.known == 1 ? "" : "s", fix.guessed);
 }
 

@@ -26,6 +26,10 @@
  *    (log-record-after-end): the records after the end are dropped, last
  *    first, then the bad one; every operation they held is reported as
  *    lost (the library's open refused the heap because of them).
+ *  - with PMA_FSCK_ADVANCED, an arena whose head (or generation word)
+ *    is unknown: its log dropped where it ends (fsck.c, drop_fsck: the
+ *    head, then its check, then the generation word), every record
+ *    before the new head reported as possibly lost.
  */
 #include <errno.h>
 #include <stdarg.h>

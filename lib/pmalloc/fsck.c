@@ -273,49 +273,45 @@ static int rec_valid(const struct pma_fsck *f, unsigned a, uint64_t k)
 				  &payload, &value) == 0;
 }
 
-/* the arena's current head: its check, and that it follows a record */
+static const struct pma_arena_desc *desc_of(const struct pma_fsck *f,
+					    unsigned a)
+{
+	return (const struct pma_arena_desc *)(const void *)(f->base +
+							     f->region_off +
+							     f->g.arena_off) +
+	       a;
+}
+
+/* the arena's current head: its check, and that it follows a record; a
+ * head that fails is left to drop_fsck (after every other arena's log) */
 static int head_fsck(struct pma_fsck *f, unsigned a)
 {
-	const struct pma_arena_desc *d =
-		(const struct pma_arena_desc *)(const void *)(f->base +
-							      f->region_off +
-							      f->g.arena_off) +
-		a;
+	const struct pma_arena_desc *d = desc_of(f, a);
 	struct pma_fsck_arena *ar = &f->arenas[a];
 	uint64_t gen = f->gen, lgen, slot, h;
-	uint64_t off = (uint64_t)((const char *)d - f->base);
 
 	/* version 8: the arena's generation is head_gen + its lgen */
 	if (f->hdr->version >= PMA_HEAP_VERSION_LOCAL) {
-		if (pma_check_lgen_decode(d->lgen, a, &lgen))
-			return pma_fsck_report(
-				f, "arena-gen-check", POOL_FSCK_ERROR,
-				off + __builtin_offsetof(struct pma_arena_desc,
-							 lgen),
-				"arena %u descriptor at 0x%llx: generation "
-				"word 0x%llx fails its check: its head, so its "
-				"log, is unknown and not checked",
-				a, (unsigned long long)off,
-				(unsigned long long)d->lgen);
+		if (pma_check_lgen_decode(d->lgen, a, &lgen)) {
+			/* a drop seals the generation of the word's value */
+			ar->bad = PMA_FSCK_HEAD_GEN;
+			ar->gen = (gen + (d->lgen & PMA_GEN_MASK)) &
+				  PMA_GEN_MASK;
+			return 0;
+		}
 		gen = (gen + lgen) & PMA_GEN_MASK;
 	}
+	ar->gen = gen;
 	slot = gen & 1;
 	h = d->head[slot];
 	if (f->checked && d->check[slot] != pma_check_head(h, a, gen))
-		return pma_fsck_report(
-			f, "arena-head-check", POOL_FSCK_ERROR, off,
-			"arena %u descriptor at 0x%llx: head %llu fails its "
-			"check (generation %llu): its log is not checked",
-			a, (unsigned long long)off, (unsigned long long)h,
-			(unsigned long long)gen);
+		ar->bad = PMA_FSCK_HEAD_CHECK;
 	/* see head_check in recovery.c */
-	if (h && !rec_valid(f, a, h - 1) &&
-	    !rec_valid(f, a, h - 1 + f->g.log_cap))
-		return pma_fsck_report(
-			f, "arena-head-orphan", POOL_FSCK_ERROR, off,
-			"arena %u descriptor at 0x%llx: head %llu does not "
-			"follow a record of its log: its log is not checked",
-			a, (unsigned long long)off, (unsigned long long)h);
+	else if (h && !rec_valid(f, a, h - 1) &&
+		 !rec_valid(f, a, h - 1 + f->g.log_cap))
+		ar->bad = PMA_FSCK_HEAD_ORPHAN;
+	if (ar->bad)
+		return 0;
 	ar->head = h;
 	ar->usable = 1;
 	return 0;
@@ -517,6 +513,322 @@ static int tail_fsck(struct pma_fsck *f, unsigned a)
 	return rc;
 }
 
+/* ------------------------------------------------------------ drop */
+
+/* the largest index of a valid record of arena a's log in [base - cap,
+ * base + 2 cap], and the run after it: one past its last valid record
+ * (0 if none is valid). A valid index names a record really written
+ * there (its slot holds that lap's epoch and tag and its checksum binds
+ * the index), so every base near the log's records finds the same end. */
+static uint64_t drop_end_near(const struct pma_fsck *f, unsigned a,
+			      uint64_t base)
+{
+	uint32_t cap = f->g.log_cap;
+	uint64_t lo = base > cap ? base - cap : 0, k, e;
+
+	if (base > UINT64_MAX - 3ULL * cap)
+		return 0;
+	/* two valid records in a row (or the log's first): a damaged slot
+	 * far from the log that passes as a record of a far lap (its
+	 * epoch, tag and 8-bit checksum matching by chance) is not taken */
+	for (k = base + 2ULL * cap + 1;
+	     k > lo &&
+	     (!rec_valid(f, a, k - 1) || (k > 1 && !rec_valid(f, a, k - 2)));
+	     k--)
+		;
+	if (k == lo) /* none is valid */
+		return 0;
+	for (e = k; e - k < cap && rec_valid(f, a, e); e++)
+		;
+	return e;
+}
+
+#define DROP_NONE UINT64_MAX /* drop_end: no end found */
+
+/* no slot of arena a's log was ever written (an arena no thread used):
+ * its head can only be 0 */
+static int log_unwritten(const struct pma_fsck *f, unsigned a)
+{
+	const struct pma_rec *log = log_of(f, a);
+	uint32_t j;
+
+	for (j = 0; j < f->g.log_cap; j++)
+		if (log[j].word0 || log[j].word1)
+			return 0;
+	return 1;
+}
+
+/*
+ * Where a drop of arena a's log sets its head: one past the last valid
+ * record, found from the other head slot if it passes its check for
+ * the generation before or after the current one (the previous head, or
+ * one a checkpoint staged before the crash), else from the current
+ * slot's damaged head, else from the other slot's head all the same; 0
+ * for a log never written, DROP_NONE if no valid record is near them.
+ */
+static uint64_t drop_end(const struct pma_fsck *f, unsigned a)
+{
+	const struct pma_arena_desc *d = desc_of(f, a);
+	const struct pma_fsck_arena *ar = &f->arenas[a];
+	unsigned cur = (unsigned)(ar->gen & 1), o = cur ^ 1;
+	uint64_t e = 0, g0 = (ar->gen - 1) & PMA_GEN_MASK,
+		 g1 = (ar->gen + 1) & PMA_GEN_MASK;
+
+	if (ar->bad != PMA_FSCK_HEAD_GEN &&
+	    (!f->checked || d->check[o] == pma_check_head(d->head[o], a, g0) ||
+	     d->check[o] == pma_check_head(d->head[o], a, g1)))
+		e = drop_end_near(f, a, d->head[o]);
+	if (!e)
+		e = drop_end_near(f, a, d->head[cur]);
+	/* its check failed too: still a place to look from (what is found
+	 * there is a record of the log all the same) */
+	if (!e)
+		e = drop_end_near(f, a, d->head[o]);
+	return e ? e : log_unwritten(f, a) ? 0 : DROP_NONE;
+}
+
+static int off_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The frees in the other arenas' windows of a block or extent that a
+ * record of the dropped range [from, e) of arena a allocates (an RFREE,
+ * an EXT_FREE): if that allocation was after the true head, the drop
+ * loses it and the free is replayed over a block the heap's image shows
+ * free, which recovery (a blind clear) and the check accept: the block
+ * ends free, as the program left it. Each is told.
+ */
+static int drop_frees(struct pma_fsck *f, unsigned a, uint64_t from, uint64_t e)
+{
+	uint32_t cap = f->g.log_cap;
+	uint64_t *offs = NULL, k;
+	size_t n = 0, max = 0;
+	struct pma_op op;
+	char where[160];
+	unsigned b;
+	int rc = 0;
+
+	for (k = from; k < e; k++) {
+		if (pma_booklog_read_op(log_of(f, a), cap, k, f->osh, &op) ||
+		    (op.type != PMA_REC_ALLOC && op.type != PMA_REC_EXT_ALLOC))
+			continue;
+		if (n == max) {
+			uint64_t *more;
+
+			max = max ? 2 * max : 64;
+			more = realloc(offs, max * sizeof(*offs));
+			if (!more) {
+				free(offs);
+				return util_errmsg_set(ENOMEM, "out of memory");
+			}
+			offs = more;
+		}
+		offs[n++] = op.off;
+	}
+	if (n)
+		qsort(offs, n, sizeof(*offs), off_cmp);
+	for (b = 0; n && rc == 0 && b < f->g.narenas; b++) {
+		const struct pma_fsck_arena *br = &f->arenas[b];
+
+		if (b == a || !br->usable || br->dropped)
+			continue;
+		for (k = br->head; rc == 0 && k < br->tail; k += op.nrecs) {
+			if (pma_booklog_read_op(log_of(f, b), cap, k, f->osh,
+						&op))
+				break;
+			if ((op.type != PMA_REC_RFREE &&
+			     op.type != PMA_REC_EXT_FREE) ||
+			    !bsearch(&op.off, offs, n, sizeof(*offs), off_cmp))
+				continue;
+			rc = pma_fsck_note(
+				f, "repair-drops-arena-free", rec_off(f, b, k),
+				"%s frees 0x%llx, which a dropped record of "
+				"arena %u allocates: replayed (if the "
+				"allocation was lost, the block ends free, as "
+				"the free left it)",
+				op_where(f, b, &op, where, sizeof(where)),
+				(unsigned long long)op.off, a);
+		}
+	}
+	free(offs);
+	return rc;
+}
+
+/* the stores of a drop: the head, then its check, then (a damaged
+ * generation word) the generation: until the last the arena's head
+ * fails as before */
+static int drop_plan(struct pma_fsck *f, unsigned a, uint64_t e)
+{
+	const struct pma_arena_desc *d = desc_of(f, a);
+	const struct pma_fsck_arena *ar = &f->arenas[a];
+	uint64_t off = (uint64_t)((const char *)d - f->base), lgen, chk;
+	unsigned cur = (unsigned)(ar->gen & 1);
+	int rc = 0;
+
+	if (d->head[cur] != e)
+		rc = pma_fsck_plan_store(
+			f,
+			off + __builtin_offsetof(struct pma_arena_desc, head) +
+				8ULL * cur,
+			e);
+	chk = pma_check_head(e, a, ar->gen);
+	if (rc == 0 && f->checked && d->check[cur] != chk)
+		rc = pma_fsck_plan_store(
+			f,
+			off + __builtin_offsetof(struct pma_arena_desc, check) +
+				8ULL * cur,
+			chk);
+	lgen = pma_check_lgen(d->lgen & PMA_GEN_MASK, a);
+	if (rc == 0 && ar->bad == PMA_FSCK_HEAD_GEN && d->lgen != lgen)
+		rc = pma_fsck_plan_store(
+			f,
+			off + __builtin_offsetof(struct pma_arena_desc, lgen),
+			lgen);
+	return rc;
+}
+
+/* --advanced: what a drop of arena a's log loses (the operations of its
+ * records [from, e): possibly lost), the other arenas' frees that name
+ * what they allocate, and the stores */
+static int drop_lost(struct pma_fsck *f, unsigned a, uint64_t from, uint64_t e)
+{
+	uint64_t off = (uint64_t)((const char *)desc_of(f, a) - f->base), k,
+		 lost = 0;
+	struct pma_op op;
+	char where[160];
+	int rc = 0;
+
+	for (k = from; rc == 0 && k < e; k++) {
+		if (pma_booklog_read_op(log_of(f, a), f->g.log_cap, k, f->osh,
+					&op))
+			continue; /* a record of an older lap */
+		lost++;
+		rc = pma_fsck_note(f, "repair-drops-arena-record",
+				   rec_off(f, a, k),
+				   "%s: 0x%llx, dest 0x%llx: before the new "
+				   "head, not replayed: the operation is "
+				   "possibly lost",
+				   op_where(f, a, &op, where, sizeof(where)),
+				   (unsigned long long)op.off,
+				   (unsigned long long)op.dest);
+		k += op.nrecs - 1;
+	}
+	if (rc == 0)
+		rc = drop_frees(f, a, from, e);
+	if (rc == 0)
+		rc = drop_plan(f, a, e);
+	if (rc == 0)
+		rc = pma_fsck_note(f, "repair-drops-arena", off,
+				   "arena %u: head set to %llu, one past its "
+				   "log's last valid record: its window is "
+				   "empty, the %llu operations listed are "
+				   "possibly lost",
+				   a, (unsigned long long)e,
+				   (unsigned long long)lost);
+	return rc;
+}
+
+/*
+ * An arena whose head is not known (its generation word or its head
+ * fails its check, or the head follows no record): its window's start is
+ * unknown, so its log is not replayed. --repair --advanced drops it:
+ * the head set to E, one past the log's last valid record, so the
+ * window is empty; every valid record of the ring before E is told as
+ * possibly lost (the ones before the true head were checkpointed, which
+ * fsck cannot tell apart), and the other arenas' frees of blocks they
+ * allocate (drop_frees). The walk goes on as after the drop (the arena's
+ * log from E: its tail and the slots ahead checked), so what the heap
+ * would hold then (a bank a checkpoint sealed inside the window, which
+ * nothing replays any more) is checked and repaired (a bank rebuild) or
+ * refused by its own finding. Without a valid record near the heads:
+ * not repairable.
+ */
+static int drop_fsck(struct pma_fsck *f, unsigned a)
+{
+	static const char *const codes[] = { "", "arena-gen-check",
+					     "arena-head-check",
+					     "arena-head-orphan" };
+	const struct pma_arena_desc *d = desc_of(f, a);
+	struct pma_fsck_arena *ar = &f->arenas[a];
+	uint32_t cap = f->g.log_cap;
+	uint64_t off = (uint64_t)((const char *)d - f->base), e, from;
+	uint64_t h = d->head[ar->gen & 1];
+	char what[192];
+	unsigned flags = 0;
+	int rc = 0;
+
+	if (ar->bad == PMA_FSCK_HEAD_GEN)
+		snprintf(what, sizeof(what),
+			 "generation word 0x%llx fails its check",
+			 (unsigned long long)d->lgen);
+	else if (ar->bad == PMA_FSCK_HEAD_CHECK)
+		snprintf(what, sizeof(what),
+			 "head %llu fails its check (generation %llu)",
+			 (unsigned long long)h, (unsigned long long)ar->gen);
+	else
+		snprintf(what, sizeof(what),
+			 "head %llu does not follow a record of its log",
+			 (unsigned long long)h);
+	e = drop_end(f, a);
+	from = e != DROP_NONE && e > cap ? e - cap : 0;
+	if (e != DROP_NONE && f->plan && (f->plan->flags & PMA_FSCK_ADVANCED)) {
+		rc = drop_lost(f, a, from, e);
+		if (rc < 0)
+			return rc;
+	}
+	if (e != DROP_NONE) {
+		char how[128];
+
+		if (e)
+			snprintf(how, sizeof(how),
+				 "head set to record %llu, its end: the "
+				 "operations of its last %llu records are "
+				 "possibly lost",
+				 (unsigned long long)e,
+				 (unsigned long long)(e - from));
+		else
+			snprintf(how, sizeof(how),
+				 "its log was never written: head set to 0, "
+				 "nothing is lost");
+		flags = POOL_FSCK_ADVANCED;
+		rc = pma_fsck_report_flags(
+			f, codes[ar->bad], POOL_FSCK_ERROR, flags,
+			ar->bad == PMA_FSCK_HEAD_GEN ?
+				off + __builtin_offsetof(struct pma_arena_desc,
+							 lgen) :
+				off,
+			"arena %u descriptor at 0x%llx: %s: the start of its "
+			"window is unknown, so its log is not replayed and "
+			"open refuses the heap; --repair --advanced drops the "
+			"arena's log (%s)",
+			a, (unsigned long long)off, what, how);
+	} else {
+		rc = pma_fsck_report(
+			f, codes[ar->bad], POOL_FSCK_ERROR,
+			ar->bad == PMA_FSCK_HEAD_GEN ?
+				off + __builtin_offsetof(struct pma_arena_desc,
+							 lgen) :
+				off,
+			"arena %u descriptor at 0x%llx: %s: its log is not "
+			"checked, and --advanced cannot drop it either: no "
+			"valid record of its log is near its heads to find "
+			"the log's end from",
+			a, (unsigned long long)off, what);
+	}
+	if (rc < 0 || e == DROP_NONE || f->sink->rc < 0)
+		return rc;
+	/* the walk goes on as after the drop */
+	ar->head = e;
+	ar->tail = e;
+	ar->usable = 1;
+	ar->dropped = 1;
+	return tail_fsck(f, a);
+}
+
 static int arenas_fsck(struct pma_fsck *f)
 {
 	unsigned a;
@@ -530,6 +842,10 @@ static int arenas_fsck(struct pma_fsck *f)
 			log_of(f, a), f->g.log_cap, f->arenas[a].head);
 		rc = tail_fsck(f, a);
 	}
+	/* the heads that failed, once the other arenas' windows are known */
+	for (a = 0; rc == 0 && a < f->g.narenas; a++)
+		if (f->arenas[a].bad)
+			rc = drop_fsck(f, a);
 	return rc;
 }
 

@@ -43,7 +43,8 @@ int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink);
  * Repair: first what fsck provably repairs itself (fsck-repair.c: a bank
  * one bit off its check, a damaged log slot ahead of the tail, page map
  * entries in unmarked groups; with PMA_FSCK_ADVANCED also the records
- * after a damaged log end, dropped), then what the library's own writable
+ * after a damaged log end, dropped, and the log of an arena whose head
+ * is unknown, dropped where it ends), then what the library's own writable
  * open repairs with its crash-safe protocols (a damaged or older pool
  * header copy that holds the same state as the other, rewritten; the
  * logs replayed and a torn tail dropped; invalid page map summary words
@@ -209,7 +210,14 @@ struct pma_fsck_plan {
 struct pma_fsck_arena {
 	uint64_t head, tail;
 	int usable; /* its head passed: the window holds its records */
+	/* its head failed (PMA_FSCK_HEAD_*): the drop (fsck.c, drop_fsck)
+	 * decides; gen is its generation (arena-gen-check: the one a drop
+	 * would seal, from the damaged lgen word's low bits) */
+	unsigned bad;
+	uint64_t gen;
+	int dropped; /* usable from the end of its log (a drop's model) */
 };
+enum { PMA_FSCK_HEAD_GEN = 1, PMA_FSCK_HEAD_CHECK, PMA_FSCK_HEAD_ORPHAN };
 
 struct pma_fsck_set;
 

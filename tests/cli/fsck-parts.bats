@@ -160,6 +160,24 @@ damaged2() {
 		length' <<<"$output")" 0
 }
 
+@test "2 parts: a damaged arena head of part 1 needs --advanced, which drops its log there" {
+	damaged2 arena-head arena-head-check
+	cp "$T/p" "$T/ref0"
+	cp "$T/p.1" "$T/ref1"
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_equal "$status" 3
+	cmp "$T/p" "$T/ref0" || fail "part 0 written without --advanced"
+	cmp "$T/p.1" "$T/ref1" || fail "part 1 written without --advanced"
+	run --separate-stderr pmactl fsck --repair --yes --advanced "$T/p"
+	assert_success
+	assert_line --regexp "^repair: repair-drops-arena-record: part 1: arena 0 log record [0-9]+ "
+	assert_line --regexp "^repair: repair-drops-arena: part 1: arena 0: head set to [0-9]+"
+	fsck_json "$T/p"
+	assert_success
+	assert_equal "$(jq '[.findings[] | select(.severity != "info")] |
+		length' <<<"$output")" 0
+}
+
 @test "2 parts: --recovery replays both parts on a private view, writes neither file" {
 	"$DAMAGE" make2 "$T/p"
 	"$DAMAGE" torn-tail "$T/p" 1

@@ -678,6 +678,135 @@ rebuilt() {
 	assert_equal "$(jq '.findings | length' <<<"$output")" 0
 }
 
+@test "--advanced: a damaged arena head: exit 1, refused without --advanced, its log dropped with it" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" list "$T/p" >"$T/before"
+	"$DAMAGE" arena-head "$T/p"
+	cp "$T/p" "$T/ref"
+	# the check: exit 1, says what --advanced would do, writes nothing
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	assert_code arena-head-check
+	jq -e 'any(.findings[]; .code == "arena-head-check" and
+		(.message | test("--repair --advanced drops the arena.s log \\(head set to record [0-9]+")))' \
+		<<<"$output" >/dev/null || fail "message: $output"
+	cmp "$T/p" "$T/ref" || fail "fsck wrote the pool"
+	# the library refuses the heap
+	run --separate-stderr "$WORKLOAD" "$T/p" 1 10
+	assert_failure
+	cmp "$T/p" "$T/ref" || fail "a refused open wrote the pool"
+	# --repair without --advanced: exit 3, byte for byte, says why
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_equal "$status" 3
+	[[ "$stderr" == *"only destructively: --advanced does it"* ]] ||
+		fail "stderr: $stderr"
+	cmp "$T/p" "$T/ref" || fail "written without --advanced"
+	# --dry-run --advanced: the records listed, nothing written
+	run --separate-stderr pmactl --json fsck --repair --dry-run --advanced "$T/p"
+	assert_equal "$status" 1
+	assert_equal "$(jq -r .repair <<<"$output")" would_repair
+	local lost
+	lost=$(jq '[.repairs[] | select(.code == "repair-drops-arena-record")] |
+		length' <<<"$output")
+	[ "$lost" -gt 10 ] || fail "lost: $output"
+	cmp "$T/p" "$T/ref" || fail "--dry-run wrote the pool"
+	# --advanced: every possibly lost operation listed, then clean
+	run --separate-stderr pmactl fsck --repair --yes --advanced "$T/p"
+	assert_success
+	assert_equal "$(grep -c '^repair: repair-drops-arena-record: arena 0 log record [0-9]* (.*) at 0x.*: 0x[0-9a-f]*, dest 0x[0-9a-f]*: .*possibly lost$' <<<"$output")" \
+		"$lost"
+	assert_line --regexp "^repair: repair-drops-arena: arena 0: head set to [0-9]+, .* the $lost operations listed are possibly lost$"
+	# arena 1's frees of blocks arena 0's dropped records allocate
+	assert_line --regexp "^repair: repair-drops-arena-free: arena 1 log record [0-9]+ \((rfree|ext_free)\) "
+	assert_line "repaired: $T/p (1 error found, none left)"
+	local repaired=$output
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# arena 1's blocks (odd slots) are as they were, but for blocks whose
+	# free through arena 0 was dropped (listed: live again)
+	"$DAMAGE" list "$T/p" >"$T/after"
+	local freed slot block size
+	freed=$(sed -n 's/^repair: repair-drops-arena-record: .* (rfree) at 0x[0-9a-f]*: \(0x[0-9a-f]*\),.*/\1/p' <<<"$repaired")
+	while read -r slot block size; do
+		[ $((slot % 2)) = 1 ] || continue
+		grep -qx "$slot $block $size" "$T/before" && continue
+		grep -qx "$block" <<<"$freed" ||
+			fail "arena 1's slot $slot changed: $block $size"
+	done <"$T/after"
+	# the pool opens, allocates and frees, and checks clean after
+	run --separate-stderr "$WORKLOAD" "$T/p" 2 200
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+}
+
+@test "--advanced: a damaged head of an arena that never logged: dropped at 0, nothing lost" {
+	mkpool_size "$T/p" 64M
+	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
+	assert_success
+	# arena 2 of the 3 (one thread: arena 0 logs): both check words of
+	# its descriptor (descriptors at the heap region + 4 KiB, a line
+	# each; check[] at +16) damaged, so the current one fails
+	local region desc
+	region=$(pmactl --json inspect "$T/p" | jq -r '.regions[] |
+		select(.type == "pmalloc") | .offset')
+	desc=$((region + 4096 + 2 * 64))
+	flip_byte "$T/p" $((desc + 16))
+	flip_byte "$T/p" $((desc + 24))
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	assert_code arena-head-check
+	jq -e 'any(.findings[]; .code == "arena-head-check" and
+		(.message | test("its log was never written: head set to 0, nothing is lost")))' \
+		<<<"$output" >/dev/null || fail "message: $output"
+	run --separate-stderr pmactl fsck --repair --yes --advanced "$T/p"
+	assert_success
+	refute_line --partial "repair-drops-arena-record"
+	assert_line --regexp "^repair: repair-drops-arena: arena 2: head set to 0, .* the 0 operations listed"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+}
+
+@test "--advanced on a terminal: the arena drop is one question; declined, nothing written" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" arena-head "$T/p"
+	cp "$T/p" "$T/ref"
+	run script -qec "pmactl fsck --repair --advanced '$T/p'" /dev/null <<<$'n'
+	assert_equal "$status" 1
+	assert_output --partial "would: repair-drops-arena: arena 0: head set to "
+	assert_output --partial "pmactl: repair arena-head-check at 0x"
+	assert_output --partial "losing what it lists? [y/N]"
+	assert_output --partial "(1 error found, 1 left; 1 of 1 repair declined)"
+	cmp "$T/p" "$T/ref" || fail "a declined drop was written"
+	run script -qec "pmactl fsck --repair --advanced '$T/p'" /dev/null <<<$'y'
+	assert_success
+	assert_output --partial "repaired: $T/p (1 error found, none left)"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+}
+
+@test "--advanced: a dropped arena's bank no record explains: not repaired (exit 3, says why)" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" head-bank-two "$T/p"
+	cp "$T/p" "$T/ref"
+	run --separate-stderr pmactl fsck --repair --yes --advanced "$T/p"
+	assert_equal "$status" 3
+	assert_line --partial "error: arena-head-check: "
+	assert_line --regexp "^error: slab-bitmap-bank-check: .*\(its arena's log is one --advanced drops: no replay would rewrite it\); not repaired"
+	[[ "$stderr" == *"(the first: slab-bitmap-bank-check)"* ]] ||
+		fail "stderr: $stderr"
+	cmp "$T/p" "$T/ref" || fail "the pool was written"
+}
+
 @test "--repair on a terminal asks per change: a declined one is left, the others made" {
 	command -v script >/dev/null || skip "script(1) not installed"
 	"$DAMAGE" make "$T/p"

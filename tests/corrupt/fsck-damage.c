@@ -537,6 +537,13 @@ static void d_bank_two(struct where *w)
 {
 	bank_bits(w, 0);
 }
+/* bank-two, then arena 0's head (after it the heap no longer opens
+ * read-only): a drop of arena 0's log leaves the bank unrepairable */
+static void d_head_bank_two(struct where *w)
+{
+	bank_bits(w, 0);
+	d_arena_head(w);
+}
 static void d_pmap_entry(struct where *w)
 {
 	flip(w, pmap_off(w, find_page(w, PMA_PMAP_SLAB, 1)) + 2, 0x01);
@@ -714,6 +721,7 @@ static const struct damage {
 	{ "dest-slab", d_dest_slab },
 	{ "bank-window", d_bank_window },
 	{ "bank-two", d_bank_two },
+	{ "head-bank-two", d_head_bank_two },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 

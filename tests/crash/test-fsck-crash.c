@@ -15,7 +15,8 @@
  * with two wrong bits rebuilt (two words stored), a damaged
  * log slot ahead of the tail and an entry in an unmarked group, which
  * fsck repairs itself; with --advanced a damaged record inside a window,
- * whose log is cut there), is repaired (pma_fsck_repair_flags, in a
+ * whose log is cut there; arena 0's head or its generation word
+ * damaged, whose log is dropped), is repaired (pma_fsck_repair_flags, in a
  * re-exec of this test with PM_CRASH_AT=N) and crashed at every fence N
  * of the repair in turn: each crash image may only show findings the
  * repair repairs (as before, or repaired), and repairing it again leaves
@@ -69,7 +70,7 @@ static void workload(const char *path, uint64_t rnd)
 	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
 	test_cfg.slab_keep = 0;
 	if (test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap) ||
-	    pma_root(heap, NSLOTS * 8, &root))
+	    pma_root(heap, (size_t)NSLOTS * 8, &root))
 		_exit(7);
 	slots = pma_direct(heap, root);
 	heap->ext1_pages = 8; /* both extent record forms */
@@ -192,7 +193,7 @@ static void repair_base(const char *path)
 
 	assert_int_equal(
 		test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap), 0);
-	assert_int_equal(pma_root(heap, NSLOTS * 8, &root), 0);
+	assert_int_equal(pma_root(heap, (size_t)NSLOTS * 8, &root), 0);
 	slots = pma_direct(heap, root);
 	for (i = 0; i < NSLOTS / 2; i++) {
 		pma_arena_bind(heap, i % 2);
@@ -203,7 +204,7 @@ static void repair_base(const char *path)
 	pid = fork();
 	if (pid == 0) {
 		if (test_heap_open(path, 0, &heap) ||
-		    pma_root(heap, NSLOTS * 8, &root))
+		    pma_root(heap, (size_t)NSLOTS * 8, &root))
 			_exit(2);
 		slots = pma_direct(heap, root);
 		for (i = 0; i < NSLOTS; i++) {
@@ -216,6 +217,69 @@ static void repair_base(const char *path)
 		_exit(0);
 	}
 	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid && status == 0);
+}
+
+/* the same with per-arena checkpoints (layout version 8): in the
+ * child, arena 0 checkpoints alone halfway (its remote frees not yet
+ * applied by their owner cut its window: its banks sealed as of the
+ * cut, its lgen moved), then both arenas log more */
+static void repair_base_local(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t root, *slots;
+	unsigned i;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(test_heap_create(path, HEAP_SIZE,
+					  PMA_HEAP_FORCE |
+						  PMA_HEAP_LOCAL_CHECKPOINTS,
+					  &heap),
+			 0);
+	assert_int_equal(pma_root(heap, (size_t)NSLOTS * 8, &root), 0);
+	slots = pma_direct(heap, root);
+	for (i = 0; i < NSLOTS / 2; i++) {
+		pma_arena_bind(heap, i % 2);
+		assert_int_equal(pma_malloc_to(heap, slot_size(i), &slots[i]),
+				 0);
+	}
+	pma_heap_close(heap);
+	pid = fork();
+	if (pid == 0) {
+		if (test_heap_open(path, PMA_HEAP_LOCAL_CHECKPOINTS, &heap) ||
+		    pma_root(heap, (size_t)NSLOTS * 8, &root))
+			_exit(2);
+		slots = pma_direct(heap, root);
+		/* arena 0 allocates, both free the other's blocks */
+		pma_arena_bind(heap, 0);
+		for (i = NSLOTS / 2; i < NSLOTS; i++)
+			if (pma_malloc_to(heap, slot_size(i), &slots[i]))
+				_exit(3);
+		for (i = 0; i < NSLOTS / 2; i++) {
+			pma_arena_bind(heap, (i + 1) % 2);
+			if (pma_free_from(heap, &slots[i]))
+				_exit(3);
+		}
+		/* arena 0 alone: its allocations retired, its window cut
+		 * at its first remote free (arena 1 has not applied it) */
+		pma_arena_bind(heap, 0);
+		if (pma_heap_checkpoint_arena(heap))
+			_exit(4);
+		/* then more in both logs */
+		for (i = NSLOTS / 2; i < NSLOTS; i++) {
+			pma_arena_bind(heap, i % 2);
+			if (i % 3 ? pma_free_from(heap, &slots[i]) :
+				    pma_malloc_to(heap, 64, &slots[i - 16]))
+				_exit(3);
+		}
+		_exit(0);
+	}
+	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid && status == 0);
+	/* arena 0 checkpointed alone, and logged after it */
+	assert_int_equal(test_heap_open(path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_true(heap->arenas[0].lgen > 0);
+	assert_true(heap->arenas[0].tail > heap->arenas[0].head);
+	pma_heap_close(heap);
 }
 
 /* flip a byte of path at off */
@@ -239,6 +303,8 @@ static struct {
 	struct pma_rec ahead_rec; /* a damaged record of its index */
 	uint64_t unmarked, unmarked_entry; /* an entry in an unmarked group */
 	uint64_t window; /* a record inside a window (not its first) */
+	uint64_t head, lgen; /* arena 0's current head slot, its lgen */
+	uint64_t orphan[2]; /* a head past its log's end, and its check */
 } dmg;
 
 static void damage_survey(const char *path)
@@ -280,6 +346,12 @@ static void damage_survey(const char *path)
 						   a->head + 1) -
 					   heap->part_base);
 	}
+	dmg.lgen = heap->region_off + heap->geom.arena_off +
+		   offsetof(struct pma_arena_desc, lgen);
+	dmg.head = heap->region_off + heap->geom.arena_off +
+		   8 * (heap->arenas[0].gen & 1);
+	dmg.orphan[0] = heap->arenas[0].tail + 5;
+	dmg.orphan[1] = pma_check_head(dmg.orphan[0], 0, heap->arenas[0].gen);
 	pma_heap_close(heap);
 	assert_true(dmg.bank && dmg.unmarked && dmg.window);
 }
@@ -326,11 +398,88 @@ static void damage_advanced(const char *path)
 	flip_at(path, dmg.window + 5);
 }
 
+/* --advanced: arena 0's head (its log dropped), or its generation word
+ * (the same, and the word resealed) */
+static void damage_head(const char *path)
+{
+	flip_at(path, dmg.head + 1);
+}
+
+/* a head with a valid check that follows no record of its log */
+static void damage_orphan(const char *path)
+{
+	put_at(path, dmg.head, &dmg.orphan[0], 8);
+	put_at(path, dmg.head + 16, &dmg.orphan[1], 8);
+}
+
+static void damage_lgen(const char *path)
+{
+	flip_at(path, dmg.lgen + 7);
+}
+
+/* arena 0's slabs' banks as a checkpoint that crashed before the heads
+ * moved left them (the window applied and sealed: copied from a
+ * recovered copy of the pool), then its head damaged: the drop leaves
+ * the banks as they are, which must check as they are */
+static void sealed_banks(const char *path, int torn)
+{
+	char copy[160];
+	struct pma_heap *heap, *rec;
+	uint8_t a[PMA_LINE], b[PMA_LINE];
+	uint64_t page, e, off;
+	unsigned l, changed = 0;
+	/* torn: the words of the later image, the check of the earlier */
+	size_t len = torn ? (size_t)PMA_SLAB_BANK_CHECK * 8 : sizeof(b);
+	int fd, cfd;
+
+	snprintf(copy, sizeof(copy), "%s.sealed", path);
+	assert_int_equal(crash_sweep_copy_file(path, copy), 0);
+	assert_int_equal(test_heap_open(copy, 0, &rec), 0);
+	pma_heap_close(rec);
+	assert_int_equal(test_heap_open(path, PMA_HEAP_RDONLY, &heap), 0);
+	assert_int_equal(test_heap_open(copy, PMA_HEAP_RDONLY, &rec), 0);
+	fd = open(path, O_RDWR);
+	cfd = open(copy, O_RDONLY);
+	assert_true(fd >= 0 && cfd >= 0);
+	for (page = 0; page < heap->geom.npages; page += PMA_CHUNK_PAGES) {
+		e = heap->pmap_pm[page];
+		if (pma_pmap_kind(e) != PMA_PMAP_SLAB || pma_pmap_owner(e) ||
+		    rec->pmap_pm[page] != e)
+			continue;
+		for (l = 0; l < PMA_NBANKS; l++) {
+			off = pma_page_off(heap, page) + PMA_SLAB_BITMAP_OFF +
+			      l * PMA_LINE;
+			assert_int_equal(pread(fd, a, sizeof(a), (off_t)off),
+					 sizeof(a));
+			assert_int_equal(pread(cfd, b, sizeof(b), (off_t)off),
+					 sizeof(b));
+			if (!memcmp(a, b, sizeof(a)))
+				continue;
+			changed++;
+			assert_int_equal(pwrite(fd, b, len, (off_t)off), len);
+		}
+	}
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(close(cfd), 0);
+	pma_heap_close(rec);
+	pma_heap_close(heap);
+	unlink(copy);
+	assert_true(changed > 0);
+	damage_head(path);
+}
+
+static void damage_sealed(const char *path)
+{
+	sealed_banks(path, 0);
+}
+
 struct repair_case {
 	const char *name;
 	void (*damage)(const char *path);
 	int advanced;
 	unsigned min_errors;
+	const char *code; /* an error it must give (NULL: any) */
+	void (*base)(const char *path); /* NULL: repair_base */
 };
 
 static const struct repair_case repair_cases[] = {
@@ -338,6 +487,16 @@ static const struct repair_case repair_cases[] = {
 	{ "fsck", damage_fsck, 0, 2 },
 	{ "bank", damage_bank, 0, 1 },
 	{ "advanced", damage_advanced, 1, 1 },
+	{ "drop-head", damage_head, 1, 1, "arena-head-check" },
+	{ "drop-gen", damage_lgen, 1, 1, "arena-gen-check" },
+	{ "drop-orphan", damage_orphan, 1, 1, "arena-head-orphan" },
+	{ "drop-sealed", damage_sealed, 1, 1, "arena-head-check" },
+	{ "drop-local", damage_head, 1, 1, "arena-head-check",
+	  repair_base_local },
+	{ "drop-local-gen", damage_lgen, 1, 1, "arena-gen-check",
+	  repair_base_local },
+	{ "drop-local-sealed", damage_sealed, 1, 1, "arena-head-check",
+	  repair_base_local },
 };
 
 /* the repair in a re-exec crashing at fence n (torn with seed != 0):
@@ -345,7 +504,7 @@ static const struct repair_case repair_cases[] = {
 static int repair_crashed(const char *file, unsigned n, unsigned seed)
 {
 	char at[16], sd[16];
-	int status;
+	int status = 0;
 	pid_t pid = fork();
 
 	if (pid == 0) {
@@ -394,12 +553,20 @@ static void repair_case_run(const struct repair_case *c)
 
 	snprintf(base, sizeof(base), "%s/base", repair_dir);
 	snprintf(work, sizeof(work), "%s/work", repair_dir);
-	repair_base(base);
+	(c->base ? c->base : repair_base)(base);
 	damage_survey(base);
 	c->damage(base);
 	assert_int_equal(pool_fsck(base, &sink), 0);
 	assert_int_equal(pma_fsck(base, &sink), 0);
 	assert_true(sink.counts[POOL_FSCK_ERROR] >= c->min_errors);
+	if (c->code) {
+		struct tally t = { { 0 }, "" };
+		struct pool_fsck_sink s2 = { .fn = on_finding, .arg = &t };
+
+		assert_int_equal(pma_fsck(base, &s2), 0);
+		if (!strstr(t.first, c->code))
+			fail_msg("%s: no %s: %s", c->name, c->code, t.first);
+	}
 	if (c->advanced)
 		setenv("FSCK_CRASH_ADVANCED", "1", 1);
 	for (n = 1;; n++) {
@@ -442,6 +609,67 @@ static void test_repair_crash(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(repair_cases) / sizeof(repair_cases[0]); i++)
 		repair_case_run(&repair_cases[i]);
+}
+
+/* a bank torn by a checkpoint inside the dropped window (its words of
+ * the later image, its check of the earlier one): after a drop nothing
+ * replays it, so the check reports it as what keeps the drop from being
+ * made (or rebuilds it); the arena's finding stays --advanced */
+struct torn_seen {
+	unsigned head, banks, banks_blocking;
+};
+
+static int torn_finding(const struct pool_fsck_finding *f, void *arg)
+{
+	struct torn_seen *t = arg;
+
+	if (!strcmp(f->code, "arena-head-check") &&
+	    (f->flags & POOL_FSCK_ADVANCED))
+		t->head++;
+	if (!strcmp(f->code, "slab-bitmap-bank-check")) {
+		if (!strstr(f->message, "--advanced drops"))
+			fail_msg("bank finding without why: %s", f->message);
+		t->banks++;
+		t->banks_blocking += pma_fsck_blocks_repair(f, 1);
+	}
+	return 0;
+}
+
+static void drop_torn_bank(void (*make)(const char *path), const char *name)
+{
+	char base[128];
+	struct torn_seen t = { 0 };
+	struct pool_fsck_sink sink = { .fn = torn_finding, .arg = &t };
+
+	snprintf(base, sizeof(base), "%s/torn", repair_dir);
+	make(base);
+	damage_survey(base);
+	sealed_banks(base, 1);
+	assert_int_equal(pma_fsck(base, &sink), 0);
+	print_message("# %s: torn banks under a dropped arena: %u reported, "
+		      "%u of them not repairable\n",
+		      name, t.banks, t.banks_blocking);
+	assert_int_equal(t.head, 1);
+	assert_true(t.banks > 0);
+	/* rebuilt where the check and the other logs' records allow: then
+	 * the drop and the rebuilds leave a clean heap */
+	if (!t.banks_blocking) {
+		char why[512];
+
+		assert_int_equal(pma_fsck_repair_flags(base, PMA_FSCK_ADVANCED,
+						       NULL),
+				 0);
+		if (fsck_file(base, 1, "after the drop", why, sizeof(why)))
+			fail_msg("%s: torn banks: %s", name, why);
+	}
+	unlink(base);
+}
+
+static void test_drop_torn_bank(void **state)
+{
+	(void)state;
+	drop_torn_bank(repair_base, "global");
+	drop_torn_bank(repair_base_local, "local");
 }
 
 /* ------------------------------------------------------------ garbage */
@@ -528,6 +756,7 @@ int main(int argc, char **argv)
 		  &sweeps[0] },
 		{ "test_fsck_sweep_torn", test_sweep, NULL, NULL, &sweeps[1] },
 		cmocka_unit_test(test_repair_crash),
+		cmocka_unit_test(test_drop_torn_bank),
 		cmocka_unit_test(test_fsck_garbage),
 	};
 	int rc;
