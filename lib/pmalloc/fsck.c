@@ -1355,6 +1355,48 @@ static unsigned redo_ring_of(struct pma_fsck *f, unsigned a,
 	return n;
 }
 
+/* the walk of the heap whose root word dest is, or NULL */
+static struct pma_fsck *root_word_of(const struct pma_fsck_set *set,
+				     uint64_t dest)
+{
+	struct pma_fsck *q = pma_fsck_route(set, dest);
+
+	return q && q->hdr && q->meta_hi &&
+			       pool_off_byte(dest) ==
+				       q->meta_lo + PMA_ROOT_WORD_OFF ?
+		       q :
+		       NULL;
+}
+
+/* a redo through a heap's root word that recovery refuses (recovery.c,
+ * redo_root_check): the root word is the dest of the root object's
+ * allocation only, made once and never freed */
+static int root_dest_fsck(struct pma_fsck *f, unsigned a,
+			  const struct pma_op *op, int alloc)
+{
+	const struct pma_fsck *q = root_word_of(f->set, op->dest);
+	uint64_t block = pool_off_make(f->part, op->off);
+	char where[160];
+
+	if (!alloc)
+		return pma_fsck_report(
+			f, "root-check", POOL_FSCK_ERROR,
+			rec_off(f, a, op->index),
+			"%s frees through the root word 0x%llx: the root "
+			"object is never freed (recovery refuses the log)",
+			op_where(f, a, op, where, sizeof(where)),
+			(unsigned long long)op->dest);
+	if (!q->hdr->root_off || q->hdr->root_off == block)
+		return 0;
+	return pma_fsck_report(
+		f, "root-check", POOL_FSCK_ERROR, rec_off(f, a, op->index),
+		"%s allocates 0x%llx to the root word 0x%llx, which holds "
+		"the root 0x%llx (made once: recovery refuses the log)",
+		op_where(f, a, op, where, sizeof(where)),
+		(unsigned long long)block, (unsigned long long)op->dest,
+		(unsigned long long)q->hdr->root_off);
+}
+
 /*
  * The ops recovery's redo stores to (redo_dest in recovery.c): a free of
  * the ring (it clears a word that does not name a live block), an
@@ -1373,7 +1415,7 @@ static int redo_dest_fsck(struct pma_fsck *f, unsigned a)
 
 	for (i = 0; rc == 0 && i < n; i++) {
 		slab = dest_in_slab_hdr(f->set, ring[i].dest);
-		if (!slab)
+		if (!slab && !root_word_of(f->set, ring[i].dest))
 			continue;
 		alloc = ring[i].type == PMA_REC_ALLOC ||
 			ring[i].type == PMA_REC_EXT_ALLOC;
@@ -1390,6 +1432,10 @@ static int redo_dest_fsck(struct pma_fsck *f, unsigned a)
 			return util_errmsg_set(-live, "out of memory");
 		if (!live)
 			continue;
+		if (!slab) {
+			rc = root_dest_fsck(f, a, &ring[i], alloc);
+			continue;
+		}
 		rc = pma_fsck_report(
 			f, "log-op-dest", POOL_FSCK_ERROR,
 			rec_off(f, a, ring[i].index),

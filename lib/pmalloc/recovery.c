@@ -1399,6 +1399,43 @@ static int redo_stores(const struct redo_ring *r, unsigned i, int allocs)
 }
 
 /*
+ * The root word is a dest only of the root object's allocation (pma_root,
+ * once; the root is never freed): a free naming it, or an allocation of
+ * another block while it holds the root, is a damaged log. The redo would
+ * clear or overwrite the root word (and the open then fail its check, or
+ * seal the wrong root); refused, naming the record, before anything is
+ * written. fsck reports the same (root-check).
+ */
+static int redo_root_check(struct pma_heap *heap, const struct pma_op *op,
+			   unsigned arena, int allocs)
+{
+	struct pma_heap *h = pma_heap_route(heap, op->dest);
+	uint64_t root;
+
+	if (!h ||
+	    op->dest != pma_pool_off(h, h->region_off + PMA_ROOT_WORD_OFF))
+		return 0;
+	root = __atomic_load_n(&h->hdr->root_off, __ATOMIC_RELAXED);
+	if (!allocs)
+		return util_errmsg_set(EIO,
+				       "arena %u record %llu: a free through "
+				       "the root word 0x%llx (the root object "
+				       "is never freed: damaged log)",
+				       arena, (unsigned long long)op->index,
+				       (unsigned long long)op->dest);
+	if (root && root != pma_pool_off(heap, op->off))
+		return util_errmsg_set(
+			EIO,
+			"arena %u record %llu: allocates 0x%llx "
+			"to the root word, which holds the "
+			"root 0x%llx (made once: damaged log)",
+			arena, (unsigned long long)op->index,
+			(unsigned long long)pma_pool_off(heap, op->off),
+			(unsigned long long)root);
+	return 0;
+}
+
+/*
  * The dry run's check of the dest words the redo would store (after the
  * replay into the shadow: its page map, its slab copies): a word in a
  * slab's header or bitmap is allocator metadata, which no dest the
@@ -1419,8 +1456,11 @@ static int redo_meta_check(struct pma_heap *heap, const struct redo_ring *r,
 		for (i = 0; i < r->n; i++) {
 			op = &r->op[i];
 			if (!redo_stores(r, i, allocs) ||
-			    !(slab = dest_slab_hdr(heap, op->dest)) ||
 			    (allocs && !pma_pm_is_live(heap, op)))
+				continue;
+			if (redo_root_check(heap, op, arena, allocs) < 0)
+				return -EIO;
+			if (!(slab = dest_slab_hdr(heap, op->dest)))
 				continue;
 			return util_errmsg_set(
 				EIO,

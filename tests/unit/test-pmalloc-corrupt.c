@@ -387,6 +387,35 @@ static void test_bad_record_after_good_ones(void **state)
 }
 
 /*
+ * The root word is the dest of the root object's allocation only (made
+ * once, never freed): a window allocation of another block to it would
+ * overwrite the root (found by fuzz-fsck: the open then failed the root
+ * word's check, fsck had called the pool consistent). Refused before
+ * anything is written, naming the record.
+ */
+static void test_root_dest_other(void **state)
+{
+	struct fx *f = *state;
+	uint64_t chunk = free_chunk(f);
+	uint64_t word = pool_off_make(0, f->region + PMA_ROOT_WORD_OFF);
+	struct pma_heap *heap = NULL;
+
+	append_rec(f, 0, PMA_REC_SLAB_NEW, chunk,
+		   (uint64_t)pma_class_of(100, 1) << 8);
+	append_rec(f, 0, PMA_REC_ALLOC, chunk + PMA_SLAB_HDR_SIZE, word);
+	memcpy(f->before, f->map, POOL_SIZE);
+	/* a read-only open redoes no dest word: it opens */
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	pma_heap_close(heap);
+	heap = NULL;
+	assert_int_equal(test_heap_open(f->path, 0, &heap), -EIO);
+	assert_non_null(strstr(pma_errormsg(), "which holds the root"));
+	assert_non_null(strstr(pma_errormsg(), "arena 0 record"));
+	assert_null(heap);
+	assert_memory_equal(f->map, f->before, POOL_SIZE);
+}
+
+/*
  * Bug 2: a SLAB_NEW record whose offset was inside the first page of a
  * chunk but not its start passed (only the page was checked): the slab
  * header was written at the wrong place, and the read-only open hit an
@@ -744,6 +773,7 @@ int main(void)
 		T(test_fixture_opens),
 		T(test_pmap_checked_before_recovery),
 		T(test_bad_record_after_good_ones),
+		T(test_root_dest_other),
 		T(test_slab_new_not_chunk_start),
 		T(test_slab_free_bad),
 		T(test_slab_free_no_slab),
