@@ -341,8 +341,8 @@ views() {
 	run --separate-stderr pmactl --socket "$S" stat
 	assert_success
 	assert_line --regexp '^services: HDPM gc below 100% free, every 1 s; [0-9]+ runs, 2 passes, 4 page logs merged$'
-	assert_line --regexp '^f +open +16 MiB .* +1/2$'
-	assert_line --regexp '^plain +open +8 MiB .* +- +0/0$'
+	assert_line --regexp '^f +open +16 MiB .* +1/2 +0/0$'
+	assert_line --regexp '^plain +open +8 MiB .* +- +0/0 +0/0$'
 	run --separate-stderr pmactl --socket "$S" stat --prometheus
 	assert_success
 	assert_line 'pmad_gc_free_percent 100'
