@@ -796,8 +796,10 @@ uint64_t pma_pmap_now(const struct pma_heap *heap, uint64_t page)
 	if (!s)
 		return heap->pmap_pm[page];
 	pma_assert(s->sorted);
-	return bsearch(&page, s->written.offs, s->written.count,
-		       sizeof(*s->written.offs), cmp_u64) ?
+	/* no page written yet: offs may be NULL, which bsearch must not get */
+	return s->written.count &&
+			       bsearch(&page, s->written.offs, s->written.count,
+				       sizeof(*s->written.offs), cmp_u64) ?
 		       s->pmap_sink[page] :
 		       s->pmap_pm[page];
 }

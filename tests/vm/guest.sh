@@ -221,7 +221,8 @@ pmalloc_checks() {
 		'.count == (.records | length) and all(.records[];
 		 (.type | IN("alloc", "free", "rfree", "slab_new", "slab_free", "ext_alloc",
 		  "ext_free", "ext_len", "ext_lfree", "ext_alloc1", "ext_free1",
-		  "ext_lfree1", "sync_free")) and (.offset | startswith("0x")))'
+		  "ext_lfree1", "sync_free", "slab_morph", "xfree"))
+		 and (.offset | startswith("0x")))'
 	check "$pool: pma-workload --verify after the last kill" \
 		pma-workload --verify "$pool"
 }
