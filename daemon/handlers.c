@@ -330,44 +330,6 @@ static int h_compact(struct request *r)
 			view_compact_json(&rep, dry, r->view_flags, r->result);
 }
 
-/* pmactl morph through pmad: a morph pass (pma_heap_morph) over the heap
- * pmad holds. pmad's loop is the only thread that uses that heap (its
- * services run from the loop; a pool a client holds is busy), which is
- * what the pass needs */
-static int h_morph(struct request *r)
-{
-	struct proto_morph_args a;
-	struct pma_morph_req req = { 0 };
-	struct pma_morph_report rep;
-	int rc;
-
-	rc = proto_morph_args_decode(r->args, &a);
-	if (rc < 0)
-		return rc;
-	if (r->pool->holder)
-		return pmad_pool_busy(r->pool);
-	if (!r->pool->heap)
-		return util_errmsg_set(r->pool->err ? r->pool->err : EIO,
-				       "pool '%s' is not open: %s",
-				       r->pool->name,
-				       r->pool->errmsg ? r->pool->errmsg : "");
-	req.class_size = a.class_size;
-	req.used_pct = a.used_pct;
-	req.dry_run = a.dry_run;
-	rc = pma_heap_morph(r->pool->heap, &req, &rep);
-	if (rc < 0)
-		return util_errmsg_set(-rc, "morph pass over '%s' failed: %s",
-				       r->pool->name, pma_errormsg());
-	if (!a.dry_run)
-		util_info("pool '%s' morphed for uid %u (pid %d): %llu slabs",
-			  r->pool->name, (unsigned)r->cl->uid, (int)r->cl->pid,
-			  (unsigned long long)rep.slabs_morphed);
-	rc = new_result(r);
-	return rc < 0 ? rc :
-			view_morph_json(&rep, a.dry_run, r->view_flags,
-					r->result);
-}
-
 /* the heap pmad holds for r->pool: EBUSY while a client has it */
 static int pool_heap(struct request *r, struct pma_heap **ret_heap)
 {
@@ -380,6 +342,40 @@ static int pool_heap(struct request *r, struct pma_heap **ret_heap)
 				       r->pool->errmsg ? r->pool->errmsg : "");
 	*ret_heap = r->pool->heap;
 	return 0;
+}
+
+/* pmactl morph through pmad: a morph pass (pma_heap_morph) over the heap
+ * pmad holds. pmad's loop is the only thread that uses that heap (its
+ * services run from the loop; a pool a client holds is busy), which is
+ * what the pass needs */
+static int h_morph(struct request *r)
+{
+	struct proto_morph_args a;
+	struct pma_morph_req req = { 0 };
+	struct pma_morph_report rep;
+	struct pma_heap *heap = NULL;
+	int rc;
+
+	rc = proto_morph_args_decode(r->args, &a);
+	if (rc == 0)
+		rc = pool_heap(r, &heap);
+	if (rc < 0)
+		return rc;
+	req.class_size = a.class_size;
+	req.used_pct = a.used_pct;
+	req.dry_run = a.dry_run;
+	rc = pma_heap_morph(heap, &req, &rep);
+	if (rc < 0)
+		return util_errmsg_set(-rc, "morph pass over '%s' failed: %s",
+				       r->pool->name, pma_errormsg());
+	if (!a.dry_run)
+		util_info("pool '%s' morphed for uid %u (pid %d): %llu slabs",
+			  r->pool->name, (unsigned)r->cl->uid, (int)r->cl->pid,
+			  (unsigned long long)rep.slabs_morphed);
+	rc = new_result(r);
+	return rc < 0 ? rc :
+			view_morph_json(&rep, a.dry_run, r->view_flags,
+					r->result);
 }
 
 /* ... that holds an HDPM file system (its root word read, never made:

@@ -1411,17 +1411,19 @@ static int free_off(struct pma_heap *heap, uint64_t *dest, uint64_t off,
 	struct pma_slab *slab;
 	uint64_t rel, b;
 
-	/* in this part's pages, aligned as blocks are (one test; which of
-	 * the two failed is only told apart on the error path) */
+	/* in this part's pages, aligned to the unit records name blocks in
+	 * (one test; which of the two failed is only told apart on the
+	 * error path) */
 	rel = off - heap->fast_dest_off;
-	if (__builtin_expect(rel >= heap->data_len || rel & heap->blk_mask,
+	if (__builtin_expect(rel >= heap->data_len ||
+				     rel & ((1ULL << heap->osh) - 1),
 			     0)) {
 		if (rel < heap->data_len)
 			return util_errmsg_set(EINVAL,
 					       "0x%llx is not a block (not "
 					       "%u-byte aligned)",
 					       (unsigned long long)off,
-					       (unsigned)heap->blk_mask + 1);
+					       1u << heap->osh);
 		return util_errmsg_set(EINVAL, "0x%llx is not in the heap",
 				       (unsigned long long)off);
 	}

@@ -1403,7 +1403,8 @@ static int root_dest_fsck(struct pma_fsck *f, unsigned a,
  * allocation of the ring whose block is live after the windows and that
  * no later op of the ring names. One whose dest word is in a slab's
  * header or bitmap would overwrite allocator metadata: log-op-dest (a
- * writable open's dry run refuses the log for it, redo_meta_check).
+ * writable open's dry run refuses the log for it, redo_meta_check); one
+ * through a root word recovery refuses: root-check (root_dest_fsck).
  */
 static int redo_dest_fsck(struct pma_fsck *f, unsigned a)
 {

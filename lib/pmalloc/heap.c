@@ -531,7 +531,6 @@ static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
 				       "heap region ends past what its log "
 				       "records can name");
 	heap->osh = pma_rec_osh(heap->hdr->version);
-	heap->blk_mask = heap->fine ? 15 : 63;
 	heap->nclasses = pma_nclasses(heap->hdr->version);
 	if (!heap->checked)
 		heap->head_gen = heap->hdr->head_gen;

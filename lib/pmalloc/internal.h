@@ -1176,12 +1176,10 @@ struct pma_heap {
 	uint64_t fast_dest_len;
 	uint64_t fast_dest_off;
 	uint64_t data_len; /* bytes of the pages (geom.npages) */
-	/* version 11: 16-byte size classes (fine), blocks 16-byte aligned
-	 * (blk_mask 15, else 63), offsets in records >> osh (layout.h,
-	 * pma_rec_osh) */
+	/* version 11: 16-byte size classes (fine); offsets in records >>
+	 * osh (layout.h, pma_rec_osh), the unit blocks are aligned to */
 	int fine;
 	unsigned osh;
-	uint64_t blk_mask;
 	unsigned nclasses; /* pma_nclasses(version) */
 	/* pending pages (see pending_pages): an arena publishes its count
 	 * once it is pend_slack away from what it published; a checkpoint

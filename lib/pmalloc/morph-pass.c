@@ -370,10 +370,10 @@ static int pass_part(struct pma_heap *heap, unsigned target, unsigned pct,
  * message) */
 static unsigned class_exact(const struct pma_heap *heap, size_t size)
 {
-	unsigned cls, n = pma_nclasses(heap->geom.version);
 	uint32_t below = 0, above = 0, c;
+	unsigned cls;
 
-	for (cls = 0; cls < n; cls++) {
+	for (cls = 0; cls < heap->nclasses; cls++) {
 		c = pma_class_size(cls);
 		if (c == size)
 			return cls;

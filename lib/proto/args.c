@@ -49,8 +49,10 @@ int proto_log_args_add(struct json_object *args, const struct proto_log_args *a)
 	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
 }
 
-/* args[key]: an integer 0..PROTO_INDEX_MAX when present */
-static int index_decode(struct json_object *args, const char *key, long *ret)
+/* args[key]: an integer lo..hi into *ret when present (else *ret is
+ * left as it is) */
+static int int_decode(struct json_object *args, const char *key, int64_t lo,
+		      int64_t hi, int64_t *ret)
 {
 	struct json_object *v;
 	int64_t n;
@@ -58,13 +60,22 @@ static int index_decode(struct json_object *args, const char *key, long *ret)
 	if (!json_object_object_get_ex(args, key, &v))
 		return 0;
 	n = json_object_get_int64(v);
-	if (!json_object_is_type(v, json_type_int) || n < 0 ||
-	    n > PROTO_INDEX_MAX)
+	if (!json_object_is_type(v, json_type_int) || n < lo || n > hi)
 		return util_errmsg_set(EINVAL,
-				       "\"%s\" must be an integer 0..%d", key,
-				       PROTO_INDEX_MAX);
-	*ret = (long)n;
+				       "\"%s\" must be an integer %lld..%lld",
+				       key, (long long)lo, (long long)hi);
+	*ret = n;
 	return 0;
+}
+
+/* args[key]: an integer 0..PROTO_INDEX_MAX when present */
+static int index_decode(struct json_object *args, const char *key, long *ret)
+{
+	int64_t n = *ret;
+	int rc = int_decode(args, key, 0, PROTO_INDEX_MAX, &n);
+
+	*ret = (long)n;
+	return rc;
 }
 
 int proto_log_args_decode(struct json_object *args, struct proto_log_args *ret)
@@ -101,38 +112,17 @@ int proto_morph_args_add(struct json_object *args,
 	return err ? util_errmsg_set(ENOMEM, "out of memory") : 0;
 }
 
-/* args[key]: an integer 1..max when present (0 when not) */
-static int count_decode(struct json_object *args, const char *key, uint64_t max,
-			uint64_t *ret)
-{
-	struct json_object *v;
-	int64_t n;
-
-	*ret = 0;
-	if (!json_object_object_get_ex(args, key, &v))
-		return 0;
-	n = json_object_get_int64(v);
-	if (!json_object_is_type(v, json_type_int) || n < 1 ||
-	    (uint64_t)n > max)
-		return util_errmsg_set(EINVAL,
-				       "\"%s\" must be an integer 1..%llu", key,
-				       (unsigned long long)max);
-	*ret = (uint64_t)n;
-	return 0;
-}
-
 int proto_morph_args_decode(struct json_object *args,
 			    struct proto_morph_args *ret)
 {
 	struct proto_morph_args a = { 0 };
 	struct json_object *v;
-	uint64_t pct = 0;
+	int64_t size = 0, pct = 0;
 	int rc;
 
-	rc = count_decode(args, "class_size", PROTO_MORPH_CLASS_MAX,
-			  &a.class_size);
+	rc = int_decode(args, "class_size", 1, PROTO_MORPH_CLASS_MAX, &size);
 	if (rc == 0)
-		rc = count_decode(args, "used_pct", 100, &pct);
+		rc = int_decode(args, "used_pct", 1, 100, &pct);
 	if (rc == 0 && json_object_object_get_ex(args, "dry_run", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
 			rc = util_errmsg_set(EINVAL,
@@ -142,6 +132,7 @@ int proto_morph_args_decode(struct json_object *args,
 	}
 	if (rc < 0)
 		return rc;
+	a.class_size = (uint64_t)size;
 	a.used_pct = (unsigned)pct;
 	*ret = a;
 	return 0;
