@@ -54,6 +54,16 @@ damaged() {
 	assert_line --partial "inconsistent: $T/p"
 }
 
+# needs_advanced POOL: --repair --yes exits 3 saying only --advanced
+# repairs it, and leaves POOL as $T/ref holds it
+needs_advanced() {
+	run --separate-stderr pmactl fsck --repair --yes "$1"
+	assert_equal "$status" 3
+	[[ "$stderr" == *"only destructively: --advanced does it"* ]] ||
+		fail "stderr: $stderr"
+	cmp "$1" "$T/ref" || fail "written without --advanced"
+}
+
 @test "a clean pool with a heap is consistent (exit 0, no findings)" {
 	mkpool_size "$T/p" 8M
 	run --separate-stderr "$WORKLOAD" "$T/p" 4 100
@@ -610,11 +620,7 @@ rebuilt() {
 	"$DAMAGE" make "$T/p"
 	"$DAMAGE" log-record "$T/p"
 	cp "$T/p" "$T/ref"
-	run --separate-stderr pmactl fsck --repair --yes "$T/p"
-	assert_equal "$status" 3
-	[[ "$stderr" == *"only destructively: --advanced does it"* ]] ||
-		fail "stderr: $stderr"
-	cmp "$T/p" "$T/ref" || fail "written without --advanced"
+	needs_advanced "$T/p"
 	# --dry-run --advanced: every record after the damaged one is listed
 	run --separate-stderr pmactl --json fsck --repair --dry-run --advanced "$T/p"
 	assert_equal "$status" 1
@@ -651,11 +657,7 @@ rebuilt() {
 	[[ "$stderr$output" != *"fails its checksum"* ]] ||
 		fail "open: $output $stderr"
 	cp "$T/p" "$T/ref"
-	run --separate-stderr pmactl fsck --repair --yes "$T/p"
-	assert_equal "$status" 3
-	[[ "$stderr" == *"only destructively: --advanced does it"* ]] ||
-		fail "stderr: $stderr"
-	cmp "$T/p" "$T/ref" || fail "written without --advanced"
+	needs_advanced "$T/p"
 	run --separate-stderr pmactl --json fsck --repair --dry-run --advanced "$T/p"
 	assert_equal "$status" 1
 	local lost
@@ -696,11 +698,7 @@ rebuilt() {
 	assert_failure
 	cmp "$T/p" "$T/ref" || fail "a refused open wrote the pool"
 	# --repair without --advanced: exit 3, byte for byte, says why
-	run --separate-stderr pmactl fsck --repair --yes "$T/p"
-	assert_equal "$status" 3
-	[[ "$stderr" == *"only destructively: --advanced does it"* ]] ||
-		fail "stderr: $stderr"
-	cmp "$T/p" "$T/ref" || fail "written without --advanced"
+	needs_advanced "$T/p"
 	# --dry-run --advanced: the records listed, nothing written
 	run --separate-stderr pmactl --json fsck --repair --dry-run --advanced "$T/p"
 	assert_equal "$status" 1

@@ -27,6 +27,23 @@ teardown() {
 	rm -rf -- "${SD:?}"
 }
 
+# hold NAME: a libpmad client attaches pool NAME (HOLD_PID) until unhold
+hold() {
+	mkfifo "$D/in"
+	"$CLIENT" "$S" hold "$1" <"$D/in" >"$D/hold.out" &
+	HOLD_PID=$!
+	exec 8>"$D/in"
+	wait_for grep -q held "$D/hold.out"
+}
+
+# unhold: the client closes the pool and exits
+unhold() {
+	exec 8>&-
+	wait "$HOLD_PID"
+	HOLD_PID=""
+	rm -f "$D/in"
+}
+
 allocated() {
 	echo $(($(stat -c %b "$1") * 512))
 }
@@ -165,18 +182,12 @@ frag() {
 	assert_success
 	assert_line --regexp '^0 slabs morphed'
 	# a pool a libpmad client holds is busy
-	mkfifo "$D/in"
-	"$CLIENT" "$S" hold m <"$D/in" >"$D/hold.out" &
-	HOLD_PID=$!
-	exec 8>"$D/in"
-	wait_for grep -q held "$D/hold.out"
+	hold m
 	run --separate-stderr pmactl --socket "$S" morph m
 	assert_failure 1
 	[[ "$stderr" == *"morph m: pool 'm' is attached by pid $HOLD_PID"*"(EBUSY)" ]] ||
 		fail "$stderr"
-	exec 8>&-
-	wait "$HOLD_PID"
-	HOLD_PID=
+	unhold
 	stop_pmad
 	# the old blocks are intact, the pool checks clean
 	run --separate-stderr "$WORKLOAD" --frag-check "$SD/m.pool"
@@ -193,18 +204,12 @@ frag() {
 	run --separate-stderr pmactl --socket "$S" compact --json --human c
 	assert_success
 	[[ "$(jq -r .file_bytes_before <<<"$output")" == *iB ]] || fail "$output"
-	mkfifo "$D/in"
-	"$CLIENT" "$S" hold c <"$D/in" >"$D/hold.out" &
-	HOLD_PID=$!
-	exec 8>"$D/in"
-	wait_for grep -q held "$D/hold.out"
+	hold c
 	run --separate-stderr pmactl --socket "$S" compact c
 	assert_failure 1
 	[[ "$stderr" == *"compact c: pool 'c' is attached by pid $HOLD_PID"*"(EBUSY)" ]] ||
 		fail "$stderr"
-	exec 8>&-
-	wait "$HOLD_PID"
-	HOLD_PID=""
+	unhold
 	run --separate-stderr pmactl --socket "$S" compact c
 	assert_success
 	run --separate-stderr pmactl --socket "$S" compact "$SD/c.pool"
@@ -234,11 +239,7 @@ compactions_ge() {
 	run pmactl --socket "$S" pool create c --size 16M
 	assert_success
 	# c is attached by a libpmad client: the service leaves it alone
-	mkfifo "$D/in"
-	"$CLIENT" "$S" hold c <"$D/in" >"$D/hold.out" &
-	HOLD_PID=$!
-	exec 8>"$D/in"
-	wait_for grep -q held "$D/hold.out"
+	hold c
 	# a round may have compacted c before the client held it: from now
 	# on its count must not move
 	local c0
@@ -282,9 +283,7 @@ compactions_ge() {
 	run --separate-stderr pmactl --socket "$S" compact f
 	assert_success
 	compactions_ge f $((n + 1))
-	exec 8>&-
-	wait "$HOLD_PID"
-	HOLD_PID=""
+	unhold
 	stop_pmad
 	run --separate-stderr pmactl fsck "$SD/f.pool"
 	assert_success

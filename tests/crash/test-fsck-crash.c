@@ -182,6 +182,27 @@ static void test_sweep(void **state)
 static char repair_dir[64];
 static const char *self_path;
 
+/* a new heap (open flags) whose root's first NSLOTS / 2 slots hold
+ * blocks of both arenas */
+static void repair_prefill(const char *path, unsigned flags)
+{
+	struct pma_heap *heap;
+	uint64_t root, *slots;
+	unsigned i;
+
+	assert_int_equal(test_heap_create(path, HEAP_SIZE,
+					  PMA_HEAP_FORCE | flags, &heap),
+			 0);
+	assert_int_equal(pma_root(heap, (size_t)NSLOTS * 8, &root), 0);
+	slots = pma_direct(heap, root);
+	for (i = 0; i < NSLOTS / 2; i++) {
+		pma_arena_bind(heap, i % 2);
+		assert_int_equal(pma_malloc_to(heap, slot_size(i), &slots[i]),
+				 0);
+	}
+	pma_heap_close(heap);
+}
+
 /* a heap with live blocks in both arenas and a crashed child's records */
 static void repair_base(const char *path)
 {
@@ -191,16 +212,7 @@ static void repair_base(const char *path)
 	int status;
 	pid_t pid;
 
-	assert_int_equal(
-		test_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap), 0);
-	assert_int_equal(pma_root(heap, (size_t)NSLOTS * 8, &root), 0);
-	slots = pma_direct(heap, root);
-	for (i = 0; i < NSLOTS / 2; i++) {
-		pma_arena_bind(heap, i % 2);
-		assert_int_equal(pma_malloc_to(heap, slot_size(i), &slots[i]),
-				 0);
-	}
-	pma_heap_close(heap);
+	repair_prefill(path, 0);
 	pid = fork();
 	if (pid == 0) {
 		if (test_heap_open(path, 0, &heap) ||
@@ -231,19 +243,7 @@ static void repair_base_local(const char *path)
 	int status;
 	pid_t pid;
 
-	assert_int_equal(test_heap_create(path, HEAP_SIZE,
-					  PMA_HEAP_FORCE |
-						  PMA_HEAP_LOCAL_CHECKPOINTS,
-					  &heap),
-			 0);
-	assert_int_equal(pma_root(heap, (size_t)NSLOTS * 8, &root), 0);
-	slots = pma_direct(heap, root);
-	for (i = 0; i < NSLOTS / 2; i++) {
-		pma_arena_bind(heap, i % 2);
-		assert_int_equal(pma_malloc_to(heap, slot_size(i), &slots[i]),
-				 0);
-	}
-	pma_heap_close(heap);
+	repair_prefill(path, PMA_HEAP_LOCAL_CHECKPOINTS);
 	pid = fork();
 	if (pid == 0) {
 		if (test_heap_open(path, PMA_HEAP_LOCAL_CHECKPOINTS, &heap) ||
