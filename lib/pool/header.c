@@ -271,6 +271,11 @@ int pool_hdr_write(struct pool *pool, const struct pool_hdr *new_hdr)
 	if (pool->flags & POOL_OPEN_RDONLY)
 		return util_errmsg_set(EROFS, "'%s': pool is open read-only",
 				       pool->parts[0].path);
+	if (pool->flags & POOL_OPEN_SHARED)
+		return util_errmsg_set(EBUSY,
+				       "'%s': pool is open shared; its header "
+				       "changes only with the pool open alone",
+				       pool->parts[0].path);
 	/* the protocol needs two equal copies to start from */
 	if (pool->other_differs) {
 		rc = pool_hdr_sync(pool);

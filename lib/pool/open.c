@@ -209,7 +209,8 @@ static int part_hdr_read(struct pool *pool, unsigned i,
 
 int pool_part_lock(struct pool *pool, unsigned i)
 {
-	int op = (pool->flags & (POOL_OPEN_RDONLY | POOL_OPEN_PRIVATE)) ?
+	int op = (pool->flags &
+		  (POOL_OPEN_RDONLY | POOL_OPEN_PRIVATE | POOL_OPEN_SHARED)) ?
 			 LOCK_SH :
 			 LOCK_EX;
 	char label[POOL_PATH_HINT_LEN + 32];
@@ -226,6 +227,51 @@ int pool_part_lock(struct pool *pool, unsigned i)
 				       strerror(errno));
 	}
 	return 0;
+}
+
+static void slot_flock(struct flock *fl, unsigned slot, short type)
+{
+	memset(fl, 0, sizeof(*fl));
+	fl->l_type = type;
+	fl->l_whence = SEEK_SET;
+	fl->l_start = POOL_SLOT_LOCK_BASE + (off_t)slot;
+	fl->l_len = 1;
+}
+
+int pool_slot_lock(struct pool *pool, unsigned slot, const char *label)
+{
+	struct flock fl;
+
+	if (slot >= 64)
+		return util_errmsg_set(EINVAL, "region slot %u (0..63)", slot);
+	if (!(pool->flags & POOL_OPEN_SHARED))
+		return util_errmsg_set(EINVAL, "the pool is not open shared");
+	slot_flock(&fl, slot, F_WRLCK);
+	while (fcntl(pool->parts[0].fd, F_OFD_SETLK, &fl) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EACCES)
+			return util_errmsg_set(EBUSY,
+					       "%s is held by another "
+					       "attachment of the pool",
+					       label);
+		return util_errmsg_set(errno, "%s: cannot lock: %s", label,
+				       strerror(errno));
+	}
+	return 0;
+}
+
+int pool_slot_busy(const struct pool *pool, unsigned slot)
+{
+	struct flock fl;
+
+	if (slot >= 64)
+		return util_errmsg_set(EINVAL, "region slot %u (0..63)", slot);
+	slot_flock(&fl, slot, F_WRLCK);
+	if (fcntl(pool->parts[0].fd, F_OFD_GETLK, &fl) < 0)
+		return util_errmsg_set(errno, "cannot test a region lock: %s",
+				       strerror(errno));
+	return fl.l_type != F_UNLCK;
 }
 
 int pool_lock(struct pool *pool)
@@ -672,7 +718,7 @@ int pool_open_parts_fds(const char *const *paths, unsigned npaths,
 		goto out_close;
 	/* the sole writer makes both header copies equal again */
 	if (pool->other_differs && !(flags & POOL_OPEN_RDONLY) &&
-	    !(flags & POOL_OPEN_NOLOCK)) {
+	    !(flags & (POOL_OPEN_NOLOCK | POOL_OPEN_SHARED))) {
 		if (!(flags & POOL_OPEN_PRIVATE))
 			util_warn("'%s': pool header copy %c differs from "
 				  "copy %c (damaged, or an update was "

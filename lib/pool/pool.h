@@ -71,6 +71,13 @@ enum pool_open_flags {
 	 * lands in private memory and is gone at close. Regular files only.
 	 */
 	POOL_OPEN_PRIVATE = 1 << 3,
+	/*
+	 * a writable open that shares the pool with other such opens: a
+	 * shared flock on every part (exclusive openers still exclude it
+	 * and are excluded), each then locking the heap regions it writes
+	 * with pool_slot_lock (doc/shared-heaps.md, step 3a)
+	 */
+	POOL_OPEN_SHARED = 1 << 4,
 };
 /* open part 0 at path and every part its table names; verify everything */
 int pool_open(const char *path, unsigned flags, struct pool **ret_pool);
@@ -93,6 +100,17 @@ int pool_open_fds(const int *fds, unsigned nfds, unsigned flags,
 /* pool_open_parts, or with fds (npaths of them) from those descriptors */
 int pool_open_parts_fds(const char *const *paths, unsigned npaths,
 			const int *fds, unsigned flags, struct pool **ret_pool);
+/*
+ * Lock heap region slot (0..63) of a POOL_OPEN_SHARED pool for this open:
+ * an OFD write lock on one byte of part 0 beyond any file's end
+ * (POOL_SLOT_LOCK_BASE + slot), so it belongs to the open file description
+ * and goes with its last close or the holder's death. -EBUSY if another
+ * open file description holds it (naming the slot as label says).
+ */
+#define POOL_SLOT_LOCK_BASE (1LL << 60)
+int pool_slot_lock(struct pool *pool, unsigned slot, const char *label);
+/* is slot locked by another open file description? 1, 0, or -errno */
+int pool_slot_busy(const struct pool *pool, unsigned slot);
 /* unmap, unlock, close; *pool becomes NULL; accepts NULL */
 void pool_close(struct pool **pool);
 
