@@ -162,6 +162,22 @@ PMA_API PMA_WUR int pma_config_set_mode(struct pma_config *cfg, unsigned mode);
  * parts. An open finds the count in the pool. 0 or -EINVAL */
 PMA_API PMA_WUR int pma_config_set_regions(struct pma_config *cfg,
 					   unsigned regions);
+/*
+ * An open with this config attaches only the heap regions whose slot bit
+ * is set in mask (slot s: part s / K, region s % K of that part by
+ * offset, K = pma_heap_regions; 0, the default: every region). Several
+ * processes (or opens) with disjoint masks share one pool: each writes
+ * the allocator metadata of its regions only, and the regions are
+ * locked per open (-EBUSY naming the region if another open holds it;
+ * the kernel drops the locks of a process that dies). Blocks of regions
+ * not attached are read and written as data (pma_direct) but not freed
+ * (-EXDEV) yet; the root object can be made only by an open that holds
+ * slot 0. An exclusive open of the pool (every region, or pmactl's
+ * offline commands) is -EBUSY while any masked open runs and the other
+ * way round. Not with PMA_HEAP_RDONLY or PMA_HEAP_FORMAT. 0 (the open
+ * checks the mask: -EINVAL for a slot the pool does not have) */
+PMA_API PMA_WUR int pma_config_set_region_mask(struct pma_config *cfg,
+					       uint64_t mask);
 
 /* pma_heap_create, pma_heap_open and pma_heap_open_fds with a config
  * (NULL: the defaults; flags come from the config) */

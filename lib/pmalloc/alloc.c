@@ -1581,6 +1581,9 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	if (!off)
 		return 0;
 	part = pool_off_part(off);
+	if (__builtin_expect(~local->top->held, 0) &&
+	    (rc = pma_heap_foreign_check(local, off)) < 0)
+		return rc;
 	if (__builtin_expect(local->top->nreg > 1, 0) && part == local->part &&
 	    (h = pma_heap_route(local, off)))
 		local = h; /* another region of the part: through its heap */

@@ -147,6 +147,14 @@ PMA_API int pma_config_set_regions(struct pma_config *cfg, unsigned regions)
 	return 0;
 }
 
+PMA_API int pma_config_set_region_mask(struct pma_config *cfg, uint64_t mask)
+{
+	if (!cfg)
+		return util_errmsg_set(EINVAL, "no config");
+	cfg->region_mask = mask;
+	return 0;
+}
+
 int pma_config_set_format(struct pma_config *cfg, uint32_t version,
 			  uint32_t sum_shift)
 {

@@ -601,8 +601,8 @@ static void heap_free_all(struct pma_heap *top)
 	struct pool *pool = top->pool;
 	unsigned p;
 
-	for (p = 1; p < PMA_MAX_SLOTS; p++)
-		if (top->sib[p])
+	for (p = 0; p < PMA_MAX_SLOTS; p++)
+		if (top->sib[p] && top->sib[p] != top)
 			heap_free(top->sib[p]);
 	pma_place_free(top);
 	heap_free(top);
@@ -654,7 +654,10 @@ static int heap_add_siblings(struct pma_heap *top, unsigned flags)
 
 	for (p = 0; p < pool_part_count(top->pool) && p < POOL_MAX_PARTS; p++) {
 		n = pma_part_regions(top->pool, p, regs);
-		for (i = p == HEAP_PART; i < n && i < top->nreg; i++) {
+		for (i = 0; i < n && i < top->nreg; i++) {
+			if (p * top->nreg + i == top->slot ||
+			    !(top->held >> (p * top->nreg + i) & 1))
+				continue;
 			rc = heap_add_sibling(top, p, i, regs[i], flags);
 			if (rc < 0)
 				return rc;
@@ -663,12 +666,152 @@ static int heap_add_siblings(struct pma_heap *top, unsigned flags)
 	return 0;
 }
 
-/* part 0's first heap region by offset (top's) */
-static const struct pool_region *heap_first_region(const struct pool *pool)
+int pma_heap_foreign_check(const struct pma_heap *heap, uint64_t off)
+{
+	const struct pma_heap *top = heap->top;
+	int s = pma_heap_slot_of(heap, off);
+
+	if (s < 0 || top->held >> s & 1)
+		return 0;
+	return util_errmsg_set(EXDEV,
+			       "0x%llx is in region %u of part %u, which this "
+			       "open of the heap does not hold (region mask "
+			       "0x%llx)",
+			       (unsigned long long)off, (unsigned)s % top->nreg,
+			       (unsigned)s / top->nreg,
+			       (unsigned long long)top->held);
+}
+
+/*
+ * Every slot's region into top (slot_off, slot_size), the slots held
+ * (cfg.region_mask: checked against the pool's slots, each locked) and
+ * top's slot (the lowest held). The region of top's slot into *ret.
+ */
+static int heap_slots(struct pma_heap *top, const struct pool_region **ret)
 {
 	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
+	uint64_t all = 0, mask = top->cfg.region_mask;
+	unsigned p, i, n, k = top->nreg, s;
+	char label[64];
+	int rc;
 
-	return pma_part_regions(pool, HEAP_PART, regs) ? regs[0] : NULL;
+	for (p = 0; p < pool_part_count(top->pool) && p < POOL_MAX_PARTS; p++) {
+		n = pma_part_regions(top->pool, p, regs);
+		for (i = 0; i < n && i < k && p * k + i < PMA_MAX_SLOTS; i++) {
+			s = p * k + i;
+			top->slot_off[s] = regs[i]->off;
+			top->slot_size[s] = regs[i]->size;
+			all |= 1ULL << s;
+		}
+	}
+	if (!k || !all)
+		return util_errmsg_set(EINVAL, "pool has no heap region");
+	if (mask & ~all)
+		return util_errmsg_set(EINVAL,
+				       "region mask 0x%llx: the pool has no "
+				       "region slot %u (its slots: 0x%llx, %u "
+				       "regions per part)",
+				       (unsigned long long)mask,
+				       (unsigned)__builtin_ctzll(mask & ~all),
+				       (unsigned long long)all, k);
+	/* every bit when unmasked: the free path tests ~held alone */
+	top->held = mask ? mask : ~0ULL;
+	s = (unsigned)__builtin_ctzll(mask ? mask : all);
+	for (i = 0; mask && i < PMA_MAX_SLOTS; i++) {
+		if (!(mask >> i & 1))
+			continue;
+		snprintf(label, sizeof(label), "region %u of part %u", i % k,
+			 i / k);
+		rc = pool_slot_lock(top->pool, i, label);
+		if (rc < 0)
+			return rc;
+	}
+	n = pma_part_regions(top->pool, s / k, regs);
+	*ret = regs[s % k];
+	top->part = s / k;
+	top->slot = s;
+	top->sib[0] = NULL;
+	top->sib[s] = top;
+	top->root_hdr = pma_addr_part(top->pool, HEAP_PART, top->slot_off[0]);
+	return n > s % k ? 0 : util_errmsg_set(EIO, "no region slot %u", s);
+}
+
+/*
+ * A masked open (doc/shared-heaps.md, step 3a) cannot apply an XFREE
+ * (a free across parts, logged by an open of the whole pool) whose block
+ * and log are on different sides of its mask: refused (-EBUSY) if the
+ * window of slot s (held or not, as held_side says) holds one whose
+ * block is on the other side. The window is read from PM alone: another
+ * open may append to a slot not held here, but masked opens never log
+ * an XFREE, so a valid one is an old one.
+ */
+static int slot_xfree_check(struct pma_heap *top, unsigned s,
+			    const struct pool_region *region)
+{
+	struct pma_heap *probe;
+	struct pma_arena a;
+	struct pma_op op;
+	unsigned i;
+	uint64_t k, tail;
+	int rc, bs, held = (int)(top->held >> s & 1);
+
+	probe = heap_new(top->pool, s / top->nreg, &top->cfg, PMA_HEAP_RDONLY);
+	if (!probe)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	rc = heap_setup(probe, region, PMA_HEAP_RDONLY);
+	if (rc == -ENOENT) /* never formatted: an empty window */
+		rc = 0;
+	else if (rc == 0 && probe->geom.version < PMA_HEAP_VERSION_XFREE)
+		goto out;
+	for (i = 0; rc == 0 && i < probe->geom.narenas; i++) {
+		rc = pma_arena_init(probe, i, &a);
+		if (rc < 0)
+			break;
+		tail = pma_booklog_find_tail(a.log, probe->geom.log_cap,
+					     a.head);
+		for (k = a.head; rc == 0 && k < tail; k += op.nrecs) {
+			if (pma_booklog_read_op(a.log, probe->geom.log_cap, k,
+						probe->osh, &op) < 0)
+				break;
+			if (op.type != PMA_REC_XFREE)
+				continue;
+			bs = pma_heap_slot_of(top,
+					      pool_off_make(op.owner, op.off));
+			if (bs >= 0 && (int)(top->held >> bs & 1) != held)
+				rc = util_errmsg_set(
+					EBUSY,
+					"region %u of part %u: arena %u "
+					"record %llu frees a block of region "
+					"%u of part %u (an open of the whole "
+					"pool logged it and did not close); "
+					"open the whole pool once to apply it",
+					s % top->nreg, s / top->nreg, i,
+					(unsigned long long)k,
+					(unsigned)bs % top->nreg,
+					(unsigned)bs / top->nreg);
+		}
+		pma_arena_release(&a);
+	}
+out:
+	heap_free(probe);
+	return rc;
+}
+
+static int xfree_leftovers(struct pma_heap *top)
+{
+	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
+	unsigned p, i, n, k = top->nreg;
+	int rc;
+
+	for (p = 0; p < pool_part_count(top->pool) && p < POOL_MAX_PARTS; p++) {
+		n = pma_part_regions(top->pool, p, regs);
+		for (i = 0; i < n && i < k && p * k + i < PMA_MAX_SLOTS; i++) {
+			rc = slot_xfree_check(top, p * k + i, regs[i]);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
 }
 
 /* take ownership of an open pool: set up, recover, rebuild (every part) */
@@ -694,7 +837,9 @@ static int heap_attach(struct pool *pool, const struct pma_config *cfg,
 	if (rc == 0)
 		rc = heap_nreg(pool, &heap->nreg);
 	if (rc == 0)
-		region = heap_first_region(pool);
+		rc = heap_slots(heap, &region);
+	if (rc == 0 && cfg->region_mask)
+		rc = xfree_leftovers(heap);
 	if (rc == 0)
 		rc = heap_setup(heap, region, flags);
 	if (rc == 0)
@@ -769,9 +914,15 @@ static int heap_open(const char *const *paths, unsigned npaths, const int *fds,
 	flags = cfg->flags & ~(unsigned)HEAP_FORMAT_ALWAYS;
 	pool_flags = (flags & PMA_HEAP_RDONLY)	? POOL_OPEN_RDONLY :
 		     (flags & PMA_HEAP_PRIVATE) ? POOL_OPEN_PRIVATE :
+		     cfg->region_mask		? POOL_OPEN_SHARED :
 						  0;
 	if (!path || !ret_heap)
 		return util_errmsg_set(EINVAL, "no path or ret_heap");
+	if (cfg->region_mask &&
+	    (flags & (PMA_HEAP_RDONLY | PMA_HEAP_PRIVATE | PMA_HEAP_FORMAT)))
+		return util_errmsg_set(EINVAL,
+				       "a region mask is for writable opens "
+				       "of a formatted heap");
 	if ((flags & PMA_HEAP_RDONLY) && (flags & PMA_HEAP_FORMAT))
 		return util_errmsg_set(EINVAL, "PMA_HEAP_RDONLY with "
 					       "PMA_HEAP_FORMAT");

@@ -1124,6 +1124,9 @@ struct pma_config {
 	/* a heap formatted by this config: PMAlloc regions per part (a
 	 * power of two, 1..PMA_REGIONS_MAX; pma_config_set_regions) */
 	unsigned regions;
+	/* an open attaches the region slots of this mask only (bit s: slot
+	 * s), 0 for all; pma_config_set_region_mask, doc/shared-heaps.md */
+	uint64_t region_mask;
 };
 /* slab morphing is on by default: a slab at most this percentage used
  * (and idle, morph_idle) serves a class that needs a slab (the issue's
@@ -1161,6 +1164,15 @@ struct pma_heap {
 	 * p * nreg .. p * nreg + nreg - 1, by offset), NULL if none */
 	struct pma_heap *sib[PMA_MAX_SLOTS];
 	unsigned nsib; /* top: heaps (1 for one part of one region) */
+	/* top: the slots this open holds (pma_config_set_region_mask; every
+	 * bit set if unmasked), and every slot's region (part byte
+	 * offset and size, 0 if the pool has no such slot) */
+	uint64_t held;
+	uint64_t slot_off[PMA_MAX_SLOTS];
+	uint64_t slot_size[PMA_MAX_SLOTS];
+	/* top: slot 0's header (the root word), == hdr unless top is
+	 * another slot (a masked open without slot 0) */
+	struct pma_heap_hdr *root_hdr;
 	unsigned nreg; /* top: regions per part (every part with a heap) */
 	int node; /* NUMA node of this part (pool_part_node) */
 	struct pma_place *place; /* top, nsib > 1: numa.c */
@@ -1366,6 +1378,29 @@ void pma_zunmap(void *p, size_t size);
  * the region within the part (one of nreg, by offset). With one region
  * per part, the part's heap whatever the byte offset (callers check it).
  */
+/* the slot of the region that holds pool offset off, or -1 (any slot of
+ * the pool, held or not) */
+static inline int pma_heap_slot_of(const struct pma_heap *heap, uint64_t off)
+{
+	const struct pma_heap *top = heap->top;
+	unsigned part = pool_off_part(off), k = top->nreg, i, s;
+	uint64_t b = pool_off_byte(off);
+
+	for (i = 0; i < k; i++) {
+		s = part * k + i;
+		if (part >= POOL_MAX_PARTS || s >= PMA_MAX_SLOTS)
+			return -1;
+		if (top->slot_size[s] &&
+		    b - top->slot_off[s] < top->slot_size[s])
+			return (int)s;
+	}
+	return -1;
+}
+
+/* -EXDEV naming the region if off is in a slot the open does not hold,
+ * else 0 */
+int pma_heap_foreign_check(const struct pma_heap *heap, uint64_t off);
+
 static inline struct pma_heap *pma_heap_route(const struct pma_heap *heap,
 					      uint64_t off)
 {
@@ -1389,11 +1424,15 @@ static inline struct pma_heap *pma_heap_route(const struct pma_heap *heap,
 static inline struct pma_heap *pma_part_heap(const struct pma_heap *top,
 					     unsigned part)
 {
-	unsigned k = top->nreg;
+	unsigned k = top->nreg, i;
 
-	return part < POOL_MAX_PARTS && part * k < PMA_MAX_SLOTS ?
-		       top->sib[part * k] :
-		       NULL;
+	/* the first region of the part this open holds */
+	for (i = 0;
+	     part < POOL_MAX_PARTS && i < k && part * k + i < PMA_MAX_SLOTS;
+	     i++)
+		if (top->sib[part * k + i])
+			return top->sib[part * k + i];
+	return NULL;
 }
 /* byte offset <-> pool offset of the heap's part */
 static inline uint64_t pma_pool_off(const struct pma_heap *heap, uint64_t b)

@@ -82,8 +82,13 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 	uint32_t idx;
 	int held;
 
-	if (heap && (pool_off_part(off) != heap->part || heap->top->nreg > 1))
+	if (heap && (pool_off_part(off) != heap->part || heap->top->nreg > 1)) {
+		const struct pma_heap *from = heap;
+
 		heap = pma_heap_route(heap, off); /* its region's */
+		if (!heap && ~from->top->held)
+			(void)pma_heap_foreign_check(from, off);
+	}
 	if (!heap || pool_off_part(off) != heap->part || b < heap->data_base ||
 	    pma_page_of(heap, b) >= heap->geom.npages)
 		return 0;
@@ -231,6 +236,19 @@ PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
 	if (!heap || !ret_off || !size)
 		return util_errmsg_set(EINVAL, "no heap, size or ret_off");
 	heap = heap->top; /* the root word and its block are in part 0 */
+	if (heap->root_hdr && heap->root_hdr != heap->hdr) {
+		/* a masked open without slot 0 reads the root word only */
+		off = __atomic_load_n(&heap->root_hdr->root_off,
+				      __ATOMIC_ACQUIRE);
+		if (!off)
+			return util_errmsg_set(EXDEV,
+					       "no root object yet, and only "
+					       "an open that holds region 0 "
+					       "of part 0 (slot 0) can make "
+					       "it");
+		*ret_off = off;
+		return 0;
+	}
 	pthread_mutex_lock(&heap->root_lock);
 	off = __atomic_load_n(&heap->hdr->root_off, __ATOMIC_ACQUIRE);
 	if (!off) { /* -EROFS if read-only */

@@ -249,8 +249,9 @@ PMA_API int pma_heap_part_stats(struct pma_heap *heap, unsigned part,
 		return util_errmsg_set(ENOENT, "part %u holds no heap", part);
 	/* the part's regions summed (slots part * nreg ...) */
 	rc = stats_collect(pma_part_heap(top, part), &st, NULL, 0);
-	for (i = 1; rc == 0 && i < top->nreg; i++) {
-		if (!top->sib[part * top->nreg + i])
+	for (i = 0; rc == 0 && i < top->nreg; i++) {
+		if (!top->sib[part * top->nreg + i] ||
+		    top->sib[part * top->nreg + i] == pma_part_heap(top, part))
 			continue;
 		rc = stats_collect(top->sib[part * top->nreg + i], &reg, NULL,
 				   0);

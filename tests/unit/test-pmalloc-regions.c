@@ -15,12 +15,17 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "pmalloc.h"
+#include "pmalloc/layout.h"
 #include "pool/layout.h"
 #include "pool/pool.h"
 
@@ -335,6 +340,257 @@ static void test_plain(void **state)
 	assert_int_equal(parts[1], 1);
 }
 
+/* open with a region mask: 0 or -errno (no failure) */
+static int open_mask(struct fixture *f, uint64_t mask, unsigned flags,
+		     struct pma_heap **ret_heap)
+{
+	struct pma_config *cfg = NULL;
+	int rc;
+
+	assert_int_equal(pma_config_new(&cfg), 0);
+	assert_int_equal(pma_config_set_flags(cfg, flags), 0);
+	assert_int_equal(pma_config_set_region_mask(cfg, mask), 0);
+	rc = pma_heap_open_cfg(f->path, cfg, ret_heap);
+	pma_config_delete(&cfg);
+	return rc;
+}
+
+#define ROOT_WORDS 64
+
+/* the whole pool after masked opens: every word of the root array is 0
+ * or names a live block, and the live bytes are exactly those (no leak,
+ * nothing freed twice); the count of non-zero words in [lo, hi) */
+static unsigned check_whole(struct fixture *f, unsigned lo, unsigned hi,
+			    int want_region, unsigned n, const unsigned *parts,
+			    const uint64_t *offs, uint64_t rsize)
+{
+	struct pma_heap_stats st;
+	struct pma_heap *heap = open_heap(f);
+	uint64_t root, *w, live = 0;
+	unsigned i, nz = 0;
+	size_t u;
+
+	assert_int_equal(pma_root(heap, ROOT_WORDS * 8, &root), 0);
+	live += pma_usable_size(heap, root);
+	w = pma_direct(heap, root);
+	for (i = 0; i < ROOT_WORDS; i++) {
+		if (!w[i])
+			continue;
+		u = pma_usable_size(heap, w[i]);
+		assert_true(u >= 100);
+		live += u;
+		if (i >= lo && i < hi) {
+			nz++;
+			if (want_region >= 0)
+				assert_int_equal(region_of(w[i], n, parts, offs,
+							   rsize),
+						 want_region);
+		}
+	}
+	assert_int_equal(pma_heap_stats(heap, &st), 0);
+	assert_int_equal(st.used_bytes, live);
+	pma_heap_close(heap);
+	return nz;
+}
+
+/* two opens of one pool with disjoint region masks (1 part x 2
+ * regions): each allocates in its own region only, dest words anywhere;
+ * a foreign block is not freed (-EXDEV); overlaps and whole-pool opens
+ * are refused while they run; the whole pool after them */
+static void test_mask_two_opens(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL, *c = NULL;
+	uint64_t offs[8], rsize = 0, root, root_b, *w, *wb, keep;
+	unsigned parts[8], n, i;
+
+	pma_heap_close(create_heap(f, 1, 2));
+	n = read_regions(f, parts, offs, &rsize);
+	assert_int_equal(n, 2);
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
+	assert_int_equal(pma_heap_regions(a), 2);
+	/* the root: only slot 0's holder makes it, both read it */
+	assert_int_equal(pma_root(b, ROOT_WORDS * 8, &root_b), -EXDEV);
+	assert_non_null(strstr(pma_errormsg(), "slot 0"));
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	assert_int_equal(pma_root(b, ROOT_WORDS * 8, &root_b), 0);
+	assert_int_equal(root_b, root);
+	/* two mappings of the same files: the same memory */
+	w = pma_direct(a, root);
+	wb = pma_direct(b, root);
+	wb[40] = 7;
+	assert_int_equal(w[40], 7);
+	wb[40] = 0;
+	/* overlapping and exclusive opens are refused */
+	assert_int_equal(open_mask(f, 0x3, 0, &c), -EBUSY);
+	assert_non_null(strstr(pma_errormsg(), "region 0 of part 0"));
+	assert_int_equal(open_mask(f, 0x2, 0, &c), -EBUSY);
+	assert_non_null(strstr(pma_errormsg(), "region 1 of part 0"));
+	assert_int_equal(pma_heap_open(f->path, 0, &c), -EBUSY);
+	/* each allocates in its region; b's dest words are in a's block */
+	for (i = 0; i < 16; i++) {
+		assert_int_equal(pma_malloc_to(a, 200, &w[i]), 0);
+		assert_int_equal(pma_malloc_to(b, 200, &wb[16 + i]), 0);
+		assert_int_equal(region_of(w[i], n, parts, offs, rsize), 0);
+		assert_int_equal(region_of(w[16 + i], n, parts, offs, rsize),
+				 1);
+	}
+	/* a foreign block: not freed, the word unchanged */
+	keep = w[16];
+	assert_int_equal(pma_free_from(a, &w[16]), -EXDEV);
+	assert_non_null(strstr(pma_errormsg(), "region 1 of part 0"));
+	assert_int_equal(w[16], keep);
+	assert_int_equal(pma_usable_size(a, keep), 0);
+	assert_int_equal(pma_free_from(b, &wb[0]), -EXDEV);
+	/* own blocks, with the dest in the other region's block */
+	assert_int_equal(pma_free_from(b, &wb[16]), 0);
+	assert_int_equal(w[16], 0);
+	assert_int_equal(pma_free_from(a, &w[1]), 0);
+	assert_int_equal(pma_heap_checkpoint(a), 0);
+	assert_int_equal(pma_heap_checkpoint(b), 0);
+	pma_heap_close(a);
+	/* a's slot is free again: another masked open takes it */
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	assert_int_equal(pma_malloc_to(a, 200, &w[1]), 0);
+	pma_heap_close(a);
+	pma_heap_close(b);
+	assert_int_equal(check_whole(f, 0, 16, 0, n, parts, offs, rsize), 16);
+	assert_int_equal(check_whole(f, 16, 32, 1, n, parts, offs, rsize), 15);
+}
+
+static void test_mask_bad(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *h = NULL;
+
+	pma_heap_close(create_heap(f, 1, 2));
+	assert_int_equal(open_mask(f, 0x4, 0, &h), -EINVAL);
+	assert_non_null(strstr(pma_errormsg(), "no region slot 2"));
+	assert_int_equal(open_mask(f, 0x1, PMA_HEAP_RDONLY, &h), -EINVAL);
+	assert_int_equal(open_mask(f, 0x1, PMA_HEAP_FORMAT, &h), -EINVAL);
+	/* nothing was left locked */
+	assert_int_equal(open_mask(f, 0x3, 0, &h), 0);
+	pma_heap_close(h);
+}
+
+/* a child process holds region 1 and allocates and frees (dest words in
+ * the parent's root block) until it is killed; the parent allocates in
+ * region 0 meanwhile. The whole pool then: nothing lost or leaked */
+static void test_mask_fork_kill(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL;
+	uint64_t offs[8], rsize = 0, root, *w;
+	struct timespec ts = { 0, 150 * 1000 * 1000 };
+	unsigned parts[8], n, i, round;
+	volatile unsigned *rounds;
+	int st;
+	pid_t pid;
+
+	rounds = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(rounds != MAP_FAILED);
+	pma_heap_close(create_heap(f, 1, 2));
+	n = read_regions(f, parts, offs, &rsize);
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	w = pma_direct(a, root);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (open_mask(f, 0x2, 0, &b) < 0)
+			_exit(2);
+		w = pma_direct(b, root);
+		for (round = 0;; round++, (*rounds)++)
+			for (i = 32; i < ROOT_WORDS; i++)
+				if ((w[i] ? pma_free_from(b, &w[i]) :
+					    pma_malloc_to(b, 200 + round % 300,
+							  &w[i])) < 0)
+					_exit(3);
+	}
+	for (round = 0; round < 200; round++)
+		for (i = 0; i < 32; i++)
+			assert_int_equal(w[i] ? pma_free_from(a, &w[i]) :
+						pma_malloc_to(a, 100, &w[i]),
+					 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_true(*rounds > 0); /* it was killed while at work */
+	/* the dead child's slot can be taken at once */
+	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
+	pma_heap_close(b);
+	pma_heap_close(a);
+	(void)check_whole(f, 0, 32, 0, n, parts, offs, rsize);
+	(void)check_whole(f, 32, ROOT_WORDS, 1, n, parts, offs, rsize);
+	munmap((void *)rounds, 4096);
+}
+
+struct xfree_arg {
+	struct pma_heap *heap;
+	uint64_t *word;
+	int free;
+};
+
+static void *xfree_worker(void *arg)
+{
+	struct xfree_arg *x = arg;
+
+	if (x->free)
+		assert_int_equal(pma_free_from(x->heap, x->word), 0);
+	else
+		assert_int_equal(pma_malloc_to(x->heap, 200, x->word), 0);
+	return NULL;
+}
+
+static void xfree_thread(struct pma_heap *heap, uint64_t *word, int free)
+{
+	struct xfree_arg x = { heap, word, free };
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, xfree_worker, &x), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+/* a whole-pool open that died with an XFREE in its logs (a free across
+ * parts, threads interleaved over 2 parts): masked opens refuse the
+ * pool (either side of the record), a whole open applies it, then they
+ * work */
+static void test_mask_xfree_leftover(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *h = NULL;
+	uint64_t root, *w;
+	int st;
+	pid_t pid;
+
+	pma_heap_close(create_heap(f, 2, 1));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (pma_heap_open(f->path, PMA_HEAP_INTERLEAVE, &h) < 0 ||
+		    pma_root(h, 64, &root) < 0)
+			_exit(2);
+		w = pma_direct(h, root);
+		xfree_thread(h, &w[0], 0); /* first thread: part 0 */
+		xfree_thread(h, &w[0], 1); /* second: part 1, an XFREE */
+		_exit(w[0] == 0 ? 0 : 3); /* no close: the record stays */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(open_mask(f, 0x1, 0, &h), -EBUSY);
+	assert_non_null(strstr(pma_errormsg(), "open the whole pool once"));
+	assert_int_equal(open_mask(f, 0x2, 0, &h), -EBUSY);
+	pma_heap_close(open_heap(f));
+	assert_int_equal(open_mask(f, 0x1, 0, &h), 0);
+	pma_heap_close(h);
+	assert_int_equal(open_mask(f, 0x2, 0, &h), 0);
+	pma_heap_close(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +599,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_parts, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_plain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mask_two_opens, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mask_bad, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mask_fork_kill, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mask_xfree_leftover, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
