@@ -170,14 +170,24 @@ PMA_API PMA_WUR int pma_config_set_regions(struct pma_config *cfg,
  * the allocator metadata of its regions only, and the regions are
  * locked per open (-EBUSY naming the region if another open holds it;
  * the kernel drops the locks of a process that dies). Blocks of regions
- * not attached are read and written as data (pma_direct) but not freed
- * (-EXDEV) yet; the root object can be made only by an open that holds
- * slot 0. An exclusive open of the pool (every region, or pmactl's
+ * not attached are read and written as data (pma_direct) and freed
+ * through a free ring (layout 12; pma_heap_sync; -EAGAIN if the ring is
+ * full: the holder has not applied the last 64 frees yet; -EXDEV in an
+ * older layout); the root object can be made only by an open that
+ * holds slot 0. An exclusive open of the pool (every region, or pmactl's
  * offline commands) is -EBUSY while any masked open runs and the other
  * way round. Not with PMA_HEAP_RDONLY or PMA_HEAP_FORMAT. 0 (the open
  * checks the mask: -EINVAL for a slot the pool does not have) */
 PMA_API PMA_WUR int pma_config_set_region_mask(struct pma_config *cfg,
 					       uint64_t mask);
+/*
+ * Apply now the frees other opens made of blocks of the regions heap
+ * holds (free rings, layout 12: a masked open frees a block of a region
+ * it does not hold by an entry in a ring of its own region; the holder
+ * applies them on its own as it allocates, checkpoints and closes). For
+ * an open that holds regions but is idle. The count applied, or -errno.
+ */
+PMA_API int pma_heap_sync(struct pma_heap *heap);
 
 /* pma_heap_create, pma_heap_open and pma_heap_open_fds with a config
  * (NULL: the defaults; flags come from the config) */

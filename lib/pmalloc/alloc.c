@@ -10,6 +10,7 @@
  * doc/pmalloc.md, "why per-log order is enough").
  */
 #include <errno.h>
+#include <time.h>
 #include <string.h>
 
 #include "pmalloc/internal.h"
@@ -772,6 +773,7 @@ static inline int arena_checkpoint_due(struct pma_arena *arena)
  * else moves tail, and head and est_mark only grow, so a fast_end left
  * from before a checkpoint is too small, never too large.
  */
+#define PMA_XRING_EVERY 64
 static void arena_fast_refresh(struct pma_arena *arena, int due)
 {
 	uint64_t half = arena->head + arena->heap->geom.log_cap / 2;
@@ -781,6 +783,10 @@ static void arena_fast_refresh(struct pma_arena *arena, int due)
 	/* version 8 keeps no global estimate: its own point only */
 	if (arena->heap->local)
 		half = step = local_next(arena);
+	/* an open that shares the pool looks at its free rings every
+	 * PMA_XRING_EVERY ops (arena_unlock_op) */
+	if (arena->heap->top->ring_mask && arena->tail + PMA_XRING_EVERY < step)
+		step = arena->tail + PMA_XRING_EVERY;
 	arena->fast_end = due ? 0 : half < step ? half : step;
 }
 
@@ -806,6 +812,10 @@ static void arena_unlock_op(struct pma_arena *arena, int rc)
 	pma_arena_unlock(arena);
 	if (due)
 		(void)pma_checkpoint_due(arena->heap);
+	/* version 12, an open that shares the pool: the frees other opens
+	 * made of this region's blocks (free rings; a few loads if none) */
+	if (heap->xring && heap->top->ring_mask)
+		(void)pma_xring_drain(heap);
 }
 
 /* unlock after an op of the owner's fast path (pma_arena_trylock_owner,
@@ -1403,6 +1413,102 @@ out_slow:
 	return 1;
 }
 
+/* room in arena's log for a ring entry's op (every lock held) */
+static int xring_room(const struct pma_arena *arena)
+{
+	return arena->tail + PMA_OP_RECS + 2 +
+		       atomic_load_explicit(&arena->xowed,
+					    memory_order_relaxed) -
+		       arena->head <=
+	       arena->heap->geom.log_cap;
+}
+
+/* pma_xring_apply_locked for an extent's first page */
+static int xring_apply_extent(struct pma_heap *o, uint64_t b)
+{
+	uint64_t page = pma_page_of(o, b), npages;
+	uint64_t e = atomic_load(&o->pmap[page]);
+	struct pma_arena *arena;
+	int local, rc;
+
+	if (b % PMA_PAGE || pma_pmap_kind(e) != PMA_PMAP_EXTENT)
+		return -EINVAL;
+	arena = pma_pmap_cls(e) == PMA_PMAP_EXT_OWNED &&
+				pma_pmap_owner(e) < o->geom.narenas ?
+			&o->arenas[pma_pmap_owner(e)] :
+			&o->arenas[0];
+	if (!xring_room(arena))
+		return -ENOSPC;
+	npages = pma_pmap_npages(e);
+	if (!atomic_compare_exchange_strong(&o->pmap[page], &e,
+					    pma_pmap_make(PMA_PMAP_FREEING,
+							  npages)))
+		return -EINVAL;
+	local = pma_pmap_ext_owned_by(e, arena->id) &&
+		arena->local.count < PMA_LOCAL_RUNS;
+	rc = local ? pma_runs_put(&arena->local, page, npages) :
+		     ext_freed_push(arena, page, e);
+	if (rc < 0) {
+		atomic_store(&o->pmap[page], e);
+		return -ENOSPC; /* no memory now: the next drain */
+	}
+	pma_arena_flush_dest(arena);
+	log_cursor_sync(arena);
+	log_append_ext(arena, local ? PMA_REC_EXT_LFREE : PMA_REC_EXT_FREE, b,
+		       npages, 0);
+	if (local)
+		atomic_store_explicit(&o->pmap[page], 0, memory_order_release);
+	arena->pend_pages += npages;
+	(void)pending_publish(arena);
+	arena->fast_end = 0;
+	return 0;
+}
+
+int pma_xring_apply_locked(struct pma_heap *o, uint64_t b)
+{
+	struct pma_op op = { .type = PMA_REC_FREE, .off = b };
+	uint64_t rel = b - o->data_base;
+	struct pma_arena *arena;
+	struct pma_slab *slab;
+	uint32_t idx;
+
+	if (b < o->data_base || rel >= o->data_len ||
+	    rel & ((1ULL << o->osh) - 1))
+		return -EINVAL;
+	slab = pma_heap_slab_at_rel(o, rel);
+	if (!slab)
+		return xring_apply_extent(o, b);
+	arena = &o->arenas[slab->owner];
+	if (!xring_room(arena))
+		return -ENOSPC;
+	/* the owner's free (free_block's own path), its records' dest
+	 * batch flushed first: the redo of its earlier ops must not fall
+	 * out of recovery's window behind these records */
+	pma_arena_flush_dest(arena);
+	op.slab = slab;
+	if (slab->old_cls != PMA_CLS_NONE) {
+		pma_morph_note(arena, slab);
+		if (pma_morph_free_old(arena, slab, b)) {
+			pma_expect_ok(pma_log_append_op(arena, &op));
+			if (slab->navail)
+				pma_partial_push(arena, slab);
+			pma_slab_empty_check(arena, slab);
+			arena->fast_end = 0;
+			return 0;
+		}
+	}
+	if (pma_slab_index(slab, b, &idx) < 0 || pma_slab_unlive(slab, idx) < 0)
+		return -EINVAL;
+	pma_expect_ok(pma_log_append_op(arena, &op));
+	/* not taken before the drain persisted its consumer word: every
+	 * arena lock of o is held until then */
+	pma_slab_give(slab, idx);
+	pma_partial_push(arena, slab);
+	pma_slab_empty_check(arena, slab);
+	arena->fast_end = 0;
+	return 0;
+}
+
 /* free the block at pool offset off, named by dest (checked) */
 static int free_off(struct pma_heap *heap, uint64_t *dest, uint64_t off,
 		    uint64_t dest_off)
@@ -1561,12 +1667,41 @@ out_unlock:
 	return rc;
 }
 
+/*
+ * pma_xring_free, and if the ring is full: a region this open holds
+ * (PMA_HEAP_TEST_XRING) is drained here; another open's gets up to
+ * PMA_XRING_WAIT_US to apply what it owes (it drains as it allocates)
+ * before the free fails with -EAGAIN.
+ */
+#define PMA_XRING_WAIT_US 20000
+static int xring_free_wait(struct pma_heap *l, unsigned d, uint64_t off,
+			   uint64_t *dest, uint64_t dest_off)
+{
+	struct timespec ts = { 0, 100000L };
+	unsigned waited;
+	int rc;
+
+	for (waited = 0;; waited += 100) {
+		rc = pma_xring_free(l, d, off, dest, dest_off);
+		if (rc != -EAGAIN || waited >= PMA_XRING_WAIT_US)
+			return rc;
+		if (l->top->sib[d]) {
+			(void)pma_xring_drain(l->top->sib[d]);
+			continue;
+		}
+		/* the holder may itself wait for this open to apply
+		 * what it freed here: apply it meanwhile */
+		(void)pma_heap_sync(l->top);
+		nanosleep(&ts, NULL);
+	}
+}
+
 PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 {
 	struct pma_heap *local = heap, *h;
 	uint64_t off, dest_off;
 	unsigned part;
-	int rc;
+	int rc, s;
 
 	if (!heap)
 		return util_errmsg_set(EINVAL, "no heap");
@@ -1581,9 +1716,17 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	if (!off)
 		return 0;
 	part = pool_off_part(off);
-	if (__builtin_expect(~local->top->held, 0) &&
-	    (rc = pma_heap_foreign_check(local, off)) < 0)
-		return rc;
+	if (__builtin_expect(local->top->ring_mask != 0, 0) &&
+	    (s = pma_heap_slot_of(local, off)) >= 0 &&
+	    (unsigned)s != local->slot && local->top->ring_mask >> s & 1) {
+		/* a region another open holds: through a free ring */
+		rc = xring_free_wait(local, (unsigned)s, off, dest, dest_off);
+		if (rc <= 0)
+			return rc;
+		rc = pma_heap_foreign_check(local, off);
+		if (rc < 0)
+			return rc;
+	}
 	if (__builtin_expect(local->top->nreg > 1, 0) && part == local->part &&
 	    (h = pma_heap_route(local, off)))
 		local = h; /* another region of the part: through its heap */

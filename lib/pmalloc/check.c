@@ -42,6 +42,26 @@ int pma_check_lgen_decode(uint64_t word, unsigned arena, uint64_t *ret_gen)
 	return 0;
 }
 
+uint64_t pma_check_cons(uint64_t n, unsigned slot)
+{
+	uint64_t c =
+		util_crc32c_3w(n & PMA_GEN_MASK, slot, PMA_CHECK_SEED + 11);
+
+	return (n & PMA_GEN_MASK) | (c | 0x8000) << PMA_GEN_BITS;
+}
+
+int pma_check_cons_decode(uint64_t word, unsigned slot, uint64_t *ret_n)
+{
+	if (!word) { /* never written */
+		*ret_n = 0;
+		return 0;
+	}
+	if (pma_check_cons(word & PMA_GEN_MASK, slot) != word)
+		return -1;
+	*ret_n = word & PMA_GEN_MASK;
+	return 0;
+}
+
 uint64_t pma_check_head(uint64_t head, unsigned arena, uint64_t gen)
 {
 	return PMA_CHECK_MARK |

@@ -78,6 +78,15 @@ static int geom_compute(uint64_t size, uint32_t version, uint32_t sum_shift,
 					    PMA_LOG_CAP_DEFAULT;
 	g->arena_off = PMA_HDR_SIZE;
 	g->log_off = align_up(g->arena_off + g->narenas * 64ULL, PMA_PAGE);
+	if (version >= PMA_HEAP_VERSION_XRING) {
+		g->xring_cap = PMA_XRING_CAP;
+		g->xring_off = g->log_off;
+		g->log_off =
+			align_up(g->xring_off + (uint64_t)PMA_XRING_SLOTS *
+							g->xring_cap *
+							sizeof(struct pma_xent),
+				 PMA_PAGE);
+	}
 	g->pmap_off = align_up(g->log_off + (uint64_t)g->narenas * g->log_cap *
 						    sizeof(struct pma_rec),
 			       PMA_PAGE);
@@ -165,6 +174,8 @@ static int heap_format(struct pma_heap *heap, uint64_t region_size)
 	hdr->create_time = (uint64_t)time(NULL);
 	hdr->sum_off = g.sum_off;
 	hdr->sum_shift = g.sum_shift;
+	hdr->xring_cap = g.xring_cap;
+	hdr->xring_off = g.xring_off;
 	heap->geom = g;
 	pma_sum_format(heap);
 	pm_flush(heap->map, pma_addr(heap, heap->region_off + g.sum_off),
@@ -220,7 +231,8 @@ static int hdr_check(const struct pma_heap_hdr *hdr, uint64_t region_size,
 	    g.arena_off != hdr->arena_off || g.log_off != hdr->log_off ||
 	    g.pmap_off != hdr->pmap_off || g.data_off != hdr->data_off ||
 	    g.npages != hdr->npages || g.sum_off != hdr->sum_off ||
-	    g.sum_shift != hdr->sum_shift)
+	    g.sum_shift != hdr->sum_shift || g.xring_cap != hdr->xring_cap ||
+	    g.xring_off != hdr->xring_off)
 		return util_errmsg_set(EBADMSG, "heap header geometry does not "
 						"match its region");
 	*ret_geom = g;
@@ -321,6 +333,8 @@ static void heap_free(struct pma_heap *heap)
 	pthread_mutex_destroy(&heap->xckpt_lock);
 	pthread_mutex_destroy(&heap->root_lock);
 	pthread_mutex_destroy(&heap->sum_lock);
+	pthread_mutex_destroy(&heap->xring_lock);
+	pthread_mutex_destroy(&heap->xdrain_lock);
 	free(heap);
 }
 
@@ -554,6 +568,8 @@ static int heap_setup(struct pma_heap *heap, const struct pool_region *region,
 	heap->local = heap->hdr->version >= PMA_HEAP_VERSION_LOCAL &&
 		      (flags & PMA_HEAP_LOCAL_CHECKPOINTS);
 	heap->xfree = heap->hdr->version >= PMA_HEAP_VERSION_XFREE;
+	heap->xring = heap->hdr->version >= PMA_HEAP_VERSION_XRING &&
+		      !heap->rdonly;
 	heap_ckpt_bound(heap, 1);
 	rc = pma_sum_load(heap);
 	if (rc < 0)
@@ -590,6 +606,8 @@ static struct pma_heap *heap_new(struct pool *pool, unsigned part,
 	pthread_mutex_init(&heap->xckpt_lock, NULL);
 	pthread_mutex_init(&heap->root_lock, NULL);
 	pthread_mutex_init(&heap->sum_lock, NULL);
+	pthread_mutex_init(&heap->xring_lock, NULL);
+	pthread_mutex_init(&heap->xdrain_lock, NULL);
 	heap->id = atomic_fetch_add(&heap_ids, 1);
 	heap->rdonly = !!(flags & PMA_HEAP_RDONLY);
 	return heap;
@@ -701,6 +719,8 @@ static int heap_slots(struct pma_heap *top, const struct pool_region **ret)
 			s = p * k + i;
 			top->slot_off[s] = regs[i]->off;
 			top->slot_size[s] = regs[i]->size;
+			top->slot_hdr[s] =
+				pma_addr_part(top->pool, p, regs[i]->off);
 			all |= 1ULL << s;
 		}
 	}
@@ -716,6 +736,9 @@ static int heap_slots(struct pma_heap *top, const struct pool_region **ret)
 				       (unsigned long long)all, k);
 	/* every bit when unmasked: the free path tests ~held alone */
 	top->held = mask ? mask : ~0ULL;
+	top->ring_mask = mask				      ? ~mask :
+			 top->cfg.flags & PMA_HEAP_TEST_XRING ? ~0ULL :
+								0;
 	s = (unsigned)__builtin_ctzll(mask ? mask : all);
 	for (i = 0; mask && i < PMA_MAX_SLOTS; i++) {
 		if (!(mask >> i & 1))
@@ -800,13 +823,24 @@ out:
 static int xfree_leftovers(struct pma_heap *top)
 {
 	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
-	unsigned p, i, n, k = top->nreg;
+	unsigned p, i, n, s, k = top->nreg;
 	int rc;
 
 	for (p = 0; p < pool_part_count(top->pool) && p < POOL_MAX_PARTS; p++) {
 		n = pma_part_regions(top->pool, p, regs);
 		for (i = 0; i < n && i < k && p * k + i < PMA_MAX_SLOTS; i++) {
-			rc = slot_xfree_check(top, p * k + i, regs[i]);
+			s = p * k + i;
+			/* a region another open holds has none (that open
+			 * checked it, and masked opens log no XFREE); its
+			 * holder writes it meanwhile, so it is not read */
+			if (!(top->held >> s & 1) &&
+			    pool_slot_busy(top->pool, s) == 1)
+				continue;
+			rc = slot_xfree_check(top, s, regs[i]);
+			/* (or it was taken while read) */
+			if (rc < 0 && !(top->held >> s & 1) &&
+			    pool_slot_busy(top->pool, s) == 1)
+				rc = 0;
 			if (rc < 0)
 				return rc;
 		}
@@ -860,6 +894,8 @@ static int heap_attach(struct pool *pool, const struct pma_config *cfg,
 			rc = pma_rebuild(heap->sib[p]);
 	if (rc == 0)
 		rc = pma_root_verify(heap, 1);
+	if (rc == 0)
+		rc = pma_xring_open(heap);
 	if (rc < 0) {
 		heap_free_all(heap);
 		return rc;
@@ -1057,6 +1093,8 @@ PMA_API void pma_heap_close(struct pma_heap *heap)
 	if (!heap)
 		return;
 	heap = heap->top;
+	if (!heap->rdonly) /* what other opens freed, applied now */
+		(void)pma_heap_sync(heap);
 	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		if (!heap->sib[p])
 			continue;

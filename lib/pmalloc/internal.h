@@ -418,6 +418,9 @@ int pma_check_gen_decode(uint64_t word, uint64_t *ret_gen); /* 0 or -1 */
 /* version 8: an arena descriptor's lgen word of gen */
 uint64_t pma_check_lgen(uint64_t gen, unsigned arena);
 int pma_check_lgen_decode(uint64_t word, unsigned arena, uint64_t *ret_gen);
+/* version 12: an xcons word (entries applied, of source slot's ring) */
+uint64_t pma_check_cons(uint64_t n, unsigned slot);
+int pma_check_cons_decode(uint64_t word, unsigned slot, uint64_t *ret_n);
 uint64_t pma_check_head(uint64_t head, unsigned arena, uint64_t gen);
 uint64_t pma_check_root(uint64_t root_off);
 /* the PM form of page map entry e of page: e with its check (0 stays 0) */
@@ -616,6 +619,7 @@ struct pma_arena { /* line-aligned: one thread's, mostly */
 	/* version 8: no local checkpoint before this tail (alloc.c,
 	 * local_next) */
 	uint64_t ckpt_retry;
+	unsigned xtick; /* general-path ops: every 64th drains the rings */
 	/* the owner's fast paths run while tail < fast_end: room in the log,
 	 * the append cursor in sync, no checkpoint due before; 0: the
 	 * general path must run (it recomputes this, arena_fast_refresh) */
@@ -914,7 +918,11 @@ int pma_arena_init(struct pma_heap *heap, unsigned id, struct pma_arena *arena);
 void pma_arena_release(struct pma_arena *arena);
 /* region slots of a pool (sib[], pma_tls_binding): the region table's
  * size; regions per part a pool may be carved into (--regions) */
+/* tests only: frees of another region's blocks go through the free
+ * rings even when this open holds it (one process sweeps the rings) */
+#define PMA_HEAP_TEST_XRING (1u << 29)
 #define PMA_MAX_SLOTS POOL_MAX_REGIONS
+_Static_assert(PMA_MAX_SLOTS == PMA_XRING_SLOTS, "a free ring per slot");
 #define PMA_REGIONS_MAX 16u
 /* heap.c: the heap regions of part of pool, by offset, into regs (room
  * for PMA_REGIONS_MAX + 1); their count, over PMA_REGIONS_MAX if the part
@@ -1090,6 +1098,10 @@ struct pma_geom {
 	uint32_t sum_shift; /* version 5: pages per summary group (log2) */
 	uint64_t sum_off; /* version 5: region offset of the summary, or 0 */
 	uint64_t sum_words; /* its 8-byte words (0 without a summary) */
+	/* version 12: the free rings (entries each, region offset), 0
+	 * before */
+	uint32_t xring_cap;
+	uint64_t xring_off;
 };
 
 /*
@@ -1168,11 +1180,25 @@ struct pma_heap {
 	 * bit set if unmasked), and every slot's region (part byte
 	 * offset and size, 0 if the pool has no such slot) */
 	uint64_t held;
+	/* top: the slots whose blocks are freed through free rings (not
+	 * held; every other region's with PMA_HEAP_TEST_XRING), 0 if none */
+	uint64_t ring_mask;
 	uint64_t slot_off[PMA_MAX_SLOTS];
 	uint64_t slot_size[PMA_MAX_SLOTS];
 	/* top: slot 0's header (the root word), == hdr unless top is
-	 * another slot (a masked open without slot 0) */
+	 * another slot (a masked open without slot 0); every slot's header
+	 * (NULL if the pool has no such slot) */
 	struct pma_heap_hdr *root_hdr;
+	struct pma_heap_hdr *slot_hdr[PMA_MAX_SLOTS];
+	/* version 12 free rings (xring.c), of this region: as a freer
+	 * (xring_lock; entries written per destination slot, xprod) and as
+	 * an owner (xdrain_lock; entries applied per source slot, xcons as
+	 * persisted); xring: version 12 and writable */
+	int xring;
+	pthread_mutex_t xring_lock;
+	pthread_mutex_t xdrain_lock;
+	uint64_t xprod[PMA_MAX_SLOTS];
+	uint64_t xcons[PMA_MAX_SLOTS];
 	unsigned nreg; /* top: regions per part (every part with a heap) */
 	int node; /* NUMA node of this part (pool_part_node) */
 	struct pma_place *place; /* top, nsib > 1: numa.c */
@@ -1294,6 +1320,12 @@ struct pma_heap {
 	atomic_ulong remote_part_frees;
 	/* version 10: of them, logged XFREE in the freeing part */
 	atomic_ulong xfrees;
+	/* version 12 (top): frees through a free ring; ring entries this
+	 * open applied to its regions, and of them ignored (no live block:
+	 * a double free or a bad offset, logged) */
+	atomic_ulong xring_frees;
+	atomic_ulong xring_applied;
+	atomic_ulong xring_ignored;
 	/* pages of freed extents other arenas cannot take before a
 	 * checkpoint (arenas' ext_freed and local runs), as the arenas
 	 * published them (pma_arena.pend_pub, within pend_slack of each
@@ -1400,6 +1432,31 @@ static inline int pma_heap_slot_of(const struct pma_heap *heap, uint64_t off)
 /* -EXDEV naming the region if off is in a slot the open does not hold,
  * else 0 */
 int pma_heap_foreign_check(const struct pma_heap *heap, uint64_t off);
+
+/*
+ * xring.c, version 12 free rings (doc/shared-heaps.md, step 3b).
+ * pma_xring_free: free the block at off of slot d (not held) from held
+ * region l: an entry in l's ring for d, fence, *dest = 0, fence,
+ * published; 1 if the path does not apply (a region older than version
+ * 12), else 0 or -errno (-EAGAIN: the ring is full).
+ * pma_xring_drain: apply the entries of every other slot's ring for
+ * held region o (under every arena lock of o); the count applied or
+ * -errno. pma_xring_open: after the open of every held region (its
+ * recovery done): each one's rings recovered (dest words redone,
+ * producers published) and consumer words read; then every ring for
+ * them drained.
+ */
+int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
+		   uint64_t dest_off);
+int pma_xring_drain(struct pma_heap *o);
+int pma_xring_open(struct pma_heap *top);
+/* is the block at pool offset off of o freed by a ring entry o has not
+ * applied? (recovery's dest redo) */
+int pma_xring_pending(const struct pma_heap *o, uint64_t off);
+/* alloc.c: o's owner frees block b (byte offset in o's part) for a ring
+ * entry, every arena lock of o held, nothing fenced: 0; -EINVAL (no
+ * live block there: nothing changed); -ENOSPC (no log room) */
+int pma_xring_apply_locked(struct pma_heap *o, uint64_t b);
 
 static inline struct pma_heap *pma_heap_route(const struct pma_heap *heap,
 					      uint64_t off)

@@ -51,11 +51,14 @@
  * 11: size classes in 16-byte steps from 64 to 256 B (class indices 43
  * to 51, appended: slab.c), so blocks are 16-byte aligned and the offset
  * in a record's payload is in 16-byte units (PMA_REC_OSH_FINE; before:
- * 64-byte units), which bounds a part's heap to 16 TiB.
+ * 64-byte units), which bounds a part's heap to 16 TiB;
+ * 12: free rings (xring_off): a free of a block of a region another open
+ * holds is an entry in the freeing region's ring for that region, which
+ * the holder applies (xcons); doc/shared-heaps.md, step 3.
  * Version 3 to 10 heaps are still opened (their logs hold no records
  * their version does not know, and none are written to them; without a
  * summary, open reads their whole page map) */
-#define PMA_HEAP_VERSION 11
+#define PMA_HEAP_VERSION 12
 #define PMA_HEAP_VERSION_MIN 3
 #define PMA_HEAP_VERSION_EXT1 4 /* the first with EXT_ALLOC1 ... */
 #define PMA_HEAP_VERSION_SUM 5 /* the first with a page map summary */
@@ -65,6 +68,7 @@
 #define PMA_HEAP_VERSION_MORPH 9 /* the first with SLAB_MORPH */
 #define PMA_HEAP_VERSION_XFREE 10 /* the first with XFREE records */
 #define PMA_HEAP_VERSION_FINE 11 /* the first with 16-byte classes */
+#define PMA_HEAP_VERSION_XRING 12 /* the first with free rings */
 
 #define PMA_LINE 64ULL
 #define PMA_PAGE 4096ULL
@@ -74,6 +78,11 @@
 #define PMA_HDR_SIZE 4096ULL
 #define PMA_ROOT_WORD_OFF 2048ULL /* region offset of the root word */
 #define PMA_HEAD_GEN_OFF 2112ULL /* region offset of the head generation */
+/* version 12: the free rings' producer and consumer words (lines after
+ * head_gen's, in the header page outside the checksum) */
+#define PMA_XPROD_OFF 2176ULL
+#define PMA_XRING_SLOTS 64 /* PMA_MAX_SLOTS */
+#define PMA_XRING_CAP 64 /* entries per ring */
 /* version 7: the root word's check, in the root word's line */
 #define PMA_ROOT_CHECK_OFF (PMA_ROOT_WORD_OFF + 8)
 
@@ -101,7 +110,11 @@ struct pma_heap_hdr {
 	 * log2 of the pages of one summary group */
 	uint64_t sum_off;
 	uint32_t sum_shift;
-	uint8_t reserved[160];
+	/* version 12 (0 before): entries per free ring, and the region
+	 * offset of the rings (PMA_MAX_SLOTS of them, by destination slot) */
+	uint32_t xring_cap;
+	uint64_t xring_off;
+	uint8_t reserved[148];
 	uint32_t checksum; /* crc32c of all bytes before this field */
 	uint8_t pad[PMA_ROOT_WORD_OFF - 256];
 	/* the root object: a pool offset, 0 if none; a malloc_to dest */
@@ -119,7 +132,21 @@ struct pma_heap_hdr {
 	 * 16 (pma_check_gen), so a flipped bit cannot select stale heads.
 	 */
 	uint64_t head_gen;
-	uint8_t pad3[PMA_HDR_SIZE - PMA_HEAD_GEN_OFF - 8];
+	uint8_t pad3[PMA_XPROD_OFF - PMA_HEAD_GEN_OFF - 8];
+	/*
+	 * Version 12, the free rings (doc/shared-heaps.md, step 3). Both
+	 * words of a pair are written by one holder only:
+	 * xprod[d]: entries this region's ring for slot d holds, published
+	 *   once each entry and the clear of its dest word are durable (a
+	 *   plain store, not flushed: recovery of this region finds the
+	 *   entries from the valid ones, and republishes it);
+	 * xcons[s]: entries of slot s's ring for this region applied (their
+	 *   frees durable in this region's logs), persisted, with a check
+	 *   (pma_check_cons); 0 if none yet.
+	 */
+	uint64_t xprod[PMA_XRING_SLOTS];
+	uint64_t xcons[PMA_XRING_SLOTS];
+	uint8_t pad4[PMA_HDR_SIZE - PMA_XPROD_OFF - 16 * PMA_XRING_SLOTS];
 };
 _Static_assert(__builtin_offsetof(struct pma_heap_hdr, checksum) == 252,
 	       "heap header checksum is the last word of the first 256 B");
@@ -129,7 +156,34 @@ _Static_assert(__builtin_offsetof(struct pma_heap_hdr, root_off) ==
 _Static_assert(__builtin_offsetof(struct pma_heap_hdr, head_gen) ==
 		       PMA_HEAD_GEN_OFF,
 	       "head generation offset");
+_Static_assert(__builtin_offsetof(struct pma_heap_hdr, xprod) == PMA_XPROD_OFF,
+	       "free ring words offset");
 _Static_assert(sizeof(struct pma_heap_hdr) == PMA_HDR_SIZE, "heap hdr size");
+
+/*
+ * Version 12: a free ring entry, 16 bytes: entry j of the ring of region
+ * P for slot D is at P's xring_off + (D * xring_cap + j % xring_cap) *
+ * 16, lap = j / xring_cap:
+ *   word0 = pool offset of the block freed | (lap % 15 + 1)  (4 bits)
+ *   word1 = pool offset of its dest word (0: none) | (lap % 7 + 1)
+ * Valid iff both tags match the lap (never 0; consecutive laps differ,
+ * so a slot of the last lap or a torn entry is invalid).
+ */
+struct pma_xent {
+	uint64_t word0;
+	uint64_t word1;
+};
+_Static_assert(sizeof(struct pma_xent) == 16, "free ring entry size");
+#define PMA_XENT_TAG0_MASK 0xfULL
+#define PMA_XENT_TAG1_MASK 0x7ULL
+static inline uint64_t pma_xent_tag0(uint64_t lap)
+{
+	return lap % 15 + 1;
+}
+static inline uint64_t pma_xent_tag1(uint64_t lap)
+{
+	return lap % 7 + 1;
+}
 #define PMA_HDR_CSUM_LEN 252
 
 /* One per arena, one cache line: head[G & 1] is the global index of the

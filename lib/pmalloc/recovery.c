@@ -732,6 +732,7 @@ PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
 	if (pma_heap_writable(heap) < 0)
 		return -EROFS;
 	heap = heap->top;
+	(void)pma_heap_sync(heap); /* other opens' frees first */
 	for (p = 0; p < PMA_MAX_SLOTS && rc == 0; p++)
 		if (heap->sib[p])
 			rc = pma_checkpoint(heap->sib[p]);
@@ -1306,8 +1307,13 @@ int pma_checkpoint_local(struct pma_arena *arena)
  * that heap's replay: pma_recover_parts replays every part first) */
 static int pm_live_anywhere(struct pma_heap *heap, uint64_t cur)
 {
-	heap = pma_heap_route(heap, cur);
-	return heap && pma_pm_live_at(heap, pool_off_byte(cur));
+	struct pma_heap *h = pma_heap_route(heap, cur);
+
+	/* a block of a region another open holds (a masked open): its
+	 * liveness is that open's; a word naming it belongs to it now */
+	if (!h && pma_heap_slot_of(heap, cur) >= 0)
+		return 1;
+	return h && pma_pm_live_at(h, pool_off_byte(cur));
 }
 
 static uint64_t pmap_entry_now(const void *heap, uint64_t page)
@@ -1363,11 +1369,19 @@ static int redo_dest(struct pma_heap *heap, const struct pma_op *op, int allocs,
 			  (unsigned long long)op->dest);
 		return 0;
 	}
-	cur = __atomic_load_n(addr, __ATOMIC_RELAXED);
+	/* acquire: a word another open cleared by a ring free (a release
+	 * store after its entry's fence) shows the entry below */
+	cur = __atomic_load_n(addr, __ATOMIC_ACQUIRE);
 	if (is_alloc) {
 		if (!pma_pm_is_live(heap, op))
 			return 0;
 		value = pma_pool_off(heap, op->off);
+		/* version 12: a block a committed ring entry frees (not yet
+		 * applied: the drain at the end of the open frees it) is
+		 * not stored again. Asked after the word is read: a free
+		 * that cleared it wrote its entry first */
+		if (cur != value && pma_xring_pending(heap, value))
+			return 0;
 	} else if (!cur ||
 		   (cur != op_block(heap, op) && pm_live_anywhere(heap, cur))) {
 		return 0; /* a later op (or the user) owns the word now */

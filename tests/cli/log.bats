@@ -164,7 +164,7 @@ heap_pool() {
 	heap_pool "$T/p" 30 64
 	run --separate-stderr pmactl inspect --heap --json "$T/p"
 	assert_success
-	[ "$(jq .heap.layout_version <<<"$output")" = 11 ]
+	[ "$(jq .heap.layout_version <<<"$output")" = 12 ]
 	[ "$(jq .heap.map_group_size <<<"$output")" = 2097152 ]
 	# a 32 MiB pool: about 15 groups of 2 MiB, one used by 30 blocks
 	jq -e '.heap.map_groups >= 14 and .heap.map_groups <= 16' \
@@ -173,7 +173,7 @@ heap_pool() {
 	[ "$(jq .heap.map_summary_invalid <<<"$output")" = 0 ]
 	run --separate-stderr pmactl inspect --heap "$T/p"
 	assert_success
-	assert_output --regexp "page map: +layout 11; open reads 1 of 1[456] groups of 2 MiB"
+	assert_output --regexp "page map: +layout 12; open reads 1 of 1[456] groups of 2 MiB"
 	refute_output --partial "warning:"
 }
 

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pmalloc xring: the free rings of layout 12 (doc/shared-heaps.md, step
+ * 3b). A block of a region that another open holds (a masked open,
+ * pma_config_set_region_mask) is freed without writing that region: the
+ * freer appends an entry to its own region's ring for the block's slot
+ * and the holder of that slot applies it in its own logs later.
+ *
+ * Freer (region P, ring for slot D, entry j):
+ *   entry (block, dest), fence: the free is committed;
+ *   *dest = 0, flushed, fence;
+ *   P's xprod[D] = j + 1, published (a plain store).
+ * Holder of D (pma_xring_drain, every arena lock of D held):
+ *   for j from D's xcons[P] to P's xprod[D]: the owner's free of the
+ *   block in D's logs (pma_xring_apply_locked), fenced;
+ *   D's xcons[P] persisted (checked word); then the locks go, and only
+ *   then can the blocks be taken again.
+ * So an entry at or above xcons names a block nobody reused: recovery
+ * of D applies such entries again only if the block is still live, and
+ * recovery of P redoes their dest words if they still name the block.
+ *
+ * Only the producer and consumer words are shared between opens; each
+ * is written by the one holder of its region. The lock of a ring is
+ * process-local (one open writes a region's rings).
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "pmalloc/internal.h"
+#include "util/errmsg.h"
+#include "util/log.h"
+
+/* the ring of region hdr (at region offset roff in its part's mapping
+ * base) for slot d, or NULL if hdr has no valid rings */
+static struct pma_xent *ring_of(const struct pma_heap_hdr *hdr, uint64_t size,
+				unsigned d)
+{
+	if (hdr->version < PMA_HEAP_VERSION_XRING ||
+	    hdr->xring_cap != PMA_XRING_CAP || hdr->xring_off < PMA_HDR_SIZE ||
+	    hdr->xring_off + (uint64_t)PMA_XRING_SLOTS * PMA_XRING_CAP *
+				     sizeof(struct pma_xent) >
+		    size)
+		return NULL;
+	return (struct pma_xent *)((char *)hdr + hdr->xring_off) +
+	       (uint64_t)d * PMA_XRING_CAP;
+}
+
+/* the pool offset in the part of pool offset off, as a map */
+static struct pm_map *map_of(const struct pma_heap *heap, uint64_t off)
+{
+	return pool_off_part(off) == heap->part ?
+		       heap->map :
+		       pool_part_map(heap->pool, pool_off_part(off));
+}
+
+int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
+		   uint64_t dest_off)
+{
+	struct pma_heap *top = l->top;
+	struct pma_heap_hdr *dh = top->slot_hdr[d];
+	uint64_t cons, j, lap;
+	struct pma_xent *ring, *e;
+	struct pm_map *dmap;
+
+	if (!l->xring || !dh || dh->version < PMA_HEAP_VERSION_XRING)
+		return 1;
+	ring = ring_of(l->hdr, l->geom.region_size, d);
+	if (!ring)
+		return 1;
+	if (off == __atomic_load_n(&top->root_hdr->root_off, __ATOMIC_ACQUIRE))
+		return util_errmsg_set(EINVAL,
+				       "0x%llx is the root object, which is "
+				       "never freed",
+				       (unsigned long long)off);
+	pthread_mutex_lock(&l->xring_lock);
+	if (pma_check_cons_decode(__atomic_load_n(&dh->xcons[l->slot],
+						  __ATOMIC_ACQUIRE),
+				  l->slot, &cons) < 0) {
+		pthread_mutex_unlock(&l->xring_lock);
+		return util_errmsg_set(EIO,
+				       "region %u of part %u: the word of "
+				       "frees applied from slot %u is "
+				       "damaged (check mismatch)",
+				       d % top->nreg, d / top->nreg, l->slot);
+	}
+	j = l->xprod[d];
+	if (j - cons >= PMA_XRING_CAP) {
+		pthread_mutex_unlock(&l->xring_lock);
+		return util_errmsg_set(EAGAIN,
+				       "region %u of part %u has not applied "
+				       "the last %u frees of its blocks made "
+				       "here yet (its holder applies them as "
+				       "it allocates, checkpoints or calls "
+				       "pma_heap_sync)",
+				       d % top->nreg, d / top->nreg,
+				       PMA_XRING_CAP);
+	}
+	lap = j / PMA_XRING_CAP;
+	e = &ring[j % PMA_XRING_CAP];
+	__atomic_store_n(&e->word0, off | pma_xent_tag0(lap), __ATOMIC_RELAXED);
+	__atomic_store_n(&e->word1, (dest ? dest_off : 0) | pma_xent_tag1(lap),
+			 __ATOMIC_RELAXED);
+	pm_flush(l->map, e, sizeof(*e));
+	pm_drain(l->map); /* the free is committed */
+	if (dest) {
+		__atomic_store_n(dest, 0, __ATOMIC_RELEASE);
+		if (dest_off) {
+			dmap = map_of(l, dest_off);
+			pm_flush(dmap, dest, sizeof(*dest));
+			pm_drain(dmap);
+		}
+	}
+	l->xprod[d] = j + 1;
+	__atomic_store_n(&l->hdr->xprod[d], j + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&l->xring_lock);
+	atomic_fetch_add_explicit(&top->xring_frees, 1, memory_order_relaxed);
+	/* and what the other opens freed here (a few loads if nothing) */
+	(void)pma_xring_drain(l);
+	return 0;
+}
+
+/* is there an entry of another slot's ring for o that o has not
+ * applied? */
+static int drain_due(const struct pma_heap *o)
+{
+	const struct pma_heap *top = o->top;
+	unsigned s;
+
+	for (s = 0; s < PMA_MAX_SLOTS; s++)
+		if (s != o->slot && top->slot_hdr[s] &&
+		    __atomic_load_n(&top->slot_hdr[s]->xprod[o->slot],
+				    __ATOMIC_ACQUIRE) != o->xcons[s])
+			return 1;
+	return 0;
+}
+
+/* apply the entries of slot s's ring for o up to its producer word; the
+ * count applied (every arena lock of o held) */
+static int drain_slot(struct pma_heap *o, unsigned s)
+{
+	struct pma_heap *top = o->top;
+	const struct pma_heap_hdr *sh = top->slot_hdr[s];
+	const struct pma_xent *ring = ring_of(sh, top->slot_size[s], o->slot);
+	uint64_t prod, j, lap, w0, w1, off;
+	unsigned n = 0;
+	int rc;
+
+	if (!ring)
+		return 0;
+	prod = __atomic_load_n(&sh->xprod[o->slot], __ATOMIC_ACQUIRE);
+	for (j = o->xcons[s]; j < prod && j - o->xcons[s] < PMA_XRING_CAP;
+	     j++) {
+		lap = j / PMA_XRING_CAP;
+		w0 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word0,
+				     __ATOMIC_RELAXED);
+		w1 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word1,
+				     __ATOMIC_RELAXED);
+		if ((w0 & PMA_XENT_TAG0_MASK) != pma_xent_tag0(lap) ||
+		    (w1 & PMA_XENT_TAG1_MASK) != pma_xent_tag1(lap)) {
+			util_err("region %u of part %u: entry %llu of slot "
+				 "%u's free ring is not valid (damaged); its "
+				 "frees wait",
+				 o->slot % top->nreg, o->slot / top->nreg,
+				 (unsigned long long)j, s);
+			break;
+		}
+		off = w0 & ~PMA_XENT_TAG0_MASK;
+		rc = pool_off_part(off) == o->part ?
+			     pma_xring_apply_locked(o, pool_off_byte(off)) :
+			     -EINVAL;
+		if (rc == -ENOSPC)
+			break; /* the next drain, after a checkpoint */
+		if (rc < 0) {
+			util_warn("region %u of part %u: a free from slot %u "
+				  "names 0x%llx, no live block of the region "
+				  "(a double free or a bad offset): ignored",
+				  o->slot % top->nreg, o->slot / top->nreg, s,
+				  (unsigned long long)off);
+			atomic_fetch_add_explicit(&top->xring_ignored, 1,
+						  memory_order_relaxed);
+		} else {
+			atomic_fetch_add_explicit(&top->xring_applied, 1,
+						  memory_order_relaxed);
+		}
+		/* one op's records a fence (an extent's may be two:
+		 * recovery allows two unfenced records at a log's end) */
+		pm_drain(o->map);
+		n++;
+	}
+	if (j == o->xcons[s])
+		return 0;
+	/* the frees are durable ... */
+	o->xcons[s] = j;
+	__atomic_store_n(&o->hdr->xcons[s], pma_check_cons(j, s),
+			 __ATOMIC_RELEASE);
+	pm_persist(o->map, &o->hdr->xcons[s], sizeof(uint64_t));
+	return (int)n; /* ... then applied: the locks may go */
+}
+
+int pma_xring_drain(struct pma_heap *o)
+{
+	unsigned s;
+	int n = 0;
+
+	if (!o->xring || !drain_due(o))
+		return 0;
+	pthread_mutex_lock(&o->xdrain_lock);
+	pma_arenas_lock(o);
+	for (s = 0; s < PMA_MAX_SLOTS; s++)
+		if (s != o->slot && o->top->slot_hdr[s])
+			n += drain_slot(o, s);
+	pma_arenas_unlock(o);
+	pthread_mutex_unlock(&o->xdrain_lock);
+	return n;
+}
+
+/*
+ * Recovery of p's rings: for each slot d, the entries from where both
+ * d's consumer word and p's producer word (as published before the
+ * crash) are on while valid: the last ones may be committed with their
+ * dest word not durable; their blocks are not applied yet (at or above
+ * xcons), so a dest word that still names the block is stale: cleared.
+ * Then the producer word is published.
+ */
+static int xring_recover(struct pma_heap *p)
+{
+	struct pma_heap *top = p->top;
+	uint64_t cons, j, lap, w0, w1, dest_off, *dest;
+	struct pma_heap_hdr *dh;
+	struct pma_xent *ring;
+	unsigned d;
+	int redone = 0;
+
+	for (d = 0; d < PMA_MAX_SLOTS; d++) {
+		dh = top->slot_hdr[d];
+		ring = ring_of(p->hdr, p->geom.region_size, d);
+		if (d == p->slot || !dh || !ring)
+			continue;
+		if (pma_check_cons_decode(dh->xcons[p->slot], p->slot, &cons) <
+		    0)
+			return util_errmsg_set(EIO,
+					       "region %u of part %u: the "
+					       "word of frees applied from "
+					       "slot %u is damaged (check "
+					       "mismatch)",
+					       d % top->nreg, d / top->nreg,
+					       p->slot);
+		j = p->hdr->xprod[d] > cons ? p->hdr->xprod[d] : cons;
+		for (; j - cons < PMA_XRING_CAP; j++) {
+			lap = j / PMA_XRING_CAP;
+			w0 = ring[j % PMA_XRING_CAP].word0;
+			w1 = ring[j % PMA_XRING_CAP].word1;
+			if ((w0 & PMA_XENT_TAG0_MASK) != pma_xent_tag0(lap) ||
+			    (w1 & PMA_XENT_TAG1_MASK) != pma_xent_tag1(lap))
+				break;
+			dest_off = w1 & ~PMA_XENT_TAG1_MASK;
+			dest = dest_off ? pma_direct(p, dest_off) : NULL;
+			if (dest && pma_heap_dest_check(p, dest_off) == 0 &&
+			    *dest == (w0 & ~PMA_XENT_TAG0_MASK)) {
+				__atomic_store_n(dest, 0, __ATOMIC_RELAXED);
+				pm_flush(map_of(p, dest_off), dest,
+					 sizeof(*dest));
+				redone = 1;
+			}
+		}
+		p->xprod[d] = j;
+	}
+	if (redone)
+		pm_drain(p->map);
+	for (d = 0; d < PMA_MAX_SLOTS; d++)
+		if (p->xprod[d] != p->hdr->xprod[d])
+			__atomic_store_n(&p->hdr->xprod[d], p->xprod[d],
+					 __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * Is the block at pool offset off of region o named by a committed ring
+ * entry o has not applied (at or above o's consumer word, valid)? The
+ * recovery of o's logs asks before it redoes an allocation's dest word:
+ * such a block is freed, its dest cleared by the freer (or by the
+ * freer's recovery), and the drain at the end of the open frees it; a
+ * dest stored again would name a free block.
+ */
+int pma_xring_pending(const struct pma_heap *o, uint64_t off)
+{
+	const struct pma_heap *top = o->top;
+	const struct pma_heap_hdr *sh;
+	const struct pma_xent *ring;
+	uint64_t cons, j, lap, w0, w1;
+	unsigned s;
+
+	if (o->geom.version < PMA_HEAP_VERSION_XRING)
+		return 0;
+	for (s = 0; s < PMA_MAX_SLOTS; s++) {
+		sh = top->slot_hdr[s];
+		if (s == o->slot || !sh)
+			continue;
+		ring = ring_of(sh, top->slot_size[s], o->slot);
+		if (!ring || pma_check_cons_decode(o->hdr->xcons[s], s, &cons))
+			continue;
+		for (j = cons; j - cons < PMA_XRING_CAP; j++) {
+			lap = j / PMA_XRING_CAP;
+			w0 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word0,
+					     __ATOMIC_RELAXED);
+			w1 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word1,
+					     __ATOMIC_RELAXED);
+			if ((w0 & PMA_XENT_TAG0_MASK) != pma_xent_tag0(lap) ||
+			    (w1 & PMA_XENT_TAG1_MASK) != pma_xent_tag1(lap))
+				break;
+			if ((w0 & ~PMA_XENT_TAG0_MASK) == off)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* o's consumer words into DRAM */
+static int xring_cons_load(struct pma_heap *o)
+{
+	unsigned s;
+
+	for (s = 0; s < PMA_MAX_SLOTS; s++)
+		if (pma_check_cons_decode(o->hdr->xcons[s], s, &o->xcons[s]) <
+		    0)
+			return util_errmsg_set(
+				EIO,
+				"heap header: the word of frees "
+				"applied from slot %u is damaged "
+				"(check mismatch)",
+				s);
+	return 0;
+}
+
+int pma_xring_open(struct pma_heap *top)
+{
+	unsigned s;
+	int rc;
+
+	for (s = 0; s < PMA_MAX_SLOTS; s++) {
+		if (!top->sib[s] || !top->sib[s]->xring)
+			continue;
+		rc = xring_cons_load(top->sib[s]);
+		if (rc == 0)
+			rc = xring_recover(top->sib[s]);
+		if (rc < 0) {
+			util_errmsg_prefix("part %u region %u", s / top->nreg,
+					   s % top->nreg);
+			return rc;
+		}
+	}
+	for (s = 0; s < PMA_MAX_SLOTS; s++)
+		if (top->sib[s])
+			(void)pma_xring_drain(top->sib[s]);
+	return 0;
+}
+
+PMA_API int pma_heap_sync(struct pma_heap *heap)
+{
+	unsigned s;
+	int n = 0;
+
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
+	heap = heap->top;
+	for (s = 0; s < PMA_MAX_SLOTS; s++)
+		if (heap->sib[s])
+			n += pma_xring_drain(heap->sib[s]);
+	return n;
+}
