@@ -54,6 +54,11 @@
 /* ... with forced slab morphing (every slab on a partial list is a
  * candidate, idle or not): XFREEs of blocks of slabs that morph */
 #define MORPH_FORCED (1ULL << 50)
+/* seed flag: frees of another region's blocks go through the free rings
+ * (PMA_HEAP_TEST_XRING, layout 12: what a masked open does for a region
+ * another process holds, here inside one open so that every fence of
+ * both sides is imaged) */
+#define RINGS (1ULL << 49)
 
 /* sizes: small classes, a few large blocks and extents; with forced
  * morphing (PMA_PARTS_MORPH in the environment, set by test_sweep, also
@@ -218,6 +223,8 @@ static void child_run(const char *path, uint64_t rnd)
 	test_cfg.slab_keep = 0;
 	if (!getenv("PMA_PARTS_GLOBAL_ONLY"))
 		test_cfg.flags |= PMA_HEAP_LOCAL_CHECKPOINTS;
+	if (getenv("PMA_PARTS_RINGS"))
+		test_cfg.flags |= PMA_HEAP_TEST_XRING;
 	if (getenv("PMA_PARTS_MORPH") &&
 	    pma_config_set_morph(&test_cfg, 100, 0) < 0)
 		_exit(10);
@@ -259,7 +266,8 @@ static void child_run(const char *path, uint64_t rnd)
 		"# run: %lu fallbacks, %lu frees of the other part's blocks "
 		"(%lu XFREE), %lu of another region of the part, "
 		"SYNC_FREEs %lu + %lu (carried %lu + %lu), "
-		"local checkpoints %lu + %lu, morphs %lu + %lu\n",
+		"local checkpoints %lu + %lu, morphs %lu + %lu, "
+		"ring frees %lu (applied %lu)\n",
 		atomic_load(&work.heap->fallbacks),
 		atomic_load(&work.heap->remote_part_frees),
 		atomic_load(&work.heap->xfrees), atomic_load(&work.xregion),
@@ -270,11 +278,14 @@ static void child_run(const char *path, uint64_t rnd)
 		atomic_load(&work.heap->local_checkpoints),
 		atomic_load(&h1->local_checkpoints),
 		atomic_load(&work.heap->slabs_morphed),
-		atomic_load(&h1->slabs_morphed));
+		atomic_load(&h1->slabs_morphed),
+		atomic_load(&work.heap->xring_frees),
+		atomic_load(&work.heap->xring_applied));
 	/* (the run line shows the SYNC_FREEs carried on an op's fence,
 	 * which a torn image may cut between the two records: how many
 	 * depends on the threads' timing, from 1 to 20 a run) */
-	crash_sweep_finish(atomic_load(&work.heap->xfrees));
+	crash_sweep_finish(atomic_load(&work.heap->xfrees) +
+			   atomic_load(&work.heap->xring_frees));
 }
 
 /* ------------------------------------------------------------ checks */
@@ -404,10 +415,14 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	}
 	CHECK(heap->nsib == 2 * heap->nreg && heap->nreg == regions_env(),
 	      "%u heaps of %u regions per part", heap->nsib, heap->nreg);
+	/* (a read-only open does not apply the free rings: their blocks
+	 * still count as used there) */
 	CHECK(pma_heap_stats(heap, &rw) == 0 &&
-		      ro.used_bytes == rw.used_bytes &&
-		      ro.free_bytes == rw.free_bytes &&
-		      ro.extents == rw.extents,
+		      (getenv("PMA_PARTS_RINGS") ?
+			       ro.used_bytes >= rw.used_bytes :
+			       ro.used_bytes == rw.used_bytes &&
+				       ro.free_bytes == rw.free_bytes &&
+				       ro.extents == rw.extents),
 	      "read-only view differs (used %llu/%llu free %llu/%llu)",
 	      (unsigned long long)ro.used_bytes,
 	      (unsigned long long)rw.used_bytes,
@@ -480,7 +495,7 @@ static const struct crash_sweep_ops parts_ops = {
 	.recover = recover_only,
 	.dump = NULL,
 	.stat_name = "live slots",
-	.extra_name = "XFREEs (frees of the other part's blocks)",
+	.extra_name = "XFREEs and ring frees (frees across parts or regions)",
 };
 
 static unsigned env_runs(unsigned dflt)
@@ -535,6 +550,22 @@ static struct crash_sweep sweeps[] = {
 	  .recrash_fences = 3,
 	  .runs = 1,
 	  .nparts = 2 },
+	{ .name = "rings durable", .seed_base = 0, .runs = 1, .nparts = 2 },
+	{ .name = "rings torn",
+	  .seed_base = RINGS | REGIONS2 | 0x9a4740000,
+	  .runs = 2,
+	  .nparts = 2 },
+	{ .name = "rings recrash",
+	  .seed_base = RINGS | REGIONS2 | 0x9a47ab400000,
+	  .recrash_every = 2,
+	  .recrash_fences = 3,
+	  .runs = 1,
+	  .nparts = 2 },
+	{ .name = "rings byte torn",
+	  .seed_base = RINGS | 0x9a47b1400000,
+	  .runs = 1,
+	  .byte = 1,
+	  .nparts = 2 },
 };
 
 static void test_sweep(void **state)
@@ -559,6 +590,10 @@ static void test_sweep(void **state)
 		setenv("PMA_PARTS_REGIONS", "2", 1);
 	else
 		unsetenv("PMA_PARTS_REGIONS");
+	if ((sw.seed_base & RINGS) || !strcmp(sw.name, "rings durable"))
+		setenv("PMA_PARTS_RINGS", "1", 1);
+	else
+		unsetenv("PMA_PARTS_RINGS");
 	if (crash_sweep_run(&parts_ops, &sw) < 0)
 		fail_msg("%s failed", sw.name);
 	assert_true(sw.fences > 2ULL * OPS_PER_THREAD * sw.runs / 2);
@@ -585,12 +620,23 @@ int main(int argc, char **argv)
 		  &sweeps[8] },
 		{ "test_sweep_regions_recrash", test_sweep, NULL, NULL,
 		  &sweeps[9] },
+		{ "test_sweep_rings_durable", test_sweep, NULL, NULL,
+		  &sweeps[10] },
+		{ "test_sweep_rings_torn", test_sweep, NULL, NULL,
+		  &sweeps[11] },
+		{ "test_sweep_rings_recrash", test_sweep, NULL, NULL,
+		  &sweeps[12] },
+		{ "test_sweep_rings_byte_torn", test_sweep, NULL, NULL,
+		  &sweeps[13] },
 	};
 	int rc;
 
 	rc = crash_sweep_main(&parts_ops, argc, argv);
 	if (rc >= 0)
 		return rc;
+	/* e.g. "*rings*": one kind of sweep */
+	if (getenv("CRASH_SWEEP_FILTER"))
+		cmocka_set_test_filter(getenv("CRASH_SWEEP_FILTER"));
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	crash_sweep_cleanup();
 	return rc;
