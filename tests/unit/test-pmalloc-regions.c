@@ -15,7 +15,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -25,7 +27,7 @@
 #include <cmocka.h>
 
 #include "pmalloc.h"
-#include "pmalloc/layout.h"
+#include "pmalloc/internal.h"
 #include "pool/layout.h"
 #include "pool/pool.h"
 
@@ -436,16 +438,22 @@ static void test_mask_two_opens(void **state)
 		assert_int_equal(region_of(w[16 + i], n, parts, offs, rsize),
 				 1);
 	}
-	/* a foreign block: not freed, the word unchanged */
+	/* a foreign block: freed through a's ring, applied by b's sync */
 	keep = w[16];
-	assert_int_equal(pma_free_from(a, &w[16]), -EXDEV);
-	assert_non_null(strstr(pma_errormsg(), "region 1 of part 0"));
-	assert_int_equal(w[16], keep);
 	assert_int_equal(pma_usable_size(a, keep), 0);
-	assert_int_equal(pma_free_from(b, &wb[0]), -EXDEV);
-	/* own blocks, with the dest in the other region's block */
-	assert_int_equal(pma_free_from(b, &wb[16]), 0);
+	assert_int_equal(pma_free_from(a, &w[16]), 0);
 	assert_int_equal(w[16], 0);
+	assert_true(pma_usable_size(b, keep) > 0); /* not applied yet */
+	assert_int_equal(pma_heap_sync(b), 1);
+	assert_int_equal(pma_usable_size(b, keep), 0);
+	assert_int_equal(pma_heap_sync(b), 0);
+	/* and the other way, with b's dest word in a's block */
+	assert_int_equal(pma_free_from(b, &wb[0]), 0);
+	assert_int_equal(w[0], 0);
+	assert_int_equal(pma_heap_sync(a), 1);
+	/* own blocks, with the dest in the other region's block */
+	assert_int_equal(pma_free_from(b, &wb[17]), 0);
+	assert_int_equal(w[17], 0);
 	assert_int_equal(pma_free_from(a, &w[1]), 0);
 	assert_int_equal(pma_heap_checkpoint(a), 0);
 	assert_int_equal(pma_heap_checkpoint(b), 0);
@@ -455,8 +463,8 @@ static void test_mask_two_opens(void **state)
 	assert_int_equal(pma_malloc_to(a, 200, &w[1]), 0);
 	pma_heap_close(a);
 	pma_heap_close(b);
-	assert_int_equal(check_whole(f, 0, 16, 0, n, parts, offs, rsize), 16);
-	assert_int_equal(check_whole(f, 16, 32, 1, n, parts, offs, rsize), 15);
+	assert_int_equal(check_whole(f, 0, 16, 0, n, parts, offs, rsize), 15);
+	assert_int_equal(check_whole(f, 16, 32, 1, n, parts, offs, rsize), 14);
 }
 
 static void test_mask_bad(void **state)
@@ -472,6 +480,80 @@ static void test_mask_bad(void **state)
 	/* nothing was left locked */
 	assert_int_equal(open_mask(f, 0x3, 0, &h), 0);
 	pma_heap_close(h);
+}
+
+/* a ring holds 64 frees the holder has not applied: the 65th waits
+ * (-EAGAIN, nothing changed) until it syncs; a block freed twice through
+ * rings is applied once (the second ignored); a close applies the rest */
+static void test_mask_ring_full(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL;
+	uint64_t offs[8], rsize = 0, root, *w, *wb, keep;
+	unsigned parts[8], n, i;
+
+	pma_heap_close(create_heap(f, 1, 2));
+	n = read_regions(f, parts, offs, &rsize);
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
+	/* (a word more than check_whole looks at) */
+	assert_int_equal(pma_root(a, (ROOT_WORDS + 1) * 8, &root), 0);
+	w = pma_direct(a, root);
+	wb = pma_direct(b, root);
+	/* b's blocks in a's root array, freed by a: one more than a ring
+	 * holds, while b does nothing */
+	for (i = 0; i <= ROOT_WORDS; i++)
+		assert_int_equal(pma_malloc_to(b, 300, &wb[i]), 0);
+	for (i = 0; i < 64; i++)
+		assert_int_equal(pma_free_from(a, &w[i]), 0);
+	keep = w[ROOT_WORDS];
+	assert_int_equal(pma_free_from(a, &w[ROOT_WORDS]), -EAGAIN);
+	assert_non_null(strstr(pma_errormsg(), "has not applied"));
+	assert_int_equal(w[ROOT_WORDS], keep);
+	assert_int_equal(pma_heap_sync(b), 64);
+	assert_int_equal(pma_free_from(a, &w[ROOT_WORDS]), 0);
+	assert_int_equal(pma_heap_sync(b), 1);
+	/* a double free through the ring: applied once, then ignored */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(pma_malloc_to(b, 300, &wb[i]), 0);
+	assert_int_equal(pma_free_from(a, &w[0]), 0);
+	w[0] = w[1];
+	assert_int_equal(pma_free_from(a, &w[0]), 0);
+	assert_int_equal(pma_free_from(a, &w[1]), 0);
+	assert_int_equal(pma_heap_sync(b), 3); /* one of them ignored */
+	/* left for b's close to apply */
+	assert_int_equal(pma_free_from(a, &w[2]), 0);
+	pma_heap_close(b);
+	pma_heap_close(a);
+	assert_int_equal(
+		check_whole(f, 0, ROOT_WORDS, 1, n, parts, offs, rsize), 0);
+}
+
+/* regions of layout 11 have no rings: -EXDEV */
+static void test_mask_old_layout(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_config *cfg = NULL;
+	struct pma_heap *a = NULL, *b = NULL;
+	uint64_t root, *w, *wb;
+
+	assert_int_equal(pma_config_new(&cfg), 0);
+	assert_int_equal(pma_config_set_regions(cfg, 2), 0);
+	assert_int_equal(pma_config_set_format(cfg, 11, 0), 0);
+	assert_int_equal(pma_heap_create_cfg(f->path, PART_SIZE, cfg, &a), 0);
+	pma_config_delete(&cfg);
+	pma_heap_close(a);
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	w = pma_direct(a, root);
+	wb = pma_direct(b, root);
+	assert_int_equal(pma_malloc_to(b, 300, &wb[0]), 0);
+	assert_int_equal(pma_free_from(a, &w[0]), -EXDEV);
+	assert_non_null(strstr(pma_errormsg(), "region 1 of part 0"));
+	assert_int_equal(pma_free_from(b, &wb[0]), 0);
+	pma_heap_close(b);
+	pma_heap_close(a);
 }
 
 /* a child process holds region 1 and allocates and frees (dest words in
@@ -526,6 +608,108 @@ static void test_mask_fork_kill(void **state)
 	(void)check_whole(f, 0, 32, 0, n, parts, offs, rsize);
 	(void)check_whole(f, 32, ROOT_WORDS, 1, n, parts, offs, rsize);
 	munmap((void *)rounds, 4096);
+}
+
+/* each side allocates into its half of the table and frees the other
+ * side's half (through free rings): n rounds, or forever (n == 0) */
+static unsigned cross_run(struct pma_heap *h, uint64_t *w, unsigned mine,
+			  unsigned rounds, volatile unsigned *freed)
+{
+	unsigned r, i, half = ROOT_WORDS / 2, other = mine ? 0 : half;
+	unsigned got = 0;
+	uint64_t v;
+	int rc;
+
+	for (r = 0; !rounds || r < rounds; r++) {
+		for (i = 0; i < half; i++) {
+			if (!__atomic_load_n(&w[mine + i], __ATOMIC_ACQUIRE) &&
+			    pma_malloc_to(h, 100 + (r + i) % 400, &w[mine + i]))
+				return got;
+			v = __atomic_load_n(&w[other + i], __ATOMIC_ACQUIRE);
+			if (!v)
+				continue;
+			rc = pma_free_from(h, &w[other + i]);
+			if (rc == -EAGAIN) /* the other side stopped draining */
+				return got;
+			if (rc < 0) {
+				fprintf(stderr, "free: %s\n", pma_errormsg());
+				_exit(20);
+			}
+			got++;
+			if (freed)
+				(*freed)++;
+		}
+	}
+	return got;
+}
+
+/* two processes, each holding a region, free each other's blocks
+ * (free rings both ways) while allocating their own; the child is
+ * killed with SIGKILL, another open takes its region (recovered, the
+ * parent's frees of its blocks applied) while the parent goes on; the
+ * whole pool after all of it: every word names a live block or is 0,
+ * and nothing else is live */
+static void test_mask_fork_cross(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL;
+	uint64_t offs[8], rsize = 0, root, *w, *wb;
+	struct timespec t0, t1;
+	volatile unsigned *freed;
+	unsigned parts[8], n;
+	int st;
+	pid_t pid;
+
+	freed = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(freed != MAP_FAILED);
+	pma_heap_close(create_heap(f, 1, 2));
+	n = read_regions(f, parts, offs, &rsize);
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	w = pma_direct(a, root);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (open_mask(f, 0x2, 0, &b) < 0)
+			_exit(2);
+		freed[1] = 1; /* ready */
+		(void)cross_run(b, pma_direct(b, root), ROOT_WORDS / 2, 0,
+				freed);
+		fprintf(stderr, "child: %s\n", pma_errormsg());
+		_exit(3); /* (its frees stopped: the parent quit draining) */
+	}
+	while (!freed[1])
+		sched_yield();
+	/* both at work for a while, then the child dies mid-way */
+	assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t0), 0);
+	do {
+		(void)cross_run(a, w, 0, 1, NULL);
+		assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t1), 0);
+	} while ((t1.tv_sec - t0.tv_sec) * 1000000000L +
+			 (t1.tv_nsec - t0.tv_nsec) <
+		 300 * 1000 * 1000L);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_true(*freed > 0); /* the child freed the parent's blocks */
+	assert_true(atomic_load(&a->xring_frees) > 0); /* and the other way */
+	print_message("# child freed %u parent blocks, parent %lu of the "
+		      "child's (free rings)\n",
+		      freed[0], atomic_load(&a->xring_frees));
+	/* the parent goes on (its ring to the dead region fills) while
+	 * another open recovers that region and applies what it owes */
+	(void)cross_run(a, w, 0, 2, NULL);
+	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
+	wb = pma_direct(b, root);
+	(void)cross_run(b, wb, ROOT_WORDS / 2, 20, NULL);
+	(void)cross_run(a, w, 0, 20, NULL);
+	pma_heap_close(b);
+	pma_heap_close(a);
+	(void)check_whole(f, 0, ROOT_WORDS / 2, 0, n, parts, offs, rsize);
+	(void)check_whole(f, ROOT_WORDS / 2, ROOT_WORDS, 1, n, parts, offs,
+			  rsize);
+	munmap((void *)freed, 4096);
 }
 
 struct xfree_arg {
@@ -602,9 +786,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mask_two_opens, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_bad, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mask_ring_full, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mask_old_layout, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_fork_kill, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_xfree_leftover, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mask_fork_cross, setup,
 						teardown),
 	};
 
