@@ -6,8 +6,8 @@
  * skipped bytes really hold stale data of a freed page and still read as
  * zero (through the base read, the log overlay, a CoW on top, truncate,
  * hdpm_gc; the background GC's builds are in the crash sweep), the flush count of a small write to a
- * new page, the stats counter, and the upgrade of a version 2 file system
- * at mount (read-only mounts leave it at 2).
+ * new page, the stats counter, and the upgrade of a version 2 or 3 file
+ * system to 4 (journal slots) at mount (read-only mounts leave it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -205,40 +205,83 @@ static void test_truncate(void **state)
 	assert_int_equal(hdpm_close(f), 0);
 }
 
-/* a version 2 file system mounts and is upgraded; read-only keeps it */
+/* what a build of version v (2 or 3) leaves: no zero tails, one journal
+ * (no slot block) */
+static void make_old(struct hdpm_env *e, uint32_t v)
+{
+	e->fs->sb->version = v;
+	pma_persist(e->heap, &e->fs->sb->version, 4);
+	assert_int_equal(pma_free_from(e->heap, &e->fs->sb->jslots_off), 0);
+	hdpm_env_unmount(e);
+}
+
+/* an old file system mounts read-only as it is (one journal slot) */
+static void check_rdonly_old(struct hdpm_env *e, uint32_t v, const char *want)
+{
+	struct hdpm_file *f;
+
+	env_mount(e, HDPM_RDONLY);
+	assert_int_equal(e->fs->sb->version, v);
+	assert_int_equal(e->fs->ntx, 1);
+	assert_int_equal(e->fs->sb->jslots_off, 0);
+	assert_int_equal(hdpm_open(e->fs, "/u", O_RDONLY, 0, &f), 0);
+	check_file(f, want, PG);
+	assert_int_equal(hdpm_close(f), 0);
+	hdpm_env_unmount(e);
+}
+
+/* version 2 and 3 file systems mount and are upgraded to 4 (journal
+ * slots); read-only keeps them; an upgrade that crashed after making the
+ * slot block is finished with that block */
 static void test_upgrade(void **state)
 {
 	struct hdpm_env *e = *state;
+	struct hdpm_jslots *js;
 	struct hdpm_stats st;
 	static char want[PG];
 	struct hdpm_file *f;
+	uint64_t kept;
+	uint32_t v;
 
 	assert_int_equal(hdpm_open(e->fs, "/u", O_CREAT | O_RDWR, 0644, &f), 0);
 	memset(want, 0x77, PG);
 	assert_int_equal(hdpm_pwrite(f, want, PG, 0), PG);
 	assert_int_equal(hdpm_close(f), 0);
 	assert_int_equal(e->fs->sb->version, HDPM_VERSION);
-	/* what a version 2 build leaves: version 2, no zero tails */
-	e->fs->sb->version = 2;
+	assert_int_equal(e->fs->ntx, HDPM_JSLOTS);
+	for (v = 2; v <= 3; v++) {
+		make_old(e, v);
+		check_rdonly_old(e, v, want);
+		env_mount(e, 0);
+		assert_int_equal(e->fs->sb->version, HDPM_VERSION);
+		assert_int_equal(e->fs->ntx, HDPM_JSLOTS);
+		assert_true(e->fs->sb->jslots_off != 0);
+		hdpm_stats(e->fs, &st);
+		assert_int_equal(st.upgrades, 1);
+		assert_int_equal(hdpm_open(e->fs, "/u", O_RDWR, 0, &f), 0);
+		check_file(f, want, PG);
+		assert_int_equal(hdpm_close(f), 0);
+		hdpm_env_unmount(e);
+		env_mount(e, 0);
+		hdpm_stats(e->fs, &st);
+		assert_int_equal(st.upgrades, 0);
+	}
+	/* crashed after the slot block, before the version: the block is
+	 * reused and zeroed (every slot idle) */
+	kept = e->fs->sb->jslots_off;
+	js = pma_direct(e->heap, kept);
+	memset(js, 0xa5, sizeof(*js));
+	e->fs->sb->version = 3;
 	pma_persist(e->heap, &e->fs->sb->version, 4);
-	hdpm_env_unmount(e);
-	env_mount(e, HDPM_RDONLY);
-	assert_int_equal(e->fs->sb->version, 2);
-	assert_int_equal(hdpm_open(e->fs, "/u", O_RDONLY, 0, &f), 0);
-	check_file(f, want, PG);
-	assert_int_equal(hdpm_close(f), 0);
 	hdpm_env_unmount(e);
 	env_mount(e, 0);
 	assert_int_equal(e->fs->sb->version, HDPM_VERSION);
-	hdpm_stats(e->fs, &st);
-	assert_int_equal(st.upgrades, 1);
+	assert_int_equal(e->fs->sb->jslots_off, kept);
+	for (v = 0; v < HDPM_JSLOTS - 1; v++)
+		assert_int_equal(js->slot[v].jstate, 0);
 	assert_int_equal(hdpm_open(e->fs, "/u", O_RDWR, 0, &f), 0);
 	check_file(f, want, PG);
 	assert_int_equal(hdpm_close(f), 0);
-	hdpm_env_unmount(e);
-	env_mount(e, 0);
-	hdpm_stats(e->fs, &st);
-	assert_int_equal(st.upgrades, 0);
 	/* versions it does not know are refused */
 	e->fs->sb->version = HDPM_VERSION + 1;
 	pma_persist(e->heap, &e->fs->sb->version, 4);
