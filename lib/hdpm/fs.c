@@ -203,6 +203,7 @@ static int fs_recover(struct hdpm_fs *fs)
 		pma_persist(fs->heap, &fs->sb->mounts, sizeof(fs->sb->mounts));
 	}
 	fs->nonce_base = fs->sb->mounts << 32;
+	fs->recovering = 1;
 	rc = fs->rdonly ? 0 : hdpm_tx_recover(fs);
 	/* an interrupted growth of the inode table was undone */
 	if (rc == 0)
@@ -211,6 +212,7 @@ static int fs_recover(struct hdpm_fs *fs)
 	 * recovery looks at */
 	if (rc == 0 && !fs->rdonly)
 		rc = hdpm_gc_recover(fs);
+	fs->recovering = 0;
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < fs->ninodes; i++) {

@@ -10,10 +10,10 @@
  * durable retire list, freed at the end of the step: first each merged
  * inode's lock is taken for writing and dropped (a reader holds its
  * inode's read lock while it reads a page, so after that none is left in
- * a replaced page), then the pages are freed under alloc_lock written
- * (nothing is allocated through an alloc_slot meanwhile).
- * Lock order: gc.step_lock, then one inode lock at a time, then
- * alloc_lock.
+ * a replaced page), then the pages are freed through gc_free_slot (at
+ * mount, a listed page is freed only if no word names it: journaled
+ * operations in the slots may have been handed it again meanwhile).
+ * Lock order: gc.step_lock, then one inode lock at a time.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -114,7 +114,7 @@ static void rec_clear(struct hdpm_fs *fs)
 	pma_persist(fs->heap, &j->state, sizeof(j->state));
 }
 
-/* free the pages on the retire list (alloc_lock written, or mount) */
+/* free the pages on the retire list (the step, or mount) */
 static int retire_all(struct hdpm_fs *fs)
 {
 	struct hdpm_gc_journal *j = &fs->sb->gc;
@@ -126,10 +126,11 @@ static int retire_all(struct hdpm_fs *fs)
 	if (j->nretire > HDPM_GC_BATCH_MAX)
 		return util_errmsg_set(EIO, "gc journal: %llu pages to retire",
 				       (unsigned long long)j->nretire);
-	/* nothing is allocated until the list is empty (alloc_lock): a
-	 * page freed before a crash stays dead and is skipped */
+	/* a page freed before a crash is dead, or was handed out again and
+	 * is named by a word: either way the mount skips it */
 	for (i = 0; i < j->nretire; i++) {
-		rc = hdpm_block_free(fs, j->retire[i], 1);
+		rc = hdpm_block_free(fs, &fs->sb->gc_free_slot, j->retire[i],
+				     1);
 		if (rc < 0)
 			return rc;
 	}
@@ -174,10 +175,10 @@ static int undo_build(struct hdpm_fs *fs)
 		return 0;
 	word = index_word(fs, j->word);
 	if (word && *word == cur && cur != j->old)
-		return hdpm_block_free(fs, j->old, 1);
+		return hdpm_block_free(fs, &fs->sb->gc_free_slot, j->old, 1);
 	if (hdpm_block_named(fs, cur))
 		return 0;
-	return hdpm_block_free(fs, cur, 0);
+	return hdpm_block_free(fs, &fs->sb->gc_free_slot, cur, 0);
 }
 
 int hdpm_gc_recover(struct hdpm_fs *fs)
@@ -399,7 +400,6 @@ static int space_low(struct hdpm_fs *fs)
 static int gc_retire(struct hdpm_fs *fs)
 {
 	uint64_t i, n = fs->sb->gc.nretire;
-	int rc;
 
 	if (!n)
 		return 0;
@@ -411,10 +411,7 @@ static int gc_retire(struct hdpm_fs *fs)
 		hdpm_wrlock(fs, fs->gc.retire_ino[i]);
 		hdpm_unlock(fs, fs->gc.retire_ino[i]);
 	}
-	pthread_rwlock_wrlock(&fs->alloc_lock);
-	rc = retire_all(fs);
-	pthread_rwlock_unlock(&fs->alloc_lock);
-	return rc;
+	return retire_all(fs);
 }
 
 int hdpm_gc_background(struct hdpm_fs *fs, unsigned flags)

@@ -12,21 +12,17 @@
  *              an unlink or rename that frees the inode's blocks. At most
  *              one is held at a time.
  *   tx[s].lock mutex per journal slot (HDPM_JSLOTS of them in version 4,
- *              one in older ones): that slot's PM journal and alloc_slot.
- *              Held from hdpm_tx_begin (which takes a free slot, or waits
- *              for the thread's hashed one) to commit/abort. A thread
- *              holds at most one.
- *   alloc_lock rwlock: read around each allocation of a journaled
- *              operation; written while blocks are freed (the commit
- *              actions from COMMITTED to IDLE, an undo, the GC's retire
- *              list), which also makes free_slot one user's. So nothing
- *              is allocated between a free and the durable end of what
- *              freed it, and a re-run at mount never frees a block that
- *              was handed out again.
+ *              one in older ones): that slot's PM journal, alloc_slot and
+ *              free_slot. Held from hdpm_tx_begin (which takes a free
+ *              slot, or waits for the thread's hashed one) to
+ *              commit/abort. A thread holds at most one. Nothing keeps
+ *              other slots from allocating a block one slot just freed:
+ *              the re-runs at mount check that no other word names a
+ *              block before they free it (tx.c).
  *   then PMAlloc's own locks inside pma_* calls.
  * The background GC's step_lock comes first of all (it takes an ilock
- * only as a barrier, then alloc_lock, for its retire list); its merges
- * take none of these and publish through the claims below.
+ * only as a barrier, for its retire list); its merges take none of these
+ * and publish through the claims below.
  *
  *   tx.c     journal: begin, record, allocate, commit, undo, recovery
  *   page.c   page objects: log append, reverse-scan read, CoW, merge
@@ -121,6 +117,7 @@ struct hdpm_tx {
 	pthread_mutex_t lock;
 	uint64_t *jstate;
 	uint64_t *alloc_slot;
+	uint64_t *free_slot;
 	struct hdpm_intent *intent;
 	struct hdpm_rec *recs; /* HDPM_TX_MAX */
 	unsigned nrecs; /* records of the running tx (lock) */
@@ -142,7 +139,9 @@ struct hdpm_fs {
 	struct hdpm_tx tx[HDPM_JSLOTS]; /* the journal slots */
 	unsigned ntx; /* slots in use: HDPM_JSLOTS, or 1 (read-only old) */
 	uint64_t tx_overlap; /* atomic: most operations seen running at once */
-	pthread_rwlock_t alloc_lock;
+	/* the journals are being recovered (mount): a block a re-run would
+	 * free is freed only if no other word names it */
+	int recovering;
 	struct hdpm_stats stats; /* atomic counters (hdpm_stat_add) */
 	struct hdpm_gc_state gc;
 	uint64_t nonce_base; /* sb->mounts << 32 */
@@ -231,7 +230,7 @@ static inline void hdpm_unlock(struct hdpm_fs *fs, uint64_t ino)
 /* ------------------------------------------------------------ tx.c */
 
 uint64_t hdpm_jseq(const struct hdpm_tx *tx);
-/* the slots' locks and alloc_lock (mount, first); destroy them */
+/* the slots' locks (mount, first); destroy them */
 void hdpm_tx_locks_init(struct hdpm_fs *fs);
 void hdpm_tx_fini(struct hdpm_fs *fs);
 /* find the journal slots from the superblock (mount, after the upgrade):
@@ -259,13 +258,30 @@ void hdpm_tx_abort(struct hdpm_tx *tx);
 int hdpm_tx_recover(struct hdpm_fs *fs);
 /* is any journal slot not idle? */
 int hdpm_tx_pending(struct hdpm_fs *fs);
-/* free the block at off through free_slot (and its log for a page):
- * alloc_lock held for writing, or at mount */
-int hdpm_block_free(struct hdpm_fs *fs, uint64_t off, int is_page);
+/* free the block at off through the free word fw (a slot's free_slot,
+ * or gc_free_slot), and its log first for a page; a block not live is
+ * skipped. At mount (fs->recovering) a block is freed only if no word
+ * but the ones given names it: before the crash it may have been freed
+ * and handed out again (hdpm_block_named_other) */
+int hdpm_block_free(struct hdpm_fs *fs, uint64_t *fw, uint64_t off,
+		    int is_page);
+/* the words a re-run frees from, which do not count as naming: except
+ * (one word), inode skip_ino's index entries from skip_from on (with
+ * their logs), and with skip_from 0 its index and name blocks too */
+struct hdpm_skip {
+	const uint64_t *except;
+	uint64_t skip_ino; /* UINT64_MAX: none */
+	uint64_t skip_from;
+};
+int hdpm_block_free_skip(struct hdpm_fs *fs, uint64_t *fw, uint64_t off,
+			 int is_page, const struct hdpm_skip *skip);
 int hdpm_block_live(struct hdpm_fs *fs, uint64_t off);
 
 /* does any word of the file system name block off? (a full scan) */
 int hdpm_block_named(struct hdpm_fs *fs, uint64_t off);
+/* ... any word but the ones skip says (skip may be NULL) */
+int hdpm_block_named_other(struct hdpm_fs *fs, uint64_t off,
+			   const struct hdpm_skip *skip);
 
 /* ------------------------------------------------------------ gc.c */
 

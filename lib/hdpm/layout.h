@@ -195,15 +195,16 @@ static_assert(sizeof(struct hdpm_gc_journal) == 72 + 8 * HDPM_GC_BATCH_MAX,
 
 /*
  * Journal slot 1..HDPM_JSLOTS-1 (version 4): the same journal as slot 0's
- * words in the superblock (jstate, alloc_slot, intent, recs), for another
- * operation running at the same time. Every slot has its own seq, records
- * and alloc_slot (never freed, like the superblock's); all frees go
- * through the superblock's free_slot, one at a time (internal.h).
+ * words in the superblock (jstate, alloc_slot, free_slot, intent, recs),
+ * for another operation running at the same time. Every slot has its own
+ * seq, records, alloc_slot and free_slot (never freed, like the
+ * superblock's).
  */
 struct hdpm_jslot {
 	uint64_t jstate; /* enum hdpm_jstate | seq << 8 */
 	uint64_t alloc_slot; /* dest of this slot's allocations */
-	uint64_t rsvd[6];
+	uint64_t free_slot; /* dest of this slot's frees */
+	uint64_t rsvd[5];
 	struct hdpm_intent intent; /* own cache line */
 	uint64_t rsvd2[5];
 	struct hdpm_rec recs[HDPM_TX_MAX];
@@ -222,8 +223,9 @@ static_assert(sizeof(struct hdpm_jslots) ==
 	      "jslots size");
 
 /*
- * The superblock, in the heap's root object. The alloc_slots (this one
- * and each journal slot's), free_slot and gc_slot are the only words
+ * The superblock, in the heap's root object. The alloc_slots and
+ * free_slots (this one and each journal slot's), gc_slot and gc_free_slot
+ * are the only words
  * HDPM hands to pma_malloc_to / pma_free_from: they are never freed, so
  * the allocator's redo of a dest word at its recovery never lands in a
  * block HDPM has since freed and reused.
@@ -237,14 +239,15 @@ struct hdpm_super {
 	uint64_t itable_off; /* the inode table's first chunk */
 	uint64_t ninodes; /* inodes in the chunks in use (journaled) */
 	uint64_t alloc_slot; /* dest of journal slot 0's allocations */
-	uint64_t free_slot; /* dest of every HDPM free */
+	uint64_t free_slot; /* dest of journal slot 0's frees */
 	uint64_t jstate; /* slot 0: enum hdpm_jstate | seq << 8 */
 	uint64_t mounts; /* read-write mounts: the high bits of nonces */
 	struct hdpm_intent intent; /* slot 0's; own cache line */
 	/* v4: struct hdpm_jslots (journal slots 1..), never freed; 0 in
 	 * older versions (their one journal is slot 0) */
 	uint64_t jslots_off;
-	uint64_t rsvd2[4];
+	uint64_t gc_free_slot; /* v4: dest of the background GC's frees */
+	uint64_t rsvd2[3];
 	struct hdpm_rec recs[HDPM_TX_MAX];
 	uint64_t gc_slot; /* dest of every background GC allocation */
 	/* chunks 1..7 of the inode table (journaled; 0 until grown into).

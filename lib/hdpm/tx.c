@@ -12,10 +12,14 @@
  * durable, then jstate = COMMITTED (if there are frees to do) and the
  * commit actions free what the operation replaced, then jstate = IDLE.
  * A crash while ACTIVE is undone from the records; a crash while
- * COMMITTED re-runs the commit actions, which skip blocks no longer live:
- * alloc_lock, written from the first free to IDLE, keeps every other slot
- * from allocating in between, so a block freed before the crash is still
- * dead (and at most one slot is ever COMMITTED).
+ * COMMITTED re-runs the commit actions. Both free blocks that may have
+ * been freed before the crash already (by the commit, or by a run-time
+ * abort's undo), and other slots run on meanwhile: such a block may have
+ * been handed out again. So at mount a live block is freed only if no
+ * word but the one the re-run frees it from names it (a full scan, only
+ * after a crash inside an operation): a block another slot allocated is
+ * either named by that slot's word, or only in its alloc_slot, and then
+ * that slot's operation never committed and its undo would free it too.
  */
 #include <string.h>
 
@@ -38,20 +42,12 @@ static void jstate_set(struct hdpm_tx *tx, enum hdpm_jstate st, uint64_t seq)
 
 void hdpm_tx_locks_init(struct hdpm_fs *fs)
 {
-	pthread_rwlockattr_t attr;
 	unsigned i;
 
 	for (i = 0; i < HDPM_JSLOTS; i++) {
 		fs->tx[i].fs = fs;
 		pthread_mutex_init(&fs->tx[i].lock, NULL);
 	}
-	/* writers first: a commit's frees must not wait for a stream of
-	 * allocations */
-	pthread_rwlockattr_init(&attr);
-	pthread_rwlockattr_setkind_np(
-		&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&fs->alloc_lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
 }
 
 void hdpm_tx_fini(struct hdpm_fs *fs)
@@ -60,7 +56,6 @@ void hdpm_tx_fini(struct hdpm_fs *fs)
 
 	for (i = 0; i < HDPM_JSLOTS; i++)
 		pthread_mutex_destroy(&fs->tx[i].lock);
-	pthread_rwlock_destroy(&fs->alloc_lock);
 }
 
 int hdpm_tx_init(struct hdpm_fs *fs)
@@ -71,6 +66,7 @@ int hdpm_tx_init(struct hdpm_fs *fs)
 
 	fs->tx[0].jstate = &sb->jstate;
 	fs->tx[0].alloc_slot = &sb->alloc_slot;
+	fs->tx[0].free_slot = &sb->free_slot;
 	fs->tx[0].intent = &sb->intent;
 	fs->tx[0].recs = sb->recs;
 	fs->ntx = 1;
@@ -84,6 +80,7 @@ int hdpm_tx_init(struct hdpm_fs *fs)
 	for (i = 1; i < HDPM_JSLOTS; i++) {
 		fs->tx[i].jstate = &js->slot[i - 1].jstate;
 		fs->tx[i].alloc_slot = &js->slot[i - 1].alloc_slot;
+		fs->tx[i].free_slot = &js->slot[i - 1].free_slot;
 		fs->tx[i].intent = &js->slot[i - 1].intent;
 		fs->tx[i].recs = js->slot[i - 1].recs;
 	}
@@ -96,31 +93,50 @@ int hdpm_block_live(struct hdpm_fs *fs, uint64_t off)
 	return off && pma_usable_size(fs->heap, off) != 0;
 }
 
-/* free one live block through free_slot */
-static int block_free_one(struct hdpm_fs *fs, uint64_t off)
+/* free one live block through the free word fw */
+static int block_free_one(struct hdpm_fs *fs, uint64_t *fw, uint64_t off)
 {
 	if (!hdpm_block_live(fs, off))
 		return 0;
-	/* free_slot names only live blocks when stored: the allocator's redo
-	 * of an older free on it keeps such a value */
-	fs->sb->free_slot = off;
-	pma_persist(fs->heap, &fs->sb->free_slot, sizeof(uint64_t));
-	return pma_free_from(fs->heap, &fs->sb->free_slot);
+	/* fw names only live blocks when stored: the allocator's redo of
+	 * an older free on it keeps such a value */
+	*fw = off;
+	pma_persist(fs->heap, fw, sizeof(*fw));
+	return pma_free_from(fs->heap, fw);
 }
 
-int hdpm_block_free(struct hdpm_fs *fs, uint64_t off, int is_page)
+/* at mount: not live, or named by another word (handed out again) */
+static int block_gone(struct hdpm_fs *fs, uint64_t off,
+		      const struct hdpm_skip *skip)
 {
+	if (!hdpm_block_live(fs, off))
+		return 1;
+	return fs->recovering && hdpm_block_named_other(fs, off, skip);
+}
+
+int hdpm_block_free_skip(struct hdpm_fs *fs, uint64_t *fw, uint64_t off,
+			 int is_page, const struct hdpm_skip *skip)
+{
+	uint64_t log;
 	int rc;
 
-	if (!hdpm_block_live(fs, off))
+	if (block_gone(fs, off, skip))
 		return 0;
 	if (is_page) {
 		/* the log first: the page names it */
-		rc = block_free_one(fs, hdpm_page_hdr(fs, off)->log_off);
-		if (rc < 0)
-			return rc;
+		log = hdpm_page_hdr(fs, off)->log_off;
+		if (!block_gone(fs, log, skip)) {
+			rc = block_free_one(fs, fw, log);
+			if (rc < 0)
+				return rc;
+		}
 	}
-	return block_free_one(fs, off);
+	return block_free_one(fs, fw, off);
+}
+
+int hdpm_block_free(struct hdpm_fs *fs, uint64_t *fw, uint64_t off, int is_page)
+{
+	return hdpm_block_free_skip(fs, fw, off, is_page, NULL);
 }
 
 static uint32_t rec_crc(const struct hdpm_rec *rec)
@@ -240,10 +256,7 @@ int hdpm_tx_alloc(struct hdpm_tx *tx, size_t size, uint64_t *word)
 	in->crc = intent_crc(in);
 	/* the intent is durable before the allocation can be */
 	pma_persist(fs->heap, in, sizeof(*in));
-	/* not while another slot's frees are not yet durably done */
-	pthread_rwlock_rdlock(&fs->alloc_lock);
 	rc = pma_malloc_to(fs->heap, size, tx->alloc_slot);
-	pthread_rwlock_unlock(&fs->alloc_lock);
 	if (rc < 0)
 		return util_errmsg_set(ENOSPC, "no space for %zu bytes: %s",
 				       size, pma_errormsg());
@@ -258,9 +271,11 @@ void hdpm_tx_set(struct hdpm_fs *fs, uint64_t *word, uint64_t value)
 }
 
 /* free the inode's pages from page first on (FREE_TAIL, FREE_INODE) */
-static int free_pages(struct hdpm_fs *fs, struct hdpm_inode *inode,
-		      uint64_t first)
+static int free_pages(struct hdpm_tx *tx, uint64_t ino, uint64_t first)
 {
+	struct hdpm_fs *fs = tx->fs;
+	struct hdpm_inode *inode = hdpm_inode(fs, ino);
+	struct hdpm_skip skip = { .skip_ino = ino, .skip_from = first };
 	uint64_t *index, p;
 	int rc;
 
@@ -270,7 +285,8 @@ static int free_pages(struct hdpm_fs *fs, struct hdpm_inode *inode,
 	for (p = first; index && p < inode->index_cap; p++) {
 		if (!index[p])
 			continue;
-		rc = hdpm_block_free(fs, index[p], 1);
+		rc = hdpm_block_free_skip(fs, tx->free_slot, index[p], 1,
+					  &skip);
 		if (rc < 0)
 			return rc;
 		hdpm_tx_set(fs, &index[p], 0);
@@ -278,15 +294,20 @@ static int free_pages(struct hdpm_fs *fs, struct hdpm_inode *inode,
 	return 0;
 }
 
-static int free_inode(struct hdpm_fs *fs, struct hdpm_inode *inode)
+static int free_inode(struct hdpm_tx *tx, uint64_t ino)
 {
+	struct hdpm_fs *fs = tx->fs;
+	struct hdpm_inode *inode = hdpm_inode(fs, ino);
+	struct hdpm_skip skip = { .skip_ino = ino, .skip_from = 0 };
 	int rc;
 
-	rc = free_pages(fs, inode, 0);
+	rc = free_pages(tx, ino, 0);
 	if (rc == 0)
-		rc = hdpm_block_free(fs, inode->index_off, 0);
+		rc = hdpm_block_free_skip(fs, tx->free_slot, inode->index_off,
+					  0, &skip);
 	if (rc == 0)
-		rc = hdpm_block_free(fs, inode->name_off, 0);
+		rc = hdpm_block_free_skip(fs, tx->free_slot, inode->name_off, 0,
+					  &skip);
 	if (rc < 0)
 		return rc;
 	hdpm_tx_set(fs, &inode->index_off, 0);
@@ -296,29 +317,57 @@ static int free_inode(struct hdpm_fs *fs, struct hdpm_inode *inode)
 	return 0;
 }
 
-/* free what a committed record replaced */
-static int rec_commit(struct hdpm_fs *fs, const struct hdpm_rec *rec)
+/* the inode a FREE_* record names, or UINT64_MAX */
+static uint64_t rec_ino(struct hdpm_fs *fs, const struct hdpm_rec *rec)
 {
-	struct hdpm_inode *inode = hdpm_direct(fs, rec->word);
+	uint64_t k, idx, off, n;
+
+	for (k = 0; k < HDPM_ICHUNKS && fs->ichunk[k]; k++) {
+		off = hdpm_off(fs, fs->ichunk[k]);
+		n = (uint64_t)1 << (fs->ilog2 + k);
+		if (rec->word < off ||
+		    rec->word >= off + n * sizeof(struct hdpm_inode) ||
+		    (rec->word - off) % sizeof(struct hdpm_inode))
+			continue;
+		idx = (rec->word - off) / sizeof(struct hdpm_inode);
+		return hdpm_ichunk_base(fs, (unsigned)k) + idx;
+	}
+	return UINT64_MAX;
+}
+
+/* free what a committed record replaced */
+static int rec_commit(struct hdpm_tx *tx, const struct hdpm_rec *rec)
+{
+	struct hdpm_fs *fs = tx->fs;
+	uint64_t ino;
 
 	switch (rec->kind) {
 	case HDPM_REC_PAGE:
 	case HDPM_REC_BLOCK:
-		return hdpm_block_free(fs, rec->old,
+		/* the word names the new block now: old has no word left */
+		return hdpm_block_free(fs, tx->free_slot, rec->old,
 				       rec->kind == HDPM_REC_PAGE);
 	case HDPM_REC_FREE_TAIL:
-		return inode ? free_pages(fs, inode, rec->old) : -EIO;
 	case HDPM_REC_FREE_INODE:
-		return inode ? free_inode(fs, inode) : -EIO;
+		ino = rec_ino(fs, rec);
+		if (ino == UINT64_MAX)
+			return util_errmsg_set(EIO,
+					       "journal names no inode 0x%llx",
+					       (unsigned long long)rec->word);
+		return rec->kind == HDPM_REC_FREE_TAIL ?
+			       free_pages(tx, ino, rec->old) :
+			       free_inode(tx, ino);
 	default:
 		return 0;
 	}
 }
 
 /* put a record's word back; a new block in it is freed first */
-static int rec_undo(struct hdpm_fs *fs, const struct hdpm_rec *rec)
+static int rec_undo(struct hdpm_tx *tx, const struct hdpm_rec *rec)
 {
+	struct hdpm_fs *fs = tx->fs;
 	uint64_t *word = hdpm_direct(fs, rec->word), cur;
+	struct hdpm_skip skip = { .skip_ino = UINT64_MAX };
 	int rc;
 
 	if (rec->kind == HDPM_REC_FREE_TAIL || rec->kind == HDPM_REC_FREE_INODE)
@@ -341,8 +390,11 @@ static int rec_undo(struct hdpm_fs *fs, const struct hdpm_rec *rec)
 		return 0;
 	if (rec->kind != HDPM_REC_WORD) {
 		/* a page made by this operation has no log yet, and its
-		 * header may be torn: free the block alone */
-		rc = hdpm_block_free(fs, cur, 0);
+		 * header may be torn: free the block alone (at mount, unless
+		 * a word other than this one names it: freed by a run-time
+		 * undo and handed out again) */
+		skip.except = word;
+		rc = hdpm_block_free_skip(fs, tx->free_slot, cur, 0, &skip);
 		if (rc < 0)
 			return rc;
 	}
@@ -352,26 +404,57 @@ static int rec_undo(struct hdpm_fs *fs, const struct hdpm_rec *rec)
 
 int hdpm_block_named(struct hdpm_fs *fs, uint64_t off)
 {
-	struct hdpm_inode *in;
-	uint64_t i, p, *index;
+	return hdpm_block_named_other(fs, off, NULL);
+}
 
-	if (off == fs->sb->itable_off)
+/* does word w (not skipped) name off? */
+static int names(const uint64_t *w, uint64_t off, const struct hdpm_skip *skip)
+{
+	return *w == off && (!skip || w != skip->except);
+}
+
+/* does an index entry of inode i from page p on name off (or its log)? */
+static int index_names(struct hdpm_fs *fs, uint64_t i, uint64_t off,
+		       const struct hdpm_skip *skip)
+{
+	struct hdpm_inode *in = hdpm_inode(fs, i);
+	uint64_t p, *index;
+
+	index = hdpm_block_live(fs, in->index_off) ? hdpm_inode_index(fs, in) :
+						     NULL;
+	for (p = 0; index && p < in->index_cap; p++) {
+		if (!index[p] ||
+		    (skip && i == skip->skip_ino && p >= skip->skip_from))
+			continue;
+		if (names(&index[p], off, skip) ||
+		    names(&hdpm_page_hdr(fs, index[p])->log_off, off, skip))
+			return 1;
+	}
+	return 0;
+}
+
+int hdpm_block_named_other(struct hdpm_fs *fs, uint64_t off,
+			   const struct hdpm_skip *skip)
+{
+	struct hdpm_inode *in;
+	uint64_t i;
+	int whole;
+
+	if (names(&fs->sb->itable_off, off, skip) ||
+	    names(&fs->sb->jslots_off, off, skip))
 		return 1;
 	for (i = 0; i < HDPM_ICHUNKS - 1; i++)
-		if (off == fs->sb->itable_more[i])
+		if (names(&fs->sb->itable_more[i], off, skip))
 			return 1;
 	for (i = 0; i < fs->ninodes; i++) {
 		in = hdpm_inode(fs, i);
-		if (in->name_off == off || in->index_off == off)
+		/* FREE_INODE frees the inode's own name and index */
+		whole = skip && i == skip->skip_ino && skip->skip_from == 0;
+		if (!whole && (names(&in->name_off, off, skip) ||
+			       names(&in->index_off, off, skip)))
 			return 1;
-		index = hdpm_block_live(fs, in->index_off) ?
-				hdpm_inode_index(fs, in) :
-				NULL;
-		for (p = 0; index && p < in->index_cap; p++)
-			if (index[p] &&
-			    (index[p] == off ||
-			     hdpm_page_hdr(fs, index[p])->log_off == off))
-				return 1;
+		if (index_names(fs, i, off, skip))
+			return 1;
 	}
 	return 0;
 }
@@ -401,7 +484,7 @@ static int undo_intent(struct hdpm_tx *tx, uint64_t seq, unsigned nrecs)
 		return 0; /* no allocation since the intent */
 	if (hdpm_block_named(fs, cur))
 		return 0; /* in its word (rec_undo frees it) or older */
-	return hdpm_block_free(fs, cur, 0);
+	return hdpm_block_free(fs, tx->free_slot, cur, 0);
 }
 
 static unsigned valid_recs(struct hdpm_tx *tx, uint64_t seq)
@@ -413,7 +496,7 @@ static unsigned valid_recs(struct hdpm_tx *tx, uint64_t seq)
 	return n;
 }
 
-/* undo the slot's operation (alloc_lock written, or mount) */
+/* undo the slot's operation */
 static int undo_all(struct hdpm_tx *tx, int at_mount)
 {
 	uint64_t seq = hdpm_jseq(tx);
@@ -423,7 +506,7 @@ static int undo_all(struct hdpm_tx *tx, int at_mount)
 	if (at_mount)
 		rc = undo_intent(tx, seq, n);
 	for (i = n; rc == 0 && i-- > 0;)
-		rc = rec_undo(tx->fs, &tx->recs[i]);
+		rc = rec_undo(tx, &tx->recs[i]);
 	if (rc < 0)
 		return rc;
 	/* the restored words are durable before the journal lets go */
@@ -432,7 +515,7 @@ static int undo_all(struct hdpm_tx *tx, int at_mount)
 	return 0;
 }
 
-/* run the commit actions (alloc_lock written, or mount) */
+/* run the commit actions */
 static int commit_all(struct hdpm_tx *tx)
 {
 	uint64_t seq = hdpm_jseq(tx);
@@ -440,7 +523,7 @@ static int commit_all(struct hdpm_tx *tx)
 	int rc = 0;
 
 	for (i = 0; rc == 0 && i < n; i++)
-		rc = rec_commit(tx->fs, &tx->recs[i]);
+		rc = rec_commit(tx, &tx->recs[i]);
 	if (rc < 0)
 		return rc;
 	pma_drain(tx->fs->heap);
@@ -467,12 +550,8 @@ int hdpm_tx_commit(struct hdpm_tx *tx)
 		slot_give(tx);
 		return 0;
 	}
-	/* no slot allocates from here until IDLE is durable: a re-run of
-	 * the frees at mount finds the blocks freed before the crash dead */
-	pthread_rwlock_wrlock(&fs->alloc_lock);
 	jstate_set(tx, HDPM_J_COMMITTED, seq);
 	rc = commit_all(tx);
-	pthread_rwlock_unlock(&fs->alloc_lock);
 	if (rc < 0)
 		util_err("hdpm: commit actions of tx %llu failed: %s",
 			 (unsigned long long)seq, util_errmsg());
@@ -482,14 +561,9 @@ int hdpm_tx_commit(struct hdpm_tx *tx)
 
 void hdpm_tx_abort(struct hdpm_tx *tx)
 {
-	struct hdpm_fs *fs = tx->fs;
-
-	/* the undo frees what the operation allocated: as for a commit */
-	pthread_rwlock_wrlock(&fs->alloc_lock);
 	if (undo_all(tx, 0) < 0)
 		util_err("hdpm: undo of tx %llu failed: %s",
 			 (unsigned long long)hdpm_jseq(tx), util_errmsg());
-	pthread_rwlock_unlock(&fs->alloc_lock);
 	slot_give(tx);
 }
 
@@ -513,8 +587,8 @@ static int slot_recover(struct hdpm_tx *tx)
 /*
  * Each slot's operation changed words no other one did (their locks), so
  * the slots are recovered one by one, in any order: an undo frees only
- * blocks its slot allocated, a commit only blocks its words named, and
- * at most one slot is COMMITTED (alloc_lock).
+ * blocks its slot allocated, a commit only blocks its words named, each
+ * unless another word names it now (fs->recovering).
  */
 int hdpm_tx_recover(struct hdpm_fs *fs)
 {
