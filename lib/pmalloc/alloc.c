@@ -1669,9 +1669,10 @@ out_unlock:
 
 /*
  * pma_xring_free, and if the ring is full: a region this open holds
- * (PMA_HEAP_TEST_XRING) is drained here; another open's gets up to
- * PMA_XRING_WAIT_US to apply what it owes (it drains as it allocates)
- * before the free fails with -EAGAIN.
+ * (PMA_HEAP_TEST_XRING) is drained here; a region no open holds is
+ * opened here alone and closed (pma_xring_adopt: its open applies the
+ * ring); another open's gets up to PMA_XRING_WAIT_US to apply what it
+ * owes (it drains as it allocates) before the free fails with -EAGAIN.
  */
 #define PMA_XRING_WAIT_US 20000
 static int xring_free_wait(struct pma_heap *l, unsigned d, uint64_t off,
@@ -1689,6 +1690,11 @@ static int xring_free_wait(struct pma_heap *l, unsigned d, uint64_t off,
 			(void)pma_xring_drain(l->top->sib[d]);
 			continue;
 		}
+		/* nobody holds the region (its holder closed or died):
+		 * open it here, which applies the ring, and try again */
+		if (pool_slot_busy(l->pool, d) == 0 &&
+		    pma_xring_adopt(l, d) == 0)
+			continue;
 		/* the holder may itself wait for this open to apply
 		 * what it freed here: apply it meanwhile */
 		(void)pma_heap_sync(l->top);

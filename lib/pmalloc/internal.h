@@ -1449,6 +1449,9 @@ int pma_heap_foreign_check(const struct pma_heap *heap, uint64_t off);
 int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
 		   uint64_t dest_off);
 int pma_xring_drain(struct pma_heap *o);
+/* slot d, which no open holds (its holder closed or died), opened here
+ * alone and closed again: its recovery applies every ring for it */
+int pma_xring_adopt(struct pma_heap *l, unsigned d);
 int pma_xring_open(struct pma_heap *top);
 /* is the block at pool offset off of o freed by a ring entry o has not
  * applied? (recovery's dest redo) */

@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
@@ -116,6 +117,32 @@ int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
 	atomic_fetch_add_explicit(&top->xring_frees, 1, memory_order_relaxed);
 	/* and what the other opens freed here (a few loads if nothing) */
 	(void)pma_xring_drain(l);
+	return 0;
+}
+
+int pma_xring_adopt(struct pma_heap *l, unsigned d)
+{
+	char names[POOL_MAX_PARTS][40];
+	const char *paths[POOL_MAX_PARTS];
+	unsigned i, n = pool_part_count(l->pool);
+	struct pma_config cfg = l->cfg;
+	struct pma_heap *h = NULL;
+	int rc;
+
+	if (n > POOL_MAX_PARTS)
+		return util_errmsg_set(EINVAL, "%u parts", n);
+	/* a new open file description of each part: its own region lock */
+	for (i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "/proc/self/fd/%d",
+			 pool_part_fd(l->pool, i));
+		paths[i] = names[i];
+	}
+	cfg.region_mask = 1ULL << d;
+	cfg.flags &= ~(unsigned)(PMA_HEAP_FORMAT | PMA_HEAP_TEST_XRING);
+	rc = pma_heap_open_parts_cfg(paths, n, &cfg, &h);
+	if (rc < 0)
+		return rc;
+	pma_heap_close(h); /* (its open applied every ring for it) */
 	return 0;
 }
 

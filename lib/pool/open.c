@@ -778,6 +778,11 @@ const char *pool_part_path(const struct pool *pool, unsigned part)
 	return part < pool->nparts ? pool->parts[part].path : NULL;
 }
 
+int pool_part_fd(const struct pool *pool, unsigned part)
+{
+	return part < pool->nparts ? pool->parts[part].fd : -1;
+}
+
 int pool_part_node(const struct pool *pool, unsigned part)
 {
 	return part < pool->nparts ? pool->hdr.parts[part].node : -1;

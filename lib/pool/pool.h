@@ -130,6 +130,8 @@ const char *pool_header_note(const struct pool *pool);
 unsigned pool_part_count(const struct pool *pool);
 struct pm_map *pool_part_map(const struct pool *pool, unsigned part);
 const char *pool_part_path(const struct pool *pool, unsigned part);
+/* the open descriptor of part (-1 if none) */
+int pool_part_fd(const struct pool *pool, unsigned part);
 int pool_part_node(const struct pool *pool, unsigned part);
 /* space.c (compaction): 1 if part is a devdax device (no hole punching) */
 int pool_part_is_devdax(const struct pool *pool, unsigned part);

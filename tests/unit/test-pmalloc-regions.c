@@ -529,6 +529,42 @@ static void test_mask_ring_full(void **state)
 		check_whole(f, 0, ROOT_WORDS, 1, n, parts, offs, rsize), 0);
 }
 
+/* frees of blocks of a region whose holder closed: past a ring's worth,
+ * the freer opens the region itself (its open applies the ring) */
+static void test_mask_ring_adopt(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL;
+	uint64_t offs[8], rsize = 0, root, *w, *wb, *more;
+	unsigned parts[8], n, i;
+
+	pma_heap_close(create_heap(f, 1, 2));
+	n = read_regions(f, parts, offs, &rsize);
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	w = pma_direct(a, root);
+	wb = pma_direct(b, root);
+	/* 64 words of b's blocks, and one more table of 64 in b's region */
+	assert_int_equal(pma_malloc_to(b, 64 * 8, &wb[0]), 0);
+	more = pma_direct(b, wb[0]);
+	for (i = 0; i < 64; i++)
+		assert_int_equal(pma_malloc_to(b, 200, &more[i]), 0);
+	for (i = 1; i < ROOT_WORDS; i++)
+		assert_int_equal(pma_malloc_to(b, 200, &wb[i]), 0);
+	pma_heap_close(b);
+	/* 127 frees of the closed region's blocks: no -EAGAIN */
+	more = pma_direct(a, w[0]);
+	for (i = 0; i < 64; i++)
+		assert_int_equal(pma_free_from(a, &more[i]), 0);
+	for (i = 1; i < ROOT_WORDS; i++)
+		assert_int_equal(pma_free_from(a, &w[i]), 0);
+	assert_int_equal(pma_free_from(a, &w[0]), 0);
+	pma_heap_close(a);
+	assert_int_equal(
+		check_whole(f, 0, ROOT_WORDS, -1, n, parts, offs, rsize), 0);
+}
+
 /* regions of layout 11 have no rings: -EXDEV */
 static void test_mask_old_layout(void **state)
 {
@@ -789,6 +825,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mask_ring_full, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_old_layout, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mask_ring_adopt, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_fork_kill, setup,
 						teardown),
