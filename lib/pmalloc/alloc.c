@@ -10,7 +10,6 @@
  * doc/pmalloc.md, "why per-log order is enough").
  */
 #include <errno.h>
-#include <time.h>
 #include <string.h>
 
 #include "pmalloc/internal.h"
@@ -1667,41 +1666,6 @@ out_unlock:
 	return rc;
 }
 
-/*
- * pma_xring_free, and if the ring is full: a region this open holds
- * (PMA_HEAP_TEST_XRING) is drained here; a region no open holds is
- * opened here alone and closed (pma_xring_adopt: its open applies the
- * ring); another open's gets up to PMA_XRING_WAIT_US to apply what it
- * owes (it drains as it allocates) before the free fails with -EAGAIN.
- */
-#define PMA_XRING_WAIT_US 20000
-static int xring_free_wait(struct pma_heap *l, unsigned d, uint64_t off,
-			   uint64_t *dest, uint64_t dest_off)
-{
-	struct timespec ts = { 0, 100000L };
-	unsigned waited;
-	int rc;
-
-	for (waited = 0;; waited += 100) {
-		rc = pma_xring_free(l, d, off, dest, dest_off);
-		if (rc != -EAGAIN || waited >= PMA_XRING_WAIT_US)
-			return rc;
-		if (l->top->sib[d]) {
-			(void)pma_xring_drain(l->top->sib[d]);
-			continue;
-		}
-		/* nobody holds the region (its holder closed or died):
-		 * open it here, which applies the ring, and try again */
-		if (pool_slot_busy(l->pool, d) == 0 &&
-		    pma_xring_adopt(l, d) == 0)
-			continue;
-		/* the holder may itself wait for this open to apply
-		 * what it freed here: apply it meanwhile */
-		(void)pma_heap_sync(l->top);
-		nanosleep(&ts, NULL);
-	}
-}
-
 PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 {
 	struct pma_heap *local = heap, *h;
@@ -1726,7 +1690,7 @@ PMA_API int pma_free_from(struct pma_heap *heap, uint64_t *dest)
 	    (s = pma_heap_slot_of(local, off)) >= 0 &&
 	    (unsigned)s != local->slot && local->top->ring_mask >> s & 1) {
 		/* a region another open holds: through a free ring */
-		rc = xring_free_wait(local, (unsigned)s, off, dest, dest_off);
+		rc = pma_xring_free(local, (unsigned)s, off, dest, dest_off);
 		if (rc <= 0)
 			return rc;
 		rc = pma_heap_foreign_check(local, off);

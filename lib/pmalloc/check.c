@@ -26,12 +26,17 @@ int pma_check_gen_decode(uint64_t word, uint64_t *ret_gen)
 	return 0;
 }
 
+/* a 48-bit value of item idx with its 16-bit check on top */
+static uint64_t check48(uint64_t v, unsigned idx, uint64_t seed)
+{
+	uint64_t c = util_crc32c_3w(v & PMA_GEN_MASK, idx, seed);
+
+	return (v & PMA_GEN_MASK) | (c | 0x8000) << PMA_GEN_BITS;
+}
+
 uint64_t pma_check_lgen(uint64_t gen, unsigned arena)
 {
-	uint64_t c =
-		util_crc32c_3w(gen & PMA_GEN_MASK, arena, PMA_CHECK_SEED + 6);
-
-	return (gen & PMA_GEN_MASK) | (c | 0x8000) << PMA_GEN_BITS;
+	return check48(gen, arena, PMA_CHECK_SEED + 6);
 }
 
 int pma_check_lgen_decode(uint64_t word, unsigned arena, uint64_t *ret_gen)
@@ -44,10 +49,7 @@ int pma_check_lgen_decode(uint64_t word, unsigned arena, uint64_t *ret_gen)
 
 uint64_t pma_check_cons(uint64_t n, unsigned slot)
 {
-	uint64_t c =
-		util_crc32c_3w(n & PMA_GEN_MASK, slot, PMA_CHECK_SEED + 11);
-
-	return (n & PMA_GEN_MASK) | (c | 0x8000) << PMA_GEN_BITS;
+	return check48(n, slot, PMA_CHECK_SEED + 11);
 }
 
 int pma_check_cons_decode(uint64_t word, unsigned slot, uint64_t *ret_n)

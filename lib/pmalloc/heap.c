@@ -755,7 +755,6 @@ static int heap_slots(struct pma_heap *top, const struct pool_region **ret)
 	top->slot = s;
 	top->sib[0] = NULL;
 	top->sib[s] = top;
-	top->root_hdr = pma_addr_part(top->pool, HEAP_PART, top->slot_off[0]);
 	return n > s % k ? 0 : util_errmsg_set(EIO, "no region slot %u", s);
 }
 

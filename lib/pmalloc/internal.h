@@ -1177,28 +1177,12 @@ struct pma_heap {
 	struct pma_heap *sib[PMA_MAX_SLOTS];
 	unsigned nsib; /* top: heaps (1 for one part of one region) */
 	/* top: the slots this open holds (pma_config_set_region_mask; every
-	 * bit set if unmasked), and every slot's region (part byte
-	 * offset and size, 0 if the pool has no such slot) */
+	 * bit set if unmasked; the slots' regions: slot_off below) */
 	uint64_t held;
 	/* top: the slots whose blocks are freed through free rings (not
 	 * held; every other region's with PMA_HEAP_TEST_XRING), 0 if none */
 	uint64_t ring_mask;
-	uint64_t slot_off[PMA_MAX_SLOTS];
-	uint64_t slot_size[PMA_MAX_SLOTS];
-	/* top: slot 0's header (the root word), == hdr unless top is
-	 * another slot (a masked open without slot 0); every slot's header
-	 * (NULL if the pool has no such slot) */
-	struct pma_heap_hdr *root_hdr;
-	struct pma_heap_hdr *slot_hdr[PMA_MAX_SLOTS];
-	/* version 12 free rings (xring.c), of this region: as a freer
-	 * (xring_lock; entries written per destination slot, xprod) and as
-	 * an owner (xdrain_lock; entries applied per source slot, xcons as
-	 * persisted); xring: version 12 and writable */
-	int xring;
-	pthread_mutex_t xring_lock;
-	pthread_mutex_t xdrain_lock;
-	uint64_t xprod[PMA_MAX_SLOTS];
-	uint64_t xcons[PMA_MAX_SLOTS];
+	int xring; /* version 12 free rings (xring.c), and writable */
 	unsigned nreg; /* top: regions per part (every part with a heap) */
 	int node; /* NUMA node of this part (pool_part_node) */
 	struct pma_place *place; /* top, nsib > 1: numa.c */
@@ -1305,6 +1289,21 @@ struct pma_heap {
 	 * slab was loaded: set before the slab is published, so a thread
 	 * that found the slab sees it); pma_slab_geom_enter */
 	atomic_int may_mix;
+
+	/* top: every slot's region (part byte offset and size, 0 if the
+	 * pool has no such slot) and header (NULL if none; slot 0's holds
+	 * the root word). Read by masked opens and the free rings only */
+	uint64_t slot_off[PMA_MAX_SLOTS];
+	uint64_t slot_size[PMA_MAX_SLOTS];
+	struct pma_heap_hdr *slot_hdr[PMA_MAX_SLOTS];
+	/* version 12 free rings of this region: as a freer (xring_lock;
+	 * entries written per destination slot, xprod) and as an owner
+	 * (xdrain_lock; entries applied per source slot, xcons as
+	 * persisted) */
+	pthread_mutex_t xring_lock;
+	pthread_mutex_t xdrain_lock;
+	uint64_t xprod[PMA_MAX_SLOTS];
+	uint64_t xcons[PMA_MAX_SLOTS];
 
 	/* counters every thread writes, in their own line: the fields above
 	 * are read at every op (the struct is allocated line-aligned) */
@@ -1438,7 +1437,8 @@ int pma_heap_foreign_check(const struct pma_heap *heap, uint64_t off);
  * pma_xring_free: free the block at off of slot d (not held) from held
  * region l: an entry in l's ring for d, fence, *dest = 0, fence,
  * published; 1 if the path does not apply (a region older than version
- * 12), else 0 or -errno (-EAGAIN: the ring is full).
+ * 12), else 0 or -errno (-EAGAIN: the ring stayed full, its holder
+ * idle; a full ring of a region nobody holds is applied here first).
  * pma_xring_drain: apply the entries of every other slot's ring for
  * held region o (under every arena lock of o); the count applied or
  * -errno. pma_xring_open: after the open of every held region (its
@@ -1449,9 +1449,6 @@ int pma_heap_foreign_check(const struct pma_heap *heap, uint64_t off);
 int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
 		   uint64_t dest_off);
 int pma_xring_drain(struct pma_heap *o);
-/* slot d, which no open holds (its holder closed or died), opened here
- * alone and closed again: its recovery applies every ring for it */
-int pma_xring_adopt(struct pma_heap *l, unsigned d);
 int pma_xring_open(struct pma_heap *top);
 /* is the block at pool offset off of o freed by a ring entry o has not
  * applied? (recovery's dest redo) */

@@ -236,9 +236,9 @@ PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
 	if (!heap || !ret_off || !size)
 		return util_errmsg_set(EINVAL, "no heap, size or ret_off");
 	heap = heap->top; /* the root word and its block are in part 0 */
-	if (heap->root_hdr && heap->root_hdr != heap->hdr) {
+	if (heap->slot) {
 		/* a masked open without slot 0 reads the root word only */
-		off = __atomic_load_n(&heap->root_hdr->root_off,
+		off = __atomic_load_n(&heap->slot_hdr[0]->root_off,
 				      __ATOMIC_ACQUIRE);
 		if (!off)
 			return util_errmsg_set(EXDEV,

@@ -26,13 +26,14 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
 #include "util/log.h"
 
-/* the ring of region hdr (at region offset roff in its part's mapping
- * base) for slot d, or NULL if hdr has no valid rings */
+/* the ring for slot d of the region whose header is hdr (a region of
+ * size bytes), or NULL if the header names no valid rings */
 static struct pma_xent *ring_of(const struct pma_heap_hdr *hdr, uint64_t size,
 				unsigned d)
 {
@@ -46,16 +47,29 @@ static struct pma_xent *ring_of(const struct pma_heap_hdr *hdr, uint64_t size,
 	       (uint64_t)d * PMA_XRING_CAP;
 }
 
-/* the pool offset in the part of pool offset off, as a map */
-static struct pm_map *map_of(const struct pma_heap *heap, uint64_t off)
+/* entry j of ring, if valid (both lap tags match): 1, the block's and the
+ * dest word's pool offsets into *block and *dest_off; else 0 */
+static int xent_read(const struct pma_xent *ring, uint64_t j, uint64_t *block,
+		     uint64_t *dest_off)
 {
-	return pool_off_part(off) == heap->part ?
-		       heap->map :
-		       pool_part_map(heap->pool, pool_off_part(off));
+	uint64_t lap = j / PMA_XRING_CAP;
+	uint64_t w0 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word0,
+				      __ATOMIC_RELAXED);
+	uint64_t w1 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word1,
+				      __ATOMIC_RELAXED);
+
+	if ((w0 & PMA_XENT_TAG0_MASK) != pma_xent_tag0(lap) ||
+	    (w1 & PMA_XENT_TAG1_MASK) != pma_xent_tag1(lap))
+		return 0;
+	*block = w0 & ~PMA_XENT_TAG0_MASK;
+	*dest_off = w1 & ~PMA_XENT_TAG1_MASK;
+	return 1;
 }
 
-int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
-		   uint64_t dest_off)
+/* the entry, fence, dest cleared, fence, published: 0, 1 if no ring
+ * applies (a region of layout 11 or older), or -errno (-EAGAIN: full) */
+static int xring_put(struct pma_heap *l, unsigned d, uint64_t off,
+		     uint64_t *dest, uint64_t dest_off)
 {
 	struct pma_heap *top = l->top;
 	struct pma_heap_hdr *dh = top->slot_hdr[d];
@@ -68,7 +82,8 @@ int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
 	ring = ring_of(l->hdr, l->geom.region_size, d);
 	if (!ring)
 		return 1;
-	if (off == __atomic_load_n(&top->root_hdr->root_off, __ATOMIC_ACQUIRE))
+	if (off ==
+	    __atomic_load_n(&top->slot_hdr[0]->root_off, __ATOMIC_ACQUIRE))
 		return util_errmsg_set(EINVAL,
 				       "0x%llx is the root object, which is "
 				       "never freed",
@@ -106,7 +121,7 @@ int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
 	if (dest) {
 		__atomic_store_n(dest, 0, __ATOMIC_RELEASE);
 		if (dest_off) {
-			dmap = map_of(l, dest_off);
+			dmap = pool_part_map(l->pool, pool_off_part(dest_off));
 			pm_flush(dmap, dest, sizeof(*dest));
 			pm_drain(dmap);
 		}
@@ -120,7 +135,9 @@ int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
 	return 0;
 }
 
-int pma_xring_adopt(struct pma_heap *l, unsigned d)
+/* slot d, which no open holds (its holder closed or died), opened here
+ * alone and closed again: its recovery applies every ring for it */
+static int xring_adopt(struct pma_heap *l, unsigned d)
 {
 	char names[POOL_MAX_PARTS][40];
 	const char *paths[POOL_MAX_PARTS];
@@ -146,6 +163,40 @@ int pma_xring_adopt(struct pma_heap *l, unsigned d)
 	return 0;
 }
 
+/*
+ * xring_put, and if the ring is full: a region this open holds
+ * (PMA_HEAP_TEST_XRING) is drained here; a region no open holds is
+ * opened here alone and closed (xring_adopt: its open applies the
+ * ring); another open's gets up to PMA_XRING_WAIT_US to apply what it
+ * owes (it drains as it allocates) before the free fails with -EAGAIN.
+ */
+#define PMA_XRING_WAIT_US 20000
+int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
+		   uint64_t dest_off)
+{
+	struct timespec ts = { 0, 100000L };
+	unsigned waited;
+	int rc;
+
+	for (waited = 0;; waited += 100) {
+		rc = xring_put(l, d, off, dest, dest_off);
+		if (rc != -EAGAIN || waited >= PMA_XRING_WAIT_US)
+			return rc;
+		if (l->top->sib[d]) {
+			(void)pma_xring_drain(l->top->sib[d]);
+			continue;
+		}
+		/* nobody holds the region (its holder closed or died):
+		 * open it here, which applies the ring, and try again */
+		if (pool_slot_busy(l->pool, d) == 0 && xring_adopt(l, d) == 0)
+			continue;
+		/* the holder may itself wait for this open to apply
+		 * what it freed here: apply it meanwhile */
+		(void)pma_heap_sync(l->top);
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* is there an entry of another slot's ring for o that o has not
  * applied? */
 static int drain_due(const struct pma_heap *o)
@@ -168,7 +219,7 @@ static int drain_slot(struct pma_heap *o, unsigned s)
 	struct pma_heap *top = o->top;
 	const struct pma_heap_hdr *sh = top->slot_hdr[s];
 	const struct pma_xent *ring = ring_of(sh, top->slot_size[s], o->slot);
-	uint64_t prod, j, lap, w0, w1, off;
+	uint64_t prod, j, off, dest_off;
 	unsigned n = 0;
 	int rc;
 
@@ -177,13 +228,7 @@ static int drain_slot(struct pma_heap *o, unsigned s)
 	prod = __atomic_load_n(&sh->xprod[o->slot], __ATOMIC_ACQUIRE);
 	for (j = o->xcons[s]; j < prod && j - o->xcons[s] < PMA_XRING_CAP;
 	     j++) {
-		lap = j / PMA_XRING_CAP;
-		w0 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word0,
-				     __ATOMIC_RELAXED);
-		w1 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word1,
-				     __ATOMIC_RELAXED);
-		if ((w0 & PMA_XENT_TAG0_MASK) != pma_xent_tag0(lap) ||
-		    (w1 & PMA_XENT_TAG1_MASK) != pma_xent_tag1(lap)) {
+		if (!xent_read(ring, j, &off, &dest_off)) {
 			util_err("region %u of part %u: entry %llu of slot "
 				 "%u's free ring is not valid (damaged); its "
 				 "frees wait",
@@ -191,7 +236,6 @@ static int drain_slot(struct pma_heap *o, unsigned s)
 				 (unsigned long long)j, s);
 			break;
 		}
-		off = w0 & ~PMA_XENT_TAG0_MASK;
 		rc = pool_off_part(off) == o->part ?
 			     pma_xring_apply_locked(o, pool_off_byte(off)) :
 			     -EINVAL;
@@ -252,7 +296,7 @@ int pma_xring_drain(struct pma_heap *o)
 static int xring_recover(struct pma_heap *p)
 {
 	struct pma_heap *top = p->top;
-	uint64_t cons, j, lap, w0, w1, dest_off, *dest;
+	uint64_t cons, j, block, dest_off, *dest;
 	struct pma_heap_hdr *dh;
 	struct pma_xent *ring;
 	unsigned d;
@@ -273,20 +317,16 @@ static int xring_recover(struct pma_heap *p)
 					       d % top->nreg, d / top->nreg,
 					       p->slot);
 		j = p->hdr->xprod[d] > cons ? p->hdr->xprod[d] : cons;
-		for (; j - cons < PMA_XRING_CAP; j++) {
-			lap = j / PMA_XRING_CAP;
-			w0 = ring[j % PMA_XRING_CAP].word0;
-			w1 = ring[j % PMA_XRING_CAP].word1;
-			if ((w0 & PMA_XENT_TAG0_MASK) != pma_xent_tag0(lap) ||
-			    (w1 & PMA_XENT_TAG1_MASK) != pma_xent_tag1(lap))
-				break;
-			dest_off = w1 & ~PMA_XENT_TAG1_MASK;
+		for (; j - cons < PMA_XRING_CAP &&
+		       xent_read(ring, j, &block, &dest_off);
+		     j++) {
 			dest = dest_off ? pma_direct(p, dest_off) : NULL;
 			if (dest && pma_heap_dest_check(p, dest_off) == 0 &&
-			    *dest == (w0 & ~PMA_XENT_TAG0_MASK)) {
+			    *dest == block) {
 				__atomic_store_n(dest, 0, __ATOMIC_RELAXED);
-				pm_flush(map_of(p, dest_off), dest,
-					 sizeof(*dest));
+				pm_flush(pool_part_map(p->pool,
+						       pool_off_part(dest_off)),
+					 dest, sizeof(*dest));
 				redone = 1;
 			}
 		}
@@ -314,7 +354,7 @@ int pma_xring_pending(const struct pma_heap *o, uint64_t off)
 	const struct pma_heap *top = o->top;
 	const struct pma_heap_hdr *sh;
 	const struct pma_xent *ring;
-	uint64_t cons, j, lap, w0, w1;
+	uint64_t cons, j, block, dest_off;
 	unsigned s;
 
 	if (o->geom.version < PMA_HEAP_VERSION_XRING)
@@ -326,18 +366,11 @@ int pma_xring_pending(const struct pma_heap *o, uint64_t off)
 		ring = ring_of(sh, top->slot_size[s], o->slot);
 		if (!ring || pma_check_cons_decode(o->hdr->xcons[s], s, &cons))
 			continue;
-		for (j = cons; j - cons < PMA_XRING_CAP; j++) {
-			lap = j / PMA_XRING_CAP;
-			w0 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word0,
-					     __ATOMIC_RELAXED);
-			w1 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word1,
-					     __ATOMIC_RELAXED);
-			if ((w0 & PMA_XENT_TAG0_MASK) != pma_xent_tag0(lap) ||
-			    (w1 & PMA_XENT_TAG1_MASK) != pma_xent_tag1(lap))
-				break;
-			if ((w0 & ~PMA_XENT_TAG0_MASK) == off)
+		for (j = cons; j - cons < PMA_XRING_CAP &&
+			       xent_read(ring, j, &block, &dest_off);
+		     j++)
+			if (block == off)
 				return 1;
-		}
 	}
 	return 0;
 }
