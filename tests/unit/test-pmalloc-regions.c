@@ -359,12 +359,39 @@ static int open_mask(struct fixture *f, uint64_t mask, unsigned flags,
 
 #define ROOT_WORDS 64
 
+/* a pool's heap regions (read_regions) */
+struct regs {
+	unsigned n, parts[8];
+	uint64_t offs[8], size;
+};
+
+/* a pool of 1 part x 2 regions, its regions into r, opened with mask 0x1 */
+static struct pma_heap *two_regions(struct fixture *f, struct regs *r)
+{
+	struct pma_heap *a = NULL;
+
+	pma_heap_close(create_heap(f, 1, 2));
+	r->size = 0;
+	r->n = read_regions(f, r->parts, r->offs, &r->size);
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	return a;
+}
+
+/* a page shared with forked children */
+static void *shared_page(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(p != MAP_FAILED);
+	return p;
+}
+
 /* the whole pool after masked opens: every word of the root array is 0
  * or names a live block, and the live bytes are exactly those (no leak,
  * nothing freed twice); the count of non-zero words in [lo, hi) */
 static unsigned check_whole(struct fixture *f, unsigned lo, unsigned hi,
-			    int want_region, unsigned n, const unsigned *parts,
-			    const uint64_t *offs, uint64_t rsize)
+			    int want_region, const struct regs *r)
 {
 	struct pma_heap_stats st;
 	struct pma_heap *heap = open_heap(f);
@@ -384,8 +411,8 @@ static unsigned check_whole(struct fixture *f, unsigned lo, unsigned hi,
 		if (i >= lo && i < hi) {
 			nz++;
 			if (want_region >= 0)
-				assert_int_equal(region_of(w[i], n, parts, offs,
-							   rsize),
+				assert_int_equal(region_of(w[i], r->n, r->parts,
+							   r->offs, r->size),
 						 want_region);
 		}
 	}
@@ -397,19 +424,19 @@ static unsigned check_whole(struct fixture *f, unsigned lo, unsigned hi,
 
 /* two opens of one pool with disjoint region masks (1 part x 2
  * regions): each allocates in its own region only, dest words anywhere;
- * a foreign block is not freed (-EXDEV); overlaps and whole-pool opens
- * are refused while they run; the whole pool after them */
+ * a foreign block is freed through a free ring and applied by its
+ * holder; overlaps and whole-pool opens are refused while they run; the
+ * whole pool after them */
 static void test_mask_two_opens(void **state)
 {
 	struct fixture *f = *state;
 	struct pma_heap *a = NULL, *b = NULL, *c = NULL;
-	uint64_t offs[8], rsize = 0, root, root_b, *w, *wb, keep;
-	unsigned parts[8], n, i;
+	uint64_t root, root_b, *w, *wb, keep;
+	struct regs r;
+	unsigned i;
 
-	pma_heap_close(create_heap(f, 1, 2));
-	n = read_regions(f, parts, offs, &rsize);
-	assert_int_equal(n, 2);
-	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	a = two_regions(f, &r);
+	assert_int_equal(r.n, 2);
 	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
 	assert_int_equal(pma_heap_regions(a), 2);
 	/* the root: only slot 0's holder makes it, both read it */
@@ -434,9 +461,10 @@ static void test_mask_two_opens(void **state)
 	for (i = 0; i < 16; i++) {
 		assert_int_equal(pma_malloc_to(a, 200, &w[i]), 0);
 		assert_int_equal(pma_malloc_to(b, 200, &wb[16 + i]), 0);
-		assert_int_equal(region_of(w[i], n, parts, offs, rsize), 0);
-		assert_int_equal(region_of(w[16 + i], n, parts, offs, rsize),
-				 1);
+		assert_int_equal(region_of(w[i], r.n, r.parts, r.offs, r.size),
+				 0);
+		assert_int_equal(
+			region_of(w[16 + i], r.n, r.parts, r.offs, r.size), 1);
 	}
 	/* a foreign block: freed through a's ring, applied by b's sync */
 	keep = w[16];
@@ -463,8 +491,8 @@ static void test_mask_two_opens(void **state)
 	assert_int_equal(pma_malloc_to(a, 200, &w[1]), 0);
 	pma_heap_close(a);
 	pma_heap_close(b);
-	assert_int_equal(check_whole(f, 0, 16, 0, n, parts, offs, rsize), 15);
-	assert_int_equal(check_whole(f, 16, 32, 1, n, parts, offs, rsize), 14);
+	assert_int_equal(check_whole(f, 0, 16, 0, &r), 15);
+	assert_int_equal(check_whole(f, 16, 32, 1, &r), 14);
 }
 
 static void test_mask_bad(void **state)
@@ -489,12 +517,11 @@ static void test_mask_ring_full(void **state)
 {
 	struct fixture *f = *state;
 	struct pma_heap *a = NULL, *b = NULL;
-	uint64_t offs[8], rsize = 0, root, *w, *wb, keep;
-	unsigned parts[8], n, i;
+	uint64_t root, *w, *wb, keep;
+	struct regs r;
+	unsigned i;
 
-	pma_heap_close(create_heap(f, 1, 2));
-	n = read_regions(f, parts, offs, &rsize);
-	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	a = two_regions(f, &r);
 	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
 	/* (a word more than check_whole looks at) */
 	assert_int_equal(pma_root(a, (ROOT_WORDS + 1) * 8, &root), 0);
@@ -525,8 +552,7 @@ static void test_mask_ring_full(void **state)
 	assert_int_equal(pma_free_from(a, &w[2]), 0);
 	pma_heap_close(b);
 	pma_heap_close(a);
-	assert_int_equal(
-		check_whole(f, 0, ROOT_WORDS, 1, n, parts, offs, rsize), 0);
+	assert_int_equal(check_whole(f, 0, ROOT_WORDS, 1, &r), 0);
 }
 
 /* frees of blocks of a region whose holder closed: past a ring's worth,
@@ -535,12 +561,11 @@ static void test_mask_ring_adopt(void **state)
 {
 	struct fixture *f = *state;
 	struct pma_heap *a = NULL, *b = NULL;
-	uint64_t offs[8], rsize = 0, root, *w, *wb, *more;
-	unsigned parts[8], n, i;
+	uint64_t root, *w, *wb, *more;
+	struct regs r;
+	unsigned i;
 
-	pma_heap_close(create_heap(f, 1, 2));
-	n = read_regions(f, parts, offs, &rsize);
-	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	a = two_regions(f, &r);
 	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
 	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
 	w = pma_direct(a, root);
@@ -561,8 +586,7 @@ static void test_mask_ring_adopt(void **state)
 		assert_int_equal(pma_free_from(a, &w[i]), 0);
 	assert_int_equal(pma_free_from(a, &w[0]), 0);
 	pma_heap_close(a);
-	assert_int_equal(
-		check_whole(f, 0, ROOT_WORDS, -1, n, parts, offs, rsize), 0);
+	assert_int_equal(check_whole(f, 0, ROOT_WORDS, -1, &r), 0);
 }
 
 /* regions of layout 11 have no rings: -EXDEV */
@@ -599,19 +623,16 @@ static void test_mask_fork_kill(void **state)
 {
 	struct fixture *f = *state;
 	struct pma_heap *a = NULL, *b = NULL;
-	uint64_t offs[8], rsize = 0, root, *w;
+	uint64_t root, *w;
 	struct timespec ts = { 0, 150 * 1000 * 1000 };
-	unsigned parts[8], n, i, round;
+	struct regs r;
+	unsigned i, round;
 	volatile unsigned *rounds;
 	int st;
 	pid_t pid;
 
-	rounds = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	assert_true(rounds != MAP_FAILED);
-	pma_heap_close(create_heap(f, 1, 2));
-	n = read_regions(f, parts, offs, &rsize);
-	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	rounds = shared_page();
+	a = two_regions(f, &r);
 	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
 	w = pma_direct(a, root);
 	pid = fork();
@@ -641,8 +662,8 @@ static void test_mask_fork_kill(void **state)
 	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
 	pma_heap_close(b);
 	pma_heap_close(a);
-	(void)check_whole(f, 0, 32, 0, n, parts, offs, rsize);
-	(void)check_whole(f, 32, ROOT_WORDS, 1, n, parts, offs, rsize);
+	(void)check_whole(f, 0, 32, 0, &r);
+	(void)check_whole(f, 32, ROOT_WORDS, 1, &r);
 	munmap((void *)rounds, 4096);
 }
 
@@ -689,19 +710,15 @@ static void test_mask_fork_cross(void **state)
 {
 	struct fixture *f = *state;
 	struct pma_heap *a = NULL, *b = NULL;
-	uint64_t offs[8], rsize = 0, root, *w, *wb;
+	uint64_t root, *w, *wb;
 	struct timespec t0, t1;
 	volatile unsigned *freed;
-	unsigned parts[8], n;
+	struct regs r;
 	int st;
 	pid_t pid;
 
-	freed = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	assert_true(freed != MAP_FAILED);
-	pma_heap_close(create_heap(f, 1, 2));
-	n = read_regions(f, parts, offs, &rsize);
-	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	freed = shared_page();
+	a = two_regions(f, &r);
 	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
 	w = pma_direct(a, root);
 	pid = fork();
@@ -742,9 +759,8 @@ static void test_mask_fork_cross(void **state)
 	(void)cross_run(a, w, 0, 20, NULL);
 	pma_heap_close(b);
 	pma_heap_close(a);
-	(void)check_whole(f, 0, ROOT_WORDS / 2, 0, n, parts, offs, rsize);
-	(void)check_whole(f, ROOT_WORDS / 2, ROOT_WORDS, 1, n, parts, offs,
-			  rsize);
+	(void)check_whole(f, 0, ROOT_WORDS / 2, 0, &r);
+	(void)check_whole(f, ROOT_WORDS / 2, ROOT_WORDS, 1, &r);
 	munmap((void *)freed, 4096);
 }
 
