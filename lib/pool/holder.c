@@ -47,6 +47,7 @@ int pool_lock_holder(int fd, pid_t *ret_pid)
 {
 	char line[256];
 	struct stat st;
+	pid_t pid;
 	FILE *f;
 	int found = 0;
 
@@ -55,8 +56,16 @@ int pool_lock_holder(int fd, pid_t *ret_pid)
 	f = fopen(POOL_PROC_LOCKS, "re");
 	if (!f)
 		return -errno;
-	while (!found && fgets(line, sizeof(line), f))
-		found = holder_line(line, &st, ret_pid);
+	/* several may hold it shared (pmad and its clients): pmad first */
+	while (fgets(line, sizeof(line), f)) {
+		if (!holder_line(line, &st, &pid))
+			continue;
+		if (!found || pool_pid_is_pmad(pid))
+			*ret_pid = pid;
+		found = 1;
+		if (pool_pid_is_pmad(pid))
+			break;
+	}
 	(void)fclose(f); /* read-only */
 	return found ? 0 : -ESRCH;
 }

@@ -207,6 +207,19 @@ static int part_hdr_read(struct pool *pool, unsigned i,
 	return 0;
 }
 
+/* does any open hold a heap region lock of the pool (fd: part 0)? */
+static int regions_held(int fd)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK,
+		.l_whence = SEEK_SET,
+		.l_start = POOL_SLOT_LOCK_BASE,
+		.l_len = 64,
+	};
+
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
 int pool_part_lock(struct pool *pool, unsigned i)
 {
 	int op = (pool->flags &
@@ -225,6 +238,13 @@ int pool_part_lock(struct pool *pool, unsigned i)
 			return pool_lock_busy(pool->parts[i].fd, label);
 		return util_errmsg_set(errno, "%s: cannot lock: %s", label,
 				       strerror(errno));
+	}
+	/* a read-only open shares the flock with masked opens that write
+	 * their regions: it must not read a pool they are changing */
+	if (i == 0 && op == LOCK_SH && !(pool->flags & POOL_OPEN_SHARED) &&
+	    regions_held(pool->parts[0].fd)) {
+		(void)flock(pool->parts[0].fd, LOCK_UN);
+		return pool_lock_busy(pool->parts[0].fd, label);
 	}
 	return 0;
 }
@@ -261,17 +281,22 @@ int pool_slot_lock(struct pool *pool, unsigned slot, const char *label)
 	return 0;
 }
 
-int pool_slot_busy(const struct pool *pool, unsigned slot)
+int pool_fd_slot_busy(int fd, unsigned slot)
 {
 	struct flock fl;
 
 	if (slot >= 64)
 		return util_errmsg_set(EINVAL, "region slot %u (0..63)", slot);
 	slot_flock(&fl, slot, F_WRLCK);
-	if (fcntl(pool->parts[0].fd, F_OFD_GETLK, &fl) < 0)
+	if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
 		return util_errmsg_set(errno, "cannot test a region lock: %s",
 				       strerror(errno));
 	return fl.l_type != F_UNLCK;
+}
+
+int pool_slot_busy(const struct pool *pool, unsigned slot)
+{
+	return pool_fd_slot_busy(pool->parts[0].fd, slot);
 }
 
 int pool_lock(struct pool *pool)

@@ -111,6 +111,9 @@ int pool_open_parts_fds(const char *const *paths, unsigned npaths,
 int pool_slot_lock(struct pool *pool, unsigned slot, const char *label);
 /* is slot locked by another open file description? 1, 0, or -errno */
 int pool_slot_busy(const struct pool *pool, unsigned slot);
+/* the same test on fd, a descriptor of part 0 (pmad's, which holds no
+ * region lock itself) */
+int pool_fd_slot_busy(int fd, unsigned slot);
 /* unmap, unlock, close; *pool becomes NULL; accepts NULL */
 void pool_close(struct pool **pool);
 

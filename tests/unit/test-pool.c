@@ -773,6 +773,28 @@ static void test_rdonly(void **state)
 	assert_non_null(strstr(pool_errormsg(), "part 1 ("));
 }
 
+/* a read-only open shares the flock with shared (masked) opens, but not
+ * while one of them holds a region: it would read a pool being written */
+static void test_rdonly_vs_regions(void **state)
+{
+	const struct fx *f = *state;
+	struct pool *sh, *ro;
+
+	mk_closed(f, 1, PART_SIZE);
+	sh = opn(f->path[0], POOL_OPEN_SHARED);
+	ro = opn(f->path[0], POOL_OPEN_RDONLY); /* no region held yet */
+	pool_close(&ro);
+	assert_int_equal(pool_slot_lock(sh, 5, "region 5"), 0);
+	assert_int_equal(pool_slot_busy(sh, 5), 0); /* its own lock */
+	assert_int_equal(pool_open(f->path[0], POOL_OPEN_RDONLY, &ro), -EBUSY);
+	assert_non_null(strstr(pool_errormsg(), "in use by another process"));
+	/* the shared open itself, and an exclusive one */
+	assert_int_equal(pool_open(f->path[0], 0, &ro), -EBUSY);
+	pool_close(&sh);
+	ro = opn(f->path[0], POOL_OPEN_RDONLY);
+	pool_close(&ro);
+}
+
 static void set_ro_compat(struct pool_hdr *h)
 {
 	h->feat_ro_compat = 1ULL << 63;
@@ -1466,6 +1488,7 @@ int main(int argc, char **argv)
 		T(test_fresh_pool_copy_lost),
 		T(test_locking),
 		T(test_rdonly),
+		T(test_rdonly_vs_regions),
 		T(test_ro_compat_feature),
 		T(test_create_bad_params),
 		T(test_create_exists),
