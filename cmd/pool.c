@@ -24,7 +24,8 @@
 static const char pool_usage[] =
 	"usage: pmactl [--socket PATH] pool list\n"
 	"       pmactl [--socket PATH] pool create NAME --size SIZE "
-	"[--mode MODE]\n"
+	"[--regions K]\n"
+	"                                  [--mode MODE]\n"
 	"       pmactl [--socket PATH] pool stat|inspect|compact NAME\n"
 	"\n"
 	"Ask pmad about the pools it serves, or create one. The socket is\n"
@@ -40,12 +41,15 @@ static const char pool_usage[] =
 	"\n"
 	"options:\n"
 	"  -s, --size SIZE     create: size of the pool (64M, 1GiB)\n"
+	"  -r, --regions K     create: heap regions (a power of two, 1..16;\n"
+	"                      default 1): K processes can share the pool\n"
 	"  -m, --mode MODE     create: octal mode (default 0600)\n" CMD_BASE_OPTIONS_HELP;
 
 static const struct option pool_options[] = {
 	CMD_BASE_OPTIONS,
 	{ "size", required_argument, NULL, 's' },
 	{ "mode", required_argument, NULL, 'm' },
+	{ "regions", required_argument, NULL, 'r' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -54,6 +58,7 @@ struct pool_opts {
 	const char *name;
 	const char *size;
 	const char *mode;
+	const char *regions;
 };
 
 /* subcommands: request op and whether NAME is needed */
@@ -76,12 +81,14 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 	size_t i;
 
 	while ((c = cmd_getopt(ctx, "pool", argc, argv,
-			       CMD_BASE_OPTSTRING "s:m:", pool_options)) !=
+			       CMD_BASE_OPTSTRING "s:m:r:", pool_options)) !=
 	       -1) {
 		if (c == 's')
 			o->size = optarg;
 		else if (c == 'm')
 			o->mode = optarg;
+		else if (c == 'r')
+			o->regions = optarg;
 		else if ((rc = cmd_base_option(c, ctx, "pool", pool_usage)) !=
 			 CMD_CONTINUE)
 			return rc;
@@ -101,13 +108,28 @@ static int parse_args(int argc, char **argv, struct cmd_ctx *ctx,
 	if (optind < argc)
 		return cmd_usage_error(ctx, "pool", "unexpected argument '%s'",
 				       argv[optind]);
-	if ((o->size || o->mode) && strcmp(o->sub, "create") != 0)
+	if ((o->size || o->mode || o->regions) && strcmp(o->sub, "create") != 0)
 		return cmd_usage_error(ctx, "pool",
-				       "--size and --mode are for create");
+				       "--size, --regions and --mode are for "
+				       "create");
 	if (strcmp(o->sub, "create") == 0 && !o->size)
 		return cmd_usage_error(ctx, "pool", "missing --size");
 	*ret_sub = i;
 	return CMD_CONTINUE;
+}
+
+/* --regions K: a power of two, 1..16, or -1 */
+static int regions_parse(const char *s)
+{
+	unsigned long k;
+	char *end;
+
+	errno = 0;
+	k = strtoul(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-' || k < 1 || k > 16 ||
+	    (k & (k - 1)))
+		return -1;
+	return (int)k;
 }
 
 static int check_create_args(const struct cmd_ctx *ctx,
@@ -125,6 +147,11 @@ static int check_create_args(const struct cmd_ctx *ctx,
 				       "invalid mode '%s' (expected octal "
 				       "such as 0600)",
 				       o->mode);
+	if (o->regions && regions_parse(o->regions) < 0)
+		return cmd_usage_error(ctx, "pool",
+				       "invalid --regions '%s' (a power of "
+				       "two, 1..16)",
+				       o->regions);
 	return CMD_CONTINUE;
 }
 
@@ -142,6 +169,10 @@ static struct json_object *build_args(const struct pool_opts *o)
 	if (args && o->mode)
 		err |= json_object_object_add(args, "mode",
 					      json_object_new_string(o->mode));
+	if (args && o->regions)
+		err |= json_object_object_add(
+			args, "regions",
+			json_object_new_int(regions_parse(o->regions)));
 	if (err) {
 		json_object_put(args);
 		return NULL;

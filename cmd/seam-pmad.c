@@ -120,11 +120,6 @@ static int pmad_create(struct cmd_ctx *ctx, const struct cmd_create_args *a,
 				       "--parts, --node and --force are not "
 				       "available through pmad (its "
 				       "configuration places pools)");
-	if (a->regions > 1)
-		return cmd_usage_error(ctx,
-				       ctx->cmd_name ? ctx->cmd_name : "create",
-				       "--regions is not available through "
-				       "pmad yet");
 	if (!a->size)
 		return cmd_usage_error(ctx,
 				       ctx->cmd_name ? ctx->cmd_name : "create",
@@ -136,6 +131,8 @@ static int pmad_create(struct cmd_ctx *ctx, const struct cmd_create_args *a,
 	snprintf(mode, sizeof(mode), "%04o", (unsigned)a->mode);
 	if (args &&
 	    (util_json_add_u64(args, "size", a->size) < 0 ||
+	     (a->regions > 1 &&
+	      util_json_add_u64(args, "regions", a->regions) < 0) ||
 	     (a->mode_given && util_json_add_str(args, "mode", mode) < 0))) {
 		json_object_put(args);
 		args = NULL;

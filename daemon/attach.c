@@ -1,61 +1,176 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pmad attachments: a pool's heap granted to one client at a time.
+ * pmad attachments: a pool's heap regions leased to clients
+ * (doc/shared-heaps.md, "Leases").
  *
- * libpmalloc does not yet let two processes write one heap (region
- * leases come next), so pool_open grants the whole heap to one client:
- * pmad closes its own heap handle (pma_heap_close checkpoints it), sends
- * the pool's part descriptors, and stays away from the heap (services
- * skip it, stat/inspect answer EBUSY) until the client closes the pool or
- * its connection goes away; then pmad opens the heap again, which runs
- * recovery: what the client committed stays, what it had not committed
- * vanishes. Another client's pool_open gets EBUSY naming the holder.
+ * A pool with no client is pmad's: its heap is open (exclusive flock on
+ * pmad's part descriptors), services run on it. The first pool_open
+ * closes that heap (pma_heap_close checkpoints it) and turns pmad's
+ * flock shared ("shared": no heap, clients hold regions). Each pool_open
+ * then grants free region slots, one per part, lowest first
+ * (grant_fill), and sends descriptors that pmad opened anew for that
+ * client: the client's masked open (libpmad) takes the region locks, OFD
+ * locks that belong to those open file descriptions, so they are the
+ * client's alone and the kernel drops them when it dies. pmad keeps no
+ * copy (a copy would keep the locks alive after the client).
  *
- * The flock does not enforce this: the descriptors a client receives
- * share pmad's open file descriptions, so its flock is the one pmad
- * holds. pmad's state (holder) does; the lock still keeps offline tools
- * out, and after pmad dies it stays with a client that keeps the pool,
- * so a restarted pmad cannot open the pool under it (EBUSY, retried at
- * the next pool_open).
+ * A client that closes the pool gives its slots back (its close applied
+ * and checkpointed them). A client whose connection goes away without
+ * closing is recovered: pmad opens its slots (a masked open: log replay,
+ * ring recovery, drains) and closes them, timed; other clients go on.
+ * When the last client is gone pmad opens the whole heap again.
+ *
+ * pmad's death stops no client. A restarted pmad cannot take a pool
+ * whose regions clients still hold (the exclusive flock fails): it
+ * shares it, grants the slots whose locks are free, and shows the others
+ * as held by unknown processes (F_OFD_GETLK names no pid for OFD locks)
+ * until they are released.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pmad.h"
 #include "pmalloc.h"
+#include "pool/pool.h"
 #include "proto/proto.h"
 #include "util/errmsg.h"
 #include "util/json.h"
 #include "util/log.h"
 
+/* how long a recovery waits for a dead client's region locks: the kernel
+ * closes its descriptors one by one and the socket may go first */
+#define LOCK_WAIT_MS 2000
+
+static unsigned pool_slots(const struct pmad_pool *p)
+{
+	unsigned n = p->nparts * (p->regions ? p->regions : 1);
+
+	return n > PROTO_GRANT_SLOTS ? PROTO_GRANT_SLOTS : n;
+}
+
+static uint64_t slots_all(const struct pmad_pool *p)
+{
+	unsigned n = pool_slots(p);
+
+	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
+}
+
+/* slots whose lock is held by an open pmad did not grant (pmad
+ * restarted, or a recovery gave up) */
+static uint64_t slots_orphaned(const struct pmad_pool *p)
+{
+	uint64_t all = slots_all(p), m = 0;
+	unsigned s;
+
+	if (!p->nfds)
+		return 0;
+	for (s = 0; s < 64; s++)
+		if ((all >> s & 1) && !(p->granted >> s & 1) &&
+		    pool_fd_slot_busy(p->part_fds[0], s) > 0)
+			m |= 1ULL << s;
+	return m;
+}
+
 const char *pmad_pool_state(const struct pmad_pool *p)
 {
 	if (p->heap || p->reopen_pending) /* reopened before anything else */
 		return "open";
-	return p->holder ? "attached" : "error";
+	return p->shared ? "attached" : "error";
 }
 
 int pmad_pool_busy(const struct pmad_pool *p)
 {
+	if (!p->natts)
+		return util_errmsg_set(EBUSY,
+				       "pool '%s' has regions held by "
+				       "processes pmad does not know (pmad "
+				       "restarted while they held them)",
+				       p->name);
 	return util_errmsg_set(EBUSY,
-			       "pool '%s' is attached by pid %d (uid %u); "
-			       "pmad grants a pool to one process at a time "
-			       "until shared attachment with region leases "
-			       "exists",
-			       p->name, (int)p->att.pid, (unsigned)p->att.uid);
+			       "pool '%s' is attached by pid %d (uid %u)%s; "
+			       "pmad leaves a pool to its clients while they "
+			       "hold its regions",
+			       p->name, (int)p->atts[0].cl->pid,
+			       (unsigned)p->atts[0].cl->uid,
+			       p->natts > 1 ? " and other clients" : "");
+}
+
+static int slots_json(uint64_t mask, struct json_object **ret)
+{
+	struct json_object *a = json_object_new_array();
+	unsigned s;
+	int err = !a;
+
+	for (s = 0; !err && s < 64; s++)
+		if (mask >> s & 1)
+			err = json_object_array_add(
+				      a, json_object_new_int((int)s)) < 0;
+	if (err) {
+		json_object_put(a);
+		return -1;
+	}
+	*ret = a;
+	return 0;
+}
+
+static int holders_json(const struct pmad_pool *p, struct json_object *o)
+{
+	struct json_object *arr = json_object_new_array(), *h, *slots;
+	unsigned i;
+	int err = !arr;
+
+	for (i = 0; !err && i < p->natts; i++) {
+		h = json_object_new_object();
+		err = !h;
+		err = err ||
+		      util_json_add_u64(h, "pid",
+					(uint64_t)p->atts[i].cl->pid) ||
+		      util_json_add_u64(h, "uid", p->atts[i].cl->uid) ||
+		      slots_json(p->atts[i].mask, &slots) ||
+		      util_json_add_obj(h, "regions", slots);
+		if (!err)
+			err = json_object_array_add(arr, h) < 0;
+		else
+			json_object_put(h);
+	}
+	if (err) {
+		json_object_put(arr);
+		return -1;
+	}
+	return util_json_add_obj(o, "holders", arr);
 }
 
 int pmad_pool_attach_json(const struct pmad_pool *p, struct json_object *o)
 {
+	uint64_t orphans = p->shared ? slots_orphaned(p) : 0;
+	struct json_object *slots;
 	int err = 0;
 
-	if (p->holder) {
-		err |= util_json_add_u64(o, "holder_pid", (uint64_t)p->att.pid);
-		err |= util_json_add_u64(o, "holder_uid", p->att.uid);
+	if (p->natts) {
+		err |= util_json_add_u64(o, "holder_pid",
+					 (uint64_t)p->atts[0].cl->pid);
+		err |= util_json_add_u64(o, "holder_uid", p->atts[0].cl->uid);
+	}
+	if (p->shared)
+		err |= holders_json(p, o);
+	if (orphans) {
+		err |= slots_json(orphans, &slots);
+		if (!err)
+			err |= util_json_add_obj(o, "regions_held_unknown",
+						 slots);
+	}
+	if (p->nparts) {
+		err |= util_json_add_u64(o, "regions", pool_slots(p));
+		err |= util_json_add_u64(
+			o, "regions_free",
+			(uint64_t)__builtin_popcountll(slots_all(p) &
+						       ~p->granted & ~orphans));
 	}
 	err |= util_json_add_u64(o, "attaches", p->att.attaches);
 	err |= util_json_add_u64(o, "client_recoveries", p->att.recoveries);
@@ -65,24 +180,14 @@ int pmad_pool_attach_json(const struct pmad_pool *p, struct json_object *o)
 	return err;
 }
 
-/* the holder's connection hung up although the loop has not seen it yet
- * (a client killed just before another one asks for the pool) */
-static int holder_gone(const struct pmad_pool *p)
+/* this client's connection hung up although the loop has not seen it
+ * yet (a client killed just before another one asks for the pool) */
+static int client_gone(const struct pmad_client *cl)
 {
-	struct pollfd pfd = { .fd = p->holder->fd, .events = POLLRDHUP };
+	struct pollfd pfd = { .fd = cl->fd, .events = POLLRDHUP };
 
 	return poll(&pfd, 1, 0) == 1 &&
 	       (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
-}
-
-/* the lock was held by someone else when pmad opened the pool (a client
- * of a pmad that died): try again now */
-static void retry_open(struct pmad_pool *p)
-{
-	if (p->heap || (p->err != EBUSY && p->err != EWOULDBLOCK))
-		return;
-	if (pmad_pool_open_heap(p, 0) == 0)
-		util_info("pool '%s' is free again and open", p->name);
 }
 
 static int open_list_add(struct pmad_client *cl, struct pmad_pool *p)
@@ -110,53 +215,181 @@ static void open_list_del(struct pmad_client *cl, const struct pmad_pool *p)
 		}
 }
 
-/*
- * The one place that decides what a client gets. Today: the whole heap,
- * read-write (pool_open needs both rights). With region leases this
- * picks the regions and stores them in the grant.
- */
-static void grant_fill(const struct pmad_pool *p, struct proto_grant *g)
+static int att_find(const struct pmad_pool *p, const struct pmad_client *cl)
 {
+	unsigned i;
+
+	for (i = 0; i < p->natts; i++)
+		if (p->atts[i].cl == cl)
+			return (int)i;
+	return -1;
+}
+
+/* pmad stops using the heap and keeps a shared flock on its descriptors
+ * (offline tools stay out, clients' masked opens come in) */
+static int pool_share(struct pmad_pool *p)
+{
+	unsigned i;
+	int rc;
+
+	if (p->shared)
+		return 0;
+	pma_heap_close(p->heap); /* checkpointed; NULL is fine */
+	p->heap = NULL;
+	rc = pmad_pool_fds_open(p);
+	for (i = 0; rc == 0 && i < p->nfds; i++)
+		while (flock(p->part_fds[i], LOCK_SH | LOCK_NB) < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = util_errmsg_set(errno == EWOULDBLOCK ? EBUSY :
+								    errno,
+					     "pool '%s': part %u is locked by "
+					     "another program: %s",
+					     p->name, i, strerror(errno));
+			break;
+		}
+	if (rc < 0) {
+		pmad_pool_fds_close(p);
+		return rc;
+	}
+	pmad_pool_read_size(p);
+	p->shared = 1;
+	return 0;
+}
+
+/* descriptors of every part opened anew: the client's own open file
+ * descriptions (its region locks live on them) */
+static int fds_fresh(const struct pmad_pool *p, int *fds)
+{
+	unsigned i;
+
+	for (i = 0; i < p->nfds; i++) {
+		fds[i] = open(p->part_paths[i], O_RDWR | O_CLOEXEC);
+		if (fds[i] < 0) {
+			int err = errno;
+
+			while (i)
+				close(fds[--i]);
+			return util_errmsg_set(err,
+					       "pool '%s': part %u (%s): %s",
+					       p->name, i, p->part_paths[i],
+					       strerror(err));
+		}
+	}
+	return 0;
+}
+
+static void fds_close(int *fds, unsigned n)
+{
+	while (n)
+		close(fds[--n]);
+}
+
+/*
+ * The one place that decides what a client gets: one free slot of each
+ * part (the lowest), so that it allocates on every node; slots that
+ * another open holds are skipped. -EBUSY when none is free.
+ */
+static int grant_fill(const struct pmad_pool *p, struct proto_grant *g)
+{
+	uint64_t free_ = slots_all(p) & ~p->granted & ~slots_orphaned(p);
+	unsigned part, r, k = p->regions ? p->regions : 1, s;
+
 	memset(g, 0, sizeof(*g));
 	g->version = PROTO_GRANT_VERSION;
-	g->scope = PROTO_GRANT_HEAP;
+	g->scope = PROTO_GRANT_REGIONS;
 	g->access = PROTO_GRANT_READ | PROTO_GRANT_WRITE;
 	g->nparts = p->nfds;
+	for (part = 0; part < p->nparts; part++)
+		for (r = 0; r < k; r++) {
+			s = part * k + r;
+			if (s < 64 && (free_ >> s & 1)) {
+				g->mask |= 1ULL << s;
+				break;
+			}
+		}
+	if (!g->mask && p->natts)
+		return util_errmsg_set(EBUSY,
+				       "pool '%s': all %u of its heap regions "
+				       "are held, by pid %d%s; a pool created "
+				       "with more regions (--regions) serves "
+				       "more clients at a time",
+				       p->name, pool_slots(p),
+				       (int)p->atts[0].cl->pid,
+				       p->natts > 1 ? " and others" : "");
+	if (!g->mask)
+		return util_errmsg_set(EBUSY,
+				       "pool '%s': all %u of its heap regions "
+				       "are held, by processes pmad does not "
+				       "know (pmad restarted)",
+				       p->name, pool_slots(p));
+	return 0;
+}
+
+/* the pool can be shared: it is already, or pmad's heap is open, or
+ * clients pmad does not know hold it (the full open failed EBUSY) */
+static int pool_ready(struct pmad_pool *p)
+{
+	if (p->shared || p->heap)
+		return 0;
+	if (pmad_pool_open_heap(p, 0) == 0) {
+		util_info("pool '%s' is free again and open", p->name);
+		return 0;
+	}
+	if (p->err == EBUSY || p->err == EWOULDBLOCK)
+		return pool_share(p);
+	return util_errmsg_set(p->err ? p->err : EIO,
+			       "pool '%s' is not open: %s", p->name,
+			       p->errmsg ? p->errmsg : "");
 }
 
 int pmad_pool_attach(struct pmad_pool *p, struct pmad_client *cl,
-		     struct proto_grant *ret_grant)
+		     struct proto_grant *ret_grant, int *ret_fds)
 {
-	int rc;
+	unsigned i;
+	int rc, was_shared;
 
-	if (p->holder == cl)
+	if (att_find(p, cl) >= 0)
 		return util_errmsg_set(EALREADY,
 				       "pool '%s' is already open on this "
 				       "connection",
 				       p->name);
-	if (p->holder && holder_gone(p))
-		pmad_pool_detach(p, PMAD_DETACH_HANGUP);
-	if (p->holder)
-		return pmad_pool_busy(p);
-	retry_open(p);
-	if (!p->heap)
-		return util_errmsg_set(p->err ? p->err : EIO,
-				       "pool '%s' is not open: %s", p->name,
-				       p->errmsg ? p->errmsg : "");
+	for (i = p->natts; i-- > 0;)
+		if (client_gone(p->atts[i].cl))
+			pmad_pool_detach(p, p->atts[i].cl, PMAD_DETACH_HANGUP);
+	rc = pool_ready(p);
+	if (rc < 0)
+		return rc;
+	was_shared = p->shared;
+	if (p->natts >= PMAD_ATTS_MAX)
+		return util_errmsg_set(EBUSY, "pool '%s' has %u clients",
+				       p->name, p->natts);
 	rc = open_list_add(cl, p);
 	if (rc < 0)
 		return rc;
-	/* checkpointed and unmapped: from now on only the client writes */
-	pma_heap_close(p->heap);
-	p->heap = NULL;
-	p->holder = cl;
+	/* from now on only clients write the heap */
+	rc = pool_share(p);
+	if (rc == 0)
+		rc = grant_fill(p, ret_grant);
+	if (rc == 0)
+		rc = fds_fresh(p, ret_fds);
+	if (rc < 0) {
+		open_list_del(cl, p);
+		if (!was_shared) /* back to pmad: it had the heap */
+			pmad_pool_take_back(p);
+		return rc;
+	}
+	p->atts[p->natts].cl = cl;
+	p->atts[p->natts].mask = ret_grant->mask;
+	p->natts++;
+	p->granted |= ret_grant->mask;
 	p->att.pid = cl->pid;
 	p->att.uid = cl->uid;
 	p->att.attaches++;
 	p->clients++;
-	grant_fill(p, ret_grant);
-	util_info("pool '%s' attached by pid %d (uid %u)", p->name,
-		  (int)cl->pid, (unsigned)cl->uid);
+	util_info("pool '%s': regions 0x%llx granted to pid %d (uid %u)",
+		  p->name, (unsigned long long)ret_grant->mask, (int)cl->pid,
+		  (unsigned)cl->uid);
 	return 0;
 }
 
@@ -169,17 +402,82 @@ static uint64_t elapsed_us(const struct timespec *t0)
 	       (uint64_t)((t1.tv_nsec - t0->tv_nsec) / 1000);
 }
 
-/* the client shared pmad's open file descriptions: file status flags it
- * set on them (fcntl F_SETFL: O_APPEND, O_NONBLOCK, O_DIRECT, ...) are
- * pmad's too now; clear them before pmad uses the descriptors again */
-static void fds_reset_flags(const struct pmad_pool *p)
+static void sleep_ms(unsigned ms)
 {
-	unsigned i;
+	struct timespec ts = { 0, (long)ms * 1000000L };
 
-	for (i = 0; i < p->nfds; i++)
-		if (fcntl(p->part_fds[i], F_SETFL, 0) < 0)
-			util_warn("pool '%s': part %u: F_SETFL: %s", p->name, i,
-				  strerror(errno));
+	nanosleep(&ts, NULL);
+}
+
+/* a dead client's regions: a masked open replays their logs, recovers
+ * their rings and drains them, its close checkpoints them */
+static int regions_recover(struct pmad_pool *p, uint64_t mask)
+{
+	struct pma_config *cfg = NULL;
+	struct pma_heap *heap = NULL;
+	int fds[PMAD_PARTS_MAX];
+	unsigned waited = 0;
+	int rc = fds_fresh(p, fds);
+
+	if (rc < 0)
+		return rc;
+	rc = pma_config_new(&cfg);
+	if (rc == 0)
+		rc = pma_config_set_region_mask(cfg, mask);
+	while (rc == 0) {
+		rc = pma_heap_open_fds_cfg(fds, p->nfds, cfg, &heap);
+		if (rc != -EBUSY || waited >= LOCK_WAIT_MS)
+			break;
+		sleep_ms(1); /* the dead client's descriptors still close */
+		waited++;
+		rc = 0;
+	}
+	pma_config_delete(&cfg);
+	fds_close(fds, p->nfds);
+	if (rc < 0)
+		return util_errmsg_set(-rc, "%s", pma_errormsg());
+	pma_heap_close(heap);
+	return 0;
+}
+
+/*
+ * open the whole heap again (recovery runs). A dead client's descriptors
+ * may still be closing: wait a little for the locks of its slots (gone)
+ * and its flocks. If processes pmad does not know hold regions, pmad
+ * shares the pool instead.
+ */
+static void take_back(struct pmad_pool *p, uint64_t gone)
+{
+	unsigned waited = 0;
+
+	p->reopen_pending = 0;
+	if (p->natts)
+		return;
+	while (p->shared && (slots_orphaned(p) & gone) &&
+	       waited < LOCK_WAIT_MS) {
+		sleep_ms(1);
+		waited++;
+	}
+	if (p->shared && slots_orphaned(p)) {
+		util_warn("pool '%s': regions 0x%llx are held by processes "
+			  "pmad does not know; it goes on sharing the pool",
+			  p->name, (unsigned long long)slots_orphaned(p));
+		return;
+	}
+	p->shared = 0;
+	while (pmad_pool_open_heap(p, 0) < 0 &&
+	       (p->err == EBUSY || p->err == EWOULDBLOCK) &&
+	       waited < LOCK_WAIT_MS) {
+		sleep_ms(1);
+		waited++;
+	}
+	if (!p->heap && (p->err == EBUSY || p->err == EWOULDBLOCK))
+		(void)pool_share(p);
+}
+
+void pmad_pool_take_back(struct pmad_pool *p)
+{
+	take_back(p, 0);
 }
 
 static const char *const detach_why[] = {
@@ -188,45 +486,63 @@ static const char *const detach_why[] = {
 	[PMAD_DETACH_STOP] = "pmad stops",
 };
 
-/* open the heap again over the kept descriptors: recovery runs */
-static void pool_reopen(struct pmad_pool *p, enum pmad_detach why)
+/* a client went away without closing: its regions recovered, timed */
+static void client_recover(struct pmad_pool *p, const struct pmad_client *cl,
+			   uint64_t mask)
 {
 	struct timespec t0;
 	uint64_t us;
+	int rc = 0;
 
-	p->reopen_pending = 0;
-	fds_reset_flags(p);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (pmad_pool_open_heap(p, 0) < 0)
-		return; /* logged, and kept as the pool's error */
-	us = elapsed_us(&t0);
-	if (why == PMAD_DETACH_HANGUP) {
-		p->att.recoveries++;
-		p->att.last_recovery_us = us;
+	if (p->natts)
+		rc = regions_recover(p, mask);
+	else
+		take_back(p, mask);
+	if (rc < 0 || (!p->natts && !p->heap && !p->shared)) {
+		util_err("pool '%s': the regions of pid %d (0x%llx) were not "
+			 "recovered: %s",
+			 p->name, (int)cl->pid, (unsigned long long)mask,
+			 rc < 0	   ? util_errmsg() :
+			 p->errmsg ? p->errmsg :
+				     "");
+		return;
 	}
-	util_info("pool '%s' released by pid %d (%s); reopened and "
+	us = elapsed_us(&t0);
+	p->att.recoveries++;
+	p->att.last_recovery_us = us;
+	util_info("pool '%s': regions 0x%llx released by pid %d (%s); "
 		  "recovered in %llu us",
-		  p->name, (int)p->att.pid, detach_why[why],
-		  (unsigned long long)us);
+		  p->name, (unsigned long long)mask, (int)cl->pid,
+		  detach_why[PMAD_DETACH_HANGUP], (unsigned long long)us);
 }
 
-void pmad_pool_detach(struct pmad_pool *p, enum pmad_detach why)
+void pmad_pool_detach(struct pmad_pool *p, struct pmad_client *cl,
+		      enum pmad_detach why)
 {
-	if (!p->holder)
+	int i = att_find(p, cl);
+	uint64_t mask;
+
+	if (i < 0)
 		return;
-	open_list_del(p->holder, p);
-	p->holder = NULL;
+	mask = p->atts[i].mask;
+	p->atts[i] = p->atts[--p->natts];
+	p->granted &= ~mask;
+	open_list_del(cl, p);
 	p->clients--;
-	/* pmad stops: the client keeps the pool, and the lock with it */
+	/* pmad stops: the client keeps its regions and their locks */
 	if (why == PMAD_DETACH_STOP)
 		return;
-	/* the client closed its heap and waits for the reply: send it
-	 * first, reopen right after (nothing else runs in between) */
-	if (why == PMAD_DETACH_CLOSE) {
-		p->reopen_pending = 1;
+	if (why == PMAD_DETACH_HANGUP) {
+		client_recover(p, cl, mask);
 		return;
 	}
-	pool_reopen(p, why);
+	util_info("pool '%s': regions 0x%llx released by pid %d (%s)", p->name,
+		  (unsigned long long)mask, (int)cl->pid, detach_why[why]);
+	/* the client closed its heap and waits for the reply: send it
+	 * first, take the heap back right after (nothing runs between) */
+	if (!p->natts)
+		p->reopen_pending = 1;
 }
 
 void pmad_pools_reopen(struct pmad *d)
@@ -235,13 +551,13 @@ void pmad_pools_reopen(struct pmad *d)
 
 	for (i = 0; i < d->npools; i++)
 		if (d->pools[i]->reopen_pending)
-			pool_reopen(d->pools[i], PMAD_DETACH_CLOSE);
+			pmad_pool_take_back(d->pools[i]);
 }
 
 void pmad_client_drop_opens(struct pmad_client *cl, enum pmad_detach why)
 {
 	while (cl->nopen)
-		pmad_pool_detach(cl->open[cl->nopen - 1], why);
+		pmad_pool_detach(cl->open[cl->nopen - 1], cl, why);
 	free(cl->open);
 	cl->open = NULL;
 }

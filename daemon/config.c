@@ -342,6 +342,19 @@ static int pool_mode(const struct cfg *c, const yaml_node_t *v, void *item)
 	return cfg_mode(c, v, &((struct pmad_pool_conf *)item)->mode);
 }
 
+static int pool_regions(const struct cfg *c, const yaml_node_t *v, void *item)
+{
+	unsigned long k = 0;
+	int rc = cfg_uint(c, v, "regions", 16, &k);
+
+	if (rc == 0 && (k < 1 || (k & (k - 1))))
+		return cfg_error(c, v,
+				 "regions %lu is not a power of two 1..16", k);
+	if (rc == 0)
+		((struct pmad_pool_conf *)item)->regions = (unsigned)k;
+	return rc;
+}
+
 /* one node of a parts list, not listed twice */
 static int pool_part_node(const struct cfg *c, const yaml_node_t *v,
 			  struct pmad_pool_conf *p)
@@ -391,9 +404,11 @@ static int pool_parts(const struct cfg *c, const yaml_node_t *v, void *item)
 }
 
 static const struct cfg_key pool_keys[] = {
-	{ "name", pool_name },	 { "size", pool_size },	  { "path", pool_path },
-	{ "owner", pool_owner }, { "group", pool_group }, { "mode", pool_mode },
-	{ "parts", pool_parts }, { NULL, NULL },
+	{ "name", pool_name },	 { "size", pool_size },
+	{ "path", pool_path },	 { "owner", pool_owner },
+	{ "group", pool_group }, { "mode", pool_mode },
+	{ "parts", pool_parts }, { "regions", pool_regions },
+	{ NULL, NULL },
 };
 
 static int pool_entry(const struct cfg *c, const yaml_node_t *v,

@@ -26,6 +26,8 @@ struct pmad_pool_conf {
 	uid_t owner; /* who may use it, with group and mode */
 	gid_t group;
 	mode_t mode;
+	unsigned regions; /* heap regions per part at creation (1..16, a
+			     power of two; 0: 1): clients at a time */
 	/* parts on namespaces: 0 = one part at path (the default); else
 	 * one part per node of parts[] (nparts of them), or with
 	 * parts_all_nodes one per node that has a namespace */

@@ -35,7 +35,7 @@ int pmad_pool_fsck(struct pmad_pool *p, struct json_object **ret)
 
 	if (!arr)
 		return util_errmsg_set(ENOMEM, "out of memory");
-	if (p->holder) { /* a client has the heap: it is not pmad's now */
+	if (p->shared) { /* a client has the heap: it is not pmad's now */
 		json_object_put(arr);
 		return pmad_pool_busy(p);
 	}

@@ -41,7 +41,9 @@ struct request {
 	struct pmad_pool *pool; /* with H_POOL */
 	struct json_object *result; /* set by the handler */
 	unsigned view_flags; /* VIEW_HUMAN with args.human */
-	const int *fds; /* descriptors the reply carries (pool_open) */
+	/* descriptors the reply carries (pool_open), opened for this
+	 * client: closed once sent (or not) */
+	int fds[PMAD_PARTS_MAX];
 	unsigned nfds;
 };
 
@@ -172,6 +174,24 @@ static int arg_mode(struct json_object *args, mode_t *ret_mode)
 	return 0;
 }
 
+/* args.regions: heap regions per part, a power of two 1..16 (1) */
+static int arg_regions(struct json_object *args, unsigned *ret)
+{
+	struct json_object *v;
+	int64_t k;
+
+	*ret = 1;
+	if (!json_object_object_get_ex(args, "regions", &v))
+		return 0;
+	k = json_object_get_int64(v);
+	if (!json_object_is_type(v, json_type_int) || k < 1 || k > 16 ||
+	    (k & (k - 1)))
+		return util_errmsg_set(EINVAL, "\"regions\" must be a power "
+					       "of two 1..16");
+	*ret = (unsigned)k;
+	return 0;
+}
+
 /* args.human: true asks for sizes with units (lib/view's VIEW_HUMAN) */
 static int arg_human(struct json_object *args)
 {
@@ -204,6 +224,7 @@ static int h_pool_create(struct request *r)
 	struct pmad_pool *p = NULL;
 	const char *name = NULL;
 	uint64_t size = 0;
+	unsigned regions = 1;
 	mode_t mode = 0;
 	int rc;
 
@@ -213,8 +234,10 @@ static int h_pool_create(struct request *r)
 	if (rc == 0)
 		rc = arg_mode(r->args, &mode);
 	if (rc == 0)
-		rc = pmad_pool_create(r->d, name, size, r->cl->uid, r->cl->gid,
-				      mode, &p);
+		rc = arg_regions(r->args, &regions);
+	if (rc == 0)
+		rc = pmad_pool_create(r->d, name, size, regions, r->cl->uid,
+				      r->cl->gid, mode, &p);
 	if (rc < 0)
 		return rc;
 	util_info("pool '%s' created by uid %u (pid %d)", name,
@@ -230,32 +253,33 @@ static int h_pool_open(struct request *r)
 	struct proto_grant g;
 	int rc;
 
-	rc = pmad_pool_attach(r->pool, r->cl, &g);
+	rc = pmad_pool_attach(r->pool, r->cl, &g, r->fds);
 	if (rc < 0)
 		return rc;
+	r->nfds = g.nparts;
 	rc = pmad_pool_json(r->pool, &r->result);
 	if (rc == 0)
 		rc = proto_grant_encode(&g, &go);
 	if (rc == 0 && util_json_add_obj(r->result, "grant", go) < 0)
 		rc = util_errmsg_set(ENOMEM, "out of memory");
-	if (rc < 0) {
-		pmad_pool_detach(r->pool, PMAD_DETACH_CLOSE);
-		return rc;
-	}
-	r->fds = r->pool->part_fds;
-	r->nfds = g.nparts;
-	return 0;
+	if (rc < 0)
+		pmad_pool_detach(r->pool, r->cl, PMAD_DETACH_CLOSE);
+	return rc;
 }
 
 /* the client closed its heap: pmad takes the pool back */
 static int h_pool_close(struct request *r)
 {
-	if (r->pool->holder != r->cl)
+	unsigned i;
+
+	for (i = 0; i < r->pool->natts && r->pool->atts[i].cl != r->cl; i++)
+		;
+	if (i == r->pool->natts)
 		return util_errmsg_set(EBADF,
 				       "pool '%s' is not open on this "
 				       "connection",
 				       r->pool->name);
-	pmad_pool_detach(r->pool, PMAD_DETACH_CLOSE);
+	pmad_pool_detach(r->pool, r->cl, PMAD_DETACH_CLOSE);
 	return pmad_pool_json(r->pool, &r->result);
 }
 
@@ -264,7 +288,7 @@ static int h_pool_compact(struct request *r)
 {
 	int rc;
 
-	if (r->pool->holder)
+	if (r->pool->shared)
 		return pmad_pool_busy(r->pool);
 	if (!r->pool->heap)
 		return util_errmsg_set(r->pool->err,
@@ -304,7 +328,7 @@ static int h_compact(struct request *r)
 	dry = json_object_object_get_ex(r->args, "dry_run", &v) &&
 	      json_object_is_type(v, json_type_boolean) &&
 	      json_object_get_boolean(v);
-	if (r->pool->holder)
+	if (r->pool->shared)
 		return pmad_pool_busy(r->pool);
 	if (!r->pool->heap)
 		return util_errmsg_set(r->pool->err,
@@ -333,7 +357,7 @@ static int h_compact(struct request *r)
 /* the heap pmad holds for r->pool: EBUSY while a client has it */
 static int pool_heap(struct request *r, struct pma_heap **ret_heap)
 {
-	if (r->pool->holder)
+	if (r->pool->shared)
 		return pmad_pool_busy(r->pool);
 	if (!r->pool->heap)
 		return util_errmsg_set(r->pool->err ? r->pool->err : EIO,
@@ -514,7 +538,7 @@ static int daemon_json(struct request *r, struct json_object *obj)
 
 	for (i = 0; i < d->npools; i++) {
 		open += d->pools[i]->heap != NULL;
-		attached += d->pools[i]->holder != NULL;
+		attached += d->pools[i]->shared;
 	}
 	err = util_json_add_u64(obj, "pid", (uint64_t)getpid());
 	err |= util_json_add_str(obj, "version", PACKAGE_VERSION);
@@ -743,6 +767,8 @@ void pmad_handle(struct pmad *d, struct pmad_client *cl, const char *buf,
 			util_dbg("pid %d: reply not sent: %s", (int)cl->pid,
 				 util_errmsg());
 	}
+	while (r.nfds) /* pmad keeps no copy: the client's locks are on them */
+		close(r.fds[--r.nfds]);
 	/* pools a pool_close gave back: the client has its reply */
 	pmad_pools_reopen(d);
 }

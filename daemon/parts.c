@@ -134,19 +134,20 @@ int pmad_pool_from_parts(struct pmad *d, const struct pmad_pool_conf *pc)
 		return -ENOMEM;
 	}
 	if (rc < 0 || !pt.n) { /* listed with why, as one failing to open */
-		if (!p->heap && !p->holder)
+		if (!p->heap && !p->shared)
 			pmad_pool_fail(p, -rc);
 		parts_release(&pt);
 		return 0;
 	}
-	if (!p->heap && !p->holder && access(pt.paths[0], F_OK) < 0 &&
+	if (!p->heap && !p->shared && access(pt.paths[0], F_OK) < 0 &&
 	    errno == ENOENT && parts_create(pc, &pt) < 0) {
 		pmad_pool_fail(p, EIO);
 		parts_release(&pt);
 		return 0;
 	}
 	parts_perms(pc, &pt);
-	if (!p->heap && !p->holder)
+	p->format_regions = pc->regions;
+	if (!p->heap && !p->shared)
 		(void)pmad_pool_open_heap(p, PMA_HEAP_FORMAT);
 	parts_release(&pt);
 	return 0;

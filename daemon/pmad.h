@@ -25,31 +25,48 @@ struct pma_heap;
 
 struct pmad_client;
 
+/* one client's lease of a pool: the region slots granted to it */
+struct pmad_att {
+	struct pmad_client *cl;
+	uint64_t mask;
+};
+
+/* clients of one pool at a time (its region slots) */
+#define PMAD_ATTS_MAX 64
+
 /*
- * a pool pmad serves: open (heap != NULL), attached by one client (holder
- * != NULL, heap == NULL: pmad does not touch it), or listed with why it
- * is not (err)
+ * a pool pmad serves: open (heap != NULL: pmad's, exclusively), shared
+ * (clients hold its regions, heap == NULL: pmad does not touch it), or
+ * listed with why it is neither (err)
  */
 struct pmad_pool {
 	char *name;
 	char *path; /* part 0 */
 	struct pma_heap *heap; /* held open over part_fds */
-	/* one descriptor per part, opened by pmad: the heap is opened over
-	 * them and they carry the pool's exclusive flock for as long as pmad
-	 * serves the pool, whether pmad or a client uses the heap (clients
-	 * get these descriptors: same open file descriptions, same lock) */
+	/* one descriptor per part, opened by pmad, kept while it serves the
+	 * pool: the heap is opened over them, and they carry the pool's
+	 * flock, exclusive with the heap, shared while clients hold regions
+	 * (offline tools stay out either way). Clients never get these:
+	 * each gets descriptors opened anew from part_paths (attach.c). */
 	int part_fds[PMAD_PARTS_MAX];
+	char *part_paths[PMAD_PARTS_MAX];
 	unsigned nfds;
-	struct pmad_client *holder; /* the client the heap is granted to */
-	int reopen_pending; /* given back by pool_close: reopened as soon as
-			       the reply is sent (pmad_pools_reopen) */
+	int shared; /* no heap; flock shared; clients hold regions */
+	unsigned regions; /* heap regions per part (slots: nparts x this) */
+	unsigned format_regions; /* a heap formatted at open gets these */
+	struct pmad_att atts[PMAD_ATTS_MAX]; /* leases, one per client */
+	unsigned natts;
+	uint64_t granted; /* the slots of atts[] */
+	int reopen_pending; /* the last client closed it (pool_close): the
+			       heap is reopened as soon as the reply is
+			       sent (pmad_pools_reopen) */
 	struct {
-		pid_t pid; /* the holder's, kept for messages after it left */
+		pid_t pid; /* the last client's, kept for messages */
 		uid_t uid;
 		uint64_t attaches; /* grants since pmad started */
-		uint64_t recoveries; /* holders that went away without
-					closing: their heap was recovered */
-		uint64_t last_recovery_us; /* reopen time after the last one */
+		uint64_t recoveries; /* clients that went away without
+					closing: their regions were recovered */
+		uint64_t last_recovery_us; /* time of the last one */
 	} att;
 	int err; /* positive errno of the failed open, 0 when open */
 	char *errmsg; /* its message, NULL when open */
@@ -168,16 +185,21 @@ int pmad_pool_add(struct pmad *d, const char *name, const char *path,
 		  struct pmad_pool **ret_pool);
 /* open the heap (recovery runs); a failure is kept in p and logged */
 int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags);
-/* close the part descriptors (dropping the lock unless a client still
- * has them) */
+/* pmad's part descriptors (and paths), if not open yet */
+int pmad_pool_fds_open(struct pmad_pool *p);
+/* close them (dropping pmad's flock) */
 void pmad_pool_fds_close(struct pmad_pool *p);
+/* size, parts and regions per part from the pool header */
+void pmad_pool_read_size(struct pmad_pool *p);
 /* the util errmsg becomes p's error (positive err), logged */
 void pmad_pool_fail(struct pmad_pool *p, int err);
 /* parts.c: a configured pool with parts on the namespaces */
 int pmad_pool_from_parts(struct pmad *d, const struct pmad_pool_conf *pc);
-/* create a pool of size bytes owned by uid/gid with mode */
-int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
-		     gid_t gid, mode_t mode, struct pmad_pool **ret_pool);
+/* create a pool of size bytes in regions heap regions (1..16) owned by
+ * uid/gid with mode */
+int pmad_pool_create(struct pmad *d, const char *name, uint64_t size,
+		     unsigned regions, uid_t uid, gid_t gid, mode_t mode,
+		     struct pmad_pool **ret_pool);
 /* want: 4 read, 2 write (or both); -EACCES with a message when denied */
 int pmad_pool_access(const struct pmad_pool *p, const struct pmad_client *cl,
 		     int want);
@@ -207,23 +229,28 @@ enum pmad_detach {
 /* the connection is gone (or pmad stops): detach every pool it holds */
 void pmad_client_drop_opens(struct pmad_client *cl, enum pmad_detach why);
 
-/* attach.c: the heap granted to one client at a time (pool_open) */
+/* attach.c: region leases (pool_open, pool_close, a client's death) */
 struct proto_grant;
-/* grant p to cl: pmad closes its heap; *ret_grant and p->part_fds are
- * what the reply carries */
+/* lease free regions of p to cl: pmad gives up its heap; *ret_grant and
+ * ret_fds (nfds of them, opened for cl, the caller closes them once
+ * sent) are what the reply carries */
 int pmad_pool_attach(struct pmad_pool *p, struct pmad_client *cl,
-		     struct proto_grant *ret_grant);
-/* take p back from its holder and open the heap again (recovery runs);
- * after a pool_close only once the reply is sent (pmad_pools_reopen),
- * when pmad stops never */
-void pmad_pool_detach(struct pmad_pool *p, enum pmad_detach why);
+		     struct proto_grant *ret_grant, int *ret_fds);
+/* end cl's lease of p: CLOSE gives its regions back (the heap reopens
+ * after the reply when it was the last, pmad_pools_reopen), HANGUP
+ * recovers them first, STOP leaves them to the client */
+void pmad_pool_detach(struct pmad_pool *p, struct pmad_client *cl,
+		      enum pmad_detach why);
 /* open the heaps pool_close gave back (after the request's reply) */
 void pmad_pools_reopen(struct pmad *d);
-/* EBUSY with a message naming the holder, when p is attached */
+/* no lease left: open the whole heap again (or share the pool if
+ * unknown processes hold regions) */
+void pmad_pool_take_back(struct pmad_pool *p);
+/* EBUSY with a message naming a holder, when p is shared */
 int pmad_pool_busy(const struct pmad_pool *p);
 /* "open", "attached" or "error" */
 const char *pmad_pool_state(const struct pmad_pool *p);
-/* holder and attachment figures into a pool's JSON */
+/* holders, regions and attachment figures into a pool's JSON */
 int pmad_pool_attach_json(const struct pmad_pool *p, struct json_object *o);
 
 /* loop.c */

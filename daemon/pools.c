@@ -100,12 +100,13 @@ static char *pool_default_path(const struct pmad *d, const char *name)
 	return path;
 }
 
-/* the pool's total size (all parts) and part count, read once at open */
-static void pool_read_size(struct pmad_pool *p)
+/* the pool's total size (all parts), part count and heap regions per
+ * part, read at open */
+void pmad_pool_read_size(struct pmad_pool *p)
 {
 	const struct pool_hdr *h;
 	struct pool *pool;
-	unsigned i;
+	unsigned i, k = 0;
 
 	if (pool_open(p->path, POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK, &pool) < 0)
 		return;
@@ -114,6 +115,10 @@ static void pool_read_size(struct pmad_pool *p)
 	for (i = 0; i < h->nparts && i < POOL_MAX_PARTS; i++)
 		p->size += h->parts[i].size;
 	p->nparts = h->nparts;
+	for (i = 0; i < h->nregions && i < POOL_MAX_REGIONS; i++)
+		k += h->regions[i].type == POOL_REGION_PMALLOC &&
+		     h->regions[i].part == 0;
+	p->regions = k ? k : 1;
 	pool_close(&pool);
 }
 
@@ -127,13 +132,18 @@ void pmad_pool_fail(struct pmad_pool *p, int err)
 
 void pmad_pool_fds_close(struct pmad_pool *p)
 {
-	while (p->nfds)
-		close(p->part_fds[--p->nfds]);
+	while (p->nfds) {
+		p->nfds--;
+		close(p->part_fds[p->nfds]);
+		free(p->part_paths[p->nfds]);
+		p->part_paths[p->nfds] = NULL;
+	}
 }
 
 /* one read-write descriptor per part (the part table's paths), which
- * pmad keeps while it serves the pool */
-static int pool_fds_open(struct pmad_pool *p)
+ * pmad keeps while it serves the pool, and the paths (clients get
+ * descriptors of their own) */
+int pmad_pool_fds_open(struct pmad_pool *p)
 {
 	struct pool *pool;
 	unsigned i, n;
@@ -156,7 +166,12 @@ static int pool_fds_open(struct pmad_pool *p)
 					     strerror(errno));
 			break;
 		}
+		p->part_paths[p->nfds] = strdup(pool_part_path(pool, i));
 		p->part_fds[p->nfds++] = fd;
+		if (!p->part_paths[p->nfds - 1]) {
+			rc = util_errmsg_set(ENOMEM, "out of memory");
+			break;
+		}
 	}
 	pool_close(&pool);
 	if (rc < 0)
@@ -169,12 +184,14 @@ static int pool_fds_open(struct pmad_pool *p)
 int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags)
 {
 	struct pma_config *cfg = NULL;
-	int rc = pool_fds_open(p);
+	int rc = pmad_pool_fds_open(p);
 
 	if (rc == 0)
 		rc = pma_config_new(&cfg);
 	if (rc == 0)
 		rc = pma_config_set_flags(cfg, flags);
+	if (rc == 0 && (flags & PMA_HEAP_FORMAT) && p->format_regions)
+		rc = pma_config_set_regions(cfg, p->format_regions);
 	if (rc == 0 && p->morph_pct >= 0)
 		rc = pma_config_set_morph(cfg, (unsigned)p->morph_pct,
 					  p->morph_idle);
@@ -185,7 +202,7 @@ int pmad_pool_open_heap(struct pmad_pool *p, unsigned flags)
 	p->errmsg = NULL;
 	p->err = 0;
 	if (rc == 0) {
-		pool_read_size(p);
+		pmad_pool_read_size(p);
 		return 0;
 	}
 	p->heap = NULL;
@@ -210,18 +227,26 @@ static void pool_apply_perms(const struct pmad_pool *p,
 			  p->path, (unsigned)pc->mode, strerror(errno));
 }
 
-static int pool_make_file(const struct pmad_pool *p, uint64_t size)
+static int pool_make_file(const struct pmad_pool *p, uint64_t size,
+			  unsigned regions)
 {
-	struct pma_heap *heap;
+	struct pma_config *cfg = NULL;
+	struct pma_heap *heap = NULL;
 	int rc;
 
-	rc = pma_heap_create(p->path, size, 0, &heap);
+	rc = pma_config_new(&cfg);
+	if (rc == 0)
+		rc = pma_config_set_regions(cfg, regions ? regions : 1);
+	if (rc == 0)
+		rc = pma_heap_create_cfg(p->path, size, cfg, &heap);
+	pma_config_delete(&cfg);
 	if (rc < 0)
 		return util_errmsg_set(-rc, "cannot create pool '%s' at %s: %s",
 				       p->name, p->path, pma_errormsg());
 	pma_heap_close(heap);
-	util_info("created pool '%s' at %s (%llu bytes)", p->name, p->path,
-		  (unsigned long long)size);
+	util_info("created pool '%s' at %s (%llu bytes, %u heap regions)",
+		  p->name, p->path, (unsigned long long)size,
+		  regions ? regions : 1);
 	return 0;
 }
 
@@ -243,13 +268,13 @@ static int pool_from_conf(struct pmad *d, const struct pmad_pool_conf *pc)
 	if (rc < 0 || !p)
 		return rc;
 	p->from_config = 1;
-	if (!p->heap && !p->holder && access(p->path, F_OK) < 0 &&
-	    errno == ENOENT && pool_make_file(p, pc->size) < 0) {
+	if (!p->heap && !p->shared && access(p->path, F_OK) < 0 &&
+	    errno == ENOENT && pool_make_file(p, pc->size, pc->regions) < 0) {
 		pmad_pool_fail(p, EIO);
 		return 0;
 	}
 	pool_apply_perms(p, pc);
-	if (!p->heap && !p->holder)
+	if (!p->heap && !p->shared)
 		(void)pmad_pool_open_heap(p, PMA_HEAP_FORMAT);
 	return 0;
 }
@@ -312,8 +337,9 @@ int pmad_pools_load(struct pmad *d)
 	return pools_scan(d);
 }
 
-int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
-		     gid_t gid, mode_t mode, struct pmad_pool **ret_pool)
+int pmad_pool_create(struct pmad *d, const char *name, uint64_t size,
+		     unsigned regions, uid_t uid, gid_t gid, mode_t mode,
+		     struct pmad_pool **ret_pool)
 {
 	struct pmad_pool_conf pc = { .owner = uid, .group = gid, .mode = mode };
 	struct pmad_pool *p = NULL;
@@ -337,7 +363,7 @@ int pmad_pool_create(struct pmad *d, const char *name, uint64_t size, uid_t uid,
 	free(path);
 	if (rc < 0 || !p)
 		return rc;
-	rc = pool_make_file(p, size);
+	rc = pool_make_file(p, size, regions);
 	if (rc < 0) { /* p is the last entry: forget it */
 		d->npools--;
 		pool_free(p);
@@ -441,7 +467,7 @@ int pmad_pool_json(const struct pmad_pool *p, struct json_object **ret_obj)
 int pmad_pool_heap_json(const struct pmad_pool *p, struct json_object *obj,
 			unsigned flags)
 {
-	if (p->holder)
+	if (p->shared)
 		return pmad_pool_busy(p);
 	if (!p->heap)
 		return util_errmsg_set(p->err ? p->err : EIO,

@@ -216,7 +216,7 @@ static void compact_pool(struct pmad *d, struct pmad_pool *p)
 {
 	struct pma_compact_report rep;
 
-	if (!p->heap || p->holder)
+	if (!p->heap || p->shared)
 		return;
 	if (pmad_pool_compact(p, &rep) < 0) {
 		util_err("background compaction failed: %s", util_errmsg());

@@ -7,14 +7,15 @@
  * trip to pmad. pmad checks the caller's uid/gid (SO_PEERCRED) against
  * the pool's owner, group and mode: opening needs read and write.
  *
- * Sharing (this version): pmad grants a pool to one process at a time.
- * While a client has it open, pmad stays away from the heap and another
- * client's pmad_pool_open fails with -EBUSY naming the holder. When the
- * client closes the pool, or its connection goes away (the process
- * exits or is killed), pmad opens the heap again and recovery runs:
- * what the client committed stays, what it had not committed vanishes.
- * Shared attachment by several processes comes with region leases.
- * See libpmad(3).
+ * Sharing: a pool has parts x K heap regions (pmactl pool create
+ * --regions K). Each pmad_pool_open gets free regions of its own (one per
+ * part) and opens the heap with them (a region mask): up to K clients
+ * share the pool, each allocating in its regions; a block of another
+ * client's region is freed through a free ring that its holder applies.
+ * When a client closes the pool its regions are free again; when its
+ * connection goes away (the process exits or is killed) pmad recovers its
+ * regions while the others go on: what it committed stays, what it had
+ * not committed vanishes. See libpmad(3).
  *
  * Errors are negative errno values; pmad_errormsg() says what failed.
  */
@@ -50,11 +51,12 @@ PMAD_API PMAD_WUR int pmad_connect(const char *socket_path,
 PMAD_API void pmad_disconnect(struct pmad_client *client);
 
 /*
- * Open the pool named pool (as pmactl list shows it): pmad sends the
- * pool's descriptors, which are mapped here; recovery runs if needed.
+ * Open the pool named pool (as pmactl list shows it): pmad grants free
+ * heap regions and sends descriptors of the pool's parts, which are
+ * mapped here with those regions (their recovery runs if needed).
  * -ENOENT: no such pool; -EACCES: the pool's mode denies read and write
- * to this uid/gid; -EBUSY: another process has it open (the message
- * names its pid); -EALREADY: already open through this client;
+ * to this uid/gid; -EBUSY: every region is held by other clients (the
+ * message names one's pid); -EALREADY: already open through this client;
  * -ECONNRESET: pmad went away; -EPROTO, -EPROTONOSUPPORT: a reply this
  * library does not understand; plus the errors of pma_heap_open.
  */
@@ -64,9 +66,10 @@ PMAD_API PMAD_WUR int pmad_pool_open(struct pmad_client *client,
 
 /*
  * Close a heap pmad_pool_open returned (pma_heap_close: checkpoint and
- * unmap) and give the pool back to pmad. No other call may be running on
- * the heap. -EINVAL if heap was not opened through client; the heap is
- * closed even when pmad's answer is an error.
+ * unmap, the region locks released) and give its regions back to pmad.
+ * No other call may be running on the heap. -EINVAL if heap was not
+ * opened through client; the heap is closed even when pmad's answer is
+ * an error; 0 if pmad went away meanwhile (the regions are free).
  */
 PMAD_API int pmad_pool_close(struct pmad_client *client, struct pma_heap *heap);
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # What `./quickstart.sh demo` runs: pmad on its embedded default (no
 # configuration) serving a pool to a libpmad client that is killed with
-# SIGKILL mid-workload and recovered; then pmactl on a file-backed pool.
+# SIGKILL mid-workload and recovered; eight processes sharing one pool
+# through pmad, some killed; then pmactl on a file-backed pool.
 # Usage: tests/demo.sh BUILDDIR (in $PMAD_DEMO_DIR, default
 # /dev/shm/pmad-demo)
 set -euo pipefail
@@ -23,7 +24,9 @@ pmad="$build/daemon/pmad"
 sock="$dir/pmad.sock"
 count="$dir/count"
 client="$build/tests/pmad/pmad-client"
+procs="$build/tests/pmad/pmad-procs"
 [ -x "$client" ] || make -s -C "$build" tests/pmad/pmad-client >/dev/null
+[ -x "$procs" ] || make -s -C "$build" tests/pmad/pmad-procs >/dev/null
 pmad_pid="" wl_pid=""
 cleanup() {
 	for p in $wl_pid $pmad_pid; do kill -9 "$p" 2>/dev/null || true; done
@@ -57,9 +60,20 @@ grep "released by" "$dir/pmad.log" | tail -1
 say "a new client finds every committed allocation, and nothing leaked"
 step "$client" "$sock" verify shared --count "$committed"
 step "$pmactl" --socket "$sock" stat shared
+
+say "eight processes share one pool of 8 heap regions: pmad grants each a"
+say "region; they allocate, free each other's blocks; 10 are killed -9"
+step "$pmactl" --socket "$sock" create many --size 64M --regions 8
+printf '\033[1m$ %s\033[0m\n' "$procs $sock run many --procs 8 --ops 400000 --kills 10"
+"$procs" "$sock" run many --procs 8 --ops 400000 --kills 10 | tee "$dir/procs.out"
+grep "recovered in" "$dir/pmad.log" | tail -3
+step "$pmactl" --socket "$sock" stat many
 kill "$pmad_pid"
 wait "$pmad_pid" || true
 pmad_pid=""
+say "pmad stopped: the whole pool checked offline (nothing leaked)"
+step "$procs" "$dir/state/many.pool" check - --root "$(awk '/^root/{print $2}' "$dir/procs.out")"
+step "$pmactl" fsck "$dir/state/many.pool"
 
 # ---- pmactl on a file-backed pool, offline
 

@@ -17,6 +17,7 @@
 #include "pmalloc.h"
 #include "proto/proto.h"
 #include "util/errmsg.h"
+#include "util/log.h"
 
 #define SOCKET_PATH_MAX 108
 
@@ -120,21 +121,30 @@ static int release(struct pmad_client *c, const char *pool)
 }
 
 /*
- * The one place that turns a grant into a heap. Scope "heap": the whole
- * heap, opened over the descriptors as a sole writer would open it.
- * Region leases will open the heap with the granted regions only.
+ * The one place that turns a grant into a heap. Scope "regions": the
+ * heap opened with the granted regions only (a region mask); the open
+ * takes the regions' locks on the descriptors pmad opened for this
+ * client, so they are this client's until it closes the heap or dies.
  */
 static int grant_open(const struct proto_grant *g, const int *fds,
 		      struct pma_heap **ret_heap)
 {
 	unsigned flags = (g->access & PROTO_GRANT_WRITE) ? 0 : PMA_HEAP_RDONLY;
+	struct pma_config *cfg = NULL;
 	int rc;
 
-	if (g->scope != PROTO_GRANT_HEAP)
+	if (g->scope != PROTO_GRANT_REGIONS)
 		return util_errmsg_set(EPROTONOSUPPORT,
 				       "grant scope %u is not supported",
 				       g->scope);
-	rc = pma_heap_open_fds(fds, g->nparts, flags, ret_heap);
+	rc = pma_config_new(&cfg);
+	if (rc == 0)
+		rc = pma_config_set_flags(cfg, flags);
+	if (rc == 0 && (g->access & PROTO_GRANT_WRITE)) /* r: every region */
+		rc = pma_config_set_region_mask(cfg, g->mask);
+	if (rc == 0)
+		rc = pma_heap_open_fds_cfg(fds, g->nparts, cfg, ret_heap);
+	pma_config_delete(&cfg);
 	if (rc < 0)
 		return util_errmsg_set(-rc,
 				       "cannot open the heap pmad sent: %s",
@@ -242,6 +252,15 @@ static int close_one(struct pmad_client *c, unsigned i)
 	pma_heap_close(c->heaps[i].heap);
 	c->heaps[i] = c->heaps[--c->nheaps];
 	rc = release(c, pool);
+	/* pmad died since the open: closing the heap dropped the region
+	 * locks, which is all a release is; a restarted pmad finds them
+	 * free */
+	if (rc == -ECONNRESET) {
+		util_info("pool '%s' closed; pmad is gone, its regions are "
+			  "free",
+			  pool);
+		rc = 0;
+	}
 	free(pool);
 	return rc;
 }

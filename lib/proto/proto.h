@@ -16,6 +16,7 @@
 #define PMAD_PROTO_PROTO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <json-c/json.h>
 
 #define PROTO_VERSION 1
@@ -108,22 +109,30 @@ int proto_call(int fd, const char *op, struct json_object *args,
 /* ----------------------------------------------------------- pool_open */
 
 /*
- * A pool_open reply grants its client part of a pool and carries the
- * pool's descriptors, one per part, as SCM_RIGHTS on the reply packet:
- *   {"version": 1, "result": {..., "grant": {"version": 1,
- *    "scope": "heap", "access": "rw", "parts": N}}}
+ * A pool_open reply grants its client part of a pool and carries
+ * descriptors of the pool's parts, one per part, as SCM_RIGHTS on the
+ * reply packet:
+ *   {"version": 1, "result": {..., "grant": {"version": 2,
+ *    "scope": "regions", "access": "rw", "parts": N,
+ *    "regions": [S, ...]}}}
  * The grant has its own version: a client refuses one it does not know
  * (EPROTONOSUPPORT) instead of using a heap in a way pmad did not mean.
- * Scope "heap": the whole heap, to this client alone (pmad neither uses
- * it nor grants it to another client until this one closes it or its
- * connection goes away). Region leases will add a scope and the regions.
+ * Scope "regions": the heap region slots listed (slot s: part s / K,
+ * region s % K, K regions per part), which the client opens with a
+ * region mask (pma_config_set_region_mask), taking their locks itself
+ * on the descriptors, which pmad opened anew for it (its own open file
+ * descriptions; doc/shared-heaps.md, "Leases"). Several clients hold
+ * disjoint regions of one pool. Version 1 (scope "heap", the whole heap
+ * to one client) is gone.
  */
-#define PROTO_GRANT_VERSION 1
+#define PROTO_GRANT_VERSION 2
 /* most descriptors a packet carries (a pool's parts) */
 #define PROTO_FDS_MAX 16
+/* region slots of a heap (PMA_MAX_SLOTS) */
+#define PROTO_GRANT_SLOTS 64
 
 enum proto_grant_scope {
-	PROTO_GRANT_HEAP = 1, /* the whole heap, exclusively */
+	PROTO_GRANT_REGIONS = 2, /* the regions of mask */
 };
 
 enum proto_grant_access {
@@ -136,6 +145,7 @@ struct proto_grant {
 	unsigned scope; /* enum proto_grant_scope */
 	unsigned access; /* enum proto_grant_access bits: r or rw */
 	unsigned nparts; /* descriptors with the reply, part 0 first */
+	uint64_t mask; /* region slots granted (bit s: slot s), not 0 */
 };
 
 /* the grant as a JSON object (new), -EINVAL for an invalid one */

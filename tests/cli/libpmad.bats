@@ -82,8 +82,9 @@ pool_field() { # pool_field NAME KEY: from pool_list
 	[ "$(errno_of 0)" = EBUSY ] || fail "${lines[0]}"
 	[ "$(errno_of 1)" = EBUSY ] || fail "${lines[1]}"
 	[ "$(errno_of 2)" = EBUSY ] || fail "${lines[2]}"
-	[[ "${lines[2]}" == *"attached by pid $HOLD_PID"*"region leases"* ]] ||
+	[[ "${lines[2]}" == *"all 1 of its heap regions are held, by pid $HOLD_PID"* ]] ||
 		fail "${lines[2]}"
+	[[ "${lines[0]}" == *"attached by pid $HOLD_PID"* ]] || fail "${lines[0]}"
 	# stat lists it without heap figures
 	[ "$(jq -r '.result.pools[0].state' <<<"${lines[3]}")" = attached ]
 	[ "$(jq -r '.result.pools[0].holder_pid' <<<"${lines[3]}")" = "$HOLD_PID" ]
@@ -148,7 +149,7 @@ pmad_fd_flags() {
 	done
 }
 
-@test "flags a client sets on the shared descriptors are cleared when pmad takes the pool back" {
+@test "flags a client sets on its descriptors never reach pmad's (its own open file descriptions)" {
 	start_pmad
 	run pmactl --socket "$S" pool create fl --size 16M
 	assert_success
@@ -253,7 +254,7 @@ count() {
 	# and the pool comes back when the connection goes
 	send "$(req pool_open '{"name":"raw"}')" "$(req pool_open '{"name":"raw"}')"
 	[ "$(jq -c .result.grant <<<"${lines[0]}")" = \
-		'{"version":1,"scope":"heap","access":"rw","parts":1}' ] ||
+		'{"regions":[0],"version":2,"scope":"regions","access":"rw","parts":1}' ] ||
 		fail "${lines[0]}"
 	[ "$(errno_of 1)" = EALREADY ] || fail "${lines[1]}"
 	alive
@@ -289,7 +290,9 @@ count() {
 	PMAD_DEMO_DIR="$SD/demo" run "$PMAD_SRCDIR/tests/demo.sh" "$PMAD_BUILDDIR"
 	[ "$status" = 0 ] || fail "$output"
 	assert_output --partial "attached"
-	assert_output --regexp "released by pid [0-9]+ \(its connection closed\); reopened and recovered"
+	assert_output --regexp "released by pid [0-9]+ \(its connection closed\); recovered in"
+	assert_output --regexp "8 processes, 10 kills, [0-9]+ ops"
+	assert_output --partial "none twice"
 	assert_output --regexp "ok - count [0-9]+: every committed block is there \(0 bad slots\)"
 	assert_output --partial "ok - no leak"
 	refute_output --partial "not ok"

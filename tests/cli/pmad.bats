@@ -268,7 +268,7 @@ expect_errno() {
 	stop_pmad
 }
 
-@test "pool_open grants the pool to one connection; pool_close gives it back" {
+@test "pool_open grants a connection regions of the pool; pool_close gives them back" {
 	start_pmad
 	send "$(req pool_open '{"name":"cfg"}')" \
 		"$(req pool_stat '{"name":"cfg"}')" \
@@ -278,8 +278,9 @@ expect_errno() {
 		"$(req pool_stat '{"name":"cfg"}')"
 	[ "$(jq -r .result.clients <<<"${lines[0]}")" = 1 ]
 	[ "$(jq -r .result.state <<<"${lines[0]}")" = attached ]
-	[ "$(jq -r .result.grant.scope <<<"${lines[0]}")" = heap ]
-	# pmad stays away from a granted heap
+	[ "$(jq -r .result.grant.scope <<<"${lines[0]}")" = regions ]
+	[ "$(jq -c .result.grant.regions <<<"${lines[0]}")" = "[0]" ]
+	# pmad stays away from a shared heap
 	[ "$(jq -r .error.errno <<<"${lines[1]}")" = EBUSY ]
 	[ "$(jq -r .error.errno <<<"${lines[2]}")" = EALREADY ]
 	[ "$(jq -r .result.clients <<<"${lines[3]}")" = 0 ]

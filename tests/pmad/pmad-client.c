@@ -21,6 +21,11 @@
  *       a client opens the pool, forks a child that keeps the inherited
  *       connection for a second, and is killed: the pool stays attached
  *       (EBUSY) until the child is gone too, then opens
+ *   pmad-client SOCKET two POOL
+ *       two clients in this process open the pool (of 2+ regions): each
+ *       gets a region of its own; each allocates, the second frees the
+ *       first's blocks (a free ring) and the first sees them gone after
+ *       pma_heap_sync; both close
  *   pmad-client SOCKET open POOL
  *       open and close the pool; print "opened", or the error as
  *       "-ERRNO: message" and exit 1
@@ -172,8 +177,8 @@ static void basic(const char *sock, const char *pool)
 		check(rc == -EBUSY && strstr(pmad_errormsg(), msg),
 		      "second open: -EBUSY naming %s: %d %s", msg, rc,
 		      pmad_errormsg());
-		check(strstr(pmad_errormsg(), "region leases") != NULL,
-		      "the message says shared attachment needs leases");
+		check(strstr(pmad_errormsg(), "heap regions are held") != NULL,
+		      "the message says its regions are held");
 		rc = pmad_pool_open(c2, "no-such-pool", &h2);
 		check(rc == -ENOENT, "unknown pool: -ENOENT: %s",
 		      pmad_errormsg());
@@ -501,6 +506,71 @@ static void fork_test(const char *sock, const char *pool)
 	pmad_disconnect(c);
 }
 
+/* ------------------------------------------------------------- two */
+
+static void two_clients(const char *sock, const char *pool)
+{
+	struct pmad_client *a, *b;
+	struct pma_heap *ha, *hb;
+	struct pma_heap_stats st0, st1;
+	uint64_t root, *w;
+	int rc, i, ok;
+
+	rc = open_pool(sock, pool, &a, &ha);
+	check(rc == 0, "first client opens '%s': %s", pool,
+	      rc ? pmad_errormsg() : "");
+	if (rc)
+		return;
+	rc = open_pool(sock, pool, &b, &hb);
+	check(rc == 0, "a second client in the same process opens it too: %s",
+	      rc ? pmad_errormsg() : "");
+	if (rc) {
+		(void)pmad_pool_close(a, ha);
+		pmad_disconnect(a);
+		return;
+	}
+	rc = pma_root(ha, 64 * sizeof(uint64_t), &root);
+	check(rc == 0, "the first (region 0) makes the root: %s",
+	      rc ? pma_errormsg() : "");
+	if (rc == 0) {
+		rc = pma_root(hb, 64 * sizeof(uint64_t), &root);
+		check(rc == 0, "the second finds the same root");
+	}
+	w = rc == 0 ? pma_direct(hb, root) : NULL;
+	for (i = 0; w && i < 32 && rc == 0; i++)
+		rc = pma_malloc_to(ha, 100, &w[i]);
+	for (; w && i < 64 && rc == 0; i++)
+		rc = pma_malloc_to(hb, 100, &w[i]);
+	check(rc == 0, "each allocates 32 blocks into the root: %s",
+	      rc ? pma_errormsg() : "");
+	if (rc == 0)
+		rc = pma_heap_stats(ha, &st0);
+	for (i = 0, ok = 1; w && i < 32 && rc == 0; i++) /* a's blocks */
+		rc = pma_free_from(hb, &w[i]);
+	for (i = 0; w && i < 32; i++)
+		ok &= w[i] == 0;
+	check(rc == 0 && ok, "the second frees the first's blocks: %s",
+	      rc ? pma_errormsg() : "");
+	if (rc == 0 && pma_heap_sync(ha) >= 0 && pma_heap_stats(ha, &st1) == 0)
+		check(st0.used_bytes - st1.used_bytes >= 32 * 100,
+		      "after pma_heap_sync the first's region has them "
+		      "free: used %llu -> %llu",
+		      (unsigned long long)st0.used_bytes,
+		      (unsigned long long)st1.used_bytes);
+	else
+		check(0, "pma_heap_sync and stats: %s", pma_errormsg());
+	for (i = 32, rc = 0; w && i < 64 && rc == 0; i++)
+		rc = pma_free_from(hb, &w[i]);
+	check(rc == 0, "the second frees its own: %s",
+	      rc ? pma_errormsg() : "");
+	rc = pmad_pool_close(b, hb);
+	check(rc == 0, "the second closes: %s", rc ? pmad_errormsg() : "");
+	pmad_disconnect(b);
+	rc = pmad_pool_close(a, ha);
+	check(rc == 0, "the first closes: %s", rc ? pmad_errormsg() : "");
+	pmad_disconnect(a);
+}
+
 static void open_once(const char *sock, const char *pool)
 {
 	struct pmad_client *c;
@@ -558,7 +628,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: pmad-client SOCKET "
 			"basic|workload|verify|crash-loop|hold|setfl|fork|"
-			"open "
+			"open|two "
 			"POOL "
 			"[options]\n");
 		return 2;
@@ -590,6 +660,8 @@ int main(int argc, char **argv)
 		fork_test(sock, pool);
 	else if (strcmp(cmd, "open") == 0)
 		open_once(sock, pool);
+	else if (strcmp(cmd, "two") == 0)
+		two_clients(sock, pool);
 	else {
 		fprintf(stderr, "pmad-client: unknown command '%s'\n", cmd);
 		return 2;

@@ -273,35 +273,56 @@ static void test_default_socket(void **state)
 static void test_grant(void **state)
 {
 	struct proto_grant g = { .version = PROTO_GRANT_VERSION,
-				 .scope = PROTO_GRANT_HEAP,
+				 .scope = PROTO_GRANT_REGIONS,
 				 .access = PROTO_GRANT_READ | PROTO_GRANT_WRITE,
-				 .nparts = 3 },
+				 .nparts = 3,
+				 .mask = 1ULL << 63 | 1ULL << 8 | 1 },
 			   again;
-	struct json_object *o, *result = json_object_new_object();
+	struct json_object *o, *result = json_object_new_object(), *a;
 
 	(void)state;
 	assert_int_equal(proto_grant_encode(&g, &o), 0);
 	assert_string_equal(
 		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
-		"{\"version\":1,\"scope\":\"heap\",\"access\":"
-		"\"rw\",\"parts\":3}");
+		"{\"regions\":[0,8,63],\"version\":2,\"scope\":\"regions\","
+		"\"access\":\"rw\",\"parts\":3}");
 	json_object_object_add(result, "grant", o);
 	assert_int_equal(proto_grant_decode(result, &again), 0);
 	assert_memory_equal(&g, &again, sizeof(g));
 	/* another version, scope, parts out of range, no grant */
-	json_object_object_add(o, "version", json_object_new_int(2));
-	assert_int_equal(proto_grant_decode(result, &again), -EPROTONOSUPPORT);
 	json_object_object_add(o, "version", json_object_new_int(1));
-	json_object_object_add(o, "scope", json_object_new_string("regions"));
 	assert_int_equal(proto_grant_decode(result, &again), -EPROTONOSUPPORT);
+	json_object_object_add(o, "version", json_object_new_int(2));
 	json_object_object_add(o, "scope", json_object_new_string("heap"));
+	assert_int_equal(proto_grant_decode(result, &again), -EPROTONOSUPPORT);
+	json_object_object_add(o, "scope", json_object_new_string("regions"));
 	json_object_object_add(o, "parts", json_object_new_int(17));
 	assert_int_equal(proto_grant_decode(result, &again), -EPROTO);
 	assert_non_null(strstr(proto_errormsg(), "\"parts\""));
+	json_object_object_add(o, "parts", json_object_new_int(1));
+	/* regions: a slot out of range, twice, none, not an array */
+	a = json_object_new_array();
+	json_object_array_add(a, json_object_new_int(64));
+	json_object_object_add(o, "regions", a);
+	assert_int_equal(proto_grant_decode(result, &again), -EPROTO);
+	assert_non_null(strstr(proto_errormsg(), "slot 0..63"));
+	a = json_object_new_array();
+	json_object_array_add(a, json_object_new_int(3));
+	json_object_array_add(a, json_object_new_int(3));
+	json_object_object_add(o, "regions", a);
+	assert_int_equal(proto_grant_decode(result, &again), -EPROTO);
+	assert_non_null(strstr(proto_errormsg(), "slot 3 twice"));
+	json_object_object_add(o, "regions", json_object_new_array());
+	assert_int_equal(proto_grant_decode(result, &again), -EPROTO);
+	json_object_object_add(o, "regions", json_object_new_int(1));
+	assert_int_equal(proto_grant_decode(result, &again), -EPROTO);
 	json_object_object_del(result, "grant");
 	assert_int_equal(proto_grant_decode(result, &again), -EPROTO);
 	json_object_put(result);
 	g.nparts = 0;
+	assert_int_equal(proto_grant_encode(&g, &o), -EINVAL);
+	g.nparts = 1;
+	g.mask = 0;
 	assert_int_equal(proto_grant_encode(&g, &o), -EINVAL);
 }
 

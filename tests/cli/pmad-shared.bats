@@ -1,0 +1,182 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# Pools shared by several processes through pmad (region leases,
+# doc/shared-heaps.md "Leases"): pmad grants each client free regions and
+# descriptors of its own; eight processes allocate and free each other's
+# blocks while some are killed -9 (pmad recovers their regions), and while
+# pmad itself is killed -9 and restarted; then the whole pool is checked
+# offline (every word a live block, none twice, no leak) and by fsck.
+# tests/pmad/pmad-procs is the multi-process client, pmad-client the
+# single ones. Sizes fit make check; tests/pmad/stress.sh runs them full.
+
+load pmad-helpers
+
+setup() {
+	pmad_setup
+	CLIENT="$PMAD_BUILDDIR/tests/pmad/pmad-client"
+	PROCS="$PMAD_BUILDDIR/tests/pmad/pmad-procs"
+	[ -x "$PROCS" ] || fail "no $PROCS: build it with make check"
+	export PMEM2_FORCE_GRANULARITY=CACHE_LINE
+	SD=$(mktemp -d /dev/shm/pmad-bats.XXXXXX)
+	chmod 755 "$SD"
+	BG_PID=""
+}
+
+teardown() {
+	if [ -n "$BG_PID" ]; then
+		kill -9 "$BG_PID" 2>/dev/null || true
+		wait "$BG_PID" 2>/dev/null || true
+	fi
+	pmad_teardown
+	rm -rf -- "${SD:?}"
+}
+
+pool_json() { # pool_json NAME: its pool_list entry
+	"$SEND" "$S" "$(req pool_list)" |
+		jq -c --arg n "$1" '.result.pools[] | select(.name == $n)'
+}
+
+# check_pool NAME OUT: offline (pmad stopped), the table and fsck
+check_pool() {
+	local root
+	root=$(awk '/^root/{print $2}' "$2")
+	[ -n "$root" ] || fail "no root in $(cat "$2")"
+	run "$PROCS" "$SD/$1.pool" check - --root "$root"
+	[ "$status" = 0 ] || fail "$output"
+	assert_output --partial "none twice"
+	run pmactl fsck "$SD/$1.pool"
+	assert_success
+	assert_output --partial "consistent"
+}
+
+@test "pool create --regions: K regions, each granted to one client; stat shows the holders" {
+	start_pmad
+	run pmactl --socket "$S" pool create two --size 32M --regions 2
+	assert_success
+	[ "$(pool_json two | jq .regions)" = 2 ]
+	[ "$(pool_json two | jq .regions_free)" = 2 ]
+	run pmactl --socket "$S" pool create bad --size 32M --regions 3
+	assert_failure 2
+	assert_output --partial "invalid --regions '3'"
+	send_raw() { run "$SEND" "$S" "$@"; }
+	send_raw "$(req pool_create '{"name":"r","size":33554432,"regions":32}')" \
+		"$(req pool_create '{"name":"r","size":33554432,"regions":"2"}')"
+	[ "$(jq -r .error.errno <<<"${lines[0]}")" = EINVAL ] || fail "${lines[0]}"
+	[[ "${lines[0]}" == *'must be a power of two 1..16'* ]] ||
+		fail "${lines[0]}"
+	[ "$(jq -r .error.errno <<<"${lines[1]}")" = EINVAL ] || fail "${lines[1]}"
+	# two holders, each with its region; a third client: EBUSY naming one
+	mkfifo "$SD/in1" "$SD/in2"
+	"$CLIENT" "$S" hold two <"$SD/in1" >"$SD/h1" &
+	local h1=$!
+	exec 8>"$SD/in1"
+	wait_for grep -q held "$SD/h1"
+	"$CLIENT" "$S" hold two <"$SD/in2" >"$SD/h2" &
+	local h2=$!
+	exec 9>"$SD/in2"
+	wait_for grep -q held "$SD/h2"
+	[ "$(pool_json two | jq -r .state)" = attached ]
+	[ "$(pool_json two | jq -c '[.holders[].regions[0]] | sort')" = "[0,1]" ]
+	[ "$(pool_json two | jq -c '[.holders[].pid] | sort')" = \
+		"$(printf '%s\n' "$h1" "$h2" | sort -n | jq -sc .)" ]
+	[ "$(pool_json two | jq .regions_free)" = 0 ]
+	run "$CLIENT" "$S" open two
+	assert_failure 1
+	assert_output --regexp "^-16: pmad: pool 'two': all 2 of its heap regions are held, by pid ($h1|$h2) and others"
+	# offline tools stay out while clients hold regions
+	run --separate-stderr pmactl inspect "$SD/two.pool"
+	assert_failure 1
+	[[ "$stderr" == *"use --socket"* ]] || fail "$stderr"
+	exec 8>&- 9>&-
+	wait "$h1" "$h2"
+	wait_for eval '[ "$(pool_json two | jq -r .state)" = open ]'
+	[ "$(pool_json two | jq .client_recoveries)" = 0 ]
+	stop_pmad
+}
+
+@test "two clients in one process hold one region each; frees across them go through rings" {
+	start_pmad
+	run pmactl --socket "$S" pool create t --size 32M --regions 4
+	assert_success
+	run "$CLIENT" "$S" two t
+	[ "$status" = 0 ] || fail "$output"
+	refute_output --partial "not ok"
+	stop_pmad
+	run pmactl fsck "$SD/t.pool"
+	assert_success
+}
+
+@test "8 processes share a pool through pmad, 12 killed -9: nothing lost, nothing leaked" {
+	start_pmad
+	run pmactl --socket "$S" pool create p --size 64M --regions 8
+	assert_success
+	run "$PROCS" "$S" run p --procs 8 --ops 40000 --kills 12
+	[ "$status" = 0 ] || fail "$output"
+	echo "$output" >"$SD/out"
+	assert_output --regexp "8 processes, 12 kills, [0-9]+ ops, [1-9][0-9]* frees of another"
+	[ "$(pool_json p | jq .client_recoveries)" = 12 ]
+	[ "$(pool_json p | jq -r .state)" = open ]
+	grep -q "recovered in" "$LOG" || fail "$(cat "$LOG")"
+	stop_pmad
+	check_pool p "$SD/out"
+}
+
+@test "kill -9 of pmad under an 8-process load; a new pmad shares the pool with them" {
+	start_pmad
+	run pmactl --socket "$S" pool create q --size 64M --regions 8
+	assert_success
+	"$PROCS" "$S" run q --procs 8 --ops 400000 --kills 40 >"$SD/out" \
+		2>"$SD/err" &
+	BG_PID=$!
+	wait_for grep -q "^root" "$SD/out"
+	sleep 0.2
+	kill -9 "$PMAD_PID"
+	wait "$PMAD_PID" || true
+	PMAD_PID=""
+	# the processes go on (they hold their regions); killed ones wait
+	sleep 0.3
+	start_pmad
+	wait "$BG_PID" || fail "$(cat "$SD/out" "$SD/err")"
+	BG_PID=""
+	grep -q "^8 processes, 40 kills" "$SD/out" || fail "$(cat "$SD/out")"
+	# processes of the old pmad closed while it was gone: that is fine
+	wait_for eval '[ "$(pool_json q | jq -r .state)" = open ]'
+	stop_pmad
+	check_pool q "$SD/out"
+}
+
+@test "a restarted pmad shows regions held by processes it does not know, grants the others" {
+	start_pmad
+	run pmactl --socket "$S" pool create u --size 32M --regions 2
+	assert_success
+	mkfifo "$SD/in"
+	"$CLIENT" "$S" hold u <"$SD/in" >"$SD/h" &
+	BG_PID=$!
+	exec 8>"$SD/in"
+	wait_for grep -q held "$SD/h"
+	kill -9 "$PMAD_PID"
+	wait "$PMAD_PID" || true
+	PMAD_PID=""
+	start_pmad
+	[ "$(pool_json u | jq -r .state)" = error ]
+	run "$CLIENT" "$S" open u
+	assert_success
+	assert_output opened
+	[ "$(pool_json u | jq -r .state)" = attached ]
+	[ "$(pool_json u | jq -c .regions_held_unknown)" = "[0]" ]
+	[ "$(pool_json u | jq .regions_free)" = 1 ]
+	# the holder dies (pmad, started after it, holds the fifo open too):
+	# its region is free, recovered by the next open, and the pool is
+	# pmad's again once that client closes
+	exec 8>&-
+	kill -9 "$BG_PID"
+	wait "$BG_PID" || true
+	BG_PID=""
+	run "$CLIENT" "$S" open u
+	assert_success
+	[ "$(pool_json u | jq -r .state)" = open ]
+	[ "$(pool_json u | jq .regions_free)" = 2 ]
+	stop_pmad
+	run pmactl fsck "$SD/u.pool"
+	assert_success
+}
