@@ -10,7 +10,10 @@
  *   entry (block, dest), fence: the free is committed;
  *   *dest = 0, flushed, fence;
  *   P's xprod[D] = j + 1, published (a plain store).
- * Holder of D (pma_xring_drain, every arena lock of D held):
+ * Holder of D (pma_xring_drain, every arena lock of D held; when the
+ * holder frees a block of another region and PMA_XRING_BATCH entries
+ * wait for D, on its general path every PMA_XRING_EVERY ops, and at
+ * open, close, checkpoint and pma_heap_sync):
  *   for j from D's xcons[P] to P's xprod[D]: the owner's free of the
  *   block in D's logs (pma_xring_apply_locked), fenced;
  *   D's xcons[P] persisted (checked word); then the locks go, and only
@@ -30,6 +33,11 @@
 
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
+
+/* entries for a region that a free of another region's block applies
+ * on the way (a quarter ring): a drain takes every arena lock of the
+ * region and persists a consumer word, worth it for a batch */
+#define PMA_XRING_BATCH (PMA_XRING_CAP / 4)
 #include "util/log.h"
 
 /* the ring for slot d of the region whose header is hdr (a region of
@@ -64,6 +72,21 @@ static int xent_read(const struct pma_xent *ring, uint64_t j, uint64_t *block,
 	*block = w0 & ~PMA_XENT_TAG0_MASK;
 	*dest_off = w1 & ~PMA_XENT_TAG1_MASK;
 	return 1;
+}
+
+/* entries other opens published for o that o has not applied */
+static uint64_t drain_pending(const struct pma_heap *o)
+{
+	const struct pma_heap *top = o->top;
+	uint64_t n = 0;
+	unsigned s;
+
+	for (s = 0; s < PMA_MAX_SLOTS; s++)
+		if (s != o->slot && top->slot_hdr[s])
+			n += __atomic_load_n(&top->slot_hdr[s]->xprod[o->slot],
+					     __ATOMIC_ACQUIRE) -
+			     o->xcons[s];
+	return n;
 }
 
 /* the entry, fence, dest cleared, fence, published: 0, 1 if no ring
@@ -130,8 +153,11 @@ static int xring_put(struct pma_heap *l, unsigned d, uint64_t off,
 	__atomic_store_n(&l->hdr->xprod[d], j + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&l->xring_lock);
 	atomic_fetch_add_explicit(&top->xring_frees, 1, memory_order_relaxed);
-	/* and what the other opens freed here (a few loads if nothing) */
-	(void)pma_xring_drain(l);
+	/* and what the other opens freed here, once there is a batch
+	 * worth a drain's locks and consumer fence (the general path
+	 * drains the rest every PMA_XRING_EVERY ops, pma_heap_sync all) */
+	if (drain_pending(l) >= PMA_XRING_BATCH)
+		(void)pma_xring_drain(l);
 	return 0;
 }
 
@@ -372,6 +398,44 @@ int pma_xring_pending(const struct pma_heap *o, uint64_t off)
 			if (block == off)
 				return 1;
 	}
+	return 0;
+}
+
+PMA_API int pma_heap_ring_pending(const struct pma_heap *heap,
+				  uint64_t *ret_entries)
+{
+	const struct pma_heap_hdr *dh, *ph;
+	const struct pma_heap *top;
+	const struct pma_xent *ring;
+	uint64_t n = 0, cons, j, block, dest_off;
+	unsigned d, p;
+
+	if (!heap || !ret_entries)
+		return util_errmsg_set(EINVAL, "no %s",
+				       heap ? "ret_entries" : "heap");
+	top = heap->top;
+	for (d = 0; d < PMA_MAX_SLOTS; d++) {
+		dh = top->slot_hdr[d];
+		if (!dh || dh->version < PMA_HEAP_VERSION_XRING)
+			continue;
+		for (p = 0; p < PMA_MAX_SLOTS; p++) {
+			ph = top->slot_hdr[p];
+			if (p == d || !ph)
+				continue;
+			ring = ring_of(ph, top->slot_size[p], d);
+			if (!ring || pma_check_cons_decode(
+					     __atomic_load_n(&dh->xcons[p],
+							     __ATOMIC_ACQUIRE),
+					     p, &cons) < 0)
+				continue;
+			/* committed entries, published or not */
+			for (j = cons; j - cons < PMA_XRING_CAP &&
+				       xent_read(ring, j, &block, &dest_off);
+			     j++)
+				n++;
+		}
+	}
+	*ret_entries = n;
 	return 0;
 }
 
