@@ -314,6 +314,10 @@ static void show_heap_summary(struct json_object *h)
 		printf("  regions:      %" PRIu64 " per part (each a whole "
 		       "heap)\n",
 		       cmd_ju64(h, "regions_per_part"));
+	if (cmd_ju64(h, "ring_frees_pending"))
+		printf("  free rings:   %" PRIu64 " frees across regions not "
+		       "applied yet (their blocks count as used)\n",
+		       cmd_ju64(h, "ring_frees_pending"));
 	if (cmd_ju64(h, "map_groups"))
 		printf("  page map:     layout %" PRIu64 "; open reads %" PRIu64
 		       " of %" PRIu64 " groups of %s\n",

@@ -188,6 +188,13 @@ PMA_API PMA_WUR int pma_config_set_region_mask(struct pma_config *cfg,
  * an open that holds regions but is idle. The count applied, or -errno.
  */
 PMA_API int pma_heap_sync(struct pma_heap *heap);
+/*
+ * Frees across regions committed in free rings but not applied yet by
+ * their region's holder, over the whole pool (their blocks still count
+ * as used): into *ret_entries. 0 or -EINVAL.
+ */
+PMA_API int pma_heap_ring_pending(const struct pma_heap *heap,
+				  uint64_t *ret_entries);
 
 /* pma_heap_create, pma_heap_open and pma_heap_open_fds with a config
  * (NULL: the defaults; flags come from the config) */

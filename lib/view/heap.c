@@ -196,6 +196,7 @@ int view_heap_json(struct pma_heap *heap, unsigned flags,
 	struct json_object *h, *classes, *arenas, *numa;
 	struct pma_arena_stats *as = NULL;
 	struct pma_heap_stats st;
+	uint64_t ring = 0;
 	int rc, err;
 
 	rc = stats_read(heap, &st, &as);
@@ -216,6 +217,8 @@ int view_heap_json(struct pma_heap *heap, unsigned flags,
 	err = heap_fill(h, &st, flags);
 	err |= util_json_add_u64(h, "parts", st.parts);
 	err |= util_json_add_u64(h, "regions_per_part", pma_heap_regions(heap));
+	if (pma_heap_ring_pending(heap, &ring) == 0)
+		err |= util_json_add_u64(h, "ring_frees_pending", ring);
 	err |= util_json_add_obj(h, "arenas", arenas);
 	err |= util_json_add_obj(h, "classes", classes);
 	err |= util_json_add_obj(h, "numa", numa);

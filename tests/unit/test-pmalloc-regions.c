@@ -431,7 +431,7 @@ static void test_mask_two_opens(void **state)
 {
 	struct fixture *f = *state;
 	struct pma_heap *a = NULL, *b = NULL, *c = NULL;
-	uint64_t root, root_b, *w, *wb, keep;
+	uint64_t root, root_b, *w, *wb, keep, pending;
 	struct regs r;
 	unsigned i;
 
@@ -472,8 +472,14 @@ static void test_mask_two_opens(void **state)
 	assert_int_equal(pma_free_from(a, &w[16]), 0);
 	assert_int_equal(w[16], 0);
 	assert_true(pma_usable_size(b, keep) > 0); /* not applied yet */
+	assert_int_equal(pma_heap_ring_pending(a, &pending), 0);
+	assert_int_equal(pending, 1);
+	assert_int_equal(pma_heap_ring_pending(b, &pending), 0);
+	assert_int_equal(pending, 1);
 	assert_int_equal(pma_heap_sync(b), 1);
 	assert_int_equal(pma_usable_size(b, keep), 0);
+	assert_int_equal(pma_heap_ring_pending(a, &pending), 0);
+	assert_int_equal(pending, 0);
 	assert_int_equal(pma_heap_sync(b), 0);
 	/* and the other way, with b's dest word in a's block */
 	assert_int_equal(pma_free_from(b, &wb[0]), 0);
