@@ -114,7 +114,7 @@ static int larson(struct pma_heap *h, uint64_t *w, unsigned id, unsigned n,
 		rc = __atomic_load_n(&w[k], __ATOMIC_ACQUIRE) ?
 			     pma_free_from(h, &w[k]) :
 			     pma_malloc_to(h, 64 + rnd % 337, &w[k]);
-		atomic_store(&sh->claim[k], 0);
+		atomic_store_explicit(&sh->claim[k], 0, memory_order_release);
 		if (rc < 0)
 			return -1;
 		done++;
@@ -524,9 +524,9 @@ static int row(const struct opts *o, unsigned n)
 			pr[i] = run(o, n, 1, &mode, &pfl, &pfe, &rec[i]);
 			for (k = 0; k < n; k++)
 				opn[nopn++] = (double)sh->open_ns[k] / 1e3;
-			tr[i] = run(o, n, 0, &mode, &tfl, &tfe, NULL);
+			tr[i] = getenv("MP_PROCS_ONLY") ? 1 : run(o, n, 0, &mode, &tfl, &tfe, NULL);
 		} else {
-			tr[i] = run(o, n, 0, &mode, &tfl, &tfe, NULL);
+			tr[i] = getenv("MP_PROCS_ONLY") ? 1 : run(o, n, 0, &mode, &tfl, &tfe, NULL);
 			pr[i] = run(o, n, 1, &mode, &pfl, &pfe, &rec[i]);
 			for (k = 0; k < n; k++)
 				opn[nopn++] = (double)sh->open_ns[k] / 1e3;
