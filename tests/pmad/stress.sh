@@ -4,7 +4,11 @@
 # CLIENT_ROUNDS clients killed at random points (default 100), then
 # PMAD_ROUNDS times pmad killed under load and restarted while its client
 # still writes, the client killed, and every committed allocation checked
-# (default 10). Pools on /dev/shm, CACHE_LINE persistence.
+# (default 10); then 8 processes sharing a pool of 8 regions through
+# pmad, CLIENT_ROUNDS of them killed at random points while pmad is
+# killed and restarted PMAD_ROUNDS times under the load, the whole pool
+# checked offline after (tests/pmad/pmad-procs). Pools on /dev/shm,
+# CACHE_LINE persistence.
 # Usage: tests/pmad/stress.sh BUILDDIR [CLIENT_ROUNDS [PMAD_ROUNDS]]
 set -euo pipefail
 build=${1:?usage: stress.sh BUILDDIR [CLIENT_ROUNDS [PMAD_ROUNDS]]}
@@ -14,6 +18,7 @@ export PMEM2_FORCE_GRANULARITY=CACHE_LINE
 pmad="$build/daemon/pmad"
 pmactl="$build/cmd/pmactl"
 client="$build/tests/pmad/pmad-client"
+procs="$build/tests/pmad/pmad-procs"
 dir=$(mktemp -d /dev/shm/pmad-stress.XXXXXX)
 pmad_pid="" wl_pid=""
 cleanup() {
@@ -80,4 +85,32 @@ for ((r = 0; r < pmad_rounds; r++)); do
 done
 kill -0 "$pmad_pid"
 echo "pmad kills: $pmad_rounds, failures: $fails"
+
+echo "# 8 processes share a pool; $client_rounds of them killed, pmad" \
+	"killed and restarted $pmad_rounds times under the load"
+"$pmactl" --socket "$dir/s" create many --size 256M --regions 8 >/dev/null
+"$procs" "$dir/s" run many --procs 8 --ops $((client_rounds * 100000)) \
+	--kills "$client_rounds" >"$dir/procs.out" 2>"$dir/procs.err" &
+wl_pid=$!
+for ((r = 0; r < pmad_rounds; r++)); do
+	sleep 0.$((2 + RANDOM % 5))
+	kill -0 "$wl_pid" 2>/dev/null || break
+	kill -9 "$pmad_pid"
+	wait "$pmad_pid" 2>/dev/null || true
+	start_pmad
+done
+if ! wait "$wl_pid"; then
+	wl_pid=""
+	echo "not ok - the processes failed: $(cat "$dir/procs.out" "$dir/procs.err")"
+	exit 1
+fi
+wl_pid=""
+cat "$dir/procs.out"
+kill "$pmad_pid"
+wait "$pmad_pid" || true
+pmad_pid=""
+"$procs" "$dir/sd/many.pool" check - --root "$(awk '/^root/{print $2}' "$dir/procs.out")" ||
+	fails=$((fails + 1))
+"$pmactl" fsck "$dir/sd/many.pool" || fails=$((fails + 1))
+echo "failures: $fails"
 [ "$fails" = 0 ]
