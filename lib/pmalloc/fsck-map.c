@@ -8,6 +8,7 @@
  * walk (its free-extent index against the page map).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "pmalloc/fsck.h"
@@ -469,6 +470,96 @@ int pma_fsck_root(struct pma_fsck *f)
 				       "a live block or extent",
 				       (unsigned long long)off,
 				       (unsigned long long)root);
+	return 0;
+}
+
+/* the rings of freer region fp for region fd (layout 12): fd's consumer
+ * word for fp, and every committed entry at or above it (not applied
+ * yet) names a live block of fd; *pending counts them */
+static int ring_check(struct pma_fsck *fd, struct pma_fsck *fp,
+		      uint64_t *pending)
+{
+	const struct pma_xent *ring =
+		pma_xring_of(fp->hdr, fp->region_size, fd->slot);
+	uint64_t cons, j, block, dest_off;
+	int live;
+
+	if (!ring)
+		return 0;
+	if (pma_check_cons_decode(fd->hdr->xcons[fp->slot], fp->slot, &cons) <
+	    0) {
+		util_errmsg_clear();
+		return pma_fsck_report(
+			fd, "ring-cons-check", POOL_FSCK_ERROR,
+			fd->region_off + offsetof(struct pma_heap_hdr, xcons) +
+				fp->slot * sizeof(uint64_t),
+			"the word of frees applied from region slot %u fails "
+			"its check: an open refuses the pool",
+			fp->slot);
+	}
+	for (j = cons; j - cons < PMA_XRING_CAP &&
+		       pma_xent_read(ring, j, &block, &dest_off);
+	     j++) {
+		(*pending)++;
+		live = pool_off_part(block) == fd->part &&
+				       pool_off_byte(block) >= fd->region_off &&
+				       pool_off_byte(block) <
+					       fd->region_off +
+						       fd->region_size ?
+			       pma_fsck_live_after(fd, block) :
+			       0;
+		if (live < 0)
+			return util_errmsg_set(ENOMEM, "out of memory");
+		if (!live &&
+		    pma_fsck_report(
+			    fd, "ring-entry-not-live", POOL_FSCK_WARNING,
+			    fp->region_off + fp->hdr->xring_off +
+				    ((uint64_t)fd->slot * PMA_XRING_CAP +
+				     j % PMA_XRING_CAP) *
+					    sizeof(struct pma_xent),
+			    "free ring of region slot %u: entry %llu "
+			    "frees 0x%llx, not a live block of region "
+			    "slot %u (a double free or a bad offset: "
+			    "its holder skips it)",
+			    fp->slot, (unsigned long long)j,
+			    (unsigned long long)block, fd->slot) < 0)
+			return fd->sink->rc;
+	}
+	return 0;
+}
+
+int pma_fsck_rings(struct pma_fsck_set *set)
+{
+	struct pma_fsck *fd;
+	uint64_t pending;
+	unsigned d, p;
+	int rc;
+
+	for (d = 0; d < PMA_MAX_SLOTS; d++) {
+		fd = &set->part[d];
+		if (!fd->present || !fd->walked ||
+		    fd->g.version < PMA_HEAP_VERSION_XRING)
+			continue;
+		pending = 0;
+		for (p = 0; p < PMA_MAX_SLOTS; p++) {
+			if (p == d || !set->part[p].present ||
+			    !set->part[p].walked)
+				continue;
+			rc = ring_check(fd, &set->part[p], &pending);
+			if (rc < 0)
+				return rc;
+		}
+		if (pending &&
+		    pma_fsck_report(fd, "ring-pending", POOL_FSCK_INFO,
+				    fd->region_off,
+				    "region slot %u: %llu frees of its blocks "
+				    "by other regions are committed in free "
+				    "rings and not applied yet (its holder "
+				    "applies them; their blocks count as used "
+				    "until then)",
+				    d, (unsigned long long)pending) < 0)
+			return fd->sink->rc;
+	}
 	return 0;
 }
 

@@ -1633,6 +1633,8 @@ int pma_fsck_walk_pool(struct pma_fsck_set *set, struct pool *pool)
 	/* the root word is part 0's, and may name a block of any part */
 	if (rc == 0 && set->part[0].walked)
 		rc = pma_fsck_root(&set->part[0]);
+	if (rc == 0)
+		rc = pma_fsck_rings(set);
 	for (p = 0; p < PMA_MAX_SLOTS; p++) {
 		set->heap_errors += set->part[p].heap_errors;
 		set->part[p].pool = NULL;

@@ -377,6 +377,10 @@ int pma_fsck_live_after(struct pma_fsck *f, uint64_t off);
 /* the root word and its check, and that it names a live block (of the
  * part it names, after every part's walk) */
 int pma_fsck_root(struct pma_fsck *f);
+struct pma_fsck_set;
+/* version 12 free rings: consumer words' checks, committed entries not
+ * applied yet name live blocks of their region, how many wait (info) */
+int pma_fsck_rings(struct pma_fsck_set *set);
 /* the library's read-only open of the heap, every part's free-extent
  * index and page map against the walk's */
 int pma_fsck_library(struct pma_fsck_set *set, const char *path);

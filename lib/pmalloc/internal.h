@@ -1450,6 +1450,14 @@ int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
 		   uint64_t dest_off);
 int pma_xring_drain(struct pma_heap *o);
 int pma_xring_open(struct pma_heap *top);
+/* the ring for slot d in the region whose header is hdr (a region of
+ * size bytes), or NULL if the header names no valid rings */
+struct pma_xent *pma_xring_of(const struct pma_heap_hdr *hdr, uint64_t size,
+			      unsigned d);
+/* entry j of ring, if valid (both lap tags match): 1, the block's and the
+ * dest word's pool offsets into *block and *dest_off; else 0 */
+int pma_xent_read(const struct pma_xent *ring, uint64_t j, uint64_t *block,
+		  uint64_t *dest_off);
 /* is the block at pool offset off of o freed by a ring entry o has not
  * applied? (recovery's dest redo) */
 int pma_xring_pending(const struct pma_heap *o, uint64_t off);

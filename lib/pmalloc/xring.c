@@ -40,10 +40,8 @@
 #define PMA_XRING_BATCH (PMA_XRING_CAP / 4)
 #include "util/log.h"
 
-/* the ring for slot d of the region whose header is hdr (a region of
- * size bytes), or NULL if the header names no valid rings */
-static struct pma_xent *ring_of(const struct pma_heap_hdr *hdr, uint64_t size,
-				unsigned d)
+struct pma_xent *pma_xring_of(const struct pma_heap_hdr *hdr, uint64_t size,
+			      unsigned d)
 {
 	if (hdr->version < PMA_HEAP_VERSION_XRING ||
 	    hdr->xring_cap != PMA_XRING_CAP || hdr->xring_off < PMA_HDR_SIZE ||
@@ -55,10 +53,8 @@ static struct pma_xent *ring_of(const struct pma_heap_hdr *hdr, uint64_t size,
 	       (uint64_t)d * PMA_XRING_CAP;
 }
 
-/* entry j of ring, if valid (both lap tags match): 1, the block's and the
- * dest word's pool offsets into *block and *dest_off; else 0 */
-static int xent_read(const struct pma_xent *ring, uint64_t j, uint64_t *block,
-		     uint64_t *dest_off)
+int pma_xent_read(const struct pma_xent *ring, uint64_t j, uint64_t *block,
+		  uint64_t *dest_off)
 {
 	uint64_t lap = j / PMA_XRING_CAP;
 	uint64_t w0 = __atomic_load_n(&ring[j % PMA_XRING_CAP].word0,
@@ -102,7 +98,7 @@ static int xring_put(struct pma_heap *l, unsigned d, uint64_t off,
 
 	if (!l->xring || !dh || dh->version < PMA_HEAP_VERSION_XRING)
 		return 1;
-	ring = ring_of(l->hdr, l->geom.region_size, d);
+	ring = pma_xring_of(l->hdr, l->geom.region_size, d);
 	if (!ring)
 		return 1;
 	if (off ==
@@ -244,7 +240,8 @@ static int drain_slot(struct pma_heap *o, unsigned s)
 {
 	struct pma_heap *top = o->top;
 	const struct pma_heap_hdr *sh = top->slot_hdr[s];
-	const struct pma_xent *ring = ring_of(sh, top->slot_size[s], o->slot);
+	const struct pma_xent *ring =
+		pma_xring_of(sh, top->slot_size[s], o->slot);
 	uint64_t prod, j, off, dest_off;
 	unsigned n = 0;
 	int rc;
@@ -254,7 +251,7 @@ static int drain_slot(struct pma_heap *o, unsigned s)
 	prod = __atomic_load_n(&sh->xprod[o->slot], __ATOMIC_ACQUIRE);
 	for (j = o->xcons[s]; j < prod && j - o->xcons[s] < PMA_XRING_CAP;
 	     j++) {
-		if (!xent_read(ring, j, &off, &dest_off)) {
+		if (!pma_xent_read(ring, j, &off, &dest_off)) {
 			util_err("region %u of part %u: entry %llu of slot "
 				 "%u's free ring is not valid (damaged); its "
 				 "frees wait",
@@ -330,7 +327,7 @@ static int xring_recover(struct pma_heap *p)
 
 	for (d = 0; d < PMA_MAX_SLOTS; d++) {
 		dh = top->slot_hdr[d];
-		ring = ring_of(p->hdr, p->geom.region_size, d);
+		ring = pma_xring_of(p->hdr, p->geom.region_size, d);
 		if (d == p->slot || !dh || !ring)
 			continue;
 		if (pma_check_cons_decode(dh->xcons[p->slot], p->slot, &cons) <
@@ -344,7 +341,7 @@ static int xring_recover(struct pma_heap *p)
 					       p->slot);
 		j = p->hdr->xprod[d] > cons ? p->hdr->xprod[d] : cons;
 		for (; j - cons < PMA_XRING_CAP &&
-		       xent_read(ring, j, &block, &dest_off);
+		       pma_xent_read(ring, j, &block, &dest_off);
 		     j++) {
 			dest = dest_off ? pma_direct(p, dest_off) : NULL;
 			if (dest && pma_heap_dest_check(p, dest_off) == 0 &&
@@ -389,11 +386,11 @@ int pma_xring_pending(const struct pma_heap *o, uint64_t off)
 		sh = top->slot_hdr[s];
 		if (s == o->slot || !sh)
 			continue;
-		ring = ring_of(sh, top->slot_size[s], o->slot);
+		ring = pma_xring_of(sh, top->slot_size[s], o->slot);
 		if (!ring || pma_check_cons_decode(o->hdr->xcons[s], s, &cons))
 			continue;
 		for (j = cons; j - cons < PMA_XRING_CAP &&
-			       xent_read(ring, j, &block, &dest_off);
+			       pma_xent_read(ring, j, &block, &dest_off);
 		     j++)
 			if (block == off)
 				return 1;
@@ -422,15 +419,16 @@ PMA_API int pma_heap_ring_pending(const struct pma_heap *heap,
 			ph = top->slot_hdr[p];
 			if (p == d || !ph)
 				continue;
-			ring = ring_of(ph, top->slot_size[p], d);
+			ring = pma_xring_of(ph, top->slot_size[p], d);
 			if (!ring || pma_check_cons_decode(
 					     __atomic_load_n(&dh->xcons[p],
 							     __ATOMIC_ACQUIRE),
 					     p, &cons) < 0)
 				continue;
 			/* committed entries, published or not */
-			for (j = cons; j - cons < PMA_XRING_CAP &&
-				       xent_read(ring, j, &block, &dest_off);
+			for (j = cons;
+			     j - cons < PMA_XRING_CAP &&
+			     pma_xent_read(ring, j, &block, &dest_off);
 			     j++)
 				n++;
 		}

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "pmalloc.h"
+#include "pmalloc/fsck.h"
 #include "pmalloc/internal.h"
 #include "pool/layout.h"
 #include "pool/pool.h"
@@ -561,6 +562,83 @@ static void test_mask_ring_full(void **state)
 	assert_int_equal(check_whole(f, 0, ROOT_WORDS, 1, &r), 0);
 }
 
+/* fsck of free rings: after the holder of region 1 died, a's frees of
+ * its blocks wait in a's ring: "ring-pending"; one names a block that is
+ * no longer live (a stale offset): "ring-entry-not-live"; a writable
+ * open applies them (skipping that one) and fsck is quiet again */
+struct ring_codes {
+	unsigned pending, not_live, errors;
+};
+
+static int ring_code(const struct pool_fsck_finding *fi, void *arg)
+{
+	struct ring_codes *c = arg;
+
+	if (!strcmp(fi->code, "ring-pending"))
+		c->pending++;
+	else if (!strcmp(fi->code, "ring-entry-not-live"))
+		c->not_live++;
+	else if (fi->severity == POOL_FSCK_ERROR)
+		c->errors++;
+	return 0;
+}
+
+static struct ring_codes ring_fsck(struct fixture *f)
+{
+	struct ring_codes c = { 0 };
+	struct pool_fsck_sink sink = { .fn = ring_code, .arg = &c };
+
+	assert_int_equal(pma_fsck(f->path, &sink), 0);
+	return c;
+}
+
+static void test_mask_ring_fsck(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL;
+	struct ring_codes c;
+	uint64_t root, *w, *wb, stale;
+	struct regs r;
+	int st;
+	pid_t pid;
+
+	a = two_regions(f, &r);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	w = pma_direct(a, root);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) { /* region 1: two blocks, one freed again */
+		if (open_mask(f, 0x2, 0, &b) < 0)
+			_exit(2);
+		wb = pma_direct(b, root);
+		if (pma_malloc_to(b, 300, &wb[0]) < 0 ||
+		    pma_malloc_to(b, 300, &wb[1]) < 0)
+			_exit(3);
+		stale = wb[1];
+		if (pma_free_from(b, &wb[1]) < 0)
+			_exit(4);
+		wb[2] = stale; /* a word that names a freed block */
+		pma_persist(b, &wb[2], sizeof(wb[2]));
+		raise(SIGKILL); /* no close: nothing drains region 1 */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_true(w[0] != 0 && w[2] != 0);
+	assert_int_equal(pma_free_from(a, &w[0]), 0); /* through a's ring */
+	assert_int_equal(pma_free_from(a, &w[2]), 0); /* a stale one */
+	pma_heap_close(a); /* drains region 0 only */
+	c = ring_fsck(f);
+	assert_int_equal(c.pending, 1); /* region 1: 2 entries wait */
+	assert_int_equal(c.not_live, 1);
+	assert_int_equal(c.errors, 0);
+	/* a writable open of everything applies them */
+	assert_int_equal(pma_heap_open(f->path, 0, &a), 0);
+	pma_heap_close(a);
+	c = ring_fsck(f);
+	assert_int_equal(c.pending + c.not_live + c.errors, 0);
+	assert_int_equal(check_whole(f, 0, ROOT_WORDS, -1, &r), 0);
+}
+
 /* frees of blocks of a region whose holder closed: past a ring's worth,
  * the freer opens the region itself (its open applies the ring) */
 static void test_mask_ring_adopt(void **state)
@@ -844,6 +922,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mask_two_opens, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_bad, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mask_ring_fsck, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_ring_full, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_old_layout, setup,
