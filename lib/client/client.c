@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pmad.h"
@@ -21,9 +22,28 @@
 
 #define SOCKET_PATH_MAX 108
 
+/*
+ * A thread per open heap applies, every SYNC_MS, the frees other clients
+ * made of blocks of its regions (pma_heap_sync): a client that holds
+ * regions but does not allocate would otherwise stop their frees after
+ * a ring's worth (-EAGAIN). It sleeps on a condition, so a close stops
+ * it at once.
+ */
+#define SYNC_MS 5
+
+struct syncer {
+	struct pma_heap *heap;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stop;
+	pthread_t thread;
+	pid_t pid; /* a forked child has no such thread: it never joins */
+};
+
 struct client_heap {
 	struct pma_heap *heap;
 	char *pool;
+	struct syncer *sync; /* NULL if the thread could not start */
 };
 
 struct pmad_client {
@@ -152,6 +172,73 @@ static int grant_open(const struct proto_grant *g, const int *fds,
 	return 0;
 }
 
+static void *sync_run(void *arg)
+{
+	struct syncer *sy = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&sy->lock);
+	while (!sy->stop) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += SYNC_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		(void)pthread_cond_timedwait(&sy->cond, &sy->lock, &ts);
+		if (!sy->stop)
+			(void)pma_heap_sync(sy->heap);
+	}
+	pthread_mutex_unlock(&sy->lock);
+	return NULL;
+}
+
+/* the heap's sync thread, or NULL (logged: the heap works without) */
+static struct syncer *sync_start(struct pma_heap *heap)
+{
+	struct syncer *sy = calloc(1, sizeof(*sy));
+	pthread_condattr_t ca;
+	int rc;
+
+	if (!sy)
+		return NULL;
+	sy->heap = heap;
+	sy->pid = getpid();
+	pthread_mutex_init(&sy->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sy->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	rc = pthread_create(&sy->thread, NULL, sync_run, sy);
+	if (rc == 0)
+		return sy;
+	util_warn("no thread applies other clients' frees of this heap's "
+		  "blocks: %s",
+		  strerror(rc));
+	pthread_cond_destroy(&sy->cond);
+	pthread_mutex_destroy(&sy->lock);
+	free(sy);
+	return NULL;
+}
+
+static void sync_stop(struct syncer *sy)
+{
+	if (!sy)
+		return;
+	if (sy->pid != getpid()) {
+		free(sy);
+		return;
+	}
+	pthread_mutex_lock(&sy->lock);
+	sy->stop = 1;
+	pthread_cond_signal(&sy->cond);
+	pthread_mutex_unlock(&sy->lock);
+	pthread_join(sy->thread, NULL);
+	pthread_cond_destroy(&sy->cond);
+	pthread_mutex_destroy(&sy->lock);
+	free(sy);
+}
+
 static int heaps_add(struct pmad_client *c, struct pma_heap *heap,
 		     const char *pool)
 {
@@ -166,6 +253,7 @@ static int heaps_add(struct pmad_client *c, struct pma_heap *heap,
 	c->heaps = h;
 	c->heaps[c->nheaps].heap = heap;
 	c->heaps[c->nheaps].pool = name;
+	c->heaps[c->nheaps].sync = sync_start(heap);
 	c->nheaps++;
 	return 0;
 }
@@ -249,6 +337,7 @@ static int close_one(struct pmad_client *c, unsigned i)
 	char *pool = c->heaps[i].pool;
 	int rc;
 
+	sync_stop(c->heaps[i].sync);
 	pma_heap_close(c->heaps[i].heap);
 	c->heaps[i] = c->heaps[--c->nheaps];
 	rc = release(c, pool);

@@ -24,8 +24,9 @@
  *   pmad-client SOCKET two POOL
  *       two clients in this process open the pool (of 2+ regions): each
  *       gets a region of its own; each allocates, the second frees the
- *       first's blocks (a free ring) and the first sees them gone after
- *       pma_heap_sync; both close
+ *       first's 200 blocks while the first is idle (free rings: more
+ *       than a ring holds, applied by libpmad's sync thread) and the
+ *       first sees them gone; both close
  *   pmad-client SOCKET open POOL
  *       open and close the pool; print "opened", or the error as
  *       "-ERRNO: message" and exit 1
@@ -508,6 +509,10 @@ static void fork_test(const char *sock, const char *pool)
 
 /* ------------------------------------------------------------- two */
 
+/* words of the two clients' root: each allocates half, more than a free
+ * ring's 64 entries */
+#define TWO_WORDS 400
+
 static void two_clients(const char *sock, const char *pool)
 {
 	struct pmad_client *a, *b;
@@ -529,37 +534,40 @@ static void two_clients(const char *sock, const char *pool)
 		pmad_disconnect(a);
 		return;
 	}
-	rc = pma_root(ha, 64 * sizeof(uint64_t), &root);
+	rc = pma_root(ha, TWO_WORDS * sizeof(uint64_t), &root);
 	check(rc == 0, "the first (region 0) makes the root: %s",
 	      rc ? pma_errormsg() : "");
 	if (rc == 0) {
-		rc = pma_root(hb, 64 * sizeof(uint64_t), &root);
+		rc = pma_root(hb, TWO_WORDS * sizeof(uint64_t), &root);
 		check(rc == 0, "the second finds the same root");
 	}
 	w = rc == 0 ? pma_direct(hb, root) : NULL;
-	for (i = 0; w && i < 32 && rc == 0; i++)
+	for (i = 0; w && i < TWO_WORDS / 2 && rc == 0; i++)
 		rc = pma_malloc_to(ha, 100, &w[i]);
-	for (; w && i < 64 && rc == 0; i++)
+	for (; w && i < TWO_WORDS && rc == 0; i++)
 		rc = pma_malloc_to(hb, 100, &w[i]);
-	check(rc == 0, "each allocates 32 blocks into the root: %s",
-	      rc ? pma_errormsg() : "");
+	check(rc == 0, "each allocates %d blocks into the root: %s",
+	      TWO_WORDS / 2, rc ? pma_errormsg() : "");
 	if (rc == 0)
 		rc = pma_heap_stats(ha, &st0);
-	for (i = 0, ok = 1; w && i < 32 && rc == 0; i++) /* a's blocks */
+	/* a's blocks, more than a ring holds while a stays idle: libpmad's
+	 * thread applies them for a */
+	for (i = 0, ok = 1; w && i < TWO_WORDS / 2 && rc == 0; i++)
 		rc = pma_free_from(hb, &w[i]);
-	for (i = 0; w && i < 32; i++)
+	for (i = 0; w && i < TWO_WORDS / 2; i++)
 		ok &= w[i] == 0;
-	check(rc == 0 && ok, "the second frees the first's blocks: %s",
-	      rc ? pma_errormsg() : "");
+	check(rc == 0 && ok,
+	      "the second frees the first's %d blocks, the first idle: %s",
+	      TWO_WORDS / 2, rc ? pma_errormsg() : "");
 	if (rc == 0 && pma_heap_sync(ha) >= 0 && pma_heap_stats(ha, &st1) == 0)
-		check(st0.used_bytes - st1.used_bytes >= 32 * 100,
+		check(st0.used_bytes - st1.used_bytes >= TWO_WORDS / 2 * 100,
 		      "after pma_heap_sync the first's region has them "
 		      "free: used %llu -> %llu",
 		      (unsigned long long)st0.used_bytes,
 		      (unsigned long long)st1.used_bytes);
 	else
 		check(0, "pma_heap_sync and stats: %s", pma_errormsg());
-	for (i = 32, rc = 0; w && i < 64 && rc == 0; i++)
+	for (i = TWO_WORDS / 2, rc = 0; w && i < TWO_WORDS && rc == 0; i++)
 		rc = pma_free_from(hb, &w[i]);
 	check(rc == 0, "the second frees its own: %s",
 	      rc ? pma_errormsg() : "");
