@@ -524,9 +524,13 @@ static int row(const struct opts *o, unsigned n)
 			pr[i] = run(o, n, 1, &mode, &pfl, &pfe, &rec[i]);
 			for (k = 0; k < n; k++)
 				opn[nopn++] = (double)sh->open_ns[k] / 1e3;
-			tr[i] = getenv("MP_PROCS_ONLY") ? 1 : run(o, n, 0, &mode, &tfl, &tfe, NULL);
+			tr[i] = getenv("MP_PROCS_ONLY") ?
+					1 :
+					run(o, n, 0, &mode, &tfl, &tfe, NULL);
 		} else {
-			tr[i] = getenv("MP_PROCS_ONLY") ? 1 : run(o, n, 0, &mode, &tfl, &tfe, NULL);
+			tr[i] = getenv("MP_PROCS_ONLY") ?
+					1 :
+					run(o, n, 0, &mode, &tfl, &tfe, NULL);
 			pr[i] = run(o, n, 1, &mode, &pfl, &pfe, &rec[i]);
 			for (k = 0; k < n; k++)
 				opn[nopn++] = (double)sh->open_ns[k] / 1e3;

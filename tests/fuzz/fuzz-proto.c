@@ -111,9 +111,9 @@ static void grant_again(const struct proto_reply *rep)
 
 	if (proto_grant_decode(rep->result, &g) < 0)
 		return;
-	if (g.version != PROTO_GRANT_VERSION || g.scope != PROTO_GRANT_REGIONS ||
-	    !(g.access & PROTO_GRANT_READ) || !g.nparts ||
-	    g.nparts > PROTO_FDS_MAX || !g.mask)
+	if (g.version != PROTO_GRANT_VERSION ||
+	    g.scope != PROTO_GRANT_REGIONS || !(g.access & PROTO_GRANT_READ) ||
+	    !g.nparts || g.nparts > PROTO_FDS_MAX || !g.mask)
 		abort();
 	if (proto_grant_encode(&g, &o) < 0)
 		abort();
