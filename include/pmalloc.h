@@ -372,6 +372,14 @@ struct pma_heap_stats {
 	 * them), and slabs morphed since open */
 	uint64_t mixed_slabs;
 	uint64_t slabs_morphed;
+	/* layout version 12 (free rings), since open, whole heap only (0 in
+	 * a part's stats): frees this open made of blocks of regions it
+	 * does not hold (through rings), entries of other opens' rings it
+	 * applied to the regions it holds, and entries it ignored instead
+	 * (no live block: a double free or a bad offset, logged) */
+	uint64_t ring_frees;
+	uint64_t ring_frees_applied;
+	uint64_t ring_frees_ignored;
 };
 
 /* a consistent snapshot (briefly locks every arena) */

@@ -38,6 +38,15 @@ int pma_fsck(const char *path, struct pool_fsck_sink *sink);
  * itself instead of a read-only open.
  */
 int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink);
+/*
+ * Frees committed in free rings (layout 12) for the region slots in
+ * dest_mask and not applied yet, read from a pool mapped as it is (no
+ * heap open, no lock: the ring words are read as the opens that hold
+ * them write them, which they allow). pmad's sync service asks before
+ * it opens regions no client holds. 0 or -EINVAL.
+ */
+int pma_pool_ring_pending(struct pool *pool, uint64_t dest_mask,
+			  uint64_t *ret_entries);
 
 /*
  * Repair: first what fsck provably repairs itself (fsck-repair.c: a bank

@@ -225,6 +225,9 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 		st.node = -1;
 	st.fallbacks = atomic_load(&heap->fallbacks);
 	st.remote_part_frees = atomic_load(&heap->remote_part_frees);
+	st.ring_frees = atomic_load(&heap->xring_frees);
+	st.ring_frees_applied = atomic_load(&heap->xring_applied);
+	st.ring_frees_ignored = atomic_load(&heap->xring_ignored);
 	*ret_stats = st;
 	return 0;
 }

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "pmalloc/fsck.h"
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
 
@@ -398,41 +399,79 @@ int pma_xring_pending(const struct pma_heap *o, uint64_t off)
 	return 0;
 }
 
+/* committed entries, published or not, of producer slot p's ring for
+ * slot d (headers dh and ph, ph's region psize bytes) */
+static uint64_t ring_pending_of(const struct pma_heap_hdr *dh,
+				const struct pma_heap_hdr *ph, uint64_t psize,
+				unsigned d, unsigned p)
+{
+	const struct pma_xent *ring;
+	uint64_t n = 0, cons, j, block, dest_off;
+
+	if (p == d || !dh || !ph || dh->version < PMA_HEAP_VERSION_XRING)
+		return 0;
+	ring = pma_xring_of(ph, psize, d);
+	if (!ring || pma_check_cons_decode(__atomic_load_n(&dh->xcons[p],
+							   __ATOMIC_ACQUIRE),
+					   p, &cons) < 0)
+		return 0;
+	for (j = cons; j - cons < PMA_XRING_CAP &&
+		       pma_xent_read(ring, j, &block, &dest_off);
+	     j++)
+		n++;
+	return n;
+}
+
 PMA_API int pma_heap_ring_pending(const struct pma_heap *heap,
 				  uint64_t *ret_entries)
 {
-	const struct pma_heap_hdr *dh, *ph;
 	const struct pma_heap *top;
-	const struct pma_xent *ring;
-	uint64_t n = 0, cons, j, block, dest_off;
+	uint64_t n = 0;
 	unsigned d, p;
 
 	if (!heap || !ret_entries)
 		return util_errmsg_set(EINVAL, "no %s",
 				       heap ? "ret_entries" : "heap");
 	top = heap->top;
-	for (d = 0; d < PMA_MAX_SLOTS; d++) {
-		dh = top->slot_hdr[d];
-		if (!dh || dh->version < PMA_HEAP_VERSION_XRING)
-			continue;
-		for (p = 0; p < PMA_MAX_SLOTS; p++) {
-			ph = top->slot_hdr[p];
-			if (p == d || !ph)
+	for (d = 0; d < PMA_MAX_SLOTS; d++)
+		for (p = 0; p < PMA_MAX_SLOTS; p++)
+			n += ring_pending_of(top->slot_hdr[d], top->slot_hdr[p],
+					     top->slot_size[p], d, p);
+	*ret_entries = n;
+	return 0;
+}
+
+int pma_pool_ring_pending(struct pool *pool, uint64_t dest_mask,
+			  uint64_t *ret_entries)
+{
+	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
+	const struct pma_heap_hdr *hdr[PMA_MAX_SLOTS] = { NULL };
+	uint64_t size[PMA_MAX_SLOTS] = { 0 }, n = 0;
+	unsigned part, i, k, cnt, d, p;
+
+	if (!pool || !ret_entries)
+		return util_errmsg_set(EINVAL, "no %s",
+				       pool ? "ret_entries" : "pool");
+	k = pma_part_regions(pool, 0, regs);
+	for (part = 0;
+	     k && part < pool_part_count(pool) && part < POOL_MAX_PARTS;
+	     part++) {
+		cnt = pma_part_regions(pool, part, regs);
+		for (i = 0; i < cnt && i < k && part * k + i < PMA_MAX_SLOTS;
+		     i++) {
+			if (regs[i]->size < PMA_HDR_SIZE)
 				continue;
-			ring = pma_xring_of(ph, top->slot_size[p], d);
-			if (!ring || pma_check_cons_decode(
-					     __atomic_load_n(&dh->xcons[p],
-							     __ATOMIC_ACQUIRE),
-					     p, &cons) < 0)
-				continue;
-			/* committed entries, published or not */
-			for (j = cons;
-			     j - cons < PMA_XRING_CAP &&
-			     pma_xent_read(ring, j, &block, &dest_off);
-			     j++)
-				n++;
+			hdr[part * k + i] =
+				(const void *)((const char *)pm_map_addr(
+						       pool_part_map(pool,
+								     part)) +
+					       regs[i]->off);
+			size[part * k + i] = regs[i]->size;
 		}
 	}
+	for (d = 0; d < PMA_MAX_SLOTS; d++)
+		for (p = 0; (dest_mask >> d & 1) && p < PMA_MAX_SLOTS; p++)
+			n += ring_pending_of(hdr[d], hdr[p], size[p], d, p);
 	*ret_entries = n;
 	return 0;
 }

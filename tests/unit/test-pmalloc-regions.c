@@ -428,6 +428,21 @@ static unsigned check_whole(struct fixture *f, unsigned lo, unsigned hi,
  * a foreign block is freed through a free ring and applied by its
  * holder; overlaps and whole-pool opens are refused while they run; the
  * whole pool after them */
+/* pma_pool_ring_pending for dest_mask, from a read-only mapping of the
+ * pool taken without a lock (as pmad's sync service reads it) */
+static uint64_t probe_pending(const struct fixture *f, uint64_t dest_mask)
+{
+	struct pool *pool = NULL;
+	uint64_t n = ~0ULL;
+
+	assert_int_equal(pool_open(f->path, POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK,
+				   &pool),
+			 0);
+	assert_int_equal(pma_pool_ring_pending(pool, dest_mask, &n), 0);
+	pool_close(&pool);
+	return n;
+}
+
 static void test_mask_two_opens(void **state)
 {
 	struct fixture *f = *state;
@@ -477,10 +492,16 @@ static void test_mask_two_opens(void **state)
 	assert_int_equal(pending, 1);
 	assert_int_equal(pma_heap_ring_pending(b, &pending), 0);
 	assert_int_equal(pending, 1);
+	/* the same from the pool's words, per destination region */
+	assert_int_equal(probe_pending(f, 0x2), 1);
+	assert_int_equal(probe_pending(f, 0x1), 0);
+	assert_int_equal(probe_pending(f, 0x3), 1);
+	assert_int_equal(probe_pending(f, 0), 0);
 	assert_int_equal(pma_heap_sync(b), 1);
 	assert_int_equal(pma_usable_size(b, keep), 0);
 	assert_int_equal(pma_heap_ring_pending(a, &pending), 0);
 	assert_int_equal(pending, 0);
+	assert_int_equal(probe_pending(f, 0x3), 0);
 	assert_int_equal(pma_heap_sync(b), 0);
 	/* and the other way, with b's dest word in a's block */
 	assert_int_equal(pma_free_from(b, &wb[0]), 0);
