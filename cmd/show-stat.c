@@ -110,6 +110,20 @@ static void show_compact(struct json_object *d)
 	       when_str(d, "service_last_compact", when, sizeof(when)));
 }
 
+/* the sync service's line (frees of blocks of regions no client holds) */
+static void show_sync(struct json_object *d)
+{
+	if (!cmd_ju64(d, "sync_interval")) {
+		printf("services: free-ring sync off\n");
+		return;
+	}
+	printf("services: free-ring sync every %" PRIu64 " s; %" PRIu64
+	       " runs, %" PRIu64 " syncs, %" PRIu64 " frees applied\n",
+	       cmd_ju64(d, "sync_interval"), cmd_ju64(d, "service_sync_runs"),
+	       cmd_ju64(d, "service_syncs"),
+	       cmd_ju64(d, "service_sync_frees_applied"));
+}
+
 static void show_daemon(struct json_object *d)
 {
 	uint64_t interval = cmd_ju64(d, "checkpoint_interval");
@@ -141,6 +155,7 @@ static void show_daemon(struct json_object *d)
 		       cmd_ju64(d, "service_gc_pages_merged"));
 	else
 		printf("services: background HDPM gc off\n");
+	show_sync(d);
 	show_compact(d);
 }
 
@@ -273,6 +288,18 @@ static const struct metric pool_metrics[] = {
 	  "File system bytes compactions of the pool gave back.", COUNTER, 1 },
 	{ "pool_last_compact_timestamp_seconds", "last_compact",
 	  "Unix time of the last compaction of the pool.", GAUGE, 1 },
+	{ "pool_syncs_total", "syncs",
+	  "Sync service rounds that opened the pool's regions no client "
+	  "holds.",
+	  COUNTER, 1 },
+	{ "pool_sync_failures_total", "sync_failures",
+	  "Sync service rounds on the pool that failed.", COUNTER, 1 },
+	{ "pool_sync_frees_applied_total", "sync_frees_applied",
+	  "Frees clients made of blocks of regions no client holds, applied "
+	  "by the sync service.",
+	  COUNTER, 1 },
+	{ "pool_last_sync_timestamp_seconds", "last_sync",
+	  "Unix time of the last sync service round on the pool.", GAUGE, 1 },
 };
 
 static const struct metric daemon_metrics[] = {
@@ -305,6 +332,15 @@ static const struct metric daemon_metrics[] = {
 	{ "service_compact_reclaimed_bytes_total",
 	  "service_compact_bytes_reclaimed",
 	  "File system bytes the compaction service gave back.", COUNTER, 0 },
+	{ "sync_interval_seconds", "sync_interval",
+	  "Seconds between rounds of the sync service (0: off).", GAUGE, 0 },
+	{ "service_sync_runs_total", "service_sync_runs",
+	  "Rounds of the sync service.", COUNTER, 0 },
+	{ "service_syncs_total", "service_syncs",
+	  "Masked opens of regions no client holds the sync service made.",
+	  COUNTER, 0 },
+	{ "service_sync_frees_applied_total", "service_sync_frees_applied",
+	  "Free-ring entries the sync service applied.", COUNTER, 0 },
 };
 
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))

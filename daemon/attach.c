@@ -37,6 +37,7 @@
 
 #include "pmad.h"
 #include "pmalloc.h"
+#include "pmalloc/fsck.h"
 #include "pool/pool.h"
 #include "proto/proto.h"
 #include "util/errmsg.h"
@@ -409,12 +410,20 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-/* a dead client's regions: a masked open replays their logs, recovers
- * their rings and drains them, its close checkpoints them */
-static int regions_recover(struct pmad_pool *p, uint64_t mask)
+/*
+ * A masked open of mask's regions and its close: the open replays their
+ * logs, recovers their rings and applies the frees other opens left in
+ * rings for them, the close checkpoints them. For a dead client's
+ * regions (its descriptors may still be closing: the open waits up to
+ * wait_ms for their locks) and for the sync service (regions no client
+ * holds). The ring entries applied into *ret_applied (NULL: not wanted).
+ */
+static int regions_cycle(struct pmad_pool *p, uint64_t mask, unsigned wait_ms,
+			 uint64_t *ret_applied)
 {
 	struct pma_config *cfg = NULL;
 	struct pma_heap *heap = NULL;
+	struct pma_heap_stats st;
 	int fds[PMAD_PARTS_MAX];
 	unsigned waited = 0;
 	int rc = fds_fresh(p, fds);
@@ -426,9 +435,9 @@ static int regions_recover(struct pmad_pool *p, uint64_t mask)
 		rc = pma_config_set_region_mask(cfg, mask);
 	while (rc == 0) {
 		rc = pma_heap_open_fds_cfg(fds, p->nfds, cfg, &heap);
-		if (rc != -EBUSY || waited >= LOCK_WAIT_MS)
+		if (rc != -EBUSY || waited >= wait_ms)
 			break;
-		sleep_ms(1); /* the dead client's descriptors still close */
+		sleep_ms(1);
 		waited++;
 		rc = 0;
 	}
@@ -436,8 +445,71 @@ static int regions_recover(struct pmad_pool *p, uint64_t mask)
 	fds_close(fds, p->nfds);
 	if (rc < 0)
 		return util_errmsg_set(-rc, "%s", pma_errormsg());
+	if (ret_applied)
+		*ret_applied =
+			pma_heap_stats(heap, &st) == 0 ?
+				st.ring_frees_applied + st.ring_frees_ignored :
+				0;
 	pma_heap_close(heap);
 	return 0;
+}
+
+/* a dead client's regions */
+static int regions_recover(struct pmad_pool *p, uint64_t mask)
+{
+	return regions_cycle(p, mask, LOCK_WAIT_MS, NULL);
+}
+
+/*
+ * The sync service on one pool (services.sync_interval): while clients
+ * share it, the regions none of them holds (given back, or never
+ * granted) have no holder to apply the frees that clients make of their
+ * blocks through free rings. pmad applies them: a masked open of those
+ * regions and its close. A region another open holds for a moment (a
+ * client adopting a full ring) makes this round skip (-EBUSY).
+ */
+int pmad_pool_sync(struct pmad_pool *p, uint64_t *ret_applied)
+{
+	struct timespec t0;
+	struct pool *pool = NULL;
+	uint64_t mask, applied = 0, pending = 0;
+	int rc;
+
+	*ret_applied = 0;
+	if (!p->shared)
+		return 0;
+	mask = slots_all(p) & ~p->granted & ~slots_orphaned(p);
+	if (!mask)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* the ring words first: an open and close when nothing waits
+	 * would cost milliseconds a round */
+	rc = pool_open(p->path, POOL_OPEN_RDONLY | POOL_OPEN_NOLOCK, &pool);
+	if (rc == 0) {
+		rc = pma_pool_ring_pending(pool, mask, &pending);
+		pool_close(&pool);
+		if (rc < 0)
+			rc = util_errmsg_set(-rc, "%s", pma_errormsg());
+	} else {
+		rc = util_errmsg_set(-rc, "%s", pool_errormsg());
+	}
+	if (rc == 0 && !pending)
+		return 0;
+	if (rc == 0)
+		rc = regions_cycle(p, mask, 0, &applied);
+	if (rc < 0) {
+		if (rc != -EBUSY)
+			p->svc.sync_failures++;
+		util_errmsg_prefix("pool '%s': sync of regions 0x%llx", p->name,
+				   (unsigned long long)mask);
+		return rc;
+	}
+	p->svc.syncs++;
+	p->svc.sync_frees_applied += applied;
+	p->svc.last_sync = time(NULL);
+	p->svc.last_sync_us = elapsed_us(&t0);
+	*ret_applied = applied;
+	return 1;
 }
 
 /*

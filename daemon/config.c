@@ -576,11 +576,23 @@ static int services_compact_interval(const struct cfg *c, const yaml_node_t *v,
 	return rc;
 }
 
+static int services_sync_interval(const struct cfg *c, const yaml_node_t *v,
+				  void *item)
+{
+	unsigned long n = 0;
+	int rc = cfg_uint(c, v, "sync_interval", CONFIG_INTERVAL_MAX, &n);
+
+	(void)item;
+	c->conf->sync_interval = (unsigned)n;
+	return rc;
+}
+
 static const struct cfg_key services_keys[] = {
 	{ "checkpoint_interval", services_checkpoint },
 	{ "compact_interval", services_compact_interval },
 	{ "gc_free_pct", services_gc_free_pct },
 	{ "gc_interval", services_gc_interval },
+	{ "sync_interval", services_sync_interval },
 	{ NULL, NULL },
 };
 
@@ -669,6 +681,7 @@ int pmad_config_default(struct pmad_config **ret_conf)
 	conf->socket_group = (gid_t)-1;
 	conf->log_level = -1;
 	conf->gc_interval = CONFIG_GC_INTERVAL_DEFAULT;
+	conf->sync_interval = CONFIG_SYNC_INTERVAL_DEFAULT;
 	conf->morph_pct = -1;
 	conf->morph_idle = 1;
 	*ret_conf = conf;

@@ -45,6 +45,8 @@ struct pmad_ns_conf {
 
 /* seconds between HDPM gc service rounds when gc_interval is not set */
 #define CONFIG_GC_INTERVAL_DEFAULT 10
+/* seconds between sync service rounds when sync_interval is not set */
+#define CONFIG_SYNC_INTERVAL_DEFAULT 1
 
 struct pmad_config {
 	char *file; /* the file read; NULL for the embedded default */
@@ -62,6 +64,10 @@ struct pmad_config {
 	/* seconds between compactions (pma_heap_compact) of every open pool
 	 * no client holds, 0 off */
 	unsigned compact_interval;
+	/* seconds between rounds of the sync service (the frees clients
+	 * made of blocks of regions no client holds applied; 0 off;
+	 * default CONFIG_SYNC_INTERVAL_DEFAULT) */
+	unsigned sync_interval;
 	/* heap: the slab morphing policy of the heaps pmad opens
 	 * (pma_config_set_morph): morph_pct -1 for the library's default */
 	int morph_pct;

@@ -526,6 +526,12 @@ static int add_counters(const struct pmad *d, struct json_object *obj)
 	if (c->service_last_compact) /* unknown values are omitted */
 		err |= util_json_add_u64(obj, "service_last_compact",
 					 (uint64_t)c->service_last_compact);
+	err |= util_json_add_u64(obj, "sync_interval", d->conf->sync_interval);
+	err |= util_json_add_u64(obj, "service_sync_runs",
+				 c->service_sync_runs);
+	err |= util_json_add_u64(obj, "service_syncs", c->service_syncs);
+	err |= util_json_add_u64(obj, "service_sync_frees_applied",
+				 c->service_sync_frees_applied);
 	return err;
 }
 

@@ -317,6 +317,8 @@ int pmad_loop(struct pmad *d)
 				pmad_services_gc(d);
 			else if (ev[i].data.fd == d->compact_timer_fd)
 				pmad_services_compact(d);
+			else if (ev[i].data.fd == d->sync_timer_fd)
+				pmad_services_sync(d);
 			else
 				client_event(d, ev[i].data.fd, ev[i].events);
 		}
@@ -341,8 +343,10 @@ void pmad_loop_release(struct pmad *d)
 		close(d->gc_timer_fd);
 	if (d->compact_timer_fd >= 0)
 		close(d->compact_timer_fd);
+	if (d->sync_timer_fd >= 0)
+		close(d->sync_timer_fd);
 	if (d->epfd >= 0)
 		close(d->epfd);
 	d->listen_fd = d->sig_fd = d->timer_fd = d->gc_timer_fd = -1;
-	d->compact_timer_fd = d->epfd = -1;
+	d->compact_timer_fd = d->sync_timer_fd = d->epfd = -1;
 }

@@ -265,7 +265,8 @@ int main(int argc, char **argv)
 			  .sig_fd = -1,
 			  .timer_fd = -1,
 			  .gc_timer_fd = -1,
-			  .compact_timer_fd = -1 };
+			  .compact_timer_fd = -1,
+			  .sync_timer_fd = -1 };
 	int check_only = 0, rc;
 
 	rc = parse_args(argc, argv, &d.opts, &check_only);

@@ -90,6 +90,12 @@ struct pmad_pool {
 		uint64_t compact_failures;
 		uint64_t compact_bytes_reclaimed;
 		time_t last_compact; /* wall clock; 0: never */
+		/* the sync service (regions no client holds) */
+		uint64_t syncs; /* masked opens of those regions */
+		uint64_t sync_failures; /* -EBUSY not counted */
+		uint64_t sync_frees_applied; /* ring entries they applied */
+		time_t last_sync; /* wall clock; 0: never */
+		uint64_t last_sync_us; /* how long it took */
 	} svc;
 };
 
@@ -136,6 +142,9 @@ struct pmad_counters {
 	uint64_t service_compactions; /* compactions it made */
 	uint64_t service_compact_bytes_reclaimed; /* file bytes they freed */
 	time_t service_last_compact; /* wall clock of its last round; 0 */
+	uint64_t service_sync_runs; /* rounds of the sync service */
+	uint64_t service_syncs; /* masked opens it made */
+	uint64_t service_sync_frees_applied; /* ring entries they applied */
 };
 
 struct pmad {
@@ -150,6 +159,7 @@ struct pmad {
 	int timer_fd; /* background services (services.c) */
 	int gc_timer_fd; /* the HDPM gc service (services.c) */
 	int compact_timer_fd; /* the compaction service (services.c) */
+	int sync_timer_fd; /* the free-ring sync service (services.c) */
 	int own_socket; /* we bound it: unlink at exit */
 	struct pmad_client *clients[PMAD_MAX_CLIENTS];
 	unsigned nclients;
@@ -246,6 +256,11 @@ void pmad_pools_reopen(struct pmad *d);
 /* no lease left: open the whole heap again (or share the pool if
  * unknown processes hold regions) */
 void pmad_pool_take_back(struct pmad_pool *p);
+/* while clients share p: apply the free-ring entries waiting for the
+ * regions none of them holds (a masked open and close of those, the
+ * entries applied into *ret_applied); 1 if it ran, 0 if p has no such
+ * region, or -errno (-EBUSY: a region was held for a moment) */
+int pmad_pool_sync(struct pmad_pool *p, uint64_t *ret_applied);
 /* EBUSY with a message naming a holder, when p is shared */
 int pmad_pool_busy(const struct pmad_pool *p);
 /* "open", "attached" or "error" */
@@ -267,6 +282,8 @@ void pmad_services_run(struct pmad *d);
 void pmad_services_gc(struct pmad *d);
 /* the compaction service's round (compact_timer_fd) */
 void pmad_services_compact(struct pmad *d);
+/* the sync service's round (sync_timer_fd) */
+void pmad_services_sync(struct pmad *d);
 /* checkpoint an open pool now, counted in its services' figures */
 int pmad_pool_checkpoint(struct pmad_pool *p);
 /* one HDPM gc pass on an open pool whose heap holds a file system

@@ -522,6 +522,16 @@ static int services_json(const struct pmad_pool *p, struct json_object *obj)
 	if (p->svc.last_compact)
 		err |= util_json_add_u64(svc, "last_compact",
 					 (uint64_t)p->svc.last_compact);
+	err |= util_json_add_u64(svc, "syncs", p->svc.syncs);
+	err |= util_json_add_u64(svc, "sync_failures", p->svc.sync_failures);
+	err |= util_json_add_u64(svc, "sync_frees_applied",
+				 p->svc.sync_frees_applied);
+	if (p->svc.last_sync) {
+		err |= util_json_add_u64(svc, "last_sync",
+					 (uint64_t)p->svc.last_sync);
+		err |= util_json_add_u64(svc, "last_sync_us",
+					 p->svc.last_sync_us);
+	}
 	return err | util_json_add_obj(obj, "services", svc);
 }
 

@@ -13,8 +13,15 @@
  *   pool gets pma_heap_compact, as a compact request runs it (logs
  *   truncated, empty slabs released, free runs punched), so the file
  *   system gets the space of freed pages back without a client asking.
- * Pools a client holds are skipped (pmad has no heap of theirs).
- * Remote-free sync joins here.
+ * - sync (services.sync_interval seconds, 0 = off, default 1): a pool
+ *   clients share has regions none of them holds (given back by a
+ *   client that closed or died, or never granted); the frees clients
+ *   make of those regions' blocks wait in free rings for a holder.
+ *   pmad applies them (pmad_pool_sync: a masked open of those regions
+ *   and its close), so their space is free again without a client.
+ *   Idle clients' own regions are their libpmad's (a sync thread).
+ * Pools a client holds are skipped by the others (pmad has no heap of
+ * theirs).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -55,6 +62,8 @@ int pmad_services_setup(struct pmad *d)
 		rc = timer_add(d, &d->gc_timer_fd);
 	if (rc == 0)
 		rc = timer_add(d, &d->compact_timer_fd);
+	if (rc == 0)
+		rc = timer_add(d, &d->sync_timer_fd);
 	return rc < 0 ? rc : pmad_services_arm(d);
 }
 
@@ -80,6 +89,8 @@ int pmad_services_arm(struct pmad *d)
 			       d->conf->gc_free_pct ? d->conf->gc_interval : 0);
 	if (rc == 0)
 		rc = timer_arm(d->compact_timer_fd, d->conf->compact_interval);
+	if (rc == 0)
+		rc = timer_arm(d->sync_timer_fd, d->conf->sync_interval);
 	return rc;
 }
 
@@ -245,4 +256,35 @@ void pmad_services_compact(struct pmad *d)
 	d->count.service_last_compact = time(NULL);
 	for (i = 0; i < d->npools; i++)
 		compact_pool(d, d->pools[i]);
+}
+
+void pmad_services_sync(struct pmad *d)
+{
+	uint64_t expirations, applied;
+	unsigned i;
+	int rc;
+
+	if (read(d->sync_timer_fd, &expirations, sizeof(expirations)) !=
+	    sizeof(expirations))
+		return;
+	if (!d->conf->sync_interval)
+		return;
+	d->count.service_sync_runs++;
+	for (i = 0; i < d->npools; i++) {
+		rc = pmad_pool_sync(d->pools[i], &applied);
+		if (rc == -EBUSY)
+			util_dbg("%s; the next round tries again",
+				 util_errmsg());
+		else if (rc < 0)
+			util_err("sync service: %s", util_errmsg());
+		if (rc <= 0)
+			continue;
+		d->count.service_syncs++;
+		d->count.service_sync_frees_applied += applied;
+		if (applied)
+			util_dbg("pool '%s': %llu frees applied to regions no "
+				 "client holds",
+				 d->pools[i]->name,
+				 (unsigned long long)applied);
+	}
 }

@@ -180,3 +180,65 @@ check_pool() {
 	run pmactl fsck "$SD/u.pool"
 	assert_success
 }
+
+@test "the sync service applies clients' frees of a region no client holds; stat shows it" {
+	# the default: every second
+	start_pmad
+	run pmactl --socket "$S" pool create s --size 32M --regions 2
+	assert_success
+	run "$CLIENT" "$S" sync s --expect 1
+	[ "$status" = 0 ] || fail "$output"
+	assert_output --regexp "ok - pmad's sync service applied them: 0 pending after [0-9]+ ms"
+	run --separate-stderr pmactl --socket "$S" --json stat
+	assert_success
+	local doc=$output now
+	now=$(date +%s)
+	[ "$(jq .daemon.sync_interval <<<"$doc")" = 1 ]
+	jq -e '.daemon.service_sync_runs >= 1 and .daemon.service_syncs >= 1' <<<"$doc"
+	[ "$(jq .daemon.service_sync_frees_applied <<<"$doc")" = 40 ]
+	jq -e '.pools[] | select(.name == "s") | .services.sync_frees_applied == 40 and .services.sync_failures == 0' <<<"$doc"
+	jq -e ".pools[] | select(.name == \"s\") | .services.syncs >= 1 and .services.last_sync >= $now - 60" <<<"$doc"
+	run --separate-stderr pmactl --socket "$S" stat
+	assert_success
+	assert_line --regexp '^services: free-ring sync every 1 s; [1-9][0-9]* runs, [1-9][0-9]* syncs, 40 frees applied$'
+	run --separate-stderr pmactl --socket "$S" stat --prometheus
+	assert_success
+	assert_line 'pmad_sync_interval_seconds 1'
+	assert_line 'pmad_service_sync_frees_applied_total 40'
+	assert_line 'pmad_pool_sync_frees_applied_total{pool="s"} 40'
+	assert_line 'pmad_pool_sync_failures_total{pool="s"} 0'
+	assert_line --regexp '^pmad_pool_syncs_total\{pool="s"\} [1-9][0-9]*$'
+	stop_pmad
+	run pmactl fsck "$SD/s.pool"
+	assert_success
+	# all 40 blocks are free: only the root is live
+	run --separate-stderr pmactl inspect --heap --json "$SD/s.pool"
+	assert_success
+	jq -e '.heap.ring_frees_pending == 0' <<<"$output"
+}
+
+@test "sync_interval: 0 turns the sync service off; the frees wait; a bad value is refused" {
+	cat >>"$CONF" <<-EOF
+	services:
+	  sync_interval: 0
+	EOF
+	start_pmad
+	run pmactl --socket "$S" pool create s --size 32M --regions 2
+	assert_success
+	run "$CLIENT" "$S" sync s --expect 0
+	[ "$status" = 0 ] || fail "$output"
+	assert_output --partial "ok - with the service off they still wait: 40 pending"
+	run --separate-stderr pmactl --socket "$S" stat
+	assert_success
+	assert_line 'services: free-ring sync off'
+	[ "$(pmactl --socket "$S" --json stat s | jq .pools[0].services.syncs)" = 0 ]
+	stop_pmad
+	# pmad took the whole heap back when the client left: applied then
+	run --separate-stderr pmactl inspect --heap --json "$SD/s.pool"
+	assert_success
+	jq -e '.heap.ring_frees_pending == 0' <<<"$output"
+	printf 'services:\n  sync_interval: soon\n' >"$CONF"
+	run pmad --check-config --config "$CONF"
+	assert_failure
+	assert_output --regexp "pmad.yaml:2:[0-9]+: .*sync_interval"
+}

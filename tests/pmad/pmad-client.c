@@ -579,6 +579,83 @@ static void two_clients(const char *sock, const char *pool)
 	pmad_disconnect(a);
 }
 
+/* ------------------------------------------------------------- sync */
+
+#define SYNC_BLOCKS 40 /* fewer than a ring holds: no freer adopts */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * pmad's sync service: b allocates SYNC_BLOCKS blocks in its region and
+ * gives the region back (closes); a frees them (free-ring entries for a
+ * region nobody holds now). With the service on (expect 1) they are
+ * applied within a few of its rounds; off (expect 0) they still wait
+ * after 2.5 s.
+ */
+static void sync_test(const char *sock, const char *pool, int expect)
+{
+	struct pmad_client *a, *b;
+	struct pma_heap *ha, *hb;
+	uint64_t root, *w, pending = 0, t0;
+	int rc, i;
+
+	rc = open_pool(sock, pool, &a, &ha);
+	check(rc == 0, "a opens '%s': %s", pool, rc ? pmad_errormsg() : "");
+	if (rc)
+		return;
+	rc = open_pool(sock, pool, &b, &hb);
+	check(rc == 0, "b opens it too: %s", rc ? pmad_errormsg() : "");
+	if (rc) {
+		(void)pmad_pool_close(a, ha);
+		pmad_disconnect(a);
+		return;
+	}
+	rc = pma_root(ha, SYNC_BLOCKS * sizeof(uint64_t), &root);
+	w = rc == 0 ? pma_direct(ha, root) : NULL;
+	for (i = 0; w && i < SYNC_BLOCKS && rc == 0; i++)
+		rc = pma_malloc_to(hb, 100, &w[i]);
+	check(rc == 0 && w, "b allocates %d blocks into a's root: %s",
+	      SYNC_BLOCKS, rc ? pma_errormsg() : "");
+	rc = pmad_pool_close(b, hb);
+	check(rc == 0, "b closes, its region goes back to pmad: %s",
+	      rc ? pmad_errormsg() : "");
+	pmad_disconnect(b);
+	for (i = 0, rc = 0; w && i < SYNC_BLOCKS && rc == 0; i++)
+		rc = pma_free_from(ha, &w[i]);
+	check(rc == 0, "a frees b's blocks: %s", rc ? pma_errormsg() : "");
+	rc = pma_heap_ring_pending(ha, &pending);
+	check(rc == 0 && pending == SYNC_BLOCKS,
+	      "the %d frees wait in a's ring: %llu pending", SYNC_BLOCKS,
+	      (unsigned long long)pending);
+	t0 = now_ms();
+	while (pending && now_ms() - t0 < (expect ? 10000 : 2500)) {
+		usleep(10000);
+		if (pma_heap_ring_pending(ha, &pending) < 0)
+			break;
+	}
+	if (expect)
+		check(pending == 0,
+		      "pmad's sync service applied them: %llu pending after "
+		      "%llu ms",
+		      (unsigned long long)pending,
+		      (unsigned long long)(now_ms() - t0));
+	else
+		check(pending == SYNC_BLOCKS,
+		      "with the service off they still wait: %llu pending "
+		      "after %llu ms",
+		      (unsigned long long)pending,
+		      (unsigned long long)(now_ms() - t0));
+	rc = pmad_pool_close(a, ha);
+	check(rc == 0, "a closes: %s", rc ? pmad_errormsg() : "");
+	pmad_disconnect(a);
+}
+
 static void open_once(const char *sock, const char *pool)
 {
 	struct pmad_client *c;
@@ -636,7 +713,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: pmad-client SOCKET "
 			"basic|workload|verify|crash-loop|hold|setfl|fork|"
-			"open|two "
+			"open|two|sync "
 			"POOL "
 			"[options]\n");
 		return 2;
@@ -670,6 +747,8 @@ int main(int argc, char **argv)
 		open_once(sock, pool);
 	else if (strcmp(cmd, "two") == 0)
 		two_clients(sock, pool);
+	else if (strcmp(cmd, "sync") == 0)
+		sync_test(sock, pool, (int)arg_u64(argc, argv, "--expect", 1));
 	else {
 		fprintf(stderr, "pmad-client: unknown command '%s'\n", cmd);
 		return 2;
