@@ -480,13 +480,27 @@ static int h_gc(struct request *r)
 	return rc < 0 ? rc : view_gc_json(&g, r->view_flags, r->result);
 }
 
-static int h_lease(struct request *r)
+/* region leases are pool_open's grants (attach.c); one region at a time
+ * would need a heap that takes more regions while open */
+static int lease_unsupported(struct request *r, const char *op)
 {
 	(void)r;
 	return util_errmsg_set(ENOTSUP,
-			       "arena leases are not available yet: pool_open "
-			       "grants a whole heap to one client until "
-			       "libpmalloc has region leases");
+			       "'%s' of single regions is not supported: "
+			       "pool_open leases a client its regions (one "
+			       "per part) and pool_close releases them; an "
+			       "open heap cannot take more regions yet",
+			       op);
+}
+
+static int h_lease(struct request *r)
+{
+	return lease_unsupported(r, "lease");
+}
+
+static int h_release(struct request *r)
+{
+	return lease_unsupported(r, "release");
 }
 
 static int add_counters(const struct pmad *d, struct json_object *obj)
@@ -645,7 +659,7 @@ static const struct handler handlers[] = {
 	{ "pool_log", h_pool_log, H_POOL | H_READ },
 	{ "gc", h_gc, H_POOL | H_READ | H_WRITE },
 	{ "lease", h_lease, 0 },
-	{ "release", h_lease, 0 },
+	{ "release", h_release, 0 },
 	{ "stats", h_stats, 0 },
 	{ "stat", h_stat, H_POOL_OPT | H_READ },
 	{ "shutdown", h_shutdown, H_ADMIN },

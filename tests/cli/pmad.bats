@@ -260,11 +260,13 @@ expect_errno() {
 	stop_pmad
 }
 
-@test "lease and release reply ENOTSUP until arena leases exist" {
+@test "lease and release of single regions reply ENOTSUP naming pool_open" {
 	start_pmad
 	expect_errno EOPNOTSUPP "$(req lease '{"name":"cfg"}')"
-	[[ "$output" == *"arena leases are not available yet"* ]] || fail "$output"
+	[[ "$output" == *"'lease' of single regions is not supported: pool_open leases a client its regions"* ]] ||
+		fail "$output"
 	expect_errno EOPNOTSUPP "$(req release '{"name":"cfg"}')"
+	[[ "$output" == *"'release' of single regions"* ]] || fail "$output"
 	stop_pmad
 }
 
