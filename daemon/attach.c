@@ -64,7 +64,7 @@ static uint64_t slots_all(const struct pmad_pool *p)
 
 /* slots whose lock is held by an open pmad did not grant (pmad
  * restarted, or a recovery gave up) */
-static uint64_t slots_orphaned(const struct pmad_pool *p)
+uint64_t pmad_pool_slots_orphaned(const struct pmad_pool *p)
 {
 	uint64_t all = slots_all(p), m = 0;
 	unsigned s;
@@ -149,7 +149,7 @@ static int holders_json(const struct pmad_pool *p, struct json_object *o)
 
 int pmad_pool_attach_json(const struct pmad_pool *p, struct json_object *o)
 {
-	uint64_t orphans = p->shared ? slots_orphaned(p) : 0;
+	uint64_t orphans = p->shared ? pmad_pool_slots_orphaned(p) : 0;
 	struct json_object *slots;
 	int err = 0;
 
@@ -189,6 +189,16 @@ static int client_gone(const struct pmad_client *cl)
 
 	return poll(&pfd, 1, 0) == 1 &&
 	       (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* clients whose connection closed: their regions recovered now */
+void pmad_pool_detach_gone(struct pmad_pool *p)
+{
+	unsigned i;
+
+	for (i = p->natts; i-- > 0;)
+		if (client_gone(p->atts[i].cl))
+			pmad_pool_detach(p, p->atts[i].cl, PMAD_DETACH_HANGUP);
 }
 
 static int open_list_add(struct pmad_client *cl, struct pmad_pool *p)
@@ -293,7 +303,8 @@ static void fds_close(int *fds, unsigned n)
  */
 static int grant_fill(const struct pmad_pool *p, struct proto_grant *g)
 {
-	uint64_t free_ = slots_all(p) & ~p->granted & ~slots_orphaned(p);
+	uint64_t free_ = slots_all(p) & ~p->granted &
+			 ~pmad_pool_slots_orphaned(p);
 	unsigned part, r, k = p->regions ? p->regions : 1, s;
 
 	memset(g, 0, sizeof(*g));
@@ -347,7 +358,6 @@ static int pool_ready(struct pmad_pool *p)
 int pmad_pool_attach(struct pmad_pool *p, struct pmad_client *cl,
 		     struct proto_grant *ret_grant, int *ret_fds)
 {
-	unsigned i;
 	int rc, was_shared;
 
 	if (att_find(p, cl) >= 0)
@@ -355,9 +365,7 @@ int pmad_pool_attach(struct pmad_pool *p, struct pmad_client *cl,
 				       "pool '%s' is already open on this "
 				       "connection",
 				       p->name);
-	for (i = p->natts; i-- > 0;)
-		if (client_gone(p->atts[i].cl))
-			pmad_pool_detach(p, p->atts[i].cl, PMAD_DETACH_HANGUP);
+	pmad_pool_detach_gone(p);
 	rc = pool_ready(p);
 	if (rc < 0)
 		return rc;
@@ -454,6 +462,38 @@ static int regions_cycle(struct pmad_pool *p, uint64_t mask, unsigned wait_ms,
 	return 0;
 }
 
+/* the regions no client holds, opened masked into *ret_heap (NULL and 0
+ * when every region is leased or held); the mask into *ret_mask. Clients
+ * that went away are detached (recovered) first. */
+int pmad_pool_open_unleased(struct pmad_pool *p, struct pma_heap **ret_heap,
+			    uint64_t *ret_mask)
+{
+	struct pma_config *cfg = NULL;
+	int fds[PMAD_PARTS_MAX];
+	uint64_t mask;
+	int rc;
+
+	*ret_heap = NULL;
+	pmad_pool_detach_gone(p);
+	mask = p->shared ? slots_all(p) & ~p->granted &
+				   ~pmad_pool_slots_orphaned(p) :
+			   0;
+	*ret_mask = mask;
+	if (!mask)
+		return 0;
+	rc = fds_fresh(p, fds);
+	if (rc < 0)
+		return rc;
+	rc = pma_config_new(&cfg);
+	if (rc == 0)
+		rc = pma_config_set_region_mask(cfg, mask);
+	if (rc == 0)
+		rc = pma_heap_open_fds_cfg(fds, p->nfds, cfg, ret_heap);
+	pma_config_delete(&cfg);
+	fds_close(fds, p->nfds);
+	return rc < 0 ? util_errmsg_set(-rc, "%s", pma_errormsg()) : 0;
+}
+
 /* a dead client's regions */
 static int regions_recover(struct pmad_pool *p, uint64_t mask)
 {
@@ -478,7 +518,7 @@ int pmad_pool_sync(struct pmad_pool *p, uint64_t *ret_applied)
 	*ret_applied = 0;
 	if (!p->shared)
 		return 0;
-	mask = slots_all(p) & ~p->granted & ~slots_orphaned(p);
+	mask = slots_all(p) & ~p->granted & ~pmad_pool_slots_orphaned(p);
 	if (!mask)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -525,15 +565,16 @@ static void take_back(struct pmad_pool *p, uint64_t gone)
 	p->reopen_pending = 0;
 	if (p->natts)
 		return;
-	while (p->shared && (slots_orphaned(p) & gone) &&
+	while (p->shared && (pmad_pool_slots_orphaned(p) & gone) &&
 	       waited < LOCK_WAIT_MS) {
 		sleep_ms(1);
 		waited++;
 	}
-	if (p->shared && slots_orphaned(p)) {
+	if (p->shared && pmad_pool_slots_orphaned(p)) {
 		util_warn("pool '%s': regions 0x%llx are held by processes "
 			  "pmad does not know; it goes on sharing the pool",
-			  p->name, (unsigned long long)slots_orphaned(p));
+			  p->name,
+			  (unsigned long long)pmad_pool_slots_orphaned(p));
 		return;
 	}
 	p->shared = 0;

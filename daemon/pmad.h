@@ -261,6 +261,16 @@ void pmad_pool_take_back(struct pmad_pool *p);
  * entries applied into *ret_applied); 1 if it ran, 0 if p has no such
  * region, or -errno (-EBUSY: a region was held for a moment) */
 int pmad_pool_sync(struct pmad_pool *p, uint64_t *ret_applied);
+/* the regions of shared p no client holds, opened masked (*ret_heap NULL
+ * when there is none; gone clients are recovered first) */
+int pmad_pool_open_unleased(struct pmad_pool *p, struct pma_heap **ret_heap,
+			    uint64_t *ret_mask);
+/* clients of p whose connection closed are detached (their regions
+ * recovered) now */
+void pmad_pool_detach_gone(struct pmad_pool *p);
+/* slots of p whose lock is held by an open pmad did not grant (pmad
+ * restarted, or a recovery gave up); pmad's own opens count too */
+uint64_t pmad_pool_slots_orphaned(const struct pmad_pool *p);
 /* EBUSY with a message naming a holder, when p is shared */
 int pmad_pool_busy(const struct pmad_pool *p);
 /* "open", "attached" or "error" */

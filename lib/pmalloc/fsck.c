@@ -1625,9 +1625,21 @@ int pma_fsck_walk_pool(struct pma_fsck_set *set, struct pool *pool)
 		return pool_fsck_report(set->sink, "heap-none", POOL_FSCK_INFO,
 					0, 0,
 					"the pool has no PMAlloc heap region");
-	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++)
-		if (set->part[p].present)
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++) {
+		if (!set->part[p].present)
+			continue;
+		if (!(set->skip >> p & 1))
 			rc = walk(&set->part[p]);
+		else
+			rc = pool_fsck_report(set->sink, "region-not-held",
+					      POOL_FSCK_INFO, set->part[p].part,
+					      set->part[p].region_off,
+					      "region slot %u (region %u of "
+					      "part %u) is held by another "
+					      "open (a client of pmad): not "
+					      "checked",
+					      p, p % set->nreg, p / set->nreg);
+	}
 	if (rc == 0)
 		rc = redo_fsck(set);
 	/* the root word is part 0's, and may name a block of any part */
@@ -1697,6 +1709,7 @@ int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink)
 		return util_errmsg_set(ENOMEM, "out of memory");
 	set->sink = sink;
 	heap = heap->top;
+	set->skip = heap->cfg.region_mask ? ~heap->held : 0;
 	rc = pma_fsck_walk_pool(set, heap->pool);
 	if (rc == 0 && !set->heap_errors && any_walked(set))
 		rc = pma_fsck_library_heap(set, heap);

@@ -35,7 +35,11 @@ int pma_fsck(const char *path, struct pool_fsck_sink *sink);
 /*
  * The same walk over the heap of an open heap (its pool's mapping, as it
  * is now: e.g. a private view after recovery), compared with the heap
- * itself instead of a read-only open.
+ * itself instead of a read-only open. A masked open
+ * (pma_config_set_region_mask) checks the regions it holds: the others
+ * are written by their holders meanwhile, each is an info finding
+ * ("region-not-held") and stays unwalked; rings between a held and an
+ * unheld region are not checked either.
  */
 int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink);
 /*
@@ -285,6 +289,9 @@ struct pma_fsck_set {
 	unsigned nreg; /* heap regions per part (part 0's count) */
 	uint64_t total_pages; /* of every part's heap (progress) */
 	int heap_errors; /* errors every walk reported */
+	/* region slots not walked: held by other opens while this one
+	 * checks (pma_fsck_heap of a masked open; "region-not-held") */
+	uint64_t skip;
 	struct pma_fsck part[PMA_MAX_SLOTS]; /* by region slot */
 };
 /* the walk of the heap region holding pool offset off: its part's, then

@@ -67,7 +67,7 @@ teardown() {
 	stop_pmad
 }
 
-@test "fsck through pmad: --repair and --recovery are refused (exit 2), a used pool is busy" {
+@test "fsck through pmad: --repair and --recovery are refused (exit 2), a lost lease is found" {
 	start_pmad
 	run pmactl --socket "$S" create db --size 8M
 	assert_success
@@ -81,12 +81,17 @@ teardown() {
 	run "$SEND" "$S" "$(req pool_fsck '{"name":"db","repair":true}')"
 	assert_success
 	[[ "$output" == *EROFS* ]] || fail "$output"
-	# a client session that has the pool open: busy, on the same
-	# connection (the session ends with it)
+	# a client session that was granted the pool's one region but
+	# never opened it (a raw request: nothing holds the region's lock)
+	# on the same connection (the session ends with it): the heap is
+	# the client's, the lease is lost
 	run "$SEND" "$S" "$(req pool_open '{"name":"db"}')" \
 		"$(req pool_fsck '{"name":"db"}')"
 	assert_success
-	[[ "${lines[1]}" == *EBUSY* ]] || fail "$output"
+	jq -e '.result.consistent == true' <<<"${lines[1]}"
+	jq -e '[.result.findings[].code] | index("heap-not-checked") and index("lease-lost")' <<<"${lines[1]}"
+	[[ "${lines[1]}" == *"region slot 0 (region 0 of part 0) is leased to pid"*"but no open holds its lock"* ]] ||
+		fail "${lines[1]}"
 	# closed again: checked
 	run --separate-stderr pmactl --socket "$S" fsck db
 	assert_success
@@ -95,5 +100,34 @@ teardown() {
 	assert_equal "$status" 4
 	[[ "$stderr" == *"cannot check 'nosuch' through pmad"* ]] ||
 		fail "$stderr"
+	stop_pmad
+}
+
+@test "fsck through pmad of a shared pool: the regions no client holds, the leases" {
+	CLIENT="$PMAD_BUILDDIR/tests/pmad/pmad-client"
+	start_pmad
+	run pmactl --socket "$S" pool create sh --size 32M --regions 4
+	assert_success
+	mkfifo "$D/in"
+	"$CLIENT" "$S" hold sh <"$D/in" >"$D/h" &
+	local h=$!
+	exec 8>"$D/in"
+	wait_for grep -q held "$D/h"
+	run --separate-stderr pmactl --socket "$S" --json fsck sh
+	exec 8>&-
+	wait "$h"
+	assert_success
+	local doc=$output
+	jq -e '.consistent == true and .online == true and .errors == 0 and .warnings == 0' <<<"$doc"
+	# slot 0 is the client's: a lease, not walked; slots 1..3 walked
+	[ "$(jq -c '[.findings[] | select(.code == "lease-held")] | length' <<<"$doc")" = 1 ]
+	jq -e ".findings[] | select(.code == \"lease-held\") | .message | contains(\"region slot 0 (region 0 of part 0) is leased to pid $h\")" <<<"$doc"
+	[ "$(jq -c '[.findings[] | select(.code == "region-not-held")] | length' <<<"$doc")" = 1 ]
+	jq -e '[.findings[].code] | index("heap-not-checked") | not' <<<"$doc"
+	# and once the client is gone, the whole heap again
+	wait_for eval '[ "$(pmactl --socket "$S" --json list | jq -r ".pools[] | select(.name == \"sh\") | .state")" = open ]'
+	run --separate-stderr pmactl --socket "$S" --json fsck sh
+	assert_success
+	jq -e '[.findings[].code] | (index("lease-held") or index("region-not-held")) | not' <<<"$output"
 	stop_pmad
 }

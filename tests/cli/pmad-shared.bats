@@ -165,6 +165,13 @@ check_pool() {
 	[ "$(pool_json u | jq -r .state)" = attached ]
 	[ "$(pool_json u | jq -c .regions_held_unknown)" = "[0]" ]
 	[ "$(pool_json u | jq .regions_free)" = 1 ]
+	# fsck through pmad: the unknown holder is a warning, region 1 is
+	# checked (pmad opens it), region 0 is not
+	run --separate-stderr pmactl --socket "$S" --json fsck u
+	assert_success
+	jq -e '.consistent == true and .warnings == 1' <<<"$output"
+	jq -e '.findings[] | select(.code == "lease-unknown") | .message | contains("region slot 0 (region 0 of part 0) is held by a process pmad did not grant it to")' <<<"$output"
+	jq -e '[.findings[] | select(.code == "region-not-held")] | length == 1' <<<"$output"
 	# the holder dies (pmad, started after it, holds the fifo open too):
 	# its region is free, recovered by the next open, and the pool is
 	# pmad's again once that client closes
