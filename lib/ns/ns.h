@@ -45,7 +45,8 @@ struct ns_namespace {
 int ns_list(struct ns_namespace **ret_list, size_t *ret_count);
 
 /* NUMA node of the device backing path (file on fsdax, devdax, pmem block
- * device), or -1 if unknown */
+ * device), or -1 if unknown; with PMAD_FAKE_NS, the node of the fake
+ * namespace whose directory holds path (-1: none) */
 int ns_path_node(const char *path);
 
 /* 1 if path is a devdax character device */

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ns/ns.h"
 #include "pool/fsck.h"
 #include "pool/internal.h"
 #include "util/errmsg.h"
@@ -331,6 +332,24 @@ static int part_link_fsck(struct pfsck *c, unsigned i,
 	return 0;
 }
 
+/* part i's file is on the node its part table entry records (a part
+ * moved to another node's namespace: its heap is placed by where it is,
+ * and the threads of the recorded node allocate remotely) */
+static int node_fsck(struct pfsck *c, unsigned i, const char *path,
+		     const char *label)
+{
+	int rec = c->copies[c->cur].parts[i].node, now = ns_path_node(path);
+
+	if (now < 0 || rec < 0 || now == rec)
+		return 0;
+	return pool_fsck_report(
+		c->sink, "part-node", POOL_FSCK_WARNING, i, 0,
+		"%s is on NUMA node %d, the pool header records "
+		"node %d (moved to another node's namespace?): "
+		"its heap is placed by node %d",
+		label, now, rec, now);
+}
+
 /* part i >= 1, opened from its path hint */
 static int part_fsck(struct pfsck *c, unsigned i)
 {
@@ -357,7 +376,8 @@ static int part_fsck(struct pfsck *c, unsigned i)
 	rc = part_hdr_fsck(c, i, &ph, (uint64_t)st.st_size, label);
 	if (rc)
 		return rc < 0 ? rc : 0;
-	return part_link_fsck(c, i, &ph, label);
+	rc = part_link_fsck(c, i, &ph, label);
+	return rc ? rc : node_fsck(c, i, hint, label);
 }
 
 /* region i of the chosen header lies in its part's data area */
@@ -472,6 +492,8 @@ static int pool_walk(struct pfsck *c)
 	rc = ro_compat_fsck(c);
 	if (rc == 0 && c->phdr0_ok)
 		rc = part_link_fsck(c, 0, &c->phdr0, "part 0");
+	if (rc == 0 && c->phdr0_ok)
+		rc = node_fsck(c, 0, c->path, "part 0");
 	for (i = 1; rc == 0 && i < c->copies[c->cur].nparts; i++)
 		rc = part_fsck(c, i);
 	return rc < 0 ? rc : regions_fsck(c);

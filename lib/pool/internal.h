@@ -25,6 +25,9 @@ struct pool_part {
 	uint64_t size; /* bytes used by the pool (part header size) */
 	uint64_t dev_size; /* bytes of the file or device */
 	int is_devdax; /* a devdax character device */
+	/* the NUMA node the part is on (ns_path_node), else the node its
+	 * part table entry records; -1 until mapped (pool_parts_map) */
+	int node;
 };
 
 struct pool {

@@ -616,6 +616,26 @@ static int part_verify(struct pool *pool, unsigned i)
 	return rc < 0 ? part_roll_forward(pool, i, rc) : 0;
 }
 
+/*
+ * The node part i is on: where its file or device is now (a part opened
+ * by path; descriptors name no path), else what the part table records.
+ * A part moved to another node's namespace since it was made places its
+ * heap by where it is: said once, as a warning (fsck: part-node).
+ */
+static void part_node_check(struct pool *pool, unsigned i)
+{
+	struct pool_part *part = &pool->parts[i];
+	int rec = pool->hdr.parts[i].node;
+	int now = pool->open_fds ? -1 : ns_path_node(part->path);
+
+	part->node = now >= 0 ? now : rec;
+	if (now >= 0 && rec >= 0 && now != rec)
+		util_warn("part %u ('%s') is on NUMA node %d, the pool header "
+			  "records node %d (moved to another node's "
+			  "namespace?): its heap is placed by node %d",
+			  i, part->path, now, rec, now);
+}
+
 /* map every part not mapped yet (devdax parts were mapped at open) */
 int pool_parts_map(struct pool *pool)
 {
@@ -637,8 +657,10 @@ int pool_parts_map(struct pool *pool)
 		}
 	}
 	/* flushes into another node's part count as remote (pm_stats) */
-	for (i = 0; i < pool->nparts; i++)
-		pm_map_set_node(pool->parts[i].map, pool->hdr.parts[i].node);
+	for (i = 0; i < pool->nparts; i++) {
+		part_node_check(pool, i);
+		pm_map_set_node(pool->parts[i].map, pool->parts[i].node);
+	}
 	return 0;
 }
 
@@ -810,7 +832,10 @@ int pool_part_fd(const struct pool *pool, unsigned part)
 
 int pool_part_node(const struct pool *pool, unsigned part)
 {
-	return part < pool->nparts ? pool->hdr.parts[part].node : -1;
+	if (part >= pool->nparts)
+		return -1;
+	return pool->parts[part].map ? pool->parts[part].node :
+				       pool->hdr.parts[part].node;
 }
 
 enum pm_granularity pool_granularity(const struct pool *pool)

@@ -135,6 +135,8 @@ struct pm_map *pool_part_map(const struct pool *pool, unsigned part);
 const char *pool_part_path(const struct pool *pool, unsigned part);
 /* the open descriptor of part (-1 if none) */
 int pool_part_fd(const struct pool *pool, unsigned part);
+/* the NUMA node part is on: once mapped, where its file or device is
+ * (ns_path_node) if known, else the node the part table records */
 int pool_part_node(const struct pool *pool, unsigned part);
 /* space.c (compaction): 1 if part is a devdax device (no hole punching) */
 int pool_part_is_devdax(const struct pool *pool, unsigned part);

@@ -176,3 +176,39 @@ fake_ns() {
 	assert_success
 	jq -e '.numa.parts[0].used < .numa.parts[1].used' <<<"$output"
 }
+
+@test "a part on another node than the pool records: a warning, fsck part-node, placement by where it is" {
+	fake_ns
+	# recorded nodes 1,0 while the namespaces say 0,1 (a part moved)
+	run --separate-stderr pmactl create "$T/ns0/p" --size 64M \
+		--parts "$T/ns1/p.1" --node 1,0
+	assert_success
+	# each node's thread allocates from the part that is on its node
+	run --separate-stderr "$WORKLOAD" --numa "$T/ns0/p"
+	assert_success
+	echo "$output" | jq -se 'length == 2 and all(.[]; .in_part == .blocks and .node == .part)'
+	# an open says so at PMAD_LOG=warning (pmad logs warnings)
+	run --separate-stderr env PMAD_LOG=warning pmactl inspect --numa \
+		--json "$T/ns0/p"
+	assert_success
+	echo "$output" | jq -e '[.numa.parts[].node] == [0, 1]'
+	[[ "$stderr" == *"warning: part 0 ('$T/ns0/p') is on NUMA node 0, the pool header records node 1"* ]] ||
+		fail "$stderr"
+	[[ "$stderr" == *"part 1 ('$T/ns1/p.1') is on NUMA node 1, the pool header records node 0 (moved to another node's namespace?): its heap is placed by node 1"* ]] ||
+		fail "$stderr"
+	run --separate-stderr pmactl fsck --json "$T/ns0/p"
+	assert_success
+	echo "$output" | jq -e '.consistent and .warnings == 2'
+	echo "$output" | jq -e '[.findings[] | select(.code == "part-node") | .part] == [0, 1]'
+	echo "$output" | jq -e '.findings[] | select(.part == 1 and .code == "part-node") | .message | startswith("part 1 (")'
+	# the recorded nodes agree with where the parts are: no finding
+	run --separate-stderr pmactl create "$T/ns0/q" --size 64M \
+		--parts "$T/ns1/q.1" --node 0,1
+	assert_success
+	run --separate-stderr env PMAD_LOG=warning pmactl inspect "$T/ns0/q"
+	assert_success
+	[ -z "$stderr" ] || fail "$stderr"
+	run --separate-stderr pmactl fsck --json "$T/ns0/q"
+	assert_success
+	echo "$output" | jq -e '.warnings == 0'
+}
