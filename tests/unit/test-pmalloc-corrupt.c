@@ -26,6 +26,7 @@
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
 #include "../lib/test-cfg.h"
+#include "../lib/test-dir.h"
 #include "util/crc.h"
 
 #define POOL_SIZE (POOL_DATA_OFF + 4 * 1024 * 1024)
@@ -134,9 +135,8 @@ static int fx_setup(void **state)
 	pid_t pid;
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-corrupt.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
+	test_dir_make(f->dir, sizeof(f->dir), f->path, sizeof(f->path),
+		      "test-corrupt", "heap");
 	/* the test's initial state, if any: the format (older layout
 	 * versions, small summary groups) */
 	test_cfg_reset();
@@ -174,8 +174,7 @@ static int fx_teardown(void **state)
 
 	munmap(f->map, POOL_SIZE);
 	free(f->before);
-	unlink(f->path);
-	rmdir(f->dir);
+	test_dir_remove(f->dir);
 	free(f);
 	return 0;
 }

@@ -27,6 +27,7 @@
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
 #include "../lib/test-cfg.h"
+#include "../lib/test-dir.h"
 #include "pmem/pm.h"
 #include "util/crc.h"
 
@@ -68,9 +69,8 @@ static int fx_setup(void **state)
 	/* these tests count slabs: none is released when it is empty
 	 * (test-pmalloc tests that) */
 	test_cfg.slab_keep = UINT_MAX;
-	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-lazy.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
+	test_dir_make(f->dir, sizeof(f->dir), f->path, sizeof(f->path),
+		      "test-lazy", "heap");
 	*state = f;
 	return 0;
 }
@@ -80,8 +80,7 @@ static int fx_teardown(void **state)
 	struct fx *f = *state;
 
 	pma_heap_close(f->heap);
-	unlink(f->path);
-	rmdir(f->dir);
+	test_dir_remove(f->dir);
 	free(f);
 	return 0;
 }

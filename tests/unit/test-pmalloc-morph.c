@@ -27,6 +27,7 @@
 #include "pmalloc/internal.h"
 #include "pmalloc/fsck.h"
 #include "../lib/test-cfg.h"
+#include "../lib/test-dir.h"
 
 #define MIB (1024ULL * 1024)
 #define HEAP_SIZE (32 * MIB)
@@ -47,9 +48,8 @@ static int fx_setup(void **state)
 	test_cfg_reset();
 	test_cfg.format_version = PMA_HEAP_VERSION;
 	assert_int_equal(pma_config_set_morph(&test_cfg, 20, 1), 0);
-	strcpy(f->dir, "/dev/shm/pma-morph-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
+	test_dir_make(f->dir, sizeof(f->dir), f->path, sizeof(f->path),
+		      "pma-morph", "heap");
 	*state = f;
 	return 0;
 }
@@ -59,8 +59,7 @@ static int fx_teardown(void **state)
 	struct fx *f = *state;
 
 	pma_heap_close(f->heap);
-	unlink(f->path);
-	rmdir(f->dir);
+	test_dir_remove(f->dir);
 	free(f);
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include "pmalloc.h"
 #include "pmem/pm.h"
 #include "pool/pool.h"
+#include "../lib/test-dir.h"
 
 #define PART_SIZE (48ULL << 20)
 #define NSLOTS 4096
@@ -51,8 +52,8 @@ static int setup(void **state)
 	assert_non_null(f);
 	assert_int_equal(
 		sched_getaffinity(0, sizeof(f->affinity), &f->affinity), 0);
-	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-pmalloc-parts.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	test_dir_make(f->dir, sizeof(f->dir), NULL, 0, "test-pmalloc-parts",
+		      NULL);
 	for (i = 0; i < 2; i++) {
 		snprintf(f->path[i], sizeof(f->path[i]), "%s/p%u", f->dir, i);
 		paths[i] = f->path[i];
@@ -72,11 +73,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	unsigned i;
 
-	for (i = 0; i < 2; i++)
-		unlink(f->path[i]);
-	rmdir(f->dir);
+	test_dir_remove(f->dir);
 	ns_topology_clear_fake();
 	(void)sched_setaffinity(0, sizeof(f->affinity), &f->affinity);
 	free(f);

@@ -31,6 +31,7 @@
 #include "pmalloc/internal.h"
 #include "pool/layout.h"
 #include "pool/pool.h"
+#include "../lib/test-dir.h"
 
 #define PART_SIZE (32ULL << 20)
 #define NBLOCKS 256
@@ -46,10 +47,8 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir),
-		 "/dev/shm/test-pmalloc-regions.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/pool", f->dir);
+	test_dir_make(f->dir, sizeof(f->dir), f->path, sizeof(f->path),
+		      "test-pmalloc-regions", "pool");
 	snprintf(f->part1, sizeof(f->part1), "%s.part1", f->path);
 	*state = f;
 	return 0;
@@ -59,9 +58,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	unlink(f->path);
-	unlink(f->part1);
-	rmdir(f->dir);
+	test_dir_remove(f->dir);
 	free(f);
 	return 0;
 }

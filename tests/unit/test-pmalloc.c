@@ -27,6 +27,7 @@
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
 #include "../lib/test-cfg.h"
+#include "../lib/test-dir.h"
 #include "util/io.h"
 #include "pmem/pm.h"
 #include "pool/pool.h"
@@ -49,9 +50,8 @@ static int fx_setup(void **state)
 
 	assert_non_null(f);
 	test_cfg_reset();
-	snprintf(f->dir, sizeof(f->dir), "/dev/shm/test-pmalloc.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/heap", f->dir);
+	test_dir_make(f->dir, sizeof(f->dir), f->path, sizeof(f->path),
+		      "test-pmalloc", "heap");
 	*state = f;
 	return 0;
 }
@@ -61,8 +61,7 @@ static int fx_teardown(void **state)
 	struct fx *f = *state;
 
 	pma_heap_close(f->heap);
-	unlink(f->path);
-	rmdir(f->dir);
+	test_dir_remove(f->dir);
 	free(f);
 	return 0;
 }
