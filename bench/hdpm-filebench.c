@@ -76,10 +76,36 @@ struct fb_thread {
 	unsigned id;
 	uint64_t rng;
 	uint64_t ops, user_bytes;
+	/* flowop latencies (ns, from the end of the last one: the loop's
+	 * own picking included, as in filebench's per-flowop times) */
+	uint64_t last_ns;
+	uint32_t *lat;
+	size_t nlat, caplat;
 	struct hdpm_file *log; /* webserver's shared log file */
 	char *buf; /* IOSIZE */
 	pthread_t tid;
 };
+
+/* one flowop done: counted, its latency kept (a sample is dropped if
+ * memory runs out; the count stays exact) */
+static void op_done(struct fb_thread *t)
+{
+	uint64_t now = hb_now_ns(), d = now - t->last_ns;
+	uint32_t *lat;
+
+	t->ops++;
+	t->last_ns = now;
+	if (t->nlat == t->caplat) {
+		size_t cap = t->caplat ? 2 * t->caplat : 4096;
+
+		lat = realloc(t->lat, cap * sizeof(*lat));
+		if (!lat)
+			return;
+		t->lat = lat;
+		t->caplat = cap;
+	}
+	t->lat[t->nlat++] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
 
 static int fb_fail(struct fb_thread *t, const char *what)
 {
@@ -130,7 +156,7 @@ static int f_open(struct fb_thread *t, unsigned i, int flags,
 	char path[48];
 
 	slot_path(t->run, i, path, sizeof(path));
-	t->ops++;
+	op_done(t);
 	return hdpm_open(t->run->fs, path, flags, 0644, ret) < 0 ?
 		       fb_fail(t, "open") :
 		       0;
@@ -138,7 +164,7 @@ static int f_open(struct fb_thread *t, unsigned i, int flags,
 
 static int f_close(struct fb_thread *t, struct hdpm_file *f)
 {
-	t->ops++;
+	op_done(t);
 	return hdpm_close(f) < 0 ? fb_fail(t, "close") : 0;
 }
 
@@ -170,7 +196,7 @@ static int op_create(struct fb_thread *t, unsigned i, struct hdpm_file **ret)
 		return -1;
 	s->exists = 1;
 	s->size = draw_size(t);
-	t->ops++;
+	op_done(t);
 	return f_write(t, *ret, 0, s->size);
 }
 
@@ -180,7 +206,7 @@ static int op_append(struct fb_thread *t, struct hdpm_file *f,
 {
 	uint64_t n = 1 + hb_rnd(&t->rng) % APPEND_MAX;
 
-	t->ops++;
+	op_done(t);
 	if (f_write(t, f, s->size, s->size + n) < 0)
 		return -1;
 	s->size += n;
@@ -193,7 +219,7 @@ static int op_read(struct fb_thread *t, struct hdpm_file *f, uint64_t size)
 	uint64_t off;
 	ssize_t n;
 
-	t->ops++;
+	op_done(t);
 	for (off = 0; off < size; off += (uint64_t)n) {
 		n = hdpm_pread(f, t->buf,
 			       size - off < IOSIZE ? (size_t)(size - off) :
@@ -210,7 +236,7 @@ static int op_delete(struct fb_thread *t, unsigned i)
 	char path[48];
 
 	slot_path(t->run, i, path, sizeof(path));
-	t->ops++;
+	op_done(t);
 	if (hdpm_unlink(t->run->fs, path) < 0)
 		return fb_fail(t, "delete");
 	t->run->slots[i].exists = 0;
@@ -223,7 +249,7 @@ static int op_stat(struct fb_thread *t, unsigned i)
 	char path[48];
 
 	slot_path(t->run, i, path, sizeof(path));
-	t->ops++;
+	op_done(t);
 	return hdpm_stat(t->run->fs, path, &st) < 0 ? fb_fail(t, "stat") : 0;
 }
 
@@ -251,7 +277,7 @@ static int open_append_close(struct fb_thread *t, unsigned i, int fsync)
 		return -1;
 	rc = op_append(t, f, &t->run->slots[i]);
 	if (rc == 0 && fsync)
-		t->ops++; /* durable already: hdpm_pwrite returned */
+		op_done(t); /* durable already: hdpm_pwrite returned */
 	if (rc < 0) {
 		(void)hdpm_close(f);
 		return -1;
@@ -304,7 +330,7 @@ static int loop_varmail(struct fb_thread *t)
 		s->size = 0;
 		if (op_append(t, f, s) < 0)
 			return -1;
-		t->ops++; /* fsync */
+		op_done(t); /* fsync */
 		if (f_close(t, f) < 0)
 			return -1;
 	}
@@ -315,7 +341,7 @@ static int loop_varmail(struct fb_thread *t)
 		if (f_open(t, (unsigned)i, O_RDWR, &f) < 0 ||
 		    op_read(t, f, s->size) < 0 || op_append(t, f, s) < 0)
 			return -1;
-		t->ops++; /* fsync */
+		op_done(t); /* fsync */
 		if (f_close(t, f) < 0)
 			return -1;
 	}
@@ -332,7 +358,7 @@ static int loop_webserver(struct fb_thread *t)
 	for (k = 0; k < 10; k++)
 		if (open_read_close(t, (unsigned)pick_any(t)) < 0)
 			return -1;
-	t->ops++;
+	op_done(t);
 	t->buf[0] = (char)t->ops;
 	/* O_APPEND: the offset is the file's size under the fs lock */
 	if (hdpm_pwrite(t->log, t->buf, (size_t)n, 0) != (ssize_t)n)
@@ -413,6 +439,7 @@ static void *thread_main(void *arg)
 	uint64_t n;
 
 	(void)pthread_barrier_wait(&t->run->start);
+	t->last_ns = hb_now_ns();
 	for (n = 0; n < t->run->o->loops; n++) {
 		if (__atomic_load_n(&t->run->failed, __ATOMIC_RELAXED) ||
 		    t->run->p->loop(t) < 0)
@@ -450,6 +477,7 @@ static int fileset_make(struct fb_run *r, struct fb_thread *t0)
 struct fb_result {
 	double ops_per_sec;
 	uint64_t ops;
+	uint64_t lat_median_ns, lat_p99_ns; /* of every thread's flowops */
 	double lines_per_op, fences_per_op, xplines_per_op, pm_per_user;
 	double cow_per_op, log_per_op; /* pages copied, log entries */
 };
@@ -487,6 +515,36 @@ static int threads_prepare(struct fb_run *r, struct fb_thread *th)
 	return 0;
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* median and p99 of the flowop latencies of all threads (0 if none) */
+static void lat_percentiles(const struct fb_thread *th, unsigned nthreads,
+			    struct fb_result *res)
+{
+	size_t n = 0, k, at = 0;
+	uint32_t *all;
+	unsigned i;
+
+	res->lat_median_ns = res->lat_p99_ns = 0;
+	for (i = 0; i < nthreads; i++)
+		n += th[i].nlat;
+	all = n ? malloc(n * sizeof(*all)) : NULL;
+	if (!all)
+		return;
+	for (i = 0; i < nthreads; i++)
+		for (k = 0; k < th[i].nlat; k++)
+			all[at++] = th[i].lat[k];
+	qsort(all, n, sizeof(*all), u32_cmp);
+	res->lat_median_ns = all[n / 2];
+	res->lat_p99_ns = all[n * 99 / 100];
+	free(all);
+}
+
 /* start the threads together, wait for them; the counters of the run */
 static int timed_run(struct fb_run *r, struct fb_thread *th,
 		     struct fb_result *res)
@@ -522,6 +580,7 @@ static int timed_run(struct fb_run *r, struct fb_thread *th,
 	if (!res->ops)
 		return -1;
 	res->ops_per_sec = (double)res->ops * 1e9 / (double)(t1 - t0);
+	lat_percentiles(th, nthreads, res);
 	res->lines_per_op = (double)(s1.lines_flushed - s0.lines_flushed) /
 			    (double)res->ops;
 	res->fences_per_op = (double)(s1.fences - s0.fences) / (double)res->ops;
@@ -586,6 +645,7 @@ out:
 		if (th[k].log)
 			(void)hdpm_close(th[k].log);
 		free(th[k].buf);
+		free(th[k].lat);
 	}
 	hdpm_unmount(r.fs);
 	pma_heap_close(heap);
@@ -605,11 +665,12 @@ static void row_print(const struct fb_opts *o, const struct personality *p,
 		       ",\"ops_per_sec\":%.0f,\"flushes_per_op\":%.3f,"
 		       "\"fences_per_op\":%.3f,\"xplines_per_op\":%.3f,"
 		       "\"pm_bytes_per_user_byte\":%.3f,\"cow_pages_per_op\":%.3f,"
-		       "\"log_appends_per_op\":%.3f}\n",
+		       "\"log_appends_per_op\":%.3f,\"lat_median_ns\":%" PRIu64
+		       ",\"lat_p99_ns\":%" PRIu64 "}\n",
 		       p->name, mode, nthreads, gran, o->scale, r->ops,
 		       r->ops_per_sec, r->lines_per_op, r->fences_per_op,
 		       r->xplines_per_op, r->pm_per_user, r->cow_per_op,
-		       r->log_per_op);
+		       r->log_per_op, r->lat_median_ns, r->lat_p99_ns);
 		return;
 	}
 	printf("%-11s %-6s %3u %-10s %10.0f %9.2f %9.2f %9.2f %8.3f %7.3f "

@@ -128,6 +128,19 @@ setup() {
 	assert_output --partial "gc "
 }
 
+@test "hdpmbench --filebench: a row per personality and mode with flowop latencies" {
+	local b="$PMAD_BUILDDIR/bench/hdpmbench"
+	[ -x "$b" ] || fail "no $b: build it with make"
+	run --separate-stderr "$b" --dir "$T" --filebench all --threads 1 \
+		--scale 100 --loops 20 --json
+	assert_success
+	# 4 personalities x (hybrid, cow, ratio)
+	[ "$(wc -l <<<"$output")" = 12 ]
+	[ "$(jq -s 'map(select(has("mode") and .ops > 0 and .ops_per_sec > 0
+		and .lat_median_ns > 0 and .lat_p99_ns >= .lat_median_ns
+		and has("pm_bytes_per_user_byte"))) | length' <<<"$output")" = 8 ]
+}
+
 @test "hdpmbench: one row per phase and mode, hybrid writes less PM at 64 B" {
 	local b="$PMAD_BUILDDIR/bench/hdpmbench"
 	[ -x "$b" ] || fail "no $b: build it with make"
