@@ -6,8 +6,11 @@
  * skipped bytes really hold stale data of a freed page and still read as
  * zero (through the base read, the log overlay, a CoW on top, truncate,
  * hdpm_gc; the background GC's builds are in the crash sweep), the flush count of a small write to a
- * new page, the stats counter, and the upgrade of a version 2 file system
- * at mount (read-only mounts leave it at 2).
+ * new page, the stats counter, and the upgrade of a version 2 or 3 file
+ * system to 4 (journal slots) at mount (read-only mounts leave it). And
+ * one state of version 4 the crash sweep does not reach: a re-run of a
+ * slot's commit at mount meets a block it freed before the crash that
+ * another slot was handed since (test_rerun_skips_reused).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +30,7 @@
 #include "hdpm/internal.h"
 #include "pmalloc.h"
 #include "pmem/pm.h"
+#include "util/crc.h"
 
 #define HEAP_SIZE (32ULL << 20)
 #define PG 4096
@@ -205,40 +209,83 @@ static void test_truncate(void **state)
 	assert_int_equal(hdpm_close(f), 0);
 }
 
-/* a version 2 file system mounts and is upgraded; read-only keeps it */
+/* what a build of version v (2 or 3) leaves: no zero tails, one journal
+ * (no slot block) */
+static void make_old(struct hdpm_env *e, uint32_t v)
+{
+	e->fs->sb->version = v;
+	pma_persist(e->heap, &e->fs->sb->version, 4);
+	assert_int_equal(pma_free_from(e->heap, &e->fs->sb->jslots_off), 0);
+	hdpm_env_unmount(e);
+}
+
+/* an old file system mounts read-only as it is (one journal slot) */
+static void check_rdonly_old(struct hdpm_env *e, uint32_t v, const char *want)
+{
+	struct hdpm_file *f;
+
+	env_mount(e, HDPM_RDONLY);
+	assert_int_equal(e->fs->sb->version, v);
+	assert_int_equal(e->fs->ntx, 1);
+	assert_int_equal(e->fs->sb->jslots_off, 0);
+	assert_int_equal(hdpm_open(e->fs, "/u", O_RDONLY, 0, &f), 0);
+	check_file(f, want, PG);
+	assert_int_equal(hdpm_close(f), 0);
+	hdpm_env_unmount(e);
+}
+
+/* version 2 and 3 file systems mount and are upgraded to 4 (journal
+ * slots); read-only keeps them; an upgrade that crashed after making the
+ * slot block is finished with that block */
 static void test_upgrade(void **state)
 {
 	struct hdpm_env *e = *state;
+	struct hdpm_jslots *js;
 	struct hdpm_stats st;
 	static char want[PG];
 	struct hdpm_file *f;
+	uint64_t kept;
+	uint32_t v;
 
 	assert_int_equal(hdpm_open(e->fs, "/u", O_CREAT | O_RDWR, 0644, &f), 0);
 	memset(want, 0x77, PG);
 	assert_int_equal(hdpm_pwrite(f, want, PG, 0), PG);
 	assert_int_equal(hdpm_close(f), 0);
 	assert_int_equal(e->fs->sb->version, HDPM_VERSION);
-	/* what a version 2 build leaves: version 2, no zero tails */
-	e->fs->sb->version = 2;
+	assert_int_equal(e->fs->ntx, HDPM_JSLOTS);
+	for (v = 2; v <= 3; v++) {
+		make_old(e, v);
+		check_rdonly_old(e, v, want);
+		env_mount(e, 0);
+		assert_int_equal(e->fs->sb->version, HDPM_VERSION);
+		assert_int_equal(e->fs->ntx, HDPM_JSLOTS);
+		assert_true(e->fs->sb->jslots_off != 0);
+		hdpm_stats(e->fs, &st);
+		assert_int_equal(st.upgrades, 1);
+		assert_int_equal(hdpm_open(e->fs, "/u", O_RDWR, 0, &f), 0);
+		check_file(f, want, PG);
+		assert_int_equal(hdpm_close(f), 0);
+		hdpm_env_unmount(e);
+		env_mount(e, 0);
+		hdpm_stats(e->fs, &st);
+		assert_int_equal(st.upgrades, 0);
+	}
+	/* crashed after the slot block, before the version: the block is
+	 * reused and zeroed (every slot idle) */
+	kept = e->fs->sb->jslots_off;
+	js = pma_direct(e->heap, kept);
+	memset(js, 0xa5, sizeof(*js));
+	e->fs->sb->version = 3;
 	pma_persist(e->heap, &e->fs->sb->version, 4);
-	hdpm_env_unmount(e);
-	env_mount(e, HDPM_RDONLY);
-	assert_int_equal(e->fs->sb->version, 2);
-	assert_int_equal(hdpm_open(e->fs, "/u", O_RDONLY, 0, &f), 0);
-	check_file(f, want, PG);
-	assert_int_equal(hdpm_close(f), 0);
 	hdpm_env_unmount(e);
 	env_mount(e, 0);
 	assert_int_equal(e->fs->sb->version, HDPM_VERSION);
-	hdpm_stats(e->fs, &st);
-	assert_int_equal(st.upgrades, 1);
+	assert_int_equal(e->fs->sb->jslots_off, kept);
+	for (v = 0; v < HDPM_JSLOTS - 1; v++)
+		assert_int_equal(js->slot[v].jstate, 0);
 	assert_int_equal(hdpm_open(e->fs, "/u", O_RDWR, 0, &f), 0);
 	check_file(f, want, PG);
 	assert_int_equal(hdpm_close(f), 0);
-	hdpm_env_unmount(e);
-	env_mount(e, 0);
-	hdpm_stats(e->fs, &st);
-	assert_int_equal(st.upgrades, 0);
 	/* versions it does not know are refused */
 	e->fs->sb->version = HDPM_VERSION + 1;
 	pma_persist(e->heap, &e->fs->sb->version, 4);
@@ -260,6 +307,90 @@ static void test_upgrade(void **state)
 	assert_int_equal(hdpm_mount(e->heap, HDPM_NO_GC_THREAD, &e->fs), 0);
 }
 
+/* the index entry of page p of path */
+static uint64_t *entry_of(struct hdpm_fs *fs, const char *path, uint64_t p)
+{
+	struct hdpm_inode *in;
+	uint64_t ino;
+
+	assert_int_equal(hdpm_lookup(fs, path, &ino), 0);
+	in = hdpm_inode(fs, ino);
+	assert_true(p < in->index_cap);
+	return &hdpm_inode_index(fs, in)[p];
+}
+
+/* journal slot 1 says: operation COMMITTED, one record {kind, word, old} */
+static void slot1_committed(struct hdpm_env *e, enum hdpm_rec_kind kind,
+			    uint64_t word, uint64_t old)
+{
+	struct hdpm_jslots *js = pma_direct(e->heap, e->fs->sb->jslots_off);
+	struct hdpm_jslot *sl = &js->slot[0];
+	uint64_t seq = (sl->jstate >> 8) + 1;
+	struct hdpm_rec *rec = &sl->recs[0];
+
+	memset(rec, 0, sizeof(*rec));
+	rec->kind = kind;
+	rec->seq = seq;
+	rec->word = word;
+	rec->old = old;
+	rec->crc = util_crc32c(0, rec, sizeof(*rec));
+	sl->jstate = seq << 8 | HDPM_J_COMMITTED;
+	pma_persist(e->heap, sl, sizeof(*sl));
+}
+
+/*
+ * A crash inside slot 1's commit after it freed a block that another
+ * slot was then handed and linked: the re-run at mount must not free it
+ * again (the ownership check). Built by hand: slot 1 COMMITTED with a
+ * record whose block is /b's page now, first as the old page of a CoW
+ * of /a's page, then as a FREE_TAIL page of /a whose index still names
+ * it (the free's zeroing of the entry was not durable).
+ */
+static void test_rerun_skips_reused(void **state)
+{
+	struct hdpm_env *e = *state;
+	static char want[PG];
+	struct hdpm_stats st;
+	struct hdpm_file *f;
+	uint64_t x, a_ent, a_ino;
+	int round;
+
+	memset(want, 0x3c, PG);
+	assert_int_equal(hdpm_open(e->fs, "/a", O_CREAT | O_RDWR, 0644, &f), 0);
+	assert_int_equal(hdpm_pwrite(f, want, PG, 0), PG);
+	assert_int_equal(hdpm_close(f), 0);
+	memset(want, 0x5a, PG);
+	assert_int_equal(hdpm_open(e->fs, "/b", O_CREAT | O_RDWR, 0644, &f), 0);
+	assert_int_equal(hdpm_pwrite(f, want, PG, 0), PG);
+	assert_int_equal(hdpm_close(f), 0);
+	for (round = 0; round < 2; round++) {
+		x = *entry_of(e->fs, "/b", 0);
+		a_ent = hdpm_off(e->fs, entry_of(e->fs, "/a", 0));
+		if (round == 0) {
+			slot1_committed(e, HDPM_REC_PAGE, a_ent, x);
+		} else {
+			/* /a's entry names x too, as before the crash */
+			*entry_of(e->fs, "/a", 0) = x;
+			assert_int_equal(hdpm_lookup(e->fs, "/a", &a_ino), 0);
+			slot1_committed(
+				e, HDPM_REC_FREE_TAIL,
+				hdpm_off(e->fs, hdpm_inode(e->fs, a_ino)), 0);
+		}
+		hdpm_env_unmount(e);
+		hdpm_env_mount(e);
+		hdpm_stats(e->fs, &st);
+		assert_int_equal(st.rollforwards, 1);
+		assert_true(pma_usable_size(e->heap, x) != 0);
+		assert_int_equal(*entry_of(e->fs, "/b", 0), x);
+		assert_int_equal(hdpm_open(e->fs, "/b", O_RDONLY, 0, &f), 0);
+		check_file(f, want, PG);
+		assert_int_equal(hdpm_close(f), 0);
+	}
+	/* the FREE_TAIL re-run let go of /a's stale entry */
+	assert_int_equal(hdpm_inode_index(e->fs, hdpm_inode(e->fs, a_ino))[0],
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +399,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_truncate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rerun_skips_reused, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
