@@ -212,6 +212,9 @@ static int fs_recover(struct hdpm_fs *fs)
 	 * recovery looks at */
 	if (rc == 0 && !fs->rdonly)
 		rc = hdpm_gc_recover(fs);
+	/* the words are final: what an allocation left unnamed goes */
+	if (rc == 0 && !fs->rdonly)
+		rc = hdpm_recover_orphans(fs);
 	fs->recovering = 0;
 	if (rc < 0)
 		return rc;

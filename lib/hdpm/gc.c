@@ -139,48 +139,21 @@ static int retire_all(struct hdpm_fs *fs)
 	return 0;
 }
 
-/* the index word at pool offset off, if it is one of a file's */
-static uint64_t *index_word(struct hdpm_fs *fs, uint64_t off)
+void hdpm_gc_rec_clear(struct hdpm_fs *fs)
 {
-	struct hdpm_inode *in;
-	uint64_t i;
-
-	for (i = 0; i < fs->ninodes; i++) {
-		in = hdpm_inode(fs, i);
-		if (!S_ISREG(hdpm_mode(in)) || !in->index_off ||
-		    off < in->index_off ||
-		    off >= in->index_off + in->index_cap * 8 ||
-		    (off - in->index_off) % 8 ||
-		    !hdpm_block_live(fs, in->index_off))
-			continue;
-		return hdpm_direct(fs, off);
-	}
-	return NULL;
+	rec_clear(fs);
 }
 
 /*
- * A merge interrupted in BUILD. gc_slot holds its new page if the
- * allocation happened (not the block it held before), or an older
- * background allocation that the allocator's recovery put back: a
- * published page, named by a word. Published (the word names the new
- * page, which is never the old one): the old page is freed. Not: the new
- * page is, unless a word names it.
+ * A merge interrupted in BUILD leaves one page named by no word: its new
+ * page if it did not publish (the allocation happened, the index word
+ * still names the old page), the old one (and its log) if it did. gc_slot
+ * does not tell which: the allocator's recovery may have put an older
+ * background allocation back there (of another arena: steps run in
+ * whatever thread calls them), a published page named by a word. So the
+ * record stays until the orphan sweep (hdpm_recover_orphans), once every
+ * journal is recovered, has freed every live block no word names.
  */
-static int undo_build(struct hdpm_fs *fs)
-{
-	struct hdpm_gc_journal *j = &fs->sb->gc;
-	uint64_t cur = fs->sb->gc_slot, *word;
-
-	if (!hdpm_block_live(fs, cur) || (cur == j->before && j->before_live))
-		return 0;
-	word = index_word(fs, j->word);
-	if (word && *word == cur && cur != j->old)
-		return hdpm_block_free(fs, &fs->sb->gc_free_slot, j->old, 1);
-	if (hdpm_block_named(fs, cur))
-		return 0;
-	return hdpm_block_free(fs, &fs->sb->gc_free_slot, cur, 0);
-}
-
 int hdpm_gc_recover(struct hdpm_fs *fs)
 {
 	struct hdpm_gc_journal *j = &fs->sb->gc;
@@ -192,12 +165,7 @@ int hdpm_gc_recover(struct hdpm_fs *fs)
 	if (rc < 0 || !rec_building(j))
 		return rc;
 	count(&fs->gc.recovered);
-	rc = undo_build(fs);
-	if (rc < 0)
-		return rc;
-	/* the frees are durable before the record goes */
-	pma_drain(fs->heap);
-	rec_clear(fs);
+	fs->gc_orphans = 1;
 	return 0;
 }
 

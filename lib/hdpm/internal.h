@@ -122,6 +122,8 @@ struct hdpm_tx {
 	struct hdpm_rec *recs; /* HDPM_TX_MAX */
 	unsigned nrecs; /* records of the running tx (lock) */
 	int tx_frees; /* the running tx has commit actions (lock) */
+	/* mount: the undone operation had an allocation in flight */
+	int orphans;
 } __attribute__((aligned(64)));
 
 struct hdpm_fs {
@@ -142,6 +144,8 @@ struct hdpm_fs {
 	/* the journals are being recovered (mount): a block a re-run would
 	 * free is freed only if no other word names it */
 	int recovering;
+	/* mount: the GC journal's undo had an allocation in flight */
+	int gc_orphans;
 	struct hdpm_stats stats; /* atomic counters (hdpm_stat_add) */
 	struct hdpm_gc_state gc;
 	uint64_t nonce_base; /* sb->mounts << 32 */
@@ -265,6 +269,12 @@ int hdpm_tx_pending(struct hdpm_fs *fs);
  * and handed out again (hdpm_block_named_other) */
 int hdpm_block_free(struct hdpm_fs *fs, uint64_t *fw, uint64_t off,
 		    int is_page);
+/* mount, every journal recovered: if a slot's undo (orphans) or the GC's
+ * (gc_orphans) had an allocation in flight, free every live block no
+ * word names (a sweep of the heap), then let those journals go */
+int hdpm_recover_orphans(struct hdpm_fs *fs);
+/* void the GC journal's record (the orphan sweep is done) */
+void hdpm_gc_rec_clear(struct hdpm_fs *fs);
 /* the words a re-run frees from, which do not count as naming: except
  * (one word), inode skip_ino's index entries from skip_from on (with
  * their logs), and with skip_from 0 its index and name blocks too */

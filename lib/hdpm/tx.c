@@ -21,6 +21,7 @@
  * either named by that slot's word, or only in its alloc_slot, and then
  * that slot's operation never committed and its undo would free it too.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "hdpm/internal.h"
@@ -459,32 +460,171 @@ int hdpm_block_named_other(struct hdpm_fs *fs, uint64_t off,
 	return 0;
 }
 
-/*
- * An allocation that happened but never reached its word: free it (at
- * mount). The allocator's recovery may have put an OLDER allocation back
- * into alloc_slot (it redoes the dest of the last live allocation it
- * logged there), and that block is named by a committed word: so a live
- * block in alloc_slot is freed only if no word names it. That scan runs
- * only here, after a crash inside an operation that had an allocation in
- * flight. (At run time the allocation is in its word the moment it is
- * made: an abort needs no such check.)
- */
-static int undo_intent(struct hdpm_tx *tx, uint64_t seq, unsigned nrecs)
+/* ------------------------------------------------------------ orphans */
+
+/* the blocks the file system names, sorted (the orphan sweep) */
+struct named_set {
+	uint64_t *off;
+	size_t n, cap;
+	int enomem;
+};
+
+static void named_add(struct named_set *ns, uint64_t off)
 {
-	struct hdpm_fs *fs = tx->fs;
+	uint64_t *p;
+
+	if (!off || ns->enomem)
+		return;
+	if (ns->n == ns->cap) {
+		ns->cap = ns->cap ? 2 * ns->cap : 1024;
+		p = realloc(ns->off, ns->cap * sizeof(*p));
+		if (!p) {
+			ns->enomem = 1;
+			return;
+		}
+		ns->off = p;
+	}
+	ns->off[ns->n++] = off;
+}
+
+static int off_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* every word hdpm_block_named_other looks at, and the superblock (the
+ * heap's root object) */
+static int named_build(struct hdpm_fs *fs, struct named_set *ns)
+{
+	struct hdpm_inode *in;
+	uint64_t i, p, *index;
+
+	named_add(ns, hdpm_off(fs, fs->sb));
+	named_add(ns, fs->sb->itable_off);
+	named_add(ns, fs->sb->jslots_off);
+	for (i = 0; i < HDPM_ICHUNKS - 1; i++)
+		named_add(ns, fs->sb->itable_more[i]);
+	for (i = 0; i < fs->ninodes; i++) {
+		in = hdpm_inode(fs, i);
+		named_add(ns, in->name_off);
+		named_add(ns, in->index_off);
+		index = hdpm_block_live(fs, in->index_off) ?
+				hdpm_inode_index(fs, in) :
+				NULL;
+		for (p = 0; index && p < in->index_cap; p++) {
+			if (!index[p])
+				continue;
+			named_add(ns, index[p]);
+			named_add(ns, hdpm_page_hdr(fs, index[p])->log_off);
+		}
+	}
+	if (ns->enomem)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	qsort(ns->off, ns->n, sizeof(*ns->off), off_cmp);
+	return 0;
+}
+
+struct orphans {
+	const struct named_set *named;
+	struct named_set found; /* live blocks no word names */
+};
+
+static int orphan_note(uint64_t off, uint64_t size, void *arg)
+{
+	struct orphans *o = arg;
+
+	(void)size;
+	if (!bsearch(&off, o->named->off, o->named->n, sizeof(off), off_cmp))
+		named_add(&o->found, off);
+	return o->found.enomem ? -ENOMEM : 0;
+}
+
+/*
+ * Free every live block of the heap that no word of the file system names
+ * (through the never-freed word fw). Only after every journal is undone or
+ * committed: until then the old block of a journaled word is named by no
+ * word either. The heap is the file system's alone (its root object is
+ * the superblock), so such a block is one an interrupted allocation left.
+ */
+static int orphans_sweep(struct hdpm_fs *fs, uint64_t *fw)
+{
+	struct named_set named = { 0 };
+	struct orphans o = { .named = &named };
+	size_t i;
+	int rc;
+
+	rc = named_build(fs, &named);
+	if (rc == 0) {
+		rc = pma_block_foreach(fs->heap, orphan_note, &o);
+		if (rc < 0)
+			rc = util_errmsg_set(-rc, "orphan sweep: %s",
+					     pma_errormsg());
+	}
+	/* one by one: a page's log is a block of its own, named by no word
+	 * either (a new page has none yet, and its header may be torn) */
+	for (i = 0; rc == 0 && i < o.found.n; i++)
+		rc = block_free_one(fs, fw, o.found.off[i]);
+	free(named.off);
+	free(o.found.off);
+	return rc;
+}
+
+/*
+ * An allocation that happened but never reached its word must be freed
+ * at mount, and alloc_slot does not always name it. The allocator's
+ * recovery stores each arena's last allocations into their dest words
+ * again, arena by arena, not in time order: an OLDER allocation into
+ * alloc_slot is put back if its arena comes later (a thread of another
+ * arena used the slot before, or an allocation borrowed another arena's
+ * block), and that block is named by a committed word; the new one is then
+ * named by nothing at all, and the allocator's logs that knew it are gone
+ * once the heap is open. So a slot whose intent says an allocation may
+ * have been in flight stays ACTIVE after its records are undone (a
+ * re-crash undoes them again: the undo is idempotent), and once every
+ * journal is recovered, hdpm_recover_orphans sweeps the heap for live
+ * blocks no word names, frees them, and only then lets the slot go. The
+ * sweep runs only after a crash inside an operation that had an
+ * allocation in flight.
+ */
+static int intent_valid(struct hdpm_tx *tx, uint64_t seq, unsigned nrecs)
+{
 	const struct hdpm_intent *in = tx->intent;
-	uint64_t cur = *tx->alloc_slot;
 	unsigned r = (unsigned)(in->tag & 0xffff);
 
-	if (in->crc != intent_crc(in) || in->tag >> 16 != seq || r >= nrecs)
+	return in->crc == intent_crc(in) && in->tag >> 16 == seq && r < nrecs;
+}
+
+int hdpm_recover_orphans(struct hdpm_fs *fs)
+{
+	uint64_t *fw = &fs->sb->gc_free_slot;
+	unsigned i;
+	int rc, any = fs->gc_orphans;
+
+	for (i = 0; i < fs->ntx; i++)
+		if (fs->tx[i].orphans) {
+			any = 1;
+			fw = fs->tx[i].free_slot;
+		}
+	if (!any)
 		return 0;
-	if (!hdpm_block_live(fs, cur))
-		return 0;
-	if (cur == in->before && in->before_live)
-		return 0; /* no allocation since the intent */
-	if (hdpm_block_named(fs, cur))
-		return 0; /* in its word (rec_undo frees it) or older */
-	return hdpm_block_free(fs, tx->free_slot, cur, 0);
+	rc = orphans_sweep(fs, fw);
+	if (rc < 0)
+		return rc;
+	/* the frees are durable before the journals let go */
+	pma_drain(fs->heap);
+	for (i = 0; i < fs->ntx; i++) {
+		if (!fs->tx[i].orphans)
+			continue;
+		fs->tx[i].orphans = 0;
+		jstate_set(&fs->tx[i], HDPM_J_IDLE, hdpm_jseq(&fs->tx[i]));
+	}
+	if (fs->gc_orphans) {
+		fs->gc_orphans = 0;
+		hdpm_gc_rec_clear(fs);
+	}
+	return 0;
 }
 
 static unsigned valid_recs(struct hdpm_tx *tx, uint64_t seq)
@@ -503,15 +643,17 @@ static int undo_all(struct hdpm_tx *tx, int at_mount)
 	unsigned n = valid_recs(tx, seq), i;
 	int rc = 0;
 
-	if (at_mount)
-		rc = undo_intent(tx, seq, n);
 	for (i = n; rc == 0 && i-- > 0;)
 		rc = rec_undo(tx, &tx->recs[i]);
 	if (rc < 0)
 		return rc;
 	/* the restored words are durable before the journal lets go */
 	pma_drain(tx->fs->heap);
-	jstate_set(tx, HDPM_J_IDLE, seq);
+	/* an allocation in flight: ACTIVE until the orphan sweep */
+	if (at_mount && intent_valid(tx, seq, n))
+		tx->orphans = 1;
+	else
+		jstate_set(tx, HDPM_J_IDLE, seq);
 	return 0;
 }
 
