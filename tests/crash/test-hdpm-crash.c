@@ -24,6 +24,11 @@
  * state before or after that thread's running operation.
  * Two start with a 2-inode first chunk of the inode table, so that the
  * creates grow it (a journaled chunk allocation) under the sweep.
+ * HDPM_CRASH_RUNS=N runs every sweep N times (other op lists; the
+ * two-thread sweeps also other interleavings), HDPM_CRASH_FILTER=GLOB
+ * runs only the sweeps whose test name matches (cmocka's filter, e.g.
+ * "*two_threads*"). A leak names the live blocks nothing names (the
+ * root among them); a replay dumps every journal slot in use.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -551,18 +556,31 @@ static void collect(struct hdpm_fs *fs, struct named *nb)
 	}
 }
 
-/* live blocks by the heap's own state (as test-pmalloc-crash) */
-static uint64_t heap_live_blocks(struct pma_heap *heap)
+/* live blocks by the heap's own state (as test-pmalloc-crash); the
+ * first slab blocks no word in nb names go to leaked (if not NULL) */
+static uint64_t heap_live_blocks(struct pma_heap *heap, const struct named *nb,
+				 char *leaked, size_t leaked_len)
 {
-	uint64_t c, page, live = 0;
+	uint64_t c, page, off, live = 0;
 	struct pma_slab *slab;
+	size_t used = 0;
 	uint32_t i;
 
 	for (c = 0; c < heap->nchunks; c++) {
 		slab = pma_heap_slab_at(
 			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
-		for (i = 0; slab && i < slab->nblocks; i++)
-			live += pma_slab_is_live(slab, i) != 0;
+		for (i = 0; slab && i < slab->nblocks; i++) {
+			if (!pma_slab_is_live(slab, i))
+				continue;
+			live++;
+			off = pma_slab_block_off(slab, i);
+			if (leaked && used + 24 < leaked_len &&
+			    !bsearch(&off, nb->off, nb->n, sizeof(*nb->off),
+				     off_cmp))
+				used += (size_t)snprintf(
+					leaked + used, leaked_len - used,
+					" 0x%llx", (unsigned long long)off);
+		}
 	}
 	for (page = 0; page < heap->geom.npages; page++)
 		live += pma_pmap_kind(heap->pmap[page]) == PMA_PMAP_EXTENT;
@@ -573,6 +591,7 @@ static int ownership(struct pma_heap *heap, struct hdpm_fs *fs, char *why,
 		     size_t why_len)
 {
 	struct named nb = { 0 };
+	char leaked[128] = "";
 	uint64_t live;
 	size_t i;
 	int rc = -1;
@@ -587,9 +606,10 @@ static int ownership(struct pma_heap *heap, struct hdpm_fs *fs, char *why,
 		      "block 0x%llx named twice",
 		      (unsigned long long)nb.off[i]);
 	}
-	live = heap_live_blocks(heap);
-	CHECK(live == nb.n + 1, "%llu live blocks, %zu named + root (leak)",
-	      (unsigned long long)live, nb.n);
+	live = heap_live_blocks(heap, &nb, leaked, sizeof(leaked));
+	CHECK(live == nb.n + 1,
+	      "%llu live blocks, %zu named + root (leak; unnamed:%s)",
+	      (unsigned long long)live, nb.n, leaked);
 	rc = 0;
 out:
 	free(nb.off);
@@ -771,14 +791,38 @@ out:
 	return rc;
 }
 
-/* the journal and the inodes of an image before recovery (read-only) */
+/* one journal slot of an image: its state, words, intent and records */
+static void dump_slot(unsigned slot, uint64_t jstate, uint64_t alloc_slot,
+		      uint64_t free_slot, const struct hdpm_intent *in,
+		      const struct hdpm_rec *recs)
+{
+	unsigned r;
+
+	print_message("# slot %u jstate %llu seq %llu alloc_slot 0x%llx "
+		      "free_slot 0x%llx intent before 0x%llx live %u tag "
+		      "0x%llx\n",
+		      slot, (unsigned long long)(jstate & 0xff),
+		      (unsigned long long)(jstate >> 8),
+		      (unsigned long long)alloc_slot,
+		      (unsigned long long)free_slot,
+		      (unsigned long long)in->before, in->before_live,
+		      (unsigned long long)in->tag);
+	for (r = 0; jstate && r < HDPM_TX_MAX && recs[r].seq == jstate >> 8;
+	     r++)
+		print_message("#  rec %u kind %u word 0x%llx old 0x%llx\n", r,
+			      recs[r].kind, (unsigned long long)recs[r].word,
+			      (unsigned long long)recs[r].old);
+}
+
+/* the journals and the inodes of an image before recovery (read-only) */
 static void dump_image(const char *file)
 {
+	const struct hdpm_jslots *js;
 	struct pma_heap *heap;
 	struct hdpm_super *sb;
 	struct hdpm_inode *it;
 	uint64_t root, i, p, *index;
-	unsigned r;
+	unsigned s;
 
 	if (pma_heap_open(file, PMA_HEAP_RDONLY, &heap) ||
 	    pma_root(heap, sizeof(*sb), &root)) {
@@ -786,40 +830,54 @@ static void dump_image(const char *file)
 		return;
 	}
 	sb = pma_direct(heap, root);
-	print_message("# jstate %llu seq %llu alloc_slot 0x%llx free_slot "
-		      "0x%llx intent before 0x%llx live %u tag 0x%llx\n",
-		      (unsigned long long)(sb->jstate & 0xff),
-		      (unsigned long long)(sb->jstate >> 8),
-		      (unsigned long long)sb->alloc_slot,
-		      (unsigned long long)sb->free_slot,
-		      (unsigned long long)sb->intent.before,
-		      sb->intent.before_live,
-		      (unsigned long long)sb->intent.tag);
-	for (r = 0; r < 8 && sb->recs[r].seq == sb->jstate >> 8; r++)
-		print_message("#  rec %u kind %u word 0x%llx old 0x%llx\n", r,
-			      sb->recs[r].kind,
-			      (unsigned long long)sb->recs[r].word,
-			      (unsigned long long)sb->recs[r].old);
+	dump_slot(0, sb->jstate, sb->alloc_slot, sb->free_slot, &sb->intent,
+		  sb->recs);
+	js = sb->version >= 4 && sb->jslots_off ?
+		     pma_direct(heap, sb->jslots_off) :
+		     NULL;
+	for (s = 1; js && s < HDPM_JSLOTS; s++)
+		if (js->slot[s - 1].jstate)
+			dump_slot(s, js->slot[s - 1].jstate,
+				  js->slot[s - 1].alloc_slot,
+				  js->slot[s - 1].free_slot,
+				  &js->slot[s - 1].intent,
+				  js->slot[s - 1].recs);
+	print_message("# gc state 0x%llx word 0x%llx old 0x%llx gc_slot 0x%llx "
+		      "nretire %llu gc_free_slot 0x%llx\n",
+		      (unsigned long long)sb->gc.state,
+		      (unsigned long long)sb->gc.word,
+		      (unsigned long long)sb->gc.old,
+		      (unsigned long long)sb->gc_slot,
+		      (unsigned long long)sb->gc.nretire,
+		      (unsigned long long)sb->gc_free_slot);
 	it = pma_direct(heap, sb->itable_off);
 	for (i = 0; it && i < 8; i++) {
 		if (!(uint32_t)it[i].mode_gen)
 			continue;
 		print_message("#  inode %llu at 0x%llx size %llu index 0x%llx"
-			      "/%llu\n",
+			      "/%llu name 0x%llx\n",
 			      (unsigned long long)i,
 			      (unsigned long long)pma_offset(heap, &it[i]),
 			      (unsigned long long)it[i].size,
 			      (unsigned long long)it[i].index_off,
-			      (unsigned long long)it[i].index_cap);
+			      (unsigned long long)it[i].index_cap,
+			      (unsigned long long)it[i].name_off);
 		index = it[i].index_off ? pma_direct(heap, it[i].index_off) :
 					  NULL;
 		for (p = 0; index && p < it[i].index_cap && p < 8; p++)
 			if (index[p])
 				print_message(
-					"#   page %llu 0x%llx (live %zu)\n",
+					"#   page %llu 0x%llx (live %zu) log "
+					"0x%llx\n",
 					(unsigned long long)p,
 					(unsigned long long)index[p],
-					pma_usable_size(heap, index[p]));
+					pma_usable_size(heap, index[p]),
+					(unsigned long long)((struct hdpm_page_hdr
+								      *)
+								     pma_direct(
+									     heap,
+									     index[p]))
+						->log_off);
 	}
 	pma_heap_close(heap);
 }
@@ -921,7 +979,9 @@ static void test_sweep(void **state)
 {
 	struct hdpm_sweep hs = *(const struct hdpm_sweep *)*state;
 	struct crash_sweep *sw = &hs.sw;
-	unsigned r, runs = sw->runs;
+	const char *env = getenv("HDPM_CRASH_RUNS");
+	unsigned r,
+		runs = env && atoi(env) > 0 ? (unsigned)atoi(env) : sw->runs;
 
 	sh->cow_only = hs.cow_only;
 	sh->gc_heavy = hs.gc_heavy;
@@ -985,6 +1045,8 @@ int main(int argc, char **argv)
 	rc = crash_sweep_main(&hdpm_ops, argc, argv);
 	if (rc >= 0)
 		return rc;
+	if (getenv("HDPM_CRASH_FILTER"))
+		cmocka_set_test_filter(getenv("HDPM_CRASH_FILTER"));
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	crash_sweep_cleanup();
 	return rc;
