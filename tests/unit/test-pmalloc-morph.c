@@ -130,7 +130,7 @@ static void check_walk(struct fx *f, const struct blk *b, unsigned n)
 	qsort(w.b, w.n, sizeof(*w.b), blk_cmp);
 	for (i = 0; i < w.n; i++) {
 		if (w.b[i].off == root) {
-			assert_true(w.b[i].size >= NDEST * 8);
+			assert_true(w.b[i].size >= (uint64_t)NDEST * 8);
 			continue;
 		}
 		assert_true(j < n);
