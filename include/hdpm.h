@@ -199,7 +199,7 @@ struct hdpm_stats {
 	/* page data bytes not written because they were the zero tail of a
 	 * new page (the page header marks them; they read as zero) */
 	uint64_t zero_tail_bytes;
-	uint64_t upgrades; /* version 2 file systems upgraded at mount */
+	uint64_t upgrades; /* older (2, 3) file systems upgraded to 4 at mount */
 };
 HDPM_API void hdpm_stats(struct hdpm_fs *fs, struct hdpm_stats *ret_stats);
 

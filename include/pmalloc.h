@@ -263,6 +263,21 @@ PMA_API uint64_t pma_offset(struct pma_heap *heap, const void *addr);
 /* usable bytes of the live block at off; 0 if off names no live block */
 PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off);
 
+/*
+ * Call fn(off, size, arg) for every live block of the heap: the blocks of
+ * every slab (and the old blocks a morphed slab still holds) and every
+ * extent, part by part in page order, from one consistent snapshot of
+ * each part (every arena of the part locked: fn must not call into the
+ * heap). size is the block's (or extent's) bytes. For a program that owns
+ * every object of its heap and, after a crash, finds the blocks none of
+ * its words names. Works on a PMA_HEAP_RDONLY heap; loads no slab. Stops
+ * and returns fn's value if it is non-zero; else 0, -EINVAL (no heap or
+ * fn), -ENOMEM or -EIO (a corrupt slab).
+ */
+typedef int (*pma_block_fn)(uint64_t off, uint64_t size, void *arg);
+PMA_API PMA_WUR int pma_block_foreach(struct pma_heap *heap, pma_block_fn fn,
+				      void *arg);
+
 /* last error message of this thread ("" if none) */
 PMA_API const char *pma_errormsg(void);
 

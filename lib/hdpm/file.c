@@ -47,6 +47,7 @@ static int index_grow(struct hdpm_fs *fs, struct hdpm_inode *inode,
 {
 	uint64_t cap = inode->index_cap, *old = hdpm_inode_index(fs, inode);
 	uint64_t *index;
+	struct hdpm_tx *tx;
 	int rc;
 
 	if (npages <= cap)
@@ -54,12 +55,12 @@ static int index_grow(struct hdpm_fs *fs, struct hdpm_inode *inode,
 	cap = cap * 2 > npages ? cap * 2 : npages;
 	if (cap < 16)
 		cap = 16;
-	hdpm_tx_begin(fs);
-	rc = hdpm_tx_log(fs, HDPM_REC_BLOCK, &inode->index_off);
+	tx = hdpm_tx_begin(fs);
+	rc = hdpm_tx_log(tx, HDPM_REC_BLOCK, &inode->index_off);
 	if (rc == 0)
-		rc = hdpm_tx_log(fs, HDPM_REC_WORD, &inode->index_cap);
+		rc = hdpm_tx_log(tx, HDPM_REC_WORD, &inode->index_cap);
 	if (rc == 0)
-		rc = hdpm_tx_alloc(fs, cap * 8, &inode->index_off);
+		rc = hdpm_tx_alloc(tx, cap * 8, &inode->index_off);
 	if (rc < 0)
 		goto out_abort;
 	index = hdpm_direct(fs, inode->index_off);
@@ -68,10 +69,10 @@ static int index_grow(struct hdpm_fs *fs, struct hdpm_inode *inode,
 	pma_memset_flush(fs->heap, index + inode->index_cap, 0,
 			 (cap - inode->index_cap) * 8);
 	hdpm_tx_set(fs, &inode->index_cap, cap);
-	return hdpm_tx_commit(fs);
+	return hdpm_tx_commit(tx);
 
 out_abort:
-	hdpm_tx_abort(fs);
+	hdpm_tx_abort(tx);
 	return rc;
 }
 
@@ -93,47 +94,49 @@ static int file_check(struct hdpm_file *file, int need)
 }
 
 /* one page's part of a write, inside the tx */
-static int write_page(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
+static int write_page(struct hdpm_tx *tx, uint64_t *entry, unsigned a,
 		      const char *data, unsigned len)
 {
+	struct hdpm_fs *fs = tx->fs;
+
 	if (len == HDPM_PAGE_SIZE || fs->cow_only || !*entry)
-		return hdpm_page_cow(fs, entry, a, data, len);
+		return hdpm_page_cow(tx, entry, a, data, len);
 	if (!hdpm_page_log_fits(fs, *entry, len)) {
 		/* inline GC: the log is merged with this write's data */
 		if (hdpm_page_hdr(fs, *entry)->log_tail)
 			hdpm_stat_add(fs, gc_merges, 1);
-		return hdpm_page_cow(fs, entry, a, data, len);
+		return hdpm_page_cow(tx, entry, a, data, len);
 	}
-	return hdpm_page_log_append(fs, *entry, a, data, len, 1);
+	return hdpm_page_log_append(fs, tx, *entry, a, data, len);
 }
 
 static int write_tx(struct hdpm_fs *fs, struct hdpm_inode *inode,
 		    const char *buf, size_t len, uint64_t off)
 {
 	uint64_t *index = hdpm_inode_index(fs, inode), p, end = off + len;
+	struct hdpm_tx *tx = hdpm_tx_begin(fs);
 	size_t done = 0;
 	unsigned a, n;
 	int rc = 0;
 
-	hdpm_tx_begin(fs);
 	for (p = off / HDPM_PAGE_SIZE; rc == 0 && done < len; p++) {
 		a = (unsigned)((off + done) % HDPM_PAGE_SIZE);
 		n = HDPM_PAGE_SIZE - a;
 		if (n > len - done)
 			n = (unsigned)(len - done);
-		rc = write_page(fs, &index[p], a, buf + done, n);
+		rc = write_page(tx, &index[p], a, buf + done, n);
 		done += n;
 	}
 	if (rc == 0 && end > inode->size) {
-		rc = hdpm_tx_log(fs, HDPM_REC_WORD, &inode->size);
+		rc = hdpm_tx_log(tx, HDPM_REC_WORD, &inode->size);
 		if (rc == 0)
 			hdpm_tx_set(fs, &inode->size, end);
 	}
 	if (rc < 0) {
-		hdpm_tx_abort(fs);
+		hdpm_tx_abort(tx);
 		return rc;
 	}
-	return hdpm_tx_commit(fs);
+	return hdpm_tx_commit(tx);
 }
 
 /* the one-append write (no journal): its tail store commits it */
@@ -160,7 +163,8 @@ static int write_fast(struct hdpm_fs *fs, uint64_t ino,
 	hdpm_gc_claim_page(fs, ino, page);
 	if (__atomic_load_n(&index[p], __ATOMIC_ACQUIRE) == page &&
 	    hdpm_page_log_fast(fs, page, (unsigned)len))
-		rc = hdpm_page_log_append(fs, page, a, buf, (unsigned)len, 0);
+		rc = hdpm_page_log_append(fs, NULL, page, a, buf,
+					  (unsigned)len);
 	hdpm_gc_release_page(fs, ino);
 	return rc;
 }
@@ -294,8 +298,9 @@ ssize_t hdpm_pread(struct hdpm_file *file, void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
-int hdpm_inode_truncate(struct hdpm_fs *fs, uint64_t ino, uint64_t size)
+int hdpm_inode_truncate(struct hdpm_tx *tx, uint64_t ino, uint64_t size)
 {
+	struct hdpm_fs *fs = tx->fs;
 	struct hdpm_inode *inode = hdpm_inode(fs, ino);
 	uint64_t *index = hdpm_inode_index(fs, inode);
 	uint64_t keep = (size + HDPM_PAGE_SIZE - 1) / HDPM_PAGE_SIZE;
@@ -303,7 +308,7 @@ int hdpm_inode_truncate(struct hdpm_fs *fs, uint64_t ino, uint64_t size)
 	int rc;
 
 	if (size < inode->size && index && keep < inode->index_cap) {
-		rc = hdpm_tx_log_free(fs, HDPM_REC_FREE_TAIL, ino, keep);
+		rc = hdpm_tx_log_free(tx, HDPM_REC_FREE_TAIL, ino, keep);
 		if (rc < 0)
 			return rc;
 	}
@@ -311,12 +316,12 @@ int hdpm_inode_truncate(struct hdpm_fs *fs, uint64_t ino, uint64_t size)
 	if (size < inode->size && a && index &&
 	    size / HDPM_PAGE_SIZE < inode->index_cap &&
 	    index[size / HDPM_PAGE_SIZE]) {
-		rc = hdpm_page_cow(fs, &index[size / HDPM_PAGE_SIZE], a, NULL,
+		rc = hdpm_page_cow(tx, &index[size / HDPM_PAGE_SIZE], a, NULL,
 				   HDPM_PAGE_SIZE - a);
 		if (rc < 0)
 			return rc;
 	}
-	rc = hdpm_tx_log(fs, HDPM_REC_WORD, &inode->size);
+	rc = hdpm_tx_log(tx, HDPM_REC_WORD, &inode->size);
 	if (rc < 0)
 		return rc;
 	hdpm_tx_set(fs, &inode->size, size);
@@ -326,6 +331,7 @@ int hdpm_inode_truncate(struct hdpm_fs *fs, uint64_t ino, uint64_t size)
 int hdpm_ftruncate(struct hdpm_file *file, uint64_t size)
 {
 	struct hdpm_fs *fs;
+	struct hdpm_tx *tx;
 	int rc;
 
 	if (!file)
@@ -337,12 +343,12 @@ int hdpm_ftruncate(struct hdpm_file *file, uint64_t size)
 	rc = file_check(file, O_WRONLY);
 	if (rc < 0)
 		goto out_unlock;
-	hdpm_tx_begin(fs);
-	rc = hdpm_inode_truncate(fs, file->ino, size);
+	tx = hdpm_tx_begin(fs);
+	rc = hdpm_inode_truncate(tx, file->ino, size);
 	if (rc < 0)
-		hdpm_tx_abort(fs);
+		hdpm_tx_abort(tx);
 	else
-		rc = hdpm_tx_commit(fs);
+		rc = hdpm_tx_commit(tx);
 	if (rc == 0)
 		hdpm_inode(fs, file->ino)->mtime_ns = now_ns();
 out_unlock:
@@ -389,12 +395,13 @@ int hdpm_open(struct hdpm_fs *fs, const char *path, int oflags, mode_t mode,
 	if ((oflags & O_TRUNC) && acc != O_RDONLY) {
 		hdpm_wrlock(fs, ino);
 		if (inode->size) {
-			hdpm_tx_begin(fs);
-			rc = hdpm_inode_truncate(fs, ino, 0);
+			struct hdpm_tx *tx = hdpm_tx_begin(fs);
+
+			rc = hdpm_inode_truncate(tx, ino, 0);
 			if (rc < 0)
-				hdpm_tx_abort(fs);
+				hdpm_tx_abort(tx);
 			else
-				rc = hdpm_tx_commit(fs);
+				rc = hdpm_tx_commit(tx);
 		}
 		hdpm_unlock(fs, ino);
 		if (rc < 0)

@@ -20,6 +20,35 @@ const char *hdpm_errormsg(void)
 /* a new file system in the zeroed root: inode table, "/", magic last */
 unsigned hdpm_test_itable_log2;
 
+/* journal slots 1.. (zeroed: every slot idle) in sb->jslots_off, a word
+ * never freed, so it may be the allocator's dest; one left by a format
+ * or an upgrade that crashed is zeroed again */
+static int jslots_make(struct hdpm_fs *fs)
+{
+	struct hdpm_super *sb = fs->sb;
+	size_t size = sizeof(struct hdpm_jslots);
+	int rc;
+
+	if (hdpm_block_live(fs, sb->jslots_off)) {
+		if (pma_usable_size(fs->heap, sb->jslots_off) < size)
+			return util_errmsg_set(
+				EIO, "bad journal slots 0x%llx",
+				(unsigned long long)sb->jslots_off);
+		pma_memset_flush(fs->heap, hdpm_direct(fs, sb->jslots_off), 0,
+				 size);
+		return 0;
+	}
+	rc = pma_zalloc_to(fs->heap, size, &sb->jslots_off);
+	if (rc < 0)
+		return util_errmsg_set(ENOSPC,
+				       "no space for the journal slots: %s",
+				       pma_errormsg());
+	/* the allocator's log makes the word recoverable; the version
+	 * that names the block as the slots must find it stored */
+	pma_persist(fs->heap, &sb->jslots_off, sizeof(sb->jslots_off));
+	return 0;
+}
+
 static int fs_format(struct hdpm_fs *fs)
 {
 	struct hdpm_super *sb = fs->sb;
@@ -42,6 +71,9 @@ static int fs_format(struct hdpm_fs *fs)
 		pma_memset_flush(fs->heap, hdpm_direct(fs, sb->itable_off), 0,
 				 size);
 	}
+	rc = jslots_make(fs);
+	if (rc < 0)
+		return rc;
 	root = hdpm_direct(fs, sb->itable_off);
 	root->mode_gen = 1ULL << 32 | S_IFDIR | 0755;
 	pma_flush(fs->heap, root, sizeof(*root));
@@ -113,13 +145,21 @@ static int fs_attach(struct hdpm_fs *fs)
 		return util_errmsg_set(EINVAL, "HDPM version %u, want %u..%u",
 				       sb->version, HDPM_VERSION_OLDEST,
 				       HDPM_VERSION);
-	/* version 2 pages are version 3 pages with no zero tail: one
-	 * persisted store upgrades, before anything writes a page */
+	/* version 2 pages are version 3 pages with no zero tail, and their
+	 * one journal is slot 0: the upgrade makes the other slots (idle),
+	 * then one persisted store, before anything writes a page. A crash
+	 * in between leaves the old version and a block it reuses */
 	if (sb->version != HDPM_VERSION && !fs->rdonly) {
+		if (jslots_make(fs) < 0)
+			return -ENOSPC;
+		/* the slots are zero on media before the version says so */
+		pma_drain(fs->heap);
 		sb->version = HDPM_VERSION;
 		pma_persist(fs->heap, &sb->version, sizeof(sb->version));
 		hdpm_stat_add(fs, upgrades, 1);
 	}
+	if (hdpm_tx_init(fs) < 0)
+		return -EIO;
 	return itable_load(fs);
 }
 
@@ -163,6 +203,7 @@ static int fs_recover(struct hdpm_fs *fs)
 		pma_persist(fs->heap, &fs->sb->mounts, sizeof(fs->sb->mounts));
 	}
 	fs->nonce_base = fs->sb->mounts << 32;
+	fs->recovering = 1;
 	rc = fs->rdonly ? 0 : hdpm_tx_recover(fs);
 	/* an interrupted growth of the inode table was undone */
 	if (rc == 0)
@@ -171,6 +212,10 @@ static int fs_recover(struct hdpm_fs *fs)
 	 * recovery looks at */
 	if (rc == 0 && !fs->rdonly)
 		rc = hdpm_gc_recover(fs);
+	/* the words are final: what an allocation left unnamed goes */
+	if (rc == 0 && !fs->rdonly)
+		rc = hdpm_recover_orphans(fs);
+	fs->recovering = 0;
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < fs->ninodes; i++) {
@@ -240,6 +285,7 @@ int hdpm_itable_grow(struct hdpm_fs *fs)
 	struct hdpm_super *sb = fs->sb;
 	struct hdpm_names_new nn;
 	uint64_t n, want, *word;
+	struct hdpm_tx *tx;
 	unsigned k = 1;
 	int rc;
 
@@ -260,14 +306,14 @@ int hdpm_itable_grow(struct hdpm_fs *fs)
 	if (rc < 0)
 		return rc;
 	word = &sb->itable_more[k - 1];
-	hdpm_tx_begin(fs);
-	rc = hdpm_tx_log(fs, HDPM_REC_BLOCK, word);
+	tx = hdpm_tx_begin(fs);
+	rc = hdpm_tx_log(tx, HDPM_REC_BLOCK, word);
 	if (rc == 0)
-		rc = hdpm_tx_log(fs, HDPM_REC_WORD, &sb->ninodes);
+		rc = hdpm_tx_log(tx, HDPM_REC_WORD, &sb->ninodes);
 	if (rc == 0)
-		rc = hdpm_tx_alloc(fs, n * sizeof(struct hdpm_inode), word);
+		rc = hdpm_tx_alloc(tx, n * sizeof(struct hdpm_inode), word);
 	if (rc < 0) {
-		hdpm_tx_abort(fs);
+		hdpm_tx_abort(tx);
 		hdpm_names_swap(fs, &nn, 0);
 		return rc;
 	}
@@ -276,7 +322,7 @@ int hdpm_itable_grow(struct hdpm_fs *fs)
 	/* the chunk is zero on media before ninodes can cover it */
 	pma_drain(fs->heap);
 	hdpm_tx_set(fs, &sb->ninodes, want);
-	rc = hdpm_tx_commit(fs);
+	rc = hdpm_tx_commit(tx);
 	if (rc < 0) {
 		hdpm_names_swap(fs, &nn, 0);
 		return rc;
@@ -315,7 +361,7 @@ int hdpm_mount_config(struct pma_heap *heap, unsigned flags,
 	fs->cow_only = (flags & HDPM_COW_ONLY) != 0;
 	fs->rdonly = (flags & HDPM_RDONLY) != 0;
 	pthread_rwlock_init(&fs->ns_lock, NULL);
-	pthread_mutex_init(&fs->tx_lock, NULL);
+	hdpm_tx_locks_init(fs);
 	rc = hdpm_gc_init(fs, cfg);
 	if (rc == 0)
 		rc = fs_attach(fs);
@@ -344,7 +390,7 @@ void hdpm_unmount(struct hdpm_fs *fs)
 	hdpm_gc_stop(fs);
 	hdpm_names_fini(fs);
 	ilocks_fini(fs);
-	pthread_mutex_destroy(&fs->tx_lock);
+	hdpm_tx_fini(fs);
 	pthread_rwlock_destroy(&fs->ns_lock);
 	free(fs);
 }

@@ -286,62 +286,112 @@ static uint32_t gc_crc(const struct hdpm_gc_journal *j)
 
 static const char *const state_names[] = { "idle", "active", "committed" };
 
-/* the operation journal: its state, and its records' kinds and words */
-static int journal_fsck(struct hfsck *h)
+/* journal slot i (0: the superblock's words; 1..: the jslots block) */
+struct jslot_view {
+	const uint64_t *jstate;
+	const uint64_t *alloc_slot;
+	const struct hdpm_rec *recs;
+	uint64_t jstate_off, recs_off; /* pool offsets, for the findings */
+};
+
+/* slot i of the file system, 0 if it has no such slot */
+static int jslot_get(struct hfsck *h, unsigned i, struct jslot_view *v)
 {
 	const struct hdpm_super *sb = h->sb;
-	uint64_t st = sb->jstate & 0xff, seq = sb->jstate >> 8, roff;
-	size_t cj = 0, cf = 0;
+	const struct hdpm_jslots *js;
+	uint64_t off;
+
+	if (i == 0) {
+		v->jstate = &sb->jstate;
+		v->alloc_slot = &sb->alloc_slot;
+		v->recs = sb->recs;
+		v->jstate_off = h->sb_off + offsetof(struct hdpm_super, jstate);
+		v->recs_off = h->sb_off + offsetof(struct hdpm_super, recs);
+		return 1;
+	}
+	if (sb->version < 4 || i >= HDPM_JSLOTS)
+		return 0;
+	js = at(h, sb->jslots_off, sizeof(*js));
+	if (!js)
+		return 0;
+	off = sb->jslots_off + (i - 1) * sizeof(struct hdpm_jslot);
+	v->jstate = &js->slot[i - 1].jstate;
+	v->alloc_slot = &js->slot[i - 1].alloc_slot;
+	v->recs = js->slot[i - 1].recs;
+	v->jstate_off = off + offsetof(struct hdpm_jslot, jstate);
+	v->recs_off = off + offsetof(struct hdpm_jslot, recs);
+	return 1;
+}
+
+/* one journal slot: its state, and its records' kinds and words */
+static int jslot_fsck(struct hfsck *h, unsigned slot,
+		      const struct jslot_view *v, size_t *cj, size_t *cf)
+{
+	uint64_t st = *v->jstate & 0xff, seq = *v->jstate >> 8;
 	unsigned n;
 	int rc = 0;
 
 	if (st > HDPM_J_COMMITTED)
 		return report(h, "hdpm-journal-state", POOL_FSCK_ERROR, 0,
-			      h->sb_off + offsetof(struct hdpm_super, jstate),
-			      "HDPM journal state word 0x%llx names no state: "
-			      "the mount refuses the file system",
-			      (unsigned long long)sb->jstate);
+			      v->jstate_off,
+			      "HDPM journal slot %u state word 0x%llx names "
+			      "no state: the mount refuses the file system",
+			      slot, (unsigned long long)*v->jstate);
 	if (st == HDPM_J_IDLE)
 		return 0;
 	h->busy = 1;
 	for (n = 0; rc == 0 && n < HDPM_TX_MAX; n++) {
-		const struct hdpm_rec *r = &sb->recs[n];
+		const struct hdpm_rec *r = &v->recs[n];
 
 		if (r->seq != seq || r->crc != rec_crc(r))
 			break;
-		roff = h->sb_off + offsetof(struct hdpm_super, recs) +
-		       n * sizeof(*r);
 		if (r->kind < HDPM_REC_WORD || r->kind > HDPM_REC_TAIL ||
 		    !at(h, r->word, 8) || r->word % 8) {
 			rc = report(h, "hdpm-journal-record", POOL_FSCK_ERROR,
-				    0, roff,
-				    "HDPM journal record %u (kind %u) names "
-				    "word 0x%llx: not a record the mount can "
-				    "%s",
-				    n, r->kind, (unsigned long long)r->word,
+				    0, v->recs_off + n * sizeof(*r),
+				    "HDPM journal slot %u record %u (kind %u) "
+				    "names word 0x%llx: not a record the mount "
+				    "can %s",
+				    slot, n, r->kind,
+				    (unsigned long long)r->word,
 				    st == HDPM_J_ACTIVE ? "undo" : "commit");
 			continue;
 		}
-		rc = push_u64(&h->journaled, &h->njournaled, &cj, r->word);
+		rc = push_u64(&h->journaled, &h->njournaled, cj, r->word);
 		if (rc == 0 &&
 		    (r->kind == HDPM_REC_FREE_TAIL ||
 		     r->kind == HDPM_REC_FREE_INODE) &&
 		    inode_at(h, r->word) != UINT64_MAX)
-			rc = push_u64(&h->freeing, &h->nfreeing, &cf,
+			rc = push_u64(&h->freeing, &h->nfreeing, cf,
 				      inode_at(h, r->word));
 	}
+	if (rc < 0)
+		return rc;
+	return report(h, "hdpm-journal-pending", POOL_FSCK_INFO, 0,
+		      v->jstate_off,
+		      "HDPM journal slot %u: operation %llu is %s with %u "
+		      "records (a crash inside it): the mount %s it",
+		      slot, (unsigned long long)seq, state_names[st], n,
+		      st == HDPM_J_ACTIVE ? "undoes" : "finishes");
+}
+
+/* the operation journals (every slot) */
+static int journal_fsck(struct hfsck *h)
+{
+	struct jslot_view v;
+	size_t cj = 0, cf = 0;
+	unsigned i;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && jslot_get(h, i, &v); i++)
+		rc = jslot_fsck(h, i, &v, &cj, &cf);
 	if (rc < 0)
 		return rc;
 	if (h->njournaled)
 		qsort(h->journaled, h->njournaled, sizeof(uint64_t), cmp_u64);
 	if (h->nfreeing)
 		qsort(h->freeing, h->nfreeing, sizeof(uint64_t), cmp_u64);
-	return report(h, "hdpm-journal-pending", POOL_FSCK_INFO, 0,
-		      h->sb_off + offsetof(struct hdpm_super, jstate),
-		      "HDPM journal: operation %llu is %s with %u records "
-		      "(a crash inside it): the mount %s it",
-		      (unsigned long long)seq, state_names[st], n,
-		      st == HDPM_J_ACTIVE ? "undoes" : "finishes");
+	return 0;
 }
 
 /* the background GC's journal: its record, its retire list */
@@ -912,6 +962,7 @@ static int leaks_fsck(struct hfsck *h)
 {
 	const struct hdpm_gc_journal *j = &h->sb->gc;
 	struct leaks l = { 0 };
+	struct jslot_view v;
 	unsigned p;
 	int rc = 0;
 
@@ -919,8 +970,9 @@ static int leaks_fsck(struct hfsck *h)
 	    ((j->state & 0xff) == HDPM_GC_BUILD && j->crc == gc_crc(j)))
 		return 0;
 	rc = own(h, h->sb_off, ~0ULL, 0, "superblock");
-	if (rc == 0 && h->sb->alloc_slot)
-		rc = own(h, h->sb->alloc_slot, ~0ULL, 0, "allocation slot");
+	for (p = 0; rc == 0 && jslot_get(h, p, &v); p++)
+		if (*v.alloc_slot)
+			rc = own(h, *v.alloc_slot, ~0ULL, 0, "allocation slot");
 	if (rc == 0 && h->sb->gc_slot)
 		rc = own(h, h->sb->gc_slot, ~0ULL, 0, "GC allocation slot");
 	if (rc < 0)
@@ -985,6 +1037,17 @@ static int super_fsck(struct hfsck *h)
 		       HDPM_VERSION_OLDEST, HDPM_VERSION);
 		return 1;
 	}
+	if (sb->version >= 4 &&
+	    !live(h, sb->jslots_off, sizeof(struct hdpm_jslots))) {
+		report(h, "hdpm-journal-slots", POOL_FSCK_ERROR, 0,
+		       h->sb_off + offsetof(struct hdpm_super, jslots_off),
+		       "HDPM superblock at 0x%llx: journal slots 0x%llx are "
+		       "not a live block that holds them; the mount refuses "
+		       "the file system",
+		       (unsigned long long)h->sb_off,
+		       (unsigned long long)sb->jslots_off);
+		return 1;
+	}
 	if (super_itable(h)) {
 		report(h, "hdpm-itable", POOL_FSCK_ERROR, 0,
 		       h->sb_off + offsetof(struct hdpm_super, itable_off),
@@ -1017,6 +1080,11 @@ static int walk(struct hfsck *h)
 		    (k + 1 < h->nchunks || live(h, h->sb->itable_more[k], 1)))
 			rc = own(h, h->sb->itable_more[k], ~0ULL, 0,
 				 "inode table chunk");
+	/* the journal slots (version 4; an older version holds one only
+	 * after an upgrade that crashed, which the next mount reuses) */
+	if (rc == 0 && h->sb->jslots_off &&
+	    (h->sb->version >= 4 || live(h, h->sb->jslots_off, 1)))
+		rc = own(h, h->sb->jslots_off, ~0ULL, 0, "journal slots");
 	if (rc == 0)
 		rc = journal_fsck(h);
 	if (rc == 0)

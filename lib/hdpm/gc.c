@@ -10,9 +10,10 @@
  * durable retire list, freed at the end of the step: first each merged
  * inode's lock is taken for writing and dropped (a reader holds its
  * inode's read lock while it reads a page, so after that none is left in
- * a replaced page), then the pages are freed under tx_lock (nothing is
- * allocated through alloc_slot meanwhile).
- * Lock order: gc.step_lock, then one inode lock at a time, then tx_lock.
+ * a replaced page), then the pages are freed through gc_free_slot (at
+ * mount, a listed page is freed only if no word names it: journaled
+ * operations in the slots may have been handed it again meanwhile).
+ * Lock order: gc.step_lock, then one inode lock at a time.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -62,19 +63,19 @@ static void wait_gc(struct hdpm_fs *fs, uint64_t page)
 
 void hdpm_gc_claim_all(struct hdpm_fs *fs)
 {
-	st(&fs->gc.all_claim, HDPM_CLAIM_ALL);
+	__atomic_add_fetch(&fs->gc.all_claim, 1, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&fs->gc.gen, 1, __ATOMIC_SEQ_CST);
 	wait_gc(fs, HDPM_CLAIM_ALL);
 }
 
 void hdpm_gc_release_all(struct hdpm_fs *fs)
 {
-	/* gen even again before the claim goes: a GC that sees no claim
-	 * sees the new gen */
+	/* gen moves before the claim goes: a GC that sees no claim sees
+	 * the new gen */
 	__atomic_add_fetch(&fs->gc.gen, 1, __ATOMIC_SEQ_CST);
-	/* release is enough here: a GC that loads 0 sees what the claim
+	/* release is enough here: a GC that loads 0 sees what the claims
 	 * covered (only the claim store needs the store-load order) */
-	__atomic_store_n(&fs->gc.all_claim, 0, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&fs->gc.all_claim, 1, __ATOMIC_RELEASE);
 }
 
 void hdpm_gc_claim_page(struct hdpm_fs *fs, uint64_t ino, uint64_t page_off)
@@ -113,7 +114,7 @@ static void rec_clear(struct hdpm_fs *fs)
 	pma_persist(fs->heap, &j->state, sizeof(j->state));
 }
 
-/* free the pages on the retire list (tx_lock held, or mount) */
+/* free the pages on the retire list (the step, or mount) */
 static int retire_all(struct hdpm_fs *fs)
 {
 	struct hdpm_gc_journal *j = &fs->sb->gc;
@@ -125,10 +126,11 @@ static int retire_all(struct hdpm_fs *fs)
 	if (j->nretire > HDPM_GC_BATCH_MAX)
 		return util_errmsg_set(EIO, "gc journal: %llu pages to retire",
 				       (unsigned long long)j->nretire);
-	/* nothing is allocated until the list is empty (tx_lock): a
-	 * page freed before a crash stays dead and is skipped */
+	/* a page freed before a crash is dead, or was handed out again and
+	 * is named by a word: either way the mount skips it */
 	for (i = 0; i < j->nretire; i++) {
-		rc = hdpm_block_free(fs, j->retire[i], 1);
+		rc = hdpm_block_free(fs, &fs->sb->gc_free_slot, j->retire[i],
+				     1);
 		if (rc < 0)
 			return rc;
 	}
@@ -137,48 +139,21 @@ static int retire_all(struct hdpm_fs *fs)
 	return 0;
 }
 
-/* the index word at pool offset off, if it is one of a file's */
-static uint64_t *index_word(struct hdpm_fs *fs, uint64_t off)
+void hdpm_gc_rec_clear(struct hdpm_fs *fs)
 {
-	struct hdpm_inode *in;
-	uint64_t i;
-
-	for (i = 0; i < fs->ninodes; i++) {
-		in = hdpm_inode(fs, i);
-		if (!S_ISREG(hdpm_mode(in)) || !in->index_off ||
-		    off < in->index_off ||
-		    off >= in->index_off + in->index_cap * 8 ||
-		    (off - in->index_off) % 8 ||
-		    !hdpm_block_live(fs, in->index_off))
-			continue;
-		return hdpm_direct(fs, off);
-	}
-	return NULL;
+	rec_clear(fs);
 }
 
 /*
- * A merge interrupted in BUILD. gc_slot holds its new page if the
- * allocation happened (not the block it held before), or an older
- * background allocation that the allocator's recovery put back: a
- * published page, named by a word. Published (the word names the new
- * page, which is never the old one): the old page is freed. Not: the new
- * page is, unless a word names it.
+ * A merge interrupted in BUILD leaves one page named by no word: its new
+ * page if it did not publish (the allocation happened, the index word
+ * still names the old page), the old one (and its log) if it did. gc_slot
+ * does not tell which: the allocator's recovery may have put an older
+ * background allocation back there (of another arena: steps run in
+ * whatever thread calls them), a published page named by a word. So the
+ * record stays until the orphan sweep (hdpm_recover_orphans), once every
+ * journal is recovered, has freed every live block no word names.
  */
-static int undo_build(struct hdpm_fs *fs)
-{
-	struct hdpm_gc_journal *j = &fs->sb->gc;
-	uint64_t cur = fs->sb->gc_slot, *word;
-
-	if (!hdpm_block_live(fs, cur) || (cur == j->before && j->before_live))
-		return 0;
-	word = index_word(fs, j->word);
-	if (word && *word == cur && cur != j->old)
-		return hdpm_block_free(fs, j->old, 1);
-	if (hdpm_block_named(fs, cur))
-		return 0;
-	return hdpm_block_free(fs, cur, 0);
-}
-
 int hdpm_gc_recover(struct hdpm_fs *fs)
 {
 	struct hdpm_gc_journal *j = &fs->sb->gc;
@@ -190,12 +165,7 @@ int hdpm_gc_recover(struct hdpm_fs *fs)
 	if (rc < 0 || !rec_building(j))
 		return rc;
 	count(&fs->gc.recovered);
-	rc = undo_build(fs);
-	if (rc < 0)
-		return rc;
-	/* the frees are durable before the record goes */
-	pma_drain(fs->heap);
-	rec_clear(fs);
+	fs->gc_orphans = 1;
 	return 0;
 }
 
@@ -328,8 +298,8 @@ static int gc_publish(struct hdpm_fs *fs, uint64_t ino, uint64_t *word,
 
 	st(&g->gc_claim[0], page);
 	st(&g->gc_claim[1], n);
-	if (ld(&hdpm_ilock(fs, ino)->claim) != page &&
-	    ld(&g->all_claim) != HDPM_CLAIM_ALL && ld(&g->gen) == gen &&
+	if (ld(&hdpm_ilock(fs, ino)->claim) != page && ld(&g->all_claim) == 0 &&
+	    ld(&g->gen) == gen &&
 	    ld(&hdpm_page_hdr(fs, page)->log_tail) == tail)
 		won = __atomic_compare_exchange_n(word, &expect, n, 0,
 						  __ATOMIC_SEQ_CST,
@@ -360,7 +330,8 @@ static int gc_merge(struct hdpm_fs *fs, const struct gc_cand *c, char *buf)
 	int rc;
 
 	/* a journaled operation is running: its pages may be half made */
-	if ((gen & 1) || ld(&hdpm_inode(fs, c->ino)->index_off) != c->index_off)
+	if (ld(&fs->gc.all_claim) ||
+	    ld(&hdpm_inode(fs, c->ino)->index_off) != c->index_off)
 		return 0;
 	word = (uint64_t *)hdpm_direct(fs, c->index_off) + c->p;
 	if (ld(word) != c->page ||
@@ -397,7 +368,6 @@ static int space_low(struct hdpm_fs *fs)
 static int gc_retire(struct hdpm_fs *fs)
 {
 	uint64_t i, n = fs->sb->gc.nretire;
-	int rc;
 
 	if (!n)
 		return 0;
@@ -409,10 +379,7 @@ static int gc_retire(struct hdpm_fs *fs)
 		hdpm_wrlock(fs, fs->gc.retire_ino[i]);
 		hdpm_unlock(fs, fs->gc.retire_ino[i]);
 	}
-	pthread_mutex_lock(&fs->tx_lock);
-	rc = retire_all(fs);
-	pthread_mutex_unlock(&fs->tx_lock);
-	return rc;
+	return retire_all(fs);
 }
 
 int hdpm_gc_background(struct hdpm_fs *fs, unsigned flags)

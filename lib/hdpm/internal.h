@@ -11,13 +11,18 @@
  *              by pread/stat, written by pwrite/ftruncate/O_TRUNC and by
  *              an unlink or rename that frees the inode's blocks. At most
  *              one is held at a time.
- *   tx_lock    mutex: the one PM journal, alloc_slot and free_slot. Held
- *              from hdpm_tx_begin to commit/abort, and by the background
- *              GC's retire frees.
+ *   tx[s].lock mutex per journal slot (HDPM_JSLOTS of them in version 4,
+ *              one in older ones): that slot's PM journal, alloc_slot and
+ *              free_slot. Held from hdpm_tx_begin (which takes a free
+ *              slot, or waits for the thread's hashed one) to
+ *              commit/abort. A thread holds at most one. Nothing keeps
+ *              other slots from allocating a block one slot just freed:
+ *              the re-runs at mount check that no other word names a
+ *              block before they free it (tx.c).
  *   then PMAlloc's own locks inside pma_* calls.
  * The background GC's step_lock comes first of all (it takes an ilock
- * only as a barrier, then tx_lock, for its retire list); its merges take
- * none of these and publish through the claims below.
+ * only as a barrier, for its retire list); its merges take none of these
+ * and publish through the claims below.
  *
  *   tx.c     journal: begin, record, allocate, commit, undo, recovery
  *   page.c   page objects: log append, reverse-scan read, CoW, merge
@@ -46,14 +51,15 @@
  * then loads the other's, so at least one of them sees the other.
  *   - a one-append writer claims the page it appends to in its inode's
  *     lock slot (ilock.claim = page, under that inode's write lock); a
- *     journaled operation claims everything (all_claim, under tx_lock,
- *     and gen odd while it runs); either then waits while the GC
+ *     journaled operation claims everything (all_claim counts the ones
+ *     running; gen moves at each one's start and end); either then
+ *     waits while the GC
  *     publishes that page (gc_claim[0..1] = old and new page; ALL waits
  *     for any);
  *   - the GC publishes only if neither the page's inode claims the page
- *     nor a journaled operation claims ALL, gen is the even value it saw
- *     before it read the page, and the page's log tail is the one it
- *     merged: otherwise the write won.
+ *     nor a journaled operation runs (all_claim 0), gen is the value it
+ *     saw (with all_claim 0) before it read the page, and the page's log
+ *     tail is the one it merged: otherwise the write won.
  */
 #define HDPM_CLAIM_ALL UINT64_MAX
 
@@ -66,9 +72,9 @@ struct hdpm_gc_state {
 	int running; /* the thread was started */
 	int stop;
 	struct hdpm_gc_config cfg;
-	uint64_t all_claim; /* HDPM_CLAIM_ALL while a tx runs (tx_lock) */
+	uint64_t all_claim; /* journaled operations running */
 	uint64_t gc_claim[2]; /* GC side: page being replaced, new page */
-	uint64_t gen; /* odd while a journaled operation runs */
+	uint64_t gen; /* +1 at each journaled operation's start and end */
 	uint64_t steps, merges, lost, recovered; /* atomic counters */
 	/* the inode of each page on the retire list (this step's) */
 	uint64_t retire_ino[HDPM_GC_BATCH_MAX];
@@ -104,6 +110,22 @@ struct hdpm_ilock {
 	uint64_t claim; /* page a one-append write is appending to, or 0 */
 } __attribute__((aligned(64)));
 
+/* one journal slot in DRAM: where its words are in PM (slot 0's are in
+ * the superblock, the others in struct hdpm_jslots) and its running tx */
+struct hdpm_tx {
+	struct hdpm_fs *fs;
+	pthread_mutex_t lock;
+	uint64_t *jstate;
+	uint64_t *alloc_slot;
+	uint64_t *free_slot;
+	struct hdpm_intent *intent;
+	struct hdpm_rec *recs; /* HDPM_TX_MAX */
+	unsigned nrecs; /* records of the running tx (lock) */
+	int tx_frees; /* the running tx has commit actions (lock) */
+	/* mount: the undone operation had an allocation in flight */
+	int orphans;
+} __attribute__((aligned(64)));
+
 struct hdpm_fs {
 	struct pma_heap *heap;
 	struct hdpm_super *sb;
@@ -116,9 +138,14 @@ struct hdpm_fs {
 	int cow_only;
 	int rdonly; /* HDPM_RDONLY: nothing may be written */
 	pthread_rwlock_t ns_lock;
-	pthread_mutex_t tx_lock;
-	unsigned nrecs; /* records of the running tx (tx_lock) */
-	int tx_frees; /* the running tx has commit actions (tx_lock) */
+	struct hdpm_tx tx[HDPM_JSLOTS]; /* the journal slots */
+	unsigned ntx; /* slots in use: HDPM_JSLOTS, or 1 (read-only old) */
+	uint64_t tx_overlap; /* atomic: most operations seen running at once */
+	/* the journals are being recovered (mount): a block a re-run would
+	 * free is freed only if no other word names it */
+	int recovering;
+	/* mount: the GC journal's undo had an allocation in flight */
+	int gc_orphans;
 	struct hdpm_stats stats; /* atomic counters (hdpm_stat_add) */
 	struct hdpm_gc_state gc;
 	uint64_t nonce_base; /* sb->mounts << 32 */
@@ -206,37 +233,70 @@ static inline void hdpm_unlock(struct hdpm_fs *fs, uint64_t ino)
 
 /* ------------------------------------------------------------ tx.c */
 
-uint64_t hdpm_jseq(const struct hdpm_fs *fs);
-/* start an operation: takes tx_lock, which commit or abort drops (the
- * caller holds the locks of what the operation changes, no tx running) */
-void hdpm_tx_begin(struct hdpm_fs *fs);
+uint64_t hdpm_jseq(const struct hdpm_tx *tx);
+/* the slots' locks (mount, first); destroy them */
+void hdpm_tx_locks_init(struct hdpm_fs *fs);
+void hdpm_tx_fini(struct hdpm_fs *fs);
+/* find the journal slots from the superblock (mount, after the upgrade):
+ * a version 4 fs has HDPM_JSLOTS, an older (read-only) one 1; -EIO */
+int hdpm_tx_init(struct hdpm_fs *fs);
+/* start an operation in a free journal slot (or wait for this thread's
+ * hashed one), which commit or abort gives back (the caller holds the
+ * locks of what the operation changes, no tx running in this thread) */
+struct hdpm_tx *hdpm_tx_begin(struct hdpm_fs *fs);
 /* journal word's current value (durable before the word changes) */
-int hdpm_tx_log(struct hdpm_fs *fs, enum hdpm_rec_kind kind, uint64_t *word);
+int hdpm_tx_log(struct hdpm_tx *tx, enum hdpm_rec_kind kind, uint64_t *word);
 /* journal a commit action on inode ino (FREE_TAIL from page first) */
-int hdpm_tx_log_free(struct hdpm_fs *fs, enum hdpm_rec_kind kind, uint64_t ino,
+int hdpm_tx_log_free(struct hdpm_tx *tx, enum hdpm_rec_kind kind, uint64_t ino,
 		     uint64_t first);
-/* allocate size bytes (through alloc_slot) and store the offset in *word
- * (journaled before) and flush it; -ENOSPC */
-int hdpm_tx_alloc(struct hdpm_fs *fs, size_t size, uint64_t *word);
+/* allocate size bytes (through the slot's alloc_slot) and store the
+ * offset in *word (journaled before) and flush it; -ENOSPC */
+int hdpm_tx_alloc(struct hdpm_tx *tx, size_t size, uint64_t *word);
 /* *word = value, flushed (journaled before) */
 void hdpm_tx_set(struct hdpm_fs *fs, uint64_t *word, uint64_t value);
 /* make everything durable and commit; run the commit actions */
-int hdpm_tx_commit(struct hdpm_fs *fs);
+int hdpm_tx_commit(struct hdpm_tx *tx);
 /* undo the running tx (after an error inside it) */
-void hdpm_tx_abort(struct hdpm_fs *fs);
-/* mount: finish or undo what the journal holds */
+void hdpm_tx_abort(struct hdpm_tx *tx);
+/* mount: finish or undo what every journal slot holds */
 int hdpm_tx_recover(struct hdpm_fs *fs);
-/* free the block at off through free_slot (and its log for a page) */
-int hdpm_block_free(struct hdpm_fs *fs, uint64_t off, int is_page);
+/* is any journal slot not idle? */
+int hdpm_tx_pending(struct hdpm_fs *fs);
+/* free the block at off through the free word fw (a slot's free_slot,
+ * or gc_free_slot), and its log first for a page; a block not live is
+ * skipped. At mount (fs->recovering) a block is freed only if no word
+ * but the ones given names it: before the crash it may have been freed
+ * and handed out again (hdpm_block_named_other) */
+int hdpm_block_free(struct hdpm_fs *fs, uint64_t *fw, uint64_t off,
+		    int is_page);
+/* mount, every journal recovered: if a slot's undo (orphans) or the GC's
+ * (gc_orphans) had an allocation in flight, free every live block no
+ * word names (a sweep of the heap), then let those journals go */
+int hdpm_recover_orphans(struct hdpm_fs *fs);
+/* void the GC journal's record (the orphan sweep is done) */
+void hdpm_gc_rec_clear(struct hdpm_fs *fs);
+/* the words a re-run frees from, which do not count as naming: except
+ * (one word), inode skip_ino's index entries from skip_from on (with
+ * their logs), and with skip_from 0 its index and name blocks too */
+struct hdpm_skip {
+	const uint64_t *except;
+	uint64_t skip_ino; /* UINT64_MAX: none */
+	uint64_t skip_from;
+};
+int hdpm_block_free_skip(struct hdpm_fs *fs, uint64_t *fw, uint64_t off,
+			 int is_page, const struct hdpm_skip *skip);
 int hdpm_block_live(struct hdpm_fs *fs, uint64_t off);
 
 /* does any word of the file system name block off? (a full scan) */
 int hdpm_block_named(struct hdpm_fs *fs, uint64_t off);
+/* ... any word but the ones skip says (skip may be NULL) */
+int hdpm_block_named_other(struct hdpm_fs *fs, uint64_t off,
+			   const struct hdpm_skip *skip);
 
 /* ------------------------------------------------------------ gc.c */
 
 /* writer side of the handshake: claim every page (a journaled operation,
- * tx_lock held) / release; claim one page of inode ino (its write lock
+ * its slot held) / release; claim one page of inode ino (its write lock
  * held) / release */
 void hdpm_gc_claim_all(struct hdpm_fs *fs);
 void hdpm_gc_release_all(struct hdpm_fs *fs);
@@ -274,14 +334,15 @@ size_t hdpm_page_prepare(struct hdpm_fs *fs, char *obj);
  * flush it, except for the data's zero tail: obj's header says where it
  * starts. Returns the data bytes not written */
 uint64_t hdpm_page_write_new(struct hdpm_fs *fs, void *dst, char *obj);
-/* append (journal: inside a tx, which journals the tail; else the
+/* append (tx: inside that tx, which journals the tail; NULL: the
  * one-append path, which needs hdpm_page_log_fast) */
-int hdpm_page_log_append(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
-			 const char *data, unsigned len, int journal);
+int hdpm_page_log_append(struct hdpm_fs *fs, struct hdpm_tx *tx,
+			 uint64_t page_off, unsigned a, const char *data,
+			 unsigned len);
 /* copy-on-write of the page named by *entry: the new page holds the old
  * content (base + log), with [a, a+len) from data (data NULL: zeros);
  * inside a tx */
-int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
+int hdpm_page_cow(struct hdpm_tx *tx, uint64_t *entry, unsigned a,
 		  const char *data, unsigned len);
 /* validate a page's log at mount; cuts a torn tail (returns 1 if cut) */
 int hdpm_page_log_check(struct hdpm_fs *fs, uint64_t page_off);
@@ -305,7 +366,7 @@ int hdpm_itable_grow(struct hdpm_fs *fs);
 uint64_t hdpm_inode_pages(struct hdpm_fs *fs, const struct hdpm_inode *inode);
 uint64_t *hdpm_inode_index(struct hdpm_fs *fs, const struct hdpm_inode *inode);
 /* set the size inside a tx (shrink: zero the tail, drop pages) */
-int hdpm_inode_truncate(struct hdpm_fs *fs, uint64_t ino, uint64_t size);
+int hdpm_inode_truncate(struct hdpm_tx *tx, uint64_t ino, uint64_t size);
 
 /* ------------------------------------------------------------ names.c */
 

@@ -3,8 +3,9 @@
  * HDPM on-media layout. Every field is little-endian and fixed-width;
  * every link is a pool offset (0: none), never a pointer.
  *
- *   heap root object -> struct hdpm_super (magic, journal, the two pmalloc
- *                       dest words every allocation and free goes through)
+ *   heap root object -> struct hdpm_super (magic, journal slot 0, the
+ *                       pmalloc dest words allocations and frees go through)
+ *   jslots_off       -> journal slots 1..HDPM_JSLOTS-1 (version 4)
  *   itable_off       -> the inode table's first chunk (inode 0: "/"); chunk
  *                       k >= 1 (itable_more[k - 1]) holds the next
  *                       n0 << k inodes, n0 the first chunk's count
@@ -30,11 +31,14 @@
 #define HDPM_MAGIC "HDPMFS\0\1"
 #define HDPM_MAGIC_LEN 8
 /* 2: the background GC journal; 3: page headers say how much of the
- * data is a zero tail that was never written. A version 2 file system is
- * upgraded at its first read-write mount by storing 3 (its pages all have
- * zero_tail 0, which version 3 reads the same) */
-#define HDPM_VERSION 3
+ * data is a zero tail that was never written; 4: HDPM_JSLOTS journals
+ * (slot 0 in the superblock, 1.. in the block at jslots_off). A version 2
+ * or 3 file system is upgraded at its first read-write mount: its pages
+ * all have zero_tail 0 (which version 3 reads the same), the slot block
+ * is allocated and zeroed, then 4 is stored */
+#define HDPM_VERSION 4
 #define HDPM_VERSION_OLDEST 2 /* still mounted (and upgraded) */
+#define HDPM_JSLOTS 8u /* journals of a version 4 file system */
 
 #define HDPM_PAGE_SIZE 4096u
 #define HDPM_NINODES 4096u /* inodes of a new file system */
@@ -190,10 +194,41 @@ static_assert(sizeof(struct hdpm_gc_journal) == 72 + 8 * HDPM_GC_BATCH_MAX,
 #define HDPM_GC_BUILD 1u
 
 /*
- * The superblock, in the heap's root object. alloc_slot and free_slot
- * are the only words HDPM hands to pma_malloc_to / pma_free_from: they are
- * never freed, so the allocator's redo of a dest word at its recovery
- * never lands in a block HDPM has since freed and reused.
+ * Journal slot 1..HDPM_JSLOTS-1 (version 4): the same journal as slot 0's
+ * words in the superblock (jstate, alloc_slot, free_slot, intent, recs),
+ * for another operation running at the same time. Every slot has its own
+ * seq, records, alloc_slot and free_slot (never freed, like the
+ * superblock's).
+ */
+struct hdpm_jslot {
+	uint64_t jstate; /* enum hdpm_jstate | seq << 8 */
+	uint64_t alloc_slot; /* dest of this slot's allocations */
+	uint64_t free_slot; /* dest of this slot's frees */
+	uint64_t rsvd[5];
+	struct hdpm_intent intent; /* own cache line */
+	uint64_t rsvd2[5];
+	struct hdpm_rec recs[HDPM_TX_MAX];
+};
+static_assert(offsetof(struct hdpm_jslot, intent) == 64, "jslot intent");
+static_assert(offsetof(struct hdpm_jslot, recs) == 128, "jslot records");
+static_assert(sizeof(struct hdpm_jslot) == 128 + 32 * HDPM_TX_MAX,
+	      "jslot size");
+
+/* the block at sb->jslots_off: slots 1..HDPM_JSLOTS-1 */
+struct hdpm_jslots {
+	struct hdpm_jslot slot[HDPM_JSLOTS - 1];
+};
+static_assert(sizeof(struct hdpm_jslots) ==
+		      (HDPM_JSLOTS - 1) * sizeof(struct hdpm_jslot),
+	      "jslots size");
+
+/*
+ * The superblock, in the heap's root object. The alloc_slots and
+ * free_slots (this one and each journal slot's), gc_slot and gc_free_slot
+ * are the only words
+ * HDPM hands to pma_malloc_to / pma_free_from: they are never freed, so
+ * the allocator's redo of a dest word at its recovery never lands in a
+ * block HDPM has since freed and reused.
  */
 struct hdpm_super {
 	char magic[HDPM_MAGIC_LEN]; /* written last at format */
@@ -203,12 +238,16 @@ struct hdpm_super {
 	uint32_t itable_log2;
 	uint64_t itable_off; /* the inode table's first chunk */
 	uint64_t ninodes; /* inodes in the chunks in use (journaled) */
-	uint64_t alloc_slot; /* dest of every HDPM allocation */
-	uint64_t free_slot; /* dest of every HDPM free */
-	uint64_t jstate; /* enum hdpm_jstate | seq << 8 */
+	uint64_t alloc_slot; /* dest of journal slot 0's allocations */
+	uint64_t free_slot; /* dest of journal slot 0's frees */
+	uint64_t jstate; /* slot 0: enum hdpm_jstate | seq << 8 */
 	uint64_t mounts; /* read-write mounts: the high bits of nonces */
-	struct hdpm_intent intent; /* own cache line */
-	uint64_t rsvd2[5];
+	struct hdpm_intent intent; /* slot 0's; own cache line */
+	/* v4: struct hdpm_jslots (journal slots 1..), never freed; 0 in
+	 * older versions (their one journal is slot 0) */
+	uint64_t jslots_off;
+	uint64_t gc_free_slot; /* v4: dest of the background GC's frees */
+	uint64_t rsvd2[3];
 	struct hdpm_rec recs[HDPM_TX_MAX];
 	uint64_t gc_slot; /* dest of every background GC allocation */
 	/* chunks 1..7 of the inode table (journaled; 0 until grown into).
@@ -218,6 +257,7 @@ struct hdpm_super {
 	struct hdpm_gc_journal gc; /* own cache lines */
 };
 static_assert(offsetof(struct hdpm_super, intent) == 64, "intent line");
+static_assert(offsetof(struct hdpm_super, jslots_off) == 88, "jslots");
 static_assert(offsetof(struct hdpm_super, recs) == 128, "records");
 static_assert(offsetof(struct hdpm_super, gc) == 128 + 32 * HDPM_TX_MAX + 64,
 	      "gc journal line");

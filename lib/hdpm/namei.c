@@ -147,15 +147,16 @@ static int inode_alloc(struct hdpm_fs *fs, uint64_t *ret_ino)
 }
 
 /* journal and store a new name block for inode */
-static int name_set(struct hdpm_fs *fs, struct hdpm_inode *in, const char *name,
+static int name_set(struct hdpm_tx *tx, struct hdpm_inode *in, const char *name,
 		    size_t len)
 {
+	struct hdpm_fs *fs = tx->fs;
 	char *dst;
 	int rc;
 
-	rc = hdpm_tx_log(fs, HDPM_REC_BLOCK, &in->name_off);
+	rc = hdpm_tx_log(tx, HDPM_REC_BLOCK, &in->name_off);
 	if (rc == 0)
-		rc = hdpm_tx_alloc(fs, len + 1, &in->name_off);
+		rc = hdpm_tx_alloc(tx, len + 1, &in->name_off);
 	if (rc < 0)
 		return rc;
 	dst = hdpm_direct(fs, in->name_off);
@@ -165,18 +166,19 @@ static int name_set(struct hdpm_fs *fs, struct hdpm_inode *in, const char *name,
 	return 0;
 }
 
-static int create_tx(struct hdpm_fs *fs, uint64_t dir, const char *name,
+static int create_tx(struct hdpm_tx *tx, uint64_t dir, const char *name,
 		     size_t len, mode_t mode, uint64_t ino)
 {
+	struct hdpm_fs *fs = tx->fs;
 	struct hdpm_inode *in = hdpm_inode(fs, ino);
 	uint64_t gen = hdpm_gen(in) + 1ULL;
 	int rc;
 
-	rc = hdpm_tx_log(fs, HDPM_REC_WORD, &in->parent);
+	rc = hdpm_tx_log(tx, HDPM_REC_WORD, &in->parent);
 	if (rc == 0)
-		rc = name_set(fs, in, name, len);
+		rc = name_set(tx, in, name, len);
 	if (rc == 0)
-		rc = hdpm_tx_log(fs, HDPM_REC_WORD, &in->mode_gen);
+		rc = hdpm_tx_log(tx, HDPM_REC_WORD, &in->mode_gen);
 	if (rc < 0)
 		return rc;
 	hdpm_tx_set(fs, &in->parent, dir);
@@ -190,6 +192,7 @@ int hdpm_create(struct hdpm_fs *fs, const char *path, mode_t mode,
 {
 	const char *name = NULL;
 	uint64_t dir = 0, ino = 0;
+	struct hdpm_tx *tx;
 	size_t len = 0;
 	int rc;
 
@@ -203,12 +206,12 @@ int hdpm_create(struct hdpm_fs *fs, const char *path, mode_t mode,
 	rc = inode_alloc(fs, &ino);
 	if (rc < 0)
 		return rc;
-	hdpm_tx_begin(fs);
-	rc = create_tx(fs, dir, name, len, mode, ino);
+	tx = hdpm_tx_begin(fs);
+	rc = create_tx(tx, dir, name, len, mode, ino);
 	if (rc < 0)
-		hdpm_tx_abort(fs);
+		hdpm_tx_abort(tx);
 	else
-		rc = hdpm_tx_commit(fs);
+		rc = hdpm_tx_commit(tx);
 	hdpm_names_add(fs, ino);
 	if (rc == 0)
 		*ret_ino = ino;
@@ -236,32 +239,33 @@ static int dir_empty(struct hdpm_fs *fs, uint64_t dir)
 }
 
 /* inside a tx: the slot becomes free, its blocks go at commit */
-static int remove_tx(struct hdpm_fs *fs, uint64_t ino)
+static int remove_tx(struct hdpm_tx *tx, uint64_t ino)
 {
-	struct hdpm_inode *in = hdpm_inode(fs, ino);
+	struct hdpm_inode *in = hdpm_inode(tx->fs, ino);
 	int rc;
 
-	rc = hdpm_tx_log(fs, HDPM_REC_WORD, &in->mode_gen);
+	rc = hdpm_tx_log(tx, HDPM_REC_WORD, &in->mode_gen);
 	if (rc == 0)
-		rc = hdpm_tx_log_free(fs, HDPM_REC_FREE_INODE, ino, 0);
+		rc = hdpm_tx_log_free(tx, HDPM_REC_FREE_INODE, ino, 0);
 	if (rc < 0)
 		return rc;
-	hdpm_tx_set(fs, &in->mode_gen, (uint64_t)hdpm_gen(in) << 32);
+	hdpm_tx_set(tx->fs, &in->mode_gen, (uint64_t)hdpm_gen(in) << 32);
 	return 0;
 }
 
 static int remove_one(struct hdpm_fs *fs, uint64_t ino)
 {
+	struct hdpm_tx *tx;
 	int rc;
 
 	hdpm_names_del(fs, ino);
 	hdpm_wrlock(fs, ino);
-	hdpm_tx_begin(fs);
-	rc = remove_tx(fs, ino);
+	tx = hdpm_tx_begin(fs);
+	rc = remove_tx(tx, ino);
 	if (rc < 0)
-		hdpm_tx_abort(fs);
+		hdpm_tx_abort(tx);
 	else
-		rc = hdpm_tx_commit(fs);
+		rc = hdpm_tx_commit(tx);
 	hdpm_unlock(fs, ino);
 	hdpm_names_add(fs, ino); /* back in if the removal was undone */
 	return rc;
@@ -348,21 +352,21 @@ static int replace_check(struct hdpm_fs *fs, uint64_t src, uint64_t dst,
 	return 0;
 }
 
-static int rename_tx(struct hdpm_fs *fs, uint64_t src, uint64_t dir,
+static int rename_tx(struct hdpm_tx *tx, uint64_t src, uint64_t dir,
 		     const char *name, size_t len, int64_t dst)
 {
-	struct hdpm_inode *in = hdpm_inode(fs, src);
+	struct hdpm_inode *in = hdpm_inode(tx->fs, src);
 	int rc = 0;
 
 	if (dst >= 0)
-		rc = remove_tx(fs, (uint64_t)dst);
+		rc = remove_tx(tx, (uint64_t)dst);
 	if (rc == 0)
-		rc = hdpm_tx_log(fs, HDPM_REC_WORD, &in->parent);
+		rc = hdpm_tx_log(tx, HDPM_REC_WORD, &in->parent);
 	if (rc == 0)
-		rc = name_set(fs, in, name, len);
+		rc = name_set(tx, in, name, len);
 	if (rc < 0)
 		return rc;
-	hdpm_tx_set(fs, &in->parent, dir);
+	hdpm_tx_set(tx->fs, &in->parent, dir);
 	return 0;
 }
 
@@ -370,6 +374,7 @@ static int do_rename(struct hdpm_fs *fs, const char *from, const char *to)
 {
 	uint64_t src = 0, dir = 0, dst = 0;
 	const char *name = NULL;
+	struct hdpm_tx *tx;
 	int64_t replace = -1;
 	size_t len = 0;
 	int rc;
@@ -397,12 +402,12 @@ static int do_rename(struct hdpm_fs *fs, const char *from, const char *to)
 		hdpm_names_del(fs, (uint64_t)replace);
 		hdpm_wrlock(fs, (uint64_t)replace);
 	}
-	hdpm_tx_begin(fs);
-	rc = rename_tx(fs, src, dir, name, len, replace);
+	tx = hdpm_tx_begin(fs);
+	rc = rename_tx(tx, src, dir, name, len, replace);
 	if (rc < 0)
-		hdpm_tx_abort(fs);
+		hdpm_tx_abort(tx);
 	else
-		rc = hdpm_tx_commit(fs);
+		rc = hdpm_tx_commit(tx);
 	if (replace >= 0)
 		hdpm_unlock(fs, (uint64_t)replace);
 	/* both as the table has them now: renamed, or undone */

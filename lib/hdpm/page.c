@@ -329,8 +329,9 @@ static void log_write(struct hdpm_fs *fs, uint64_t page_off, uint64_t place,
 	pma_flush(fs->heap, ent, ent_size(len));
 }
 
-int hdpm_page_log_append(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
-			 const char *data, unsigned len, int journal)
+int hdpm_page_log_append(struct hdpm_fs *fs, struct hdpm_tx *tx,
+			 uint64_t page_off, unsigned a, const char *data,
+			 unsigned len)
 {
 	struct hdpm_page_hdr *hdr = hdpm_page_hdr(fs, page_off);
 	uint64_t place = ent_place(hdr->log_tail, len);
@@ -339,22 +340,22 @@ int hdpm_page_log_append(struct hdpm_fs *fs, uint64_t page_off, unsigned a,
 	if (place + ent_size(len) > HDPM_LOG_INLINE && !hdr->log_off) {
 		/* the first entry past the inline part: the overflow chunk,
 		 * journaled (undo frees it) */
-		if (!journal)
+		if (!tx)
 			return util_errmsg_set(EINVAL, "log chunk needed");
-		rc = hdpm_tx_log(fs, HDPM_REC_BLOCK, &hdr->log_off);
+		rc = hdpm_tx_log(tx, HDPM_REC_BLOCK, &hdr->log_off);
 		if (rc == 0)
-			rc = hdpm_tx_alloc(fs, HDPM_LOG_SIZE, &hdr->log_off);
+			rc = hdpm_tx_alloc(tx, HDPM_LOG_SIZE, &hdr->log_off);
 		if (rc < 0)
 			return rc;
 	}
-	if (journal) {
-		rc = hdpm_tx_log(fs, HDPM_REC_TAIL, &hdr->log_tail);
+	if (tx) {
+		rc = hdpm_tx_log(tx, HDPM_REC_TAIL, &hdr->log_tail);
 		if (rc < 0)
 			return rc;
 	}
 	log_write(fs, page_off, place, a, data, len);
 	hdpm_stat_add(fs, log_appends, 1);
-	if (journal) {
+	if (tx) {
 		hdpm_tx_set(fs, &hdr->log_tail, place + ent_size(len));
 		return 0;
 	}
@@ -423,9 +424,10 @@ uint64_t hdpm_page_write_new(struct hdpm_fs *fs, void *dst, char *obj)
 	return hdr->zero_tail;
 }
 
-int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
+int hdpm_page_cow(struct hdpm_tx *tx, uint64_t *entry, unsigned a,
 		  const char *data, unsigned len)
 {
+	struct hdpm_fs *fs = tx->fs;
 	char buf[HDPM_PAGE_NEW_SIZE];
 	char *pdata = buf + sizeof(struct hdpm_page_hdr);
 	uint64_t old = *entry;
@@ -438,9 +440,9 @@ int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
 		memcpy(pdata + a, data, len);
 	else
 		memset(pdata + a, 0, len);
-	rc = hdpm_tx_log(fs, HDPM_REC_PAGE, entry);
+	rc = hdpm_tx_log(tx, HDPM_REC_PAGE, entry);
 	if (rc == 0)
-		rc = hdpm_tx_alloc(fs, HDPM_PAGE_OBJ_SIZE, entry);
+		rc = hdpm_tx_alloc(tx, HDPM_PAGE_OBJ_SIZE, entry);
 	if (rc < 0)
 		return rc;
 	/* the new page is flushed here and fenced at commit, before the
@@ -452,15 +454,15 @@ int hdpm_page_cow(struct hdpm_fs *fs, uint64_t *entry, unsigned a,
 
 int hdpm_page_merge(struct hdpm_fs *fs, uint64_t *entry)
 {
+	struct hdpm_tx *tx = hdpm_tx_begin(fs);
 	int rc;
 
-	hdpm_tx_begin(fs);
-	rc = hdpm_page_cow(fs, entry, 0, NULL, 0);
+	rc = hdpm_page_cow(tx, entry, 0, NULL, 0);
 	if (rc < 0) {
-		hdpm_tx_abort(fs);
+		hdpm_tx_abort(tx);
 		return rc;
 	}
-	rc = hdpm_tx_commit(fs);
+	rc = hdpm_tx_commit(tx);
 	if (rc == 0)
 		hdpm_stat_add(fs, gc_merges, 1);
 	return rc;

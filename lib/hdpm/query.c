@@ -243,9 +243,7 @@ int hdpm_fs_info(struct hdpm_fs *fs, struct hdpm_fs_info *ret_info)
 	info.ninodes = fs->ninodes;
 	for (i = 0; i < fs->ninodes; i++)
 		info_add_inode(fs, i, &info);
-	pthread_mutex_lock(&fs->tx_lock);
-	info.needs_recovery = (fs->sb->jstate & 0xff) != HDPM_J_IDLE;
-	pthread_mutex_unlock(&fs->tx_lock);
+	info.needs_recovery = (uint32_t)hdpm_tx_pending(fs);
 	info.cow_only = (uint32_t)fs->cow_only;
 	pthread_rwlock_unlock(&fs->ns_lock);
 	*ret_info = info;

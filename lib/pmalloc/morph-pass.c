@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A morph pass (pma_heap_morph, pmactl morph) and the slab walk behind it
- * and pmactl inspect --slabs (pma_slab_foreach).
+ * and pmactl inspect --slabs (pma_slab_foreach); the walk of every live
+ * block (pma_block_foreach).
  *
  * The pass plans from one snapshot of each part's slabs (the page map
  * walk of pma_slab_foreach, which also reads unloaded slabs): per arena,
@@ -125,6 +126,77 @@ PMA_API int pma_slab_foreach(struct pma_heap *heap, pma_slab_fn fn, void *arg)
 		if (!heap->sib[p])
 			continue;
 		rc = walk(heap->sib[p], foreach_cb, &a);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* every live block and extent of one part's heap, every arena locked */
+static int blocks_walk(struct pma_heap *heap, pma_block_fn fn, void *arg)
+{
+	struct pma_slab *slab, tmp;
+	uint64_t page = 0, e, n;
+	uint32_t i;
+	int rc = 0;
+
+	pma_arenas_lock(heap);
+	while (page < heap->geom.npages && rc == 0) {
+		e = atomic_load(&heap->pmap[page]);
+		n = pma_pmap_npages(e);
+		if (pma_pmap_kind(e) == PMA_PMAP_EXTENT && n) {
+			rc = fn(pma_pool_off(heap, pma_page_off(heap, page)),
+				n << PMA_PAGE_SHIFT, arg);
+			page += n;
+			continue;
+		}
+		if (pma_pmap_kind(e) != PMA_PMAP_SLAB || n == 0) {
+			page += n ? n : 1;
+			continue;
+		}
+		slab = atomic_load(&heap->slabs[page / PMA_CHUNK_PAGES]);
+		if (!slab) {
+			rc = pma_lazy_peek(heap, page, e, &tmp);
+			if (rc < 0)
+				break;
+			slab = &tmp;
+		}
+		for (i = 0; rc == 0 && i < slab->nblocks; i++)
+			if (pma_slab_is_live(slab, i))
+				rc = fn(pma_pool_off(heap, pma_slab_block_off(
+								   slab, i)),
+					slab->block_size, arg);
+		/* a mixed slab: the old class's blocks still live */
+		for (i = 0; rc == 0 && slab->old_cls != PMA_CLS_NONE &&
+			    i < slab->old_nblocks;
+		     i++) {
+			uint64_t off = slab->off + PMA_SLAB_HDR_SIZE +
+				       (uint64_t)i * slab->old_block_size;
+
+			if (pma_morph_old_live(slab, off))
+				rc = fn(pma_pool_off(heap, off),
+					slab->old_block_size, arg);
+		}
+		if (slab == &tmp)
+			pma_morph_release(&tmp);
+		page += n;
+	}
+	pma_arenas_unlock(heap);
+	return rc;
+}
+
+PMA_API int pma_block_foreach(struct pma_heap *heap, pma_block_fn fn, void *arg)
+{
+	unsigned p;
+	int rc;
+
+	if (!heap || !fn)
+		return util_errmsg_set(EINVAL, "no heap or function");
+	heap = heap->top;
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
+		if (!heap->sib[p])
+			continue;
+		rc = blocks_walk(heap->sib[p], fn, arg);
 		if (rc)
 			return rc;
 	}

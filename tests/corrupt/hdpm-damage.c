@@ -251,9 +251,9 @@ static void d_log_chunk(struct hdpm_fs *fs)
 static void crash_tx(struct hdpm_fs *fs)
 {
 	struct hdpm_inode *in = inode_of(fs, "/f", NULL);
+	struct hdpm_tx *tx = hdpm_tx_begin(fs);
 
-	hdpm_tx_begin(fs);
-	if (hdpm_tx_log(fs, HDPM_REC_WORD, &in->size) < 0)
+	if (hdpm_tx_log(tx, HDPM_REC_WORD, &in->size) < 0)
 		die("journal");
 	hdpm_tx_set(fs, &in->size, in->size + 3 * PG);
 	_exit(0); /* a crash: the operation never commits */

@@ -16,11 +16,22 @@
  * operation index is then unknown: both ends of every op are tried).
  * New pages are written without their zero tails (HDPM version 3): every
  * run must have made such pages, over blocks freed earlier in the run.
- * One sweep starts from a version 2 image: its upgrade at mount is swept.
+ * Two sweeps start from a version 2 and a version 3 image (one journal,
+ * no slot block): their upgrade at mount is swept. Three run a second
+ * thread with its own op list on its own files (/e/...) beside the first,
+ * so that two journal slots are open at some crashes (the checker counts
+ * such images and wants some): each thread's files must equal their
+ * state before or after that thread's running operation.
  * Two start with a 2-inode first chunk of the inode table, so that the
  * creates grow it (a journaled chunk allocation) under the sweep.
+ * HDPM_CRASH_RUNS=N runs every sweep N times (other op lists; the
+ * two-thread sweeps also other interleavings), HDPM_CRASH_FILTER=GLOB
+ * runs only the sweeps whose test name matches (cmocka's filter, e.g.
+ * "*two_threads*"). A leak names the live blocks nothing names (the
+ * root among them); a replay dumps every journal slot in use.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,15 +90,19 @@ struct shared {
 	int op; /* index of the running operation */
 	int cow_only; /* mount flag of the sweep */
 	int gc_heavy; /* op mix of the background GC sweeps */
-	int from_v2; /* the image starts as HDPM version 2 (upgrade sweep) */
+	int from_version; /* the image starts as this HDPM version (2, 3) */
+	int two_threads; /* a second thread runs its own list on /e/... */
+	int op2; /* index of the second thread's running operation */
 	int small_itable; /* a 2-inode first chunk: creates grow the table */
 	uint64_t seed; /* the op list of this run */
 };
 static struct shared *sh;
 
+/* files 0..NFILES-1: the first thread's; NFILES..: the second's */
 static const char *fname(unsigned i)
 {
-	static const char *names[NFILES] = { "/a", "/d/b", "/d/c" };
+	static const char *names[2 * NFILES] = { "/a",	 "/d/b",   "/d/c",
+						 "/e/a", "/e/f/b", "/e/f/c" };
 
 	return names[i];
 }
@@ -224,7 +239,9 @@ static void ops_make(uint64_t rnd, struct op *ops)
 				op->file = ops[last_burst].file;
 				op->off = ops[last_burst].off + 3;
 			}
-			if (op->off + op->len > m.size[op->file])
+			/* the race hook is global: one thread only */
+			if (op->off + op->len > m.size[op->file] ||
+			    sh->two_threads)
 				op->kind = OP_BGGC;
 		}
 		if (op->kind == OP_BURST)
@@ -246,6 +263,9 @@ static int fs_write(struct hdpm_fs *fs, unsigned f, const char *buf, size_t len,
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+/* each thread's write buffer */
+static char buf1[FSIZE + 2 * PG], buf2[FSIZE + 2 * PG];
+
 /* OP_BGGC_RACE: its write, made by the first merge's race hook */
 static const struct op *race_op;
 
@@ -262,17 +282,19 @@ static void race_write(struct hdpm_fs *fs, void *arg)
 	race_op = NULL;
 }
 
-static int fs_apply(struct hdpm_fs *fs, const struct op *op)
+/* op on the files from base on (0: the first thread's, NFILES: the
+ * second's) */
+static int fs_apply(struct hdpm_fs *fs, const struct op *op, unsigned base)
 {
-	static char buf[FSIZE + 2 * PG];
+	char *buf = base ? buf2 : buf1;
+	unsigned k, f = op->file + base;
 	struct hdpm_file *file;
-	unsigned k;
 	int rc;
 
 	switch (op->kind) {
 	case OP_CREATE:
-		rc = hdpm_open(fs, fname(op->file), O_CREAT | O_EXCL | O_RDWR,
-			       0644, &file);
+		rc = hdpm_open(fs, fname(f), O_CREAT | O_EXCL | O_RDWR, 0644,
+			       &file);
 		hdpm_close(file);
 		return rc;
 	case OP_BURST:
@@ -280,7 +302,7 @@ static int fs_apply(struct hdpm_fs *fs, const struct op *op)
 		 * a burst into single writes, ops_expand) */
 		for (k = 0; k < 8; k++) {
 			fill(buf, 30, op->seed + k);
-			if (fs_write(fs, op->file, buf, 30, op->off + k * 40))
+			if (fs_write(fs, f, buf, 30, op->off + k * 40))
 				return -1;
 		}
 		return 0;
@@ -288,18 +310,18 @@ static int fs_apply(struct hdpm_fs *fs, const struct op *op)
 	case OP_PAGE:
 	case OP_LARGE:
 		fill(buf, op->len, op->seed);
-		return fs_write(fs, op->file, buf, op->len, op->off);
+		return fs_write(fs, f, buf, op->len, op->off);
 	case OP_TRUNC:
-		rc = hdpm_open(fs, fname(op->file), O_RDWR, 0, &file);
+		rc = hdpm_open(fs, fname(f), O_RDWR, 0, &file);
 		if (rc == 0)
 			rc = hdpm_ftruncate(file, op->off);
 		hdpm_close(file);
 		return rc;
 	case OP_RENAME:
-		return hdpm_rename(fs, fname(op->file),
-				   fname((op->file + 1) % NFILES));
+		return hdpm_rename(fs, fname(f),
+				   fname((op->file + 1) % NFILES + base));
 	case OP_UNLINK:
-		return hdpm_unlink(fs, fname(op->file));
+		return hdpm_unlink(fs, fname(f));
 	case OP_GC:
 		return hdpm_gc(fs, 0) < 0 ? -1 : 0;
 	case OP_BGGC:
@@ -346,9 +368,50 @@ static unsigned ops_expand(const struct op *ops, struct op *out)
 
 /* ------------------------------------------------------------ child */
 
+/* the second thread's op list: its own seed, its own files */
+#define SEED2 0x2f00dULL
+static struct op list2[NOPS * 8];
+static unsigned nlist2;
+
+static void *thread2(void *arg)
+{
+	struct hdpm_fs *fs = arg;
+	unsigned i;
+
+	for (i = 0; i < nlist2; i++) {
+		__atomic_store_n(&sh->op2, (int)i, __ATOMIC_SEQ_CST);
+		if (fs_apply(fs, &list2[i], NFILES))
+			_exit(4);
+	}
+	__atomic_store_n(&sh->op2, (int)nlist2, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* what a version 2 or 3 build leaves: that version, one journal (no
+ * slot block); the mount that upgrades it runs under the sweep */
+static void make_old(const char *path, struct hdpm_fs *fs,
+		     struct pma_heap **heap, const struct hdpm_gc_config *cfg,
+		     struct hdpm_fs **ret_fs)
+{
+	fs->sb->version = (uint32_t)sh->from_version;
+	pma_persist(*heap, &fs->sb->version, sizeof(fs->sb->version));
+	if (pma_free_from(*heap, &fs->sb->jslots_off))
+		_exit(7);
+	hdpm_unmount(fs);
+	pma_heap_close(*heap);
+	if (pma_heap_open(path, 0, heap))
+		_exit(7);
+	crash_sweep_arm((*heap)->map);
+	if (hdpm_mount_config(*heap, HDPM_NO_GC_THREAD, cfg, ret_fs) ||
+	    (*ret_fs)->sb->version != HDPM_VERSION ||
+	    !(*ret_fs)->sb->jslots_off || (*ret_fs)->ntx != HDPM_JSLOTS)
+		_exit(7);
+}
+
 static void workload(const char *path, uint64_t rnd)
 {
 	static struct op ops[NOPS], list[NOPS * 8];
+	pthread_t t2;
 	struct hdpm_gc_config cfg;
 	struct hdpm_stats st;
 	struct pma_heap *heap;
@@ -358,6 +421,11 @@ static void workload(const char *path, uint64_t rnd)
 	ops_make(rnd + sh->seed, ops);
 	n = ops_expand(ops, list);
 	sh->op = 0;
+	sh->op2 = 0;
+	if (sh->two_threads) {
+		ops_make(rnd + sh->seed + SEED2, ops);
+		nlist2 = ops_expand(ops, list2);
+	}
 	hdpm_gc_config_init(&cfg);
 	cfg.min_log_bytes = 16; /* the bursts' logs are small */
 	hdpm_test_itable_log2 = sh->small_itable ? 1 : 0;
@@ -366,30 +434,24 @@ static void workload(const char *path, uint64_t rnd)
 			      HDPM_NO_GC_THREAD |
 				      (sh->cow_only ? HDPM_COW_ONLY : 0),
 			      &cfg, &fs) ||
-	    hdpm_mkdir(fs, "/d", 0755))
+	    hdpm_mkdir(fs, "/d", 0755) ||
+	    (sh->two_threads &&
+	     (hdpm_mkdir(fs, "/e", 0755) || hdpm_mkdir(fs, "/e/f", 0755))))
 		_exit(7);
-	if (sh->from_v2) {
-		/* what a version 2 build leaves; the mount that upgrades it
-		 * runs under the sweep */
-		fs->sb->version = 2;
-		pma_persist(heap, &fs->sb->version, sizeof(fs->sb->version));
-		hdpm_unmount(fs);
-		pma_heap_close(heap);
-		if (pma_heap_open(path, 0, &heap))
-			_exit(7);
+	if (sh->from_version)
+		make_old(path, fs, &heap, &cfg, &fs);
+	else
 		crash_sweep_arm(heap->map);
-		if (hdpm_mount_config(heap, HDPM_NO_GC_THREAD, &cfg, &fs) ||
-		    fs->sb->version != HDPM_VERSION)
-			_exit(7);
-	} else {
-		crash_sweep_arm(heap->map);
-	}
+	if (sh->two_threads && pthread_create(&t2, NULL, thread2, fs))
+		_exit(7);
 	for (i = 0; i < n; i++) {
-		sh->op = (int)i;
-		if (fs_apply(fs, &list[i]))
+		__atomic_store_n(&sh->op, (int)i, __ATOMIC_SEQ_CST);
+		if (fs_apply(fs, &list[i], 0))
 			_exit(4);
 	}
-	sh->op = (int)n;
+	__atomic_store_n(&sh->op, (int)n, __ATOMIC_SEQ_CST);
+	if (sh->two_threads && pthread_join(t2, NULL))
+		_exit(7);
 	hdpm_stats(fs, &st);
 	if (sh->gc_heavy && (!st.bg_merges || !st.bg_lost))
 		_exit(6);
@@ -416,7 +478,7 @@ static void workload(const char *path, uint64_t rnd)
 	} while (0)
 
 /* 0 if the fs holds exactly the model's files */
-static int fs_equals(struct hdpm_fs *fs, const struct model *m)
+static int fs_equals(struct hdpm_fs *fs, const struct model *m, unsigned base)
 {
 	static char out[FSIZE + 2 * PG];
 	struct hdpm_file *file;
@@ -425,13 +487,13 @@ static int fs_equals(struct hdpm_fs *fs, const struct model *m)
 	ssize_t n;
 
 	for (f = 0; f < NFILES; f++) {
-		if (hdpm_stat(fs, fname(f), &st) !=
+		if (hdpm_stat(fs, fname(f + base), &st) !=
 		    (m->exists[f] ? 0 : -ENOENT))
 			return -1;
 		if (!m->exists[f])
 			continue;
 		if ((uint64_t)st.st_size != m->size[f] ||
-		    hdpm_open(fs, fname(f), O_RDONLY, 0, &file))
+		    hdpm_open(fs, fname(f + base), O_RDONLY, 0, &file))
 			return -1;
 		n = hdpm_pread(file, out, sizeof(out), 0);
 		hdpm_close(file);
@@ -474,6 +536,7 @@ static void collect(struct hdpm_fs *fs, struct named *nb)
 	uint64_t i, p, *index;
 
 	name_block(nb, fs->sb->itable_off);
+	name_block(nb, fs->sb->jslots_off);
 	for (i = 0; i < HDPM_ICHUNKS - 1; i++)
 		if (fs->sb->itable_more[i])
 			name_block(nb, fs->sb->itable_more[i]);
@@ -493,18 +556,31 @@ static void collect(struct hdpm_fs *fs, struct named *nb)
 	}
 }
 
-/* live blocks by the heap's own state (as test-pmalloc-crash) */
-static uint64_t heap_live_blocks(struct pma_heap *heap)
+/* live blocks by the heap's own state (as test-pmalloc-crash); the
+ * first slab blocks no word in nb names go to leaked (if not NULL) */
+static uint64_t heap_live_blocks(struct pma_heap *heap, const struct named *nb,
+				 char *leaked, size_t leaked_len)
 {
-	uint64_t c, page, live = 0;
+	uint64_t c, page, off, live = 0;
 	struct pma_slab *slab;
+	size_t used = 0;
 	uint32_t i;
 
 	for (c = 0; c < heap->nchunks; c++) {
 		slab = pma_heap_slab_at(
 			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
-		for (i = 0; slab && i < slab->nblocks; i++)
-			live += pma_slab_is_live(slab, i) != 0;
+		for (i = 0; slab && i < slab->nblocks; i++) {
+			if (!pma_slab_is_live(slab, i))
+				continue;
+			live++;
+			off = pma_slab_block_off(slab, i);
+			if (leaked && used + 24 < leaked_len &&
+			    !bsearch(&off, nb->off, nb->n, sizeof(*nb->off),
+				     off_cmp))
+				used += (size_t)snprintf(
+					leaked + used, leaked_len - used,
+					" 0x%llx", (unsigned long long)off);
+		}
 	}
 	for (page = 0; page < heap->geom.npages; page++)
 		live += pma_pmap_kind(heap->pmap[page]) == PMA_PMAP_EXTENT;
@@ -515,6 +591,7 @@ static int ownership(struct pma_heap *heap, struct hdpm_fs *fs, char *why,
 		     size_t why_len)
 {
 	struct named nb = { 0 };
+	char leaked[128] = "";
 	uint64_t live;
 	size_t i;
 	int rc = -1;
@@ -529,9 +606,10 @@ static int ownership(struct pma_heap *heap, struct hdpm_fs *fs, char *why,
 		      "block 0x%llx named twice",
 		      (unsigned long long)nb.off[i]);
 	}
-	live = heap_live_blocks(heap);
-	CHECK(live == nb.n + 1, "%llu live blocks, %zu named + root (leak)",
-	      (unsigned long long)live, nb.n);
+	live = heap_live_blocks(heap, &nb, leaked, sizeof(leaked));
+	CHECK(live == nb.n + 1,
+	      "%llu live blocks, %zu named + root (leak; unnamed:%s)",
+	      (unsigned long long)live, nb.n, leaked);
 	rc = 0;
 out:
 	free(nb.off);
@@ -552,8 +630,8 @@ static void model_at(const struct op *list, unsigned n, unsigned k,
 		model_apply(ret_b, &list[k]);
 }
 
-/* which state does the fs show? -1 if neither */
-static int state_match(struct hdpm_fs *fs, uint64_t rnd, int k)
+/* which state do the files from base on show? -1 if neither */
+static int state_match(struct hdpm_fs *fs, uint64_t rnd, int k, unsigned base)
 {
 	static struct op ops[NOPS], list[NOPS * 8];
 	static struct model a, b;
@@ -565,7 +643,8 @@ static int state_match(struct hdpm_fs *fs, uint64_t rnd, int k)
 	hi = k < 0 ? n : (unsigned)k;
 	for (i = lo; i <= hi; i++) {
 		model_at(list, n, i, &a, &b);
-		if (fs_equals(fs, &a) == 0 || fs_equals(fs, &b) == 0)
+		if (fs_equals(fs, &a, base) == 0 ||
+		    fs_equals(fs, &b, base) == 0)
 			return 0;
 	}
 	return -1;
@@ -632,6 +711,33 @@ static int fsck_findings(const char *file, int heap_too,
 	return rc < 0 || n ? -1 : 0;
 }
 
+/* images with two or more journal slots open (parent) */
+static unsigned two_open;
+
+/* journal slots of an image (before recovery) that are not idle */
+static unsigned open_slots(const char *file)
+{
+	const struct hdpm_jslots *js;
+	struct pma_heap *heap;
+	struct hdpm_super *sb;
+	unsigned i, n = 0;
+	uint64_t root;
+
+	if (pma_heap_open(file, PMA_HEAP_RDONLY, &heap))
+		return 0;
+	if (pma_root(heap, sizeof(*sb), &root) == 0) {
+		sb = pma_direct(heap, root);
+		n += (sb->jstate & 0xff) != HDPM_J_IDLE;
+		js = sb->version >= 4 && sb->jslots_off ?
+			     pma_direct(heap, sb->jslots_off) :
+			     NULL;
+		for (i = 0; js && i < HDPM_JSLOTS - 1; i++)
+			n += (js->slot[i].jstate & 0xff) != HDPM_J_IDLE;
+	}
+	pma_heap_close(heap);
+	return n;
+}
+
 static int check_fs(const char *file, unsigned *ret_files, char *why,
 		    size_t why_len)
 {
@@ -648,18 +754,24 @@ static int check_fs(const char *file, unsigned *ret_files, char *why,
 	if (fsck_findings(file, 0, POOL_FSCK_ERROR, "before recovery", why,
 			  why_len) < 0)
 		return -1;
+	if (open_slots(file) >= 2)
+		two_open++;
 	if (pma_heap_open(file, 0, &heap)) {
 		snprintf(why, why_len, "heap open: %s", pma_errormsg());
 		return -1;
 	}
 	CHECK(hdpm_mount(heap, HDPM_NO_GC_THREAD, &fs) == 0, "mount: %s (%s)",
 	      hdpm_errormsg(), op_describe(sh->op));
-	CHECK(state_match(fs, sh->seed, sh->op) == 0,
+	CHECK(state_match(fs, sh->seed, sh->op, 0) == 0,
 	      "fs is neither before nor after %s", op_describe(sh->op));
+	CHECK(!sh->two_threads ||
+		      state_match(fs, sh->seed + SEED2, sh->op2, NFILES) == 0,
+	      "second thread's files are neither before nor after its op %d",
+	      sh->op2);
 	if (ownership(heap, fs, why, why_len) < 0)
 		goto out;
 	*ret_files = 0;
-	for (i = 0; i < NFILES; i++)
+	for (i = 0; i < (sh->two_threads ? 2 * NFILES : NFILES); i++)
 		*ret_files += hdpm_stat(fs, fname(i), &st) == 0;
 	/* it keeps working */
 	CHECK(hdpm_open(fs, "/new", O_CREAT | O_RDWR, 0644, &f) == 0 &&
@@ -679,14 +791,38 @@ out:
 	return rc;
 }
 
-/* the journal and the inodes of an image before recovery (read-only) */
+/* one journal slot of an image: its state, words, intent and records */
+static void dump_slot(unsigned slot, uint64_t jstate, uint64_t alloc_slot,
+		      uint64_t free_slot, const struct hdpm_intent *in,
+		      const struct hdpm_rec *recs)
+{
+	unsigned r;
+
+	print_message("# slot %u jstate %llu seq %llu alloc_slot 0x%llx "
+		      "free_slot 0x%llx intent before 0x%llx live %u tag "
+		      "0x%llx\n",
+		      slot, (unsigned long long)(jstate & 0xff),
+		      (unsigned long long)(jstate >> 8),
+		      (unsigned long long)alloc_slot,
+		      (unsigned long long)free_slot,
+		      (unsigned long long)in->before, in->before_live,
+		      (unsigned long long)in->tag);
+	for (r = 0; jstate && r < HDPM_TX_MAX && recs[r].seq == jstate >> 8;
+	     r++)
+		print_message("#  rec %u kind %u word 0x%llx old 0x%llx\n", r,
+			      recs[r].kind, (unsigned long long)recs[r].word,
+			      (unsigned long long)recs[r].old);
+}
+
+/* the journals and the inodes of an image before recovery (read-only) */
 static void dump_image(const char *file)
 {
+	const struct hdpm_jslots *js;
 	struct pma_heap *heap;
 	struct hdpm_super *sb;
 	struct hdpm_inode *it;
 	uint64_t root, i, p, *index;
-	unsigned r;
+	unsigned s;
 
 	if (pma_heap_open(file, PMA_HEAP_RDONLY, &heap) ||
 	    pma_root(heap, sizeof(*sb), &root)) {
@@ -694,40 +830,54 @@ static void dump_image(const char *file)
 		return;
 	}
 	sb = pma_direct(heap, root);
-	print_message("# jstate %llu seq %llu alloc_slot 0x%llx free_slot "
-		      "0x%llx intent before 0x%llx live %u tag 0x%llx\n",
-		      (unsigned long long)(sb->jstate & 0xff),
-		      (unsigned long long)(sb->jstate >> 8),
-		      (unsigned long long)sb->alloc_slot,
-		      (unsigned long long)sb->free_slot,
-		      (unsigned long long)sb->intent.before,
-		      sb->intent.before_live,
-		      (unsigned long long)sb->intent.tag);
-	for (r = 0; r < 8 && sb->recs[r].seq == sb->jstate >> 8; r++)
-		print_message("#  rec %u kind %u word 0x%llx old 0x%llx\n", r,
-			      sb->recs[r].kind,
-			      (unsigned long long)sb->recs[r].word,
-			      (unsigned long long)sb->recs[r].old);
+	dump_slot(0, sb->jstate, sb->alloc_slot, sb->free_slot, &sb->intent,
+		  sb->recs);
+	js = sb->version >= 4 && sb->jslots_off ?
+		     pma_direct(heap, sb->jslots_off) :
+		     NULL;
+	for (s = 1; js && s < HDPM_JSLOTS; s++)
+		if (js->slot[s - 1].jstate)
+			dump_slot(s, js->slot[s - 1].jstate,
+				  js->slot[s - 1].alloc_slot,
+				  js->slot[s - 1].free_slot,
+				  &js->slot[s - 1].intent,
+				  js->slot[s - 1].recs);
+	print_message("# gc state 0x%llx word 0x%llx old 0x%llx gc_slot 0x%llx "
+		      "nretire %llu gc_free_slot 0x%llx\n",
+		      (unsigned long long)sb->gc.state,
+		      (unsigned long long)sb->gc.word,
+		      (unsigned long long)sb->gc.old,
+		      (unsigned long long)sb->gc_slot,
+		      (unsigned long long)sb->gc.nretire,
+		      (unsigned long long)sb->gc_free_slot);
 	it = pma_direct(heap, sb->itable_off);
 	for (i = 0; it && i < 8; i++) {
 		if (!(uint32_t)it[i].mode_gen)
 			continue;
 		print_message("#  inode %llu at 0x%llx size %llu index 0x%llx"
-			      "/%llu\n",
+			      "/%llu name 0x%llx\n",
 			      (unsigned long long)i,
 			      (unsigned long long)pma_offset(heap, &it[i]),
 			      (unsigned long long)it[i].size,
 			      (unsigned long long)it[i].index_off,
-			      (unsigned long long)it[i].index_cap);
+			      (unsigned long long)it[i].index_cap,
+			      (unsigned long long)it[i].name_off);
 		index = it[i].index_off ? pma_direct(heap, it[i].index_off) :
 					  NULL;
 		for (p = 0; index && p < it[i].index_cap && p < 8; p++)
 			if (index[p])
 				print_message(
-					"#   page %llu 0x%llx (live %zu)\n",
+					"#   page %llu 0x%llx (live %zu) log "
+					"0x%llx\n",
 					(unsigned long long)p,
 					(unsigned long long)index[p],
-					pma_usable_size(heap, index[p]));
+					pma_usable_size(heap, index[p]),
+					(unsigned long long)((struct hdpm_page_hdr
+								      *)
+								     pma_direct(
+									     heap,
+									     index[p]))
+						->log_off);
 	}
 	pma_heap_close(heap);
 }
@@ -768,8 +918,9 @@ struct hdpm_sweep {
 	struct crash_sweep sw;
 	int cow_only;
 	int gc_heavy;
-	int from_v2;
+	int from_version;
 	int small_itable;
+	int two_threads;
 };
 
 static struct hdpm_sweep sweeps[] = {
@@ -796,7 +947,8 @@ static struct hdpm_sweep sweeps[] = {
 		  .recrash_fences = 8,
 		  .runs = 1 },
 	  .gc_heavy = 1 },
-	{ .sw = { .name = "upgrade from version 2", .runs = 1 }, .from_v2 = 1 },
+	{ .sw = { .name = "upgrade from version 2", .runs = 1 },
+	  .from_version = 2 },
 	{ .sw = { .name = "inode table growth",
 		  .seed_base = 0x17ab0000,
 		  .runs = 2 },
@@ -807,18 +959,36 @@ static struct hdpm_sweep sweeps[] = {
 		  .recrash_fences = 6,
 		  .runs = 1 },
 	  .small_itable = 1 },
+	{ .sw = { .name = "upgrade from version 3", .runs = 1 },
+	  .from_version = 3 },
+	{ .sw = { .name = "two threads durable", .runs = 2 },
+	  .two_threads = 1 },
+	{ .sw = { .name = "two threads torn",
+		  .seed_base = 0x7e0a0000,
+		  .runs = 1 },
+	  .two_threads = 1 },
+	{ .sw = { .name = "two threads recrash",
+		  .seed_base = 0x7e0b0000,
+		  .recrash_every = 3,
+		  .recrash_fences = 8,
+		  .runs = 1 },
+	  .two_threads = 1 },
 };
 
 static void test_sweep(void **state)
 {
 	struct hdpm_sweep hs = *(const struct hdpm_sweep *)*state;
 	struct crash_sweep *sw = &hs.sw;
-	unsigned r, runs = sw->runs;
+	const char *env = getenv("HDPM_CRASH_RUNS");
+	unsigned r,
+		runs = env && atoi(env) > 0 ? (unsigned)atoi(env) : sw->runs;
 
 	sh->cow_only = hs.cow_only;
 	sh->gc_heavy = hs.gc_heavy;
-	sh->from_v2 = hs.from_v2;
+	sh->from_version = hs.from_version;
 	sh->small_itable = hs.small_itable;
+	sh->two_threads = hs.two_threads;
+	two_open = 0;
 	/* one run at a time: the checker regenerates the run's op list */
 	sw->runs = 1;
 	for (r = 0; r < runs; r++) {
@@ -827,6 +997,12 @@ static void test_sweep(void **state)
 			fail_msg("%s failed", sw->name);
 	}
 	assert_int_equal(sw->images, sw->fences);
+	if (hs.two_threads) {
+		/* the crashes hit two operations in two slots */
+		print_message("# %s: %u images with two journal slots open\n",
+			      sw->name, two_open);
+		assert_true(two_open > 0);
+	}
 	assert_true(sw->fences > NOPS * 4);
 	if (!hs.cow_only)
 		assert_true(sw->extra > 0); /* the images cover inline GC */
@@ -849,6 +1025,14 @@ int main(int argc, char **argv)
 		  &sweeps[9] },
 		{ "test_sweep_itable_grow_recrash", test_sweep, NULL, NULL,
 		  &sweeps[10] },
+		{ "test_sweep_upgrade_v3", test_sweep, NULL, NULL,
+		  &sweeps[11] },
+		{ "test_sweep_two_threads", test_sweep, NULL, NULL,
+		  &sweeps[12] },
+		{ "test_sweep_two_threads_torn", test_sweep, NULL, NULL,
+		  &sweeps[13] },
+		{ "test_sweep_two_threads_recrash", test_sweep, NULL, NULL,
+		  &sweeps[14] },
 	};
 	int rc;
 
@@ -857,9 +1041,12 @@ int main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		return 1;
 	sh->op = -1; /* replay: try every op */
+	sh->op2 = -1;
 	rc = crash_sweep_main(&hdpm_ops, argc, argv);
 	if (rc >= 0)
 		return rc;
+	if (getenv("HDPM_CRASH_FILTER"))
+		cmocka_set_test_filter(getenv("HDPM_CRASH_FILTER"));
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	crash_sweep_cleanup();
 	return rc;

@@ -31,6 +31,7 @@
 
 #include "hdpm-env.h"
 #include "hdpm.h"
+#include "hdpm/internal.h"
 #include "pmalloc.h"
 
 #define HEAP_SIZE (64ULL << 20)
@@ -497,6 +498,11 @@ static void test_threads(void **state)
 	for (i = 0; i < NREADERS + 2; i++)
 		if (h[i].why[0])
 			fail_msg("helper %u: %s", i, h[i].why);
+	/* journaled operations of different files ran at the same time, in
+	 * different journal slots */
+	print_message("# journaled operations at once: up to %llu\n",
+		      (unsigned long long)e->fs->tx_overlap);
+	assert_true(e->fs->tx_overlap >= 2);
 	hdpm_stats(e->fs, &st);
 	print_message("# %u writers x %u ops; reader rounds %ld + %ld, "
 		      "namespace rounds %ld, forced-step merges %ld; "

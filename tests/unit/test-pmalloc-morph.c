@@ -98,8 +98,52 @@ static int blk_cmp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+struct walk {
+	struct blk *b;
+	unsigned n, cap;
+};
+
+static int walk_one(uint64_t off, uint64_t size, void *arg)
+{
+	struct walk *w = arg;
+
+	if (w->n == w->cap)
+		return -ENOSPC;
+	w->b[w->n].off = off;
+	w->b[w->n++].size = size;
+	return 0;
+}
+
+/* pma_block_foreach lists exactly the n named blocks b (sorted) and the
+ * root object, each with its usable size */
+static void check_walk(struct fx *f, const struct blk *b, unsigned n)
+{
+	struct walk w = { .cap = n + 2 };
+	uint64_t root = pma_offset(f->heap, f->dests);
+	unsigned i, j = 0;
+
+	w.b = calloc(w.cap, sizeof(*w.b));
+	assert_non_null(w.b);
+	assert_int_equal(pma_block_foreach(f->heap, walk_one, &w), 0);
+	assert_int_equal(w.n, n + 1);
+	qsort(w.b, w.n, sizeof(*w.b), blk_cmp);
+	for (i = 0; i < w.n; i++) {
+		if (w.b[i].off == root) {
+			assert_true(w.b[i].size >= (uint64_t)NDEST * 8);
+			continue;
+		}
+		assert_true(j < n);
+		assert_int_equal(w.b[i].off, b[j].off);
+		assert_int_equal(w.b[i].size, b[j].size);
+		j++;
+	}
+	assert_int_equal(pma_block_foreach(f->heap, NULL, NULL), -EINVAL);
+	free(w.b);
+}
+
 /* every dest names a live block, no two overlap; the named blocks of
- * each class match the stats' used counts; returns the named blocks */
+ * each class match the stats' used counts, and pma_block_foreach lists
+ * them (and the root); returns the named blocks */
 static unsigned check_blocks(struct fx *f)
 {
 	struct blk *b = calloc(NDEST, sizeof(*b));
@@ -133,6 +177,7 @@ static unsigned check_blocks(struct fx *f)
 			fail_msg("class %u: stats say %llu used, %llu named", i,
 				 (unsigned long long)st.classes[i].used,
 				 (unsigned long long)used[i]);
+	check_walk(f, b, n);
 	free(b);
 	return n;
 }
