@@ -64,6 +64,11 @@ struct hfsck {
 	int planning; /* a repair: record the stores */
 	unsigned flags; /* HDPM_FSCK_* */
 	struct pool_fsck_sink *notes;
+	/* a repair: the leaked blocks found (pool offsets), and whether
+	 * each gets a note ("repair-hdpm-block-leaked") */
+	uint64_t *leaked;
+	size_t nleaked, cleaked;
+	int leak_notes;
 };
 
 static int report(struct hfsck *h, const char *code,
@@ -896,25 +901,53 @@ static int owned(const struct hfsck *h, uint64_t off)
 	return lo < h->nowners && h->owners[lo].off == off;
 }
 
+/* a repair: off is a leak to free (and to say so, the first ones) */
+static int leak_plan(struct hfsck *h, uint64_t off, uint64_t size, uint64_t nth)
+{
+	uint64_t *p;
+
+	if (h->nleaked == h->cleaked) {
+		h->cleaked = h->cleaked ? 2 * h->cleaked : 64;
+		p = realloc(h->leaked, h->cleaked * sizeof(*p));
+		if (!p)
+			return util_errmsg_set(ENOMEM, "out of memory");
+		h->leaked = p;
+	}
+	h->leaked[h->nleaked++] = off;
+	if (!h->leak_notes || nth >= HDPM_LEAKS_LISTED)
+		return 0;
+	return note(h, "repair-hdpm-block-leaked", off,
+		    "block 0x%llx (%llu bytes), named by nothing of the file "
+		    "system, freed",
+		    (unsigned long long)off, (unsigned long long)size);
+}
+
 /* the live block at pool offset off of size bytes: named, or a leak */
 static int leak_one(struct hfsck *h, struct leaks *l, uint64_t off,
 		    uint64_t size)
 {
+	int rc;
+
 	if (owned(h, off))
 		return 0;
+	if (h->planning) {
+		rc = leak_plan(h, off, size, l->n);
+		if (rc < 0)
+			return rc;
+	}
 	if (l->n++ >= HDPM_LEAKS_LISTED) {
 		l->bytes += size;
 		if (!l->first)
 			l->first = off;
 		return 0;
 	}
-	return report(h, "hdpm-block-leaked", POOL_FSCK_WARNING, 0, off,
+	return report(h, "hdpm-block-leaked", POOL_FSCK_WARNING,
+		      POOL_FSCK_REPAIRABLE, off,
 		      "block 0x%llx (%llu bytes) is live but nothing of the "
 		      "file system names it (a leak: its space is lost); "
-		      "--repair does not reclaim it: the heap stays its "
-		      "application's (hdpm_mount), whose pointers fsck does "
-		      "not know, and no allocator metadata proves a block "
-		      "unreachable",
+		      "--repair frees it: the heap is the file system's "
+		      "alone (hdpm_mount), so a block none of its words "
+		      "names is unreachable",
 		      (unsigned long long)off, (unsigned long long)size);
 }
 
@@ -955,8 +988,9 @@ static int leaks_part(struct hfsck *h, struct pma_heap *p, struct leaks *l)
  * damaged structure names blocks fsck did not see). The superblock (the
  * root) and the blocks the allocation slots name are not leaks: a crash
  * between an allocation and its link leaves the block in a slot, and
- * the mount's recovery decides about it. Never repaired (the message
- * says why).
+ * the mount's recovery decides about it. A repair frees them after its
+ * mount (leaks_reclaim): the heap is the file system's alone, which the
+ * mount's own orphan sweep relies on too.
  */
 static int leaks_fsck(struct hfsck *h)
 {
@@ -982,10 +1016,10 @@ static int leaks_fsck(struct hfsck *h)
 		if (h->heap->sib[p])
 			rc = leaks_part(h, h->heap->sib[p], &l);
 	if (rc == 0 && l.n > HDPM_LEAKS_LISTED)
-		rc = report(h, "hdpm-block-leaked", POOL_FSCK_WARNING, 0,
-			    l.first,
+		rc = report(h, "hdpm-block-leaked", POOL_FSCK_WARNING,
+			    POOL_FSCK_REPAIRABLE, l.first,
 			    "%llu more leaked blocks (%llu bytes), from "
-			    "0x%llx on; not reclaimed either",
+			    "0x%llx on; --repair frees them too",
 			    (unsigned long long)(l.n - HDPM_LEAKS_LISTED),
 			    (unsigned long long)l.bytes,
 			    (unsigned long long)l.first);
@@ -1133,6 +1167,7 @@ static void hfsck_free(struct hfsck *h)
 	free(h->freeing);
 	free(h->owners);
 	free(h->stores);
+	free(h->leaked);
 }
 
 static int run(struct pma_heap *heap, struct pool_fsck_sink *sink,
@@ -1156,11 +1191,42 @@ int hdpm_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink)
 	return rc;
 }
 
+/*
+ * After the repair's mount (every journal recovered, nothing in flight):
+ * the leaks found now, each freed through a DRAM word (no word of the
+ * pool names it, so the free's record names no dest to redo). Each free
+ * is one allocator operation: a crash between two leaves the rest
+ * leaked, and the next repair frees them.
+ */
+static int leaks_reclaim(struct pma_heap *heap, struct pool_fsck_sink *notes)
+{
+	struct pool_fsck_sink quiet = { 0 };
+	struct hfsck h = { .notes = notes, .planning = 1, .leak_notes = 1 };
+	uint64_t w;
+	size_t i;
+	int rc = run(heap, &quiet, &h);
+
+	for (i = 0; rc == 0 && i < h.nleaked; i++) {
+		w = h.leaked[i];
+		rc = pma_free_from(heap, &w);
+		if (rc < 0)
+			rc = util_errmsg_set(-rc,
+					     "freeing leaked block 0x%llx: %s",
+					     (unsigned long long)h.leaked[i],
+					     pma_errormsg());
+	}
+	hfsck_free(&h);
+	return rc;
+}
+
 int hdpm_fsck_repair(struct pma_heap *heap, unsigned flags,
 		     struct pool_fsck_sink *notes)
 {
 	struct pool_fsck_sink quiet = { 0 };
-	struct hfsck h = { .flags = flags, .notes = notes, .planning = 1 };
+	struct hfsck h = { .flags = flags,
+			   .notes = notes,
+			   .planning = 1,
+			   .leak_notes = !!(flags & HDPM_FSCK_DRY_RUN) };
 	struct hdpm_fs *fs;
 	uint64_t *word;
 	size_t i;
@@ -1191,7 +1257,7 @@ int hdpm_fsck_repair(struct pma_heap *heap, unsigned flags,
 	if (rc < 0)
 		return rc;
 	hdpm_unmount(fs);
-	return 0;
+	return leaks_reclaim(heap, notes);
 }
 
 int hdpm_fsck_recover(struct pma_heap *heap, struct pool_fsck_sink *sink)

@@ -42,9 +42,11 @@ enum hdpm_fsck_flag {
  * HDPM_FSCK_ADVANCED also when valid-looking entries follow the damaged
  * one, which are lost), each persisted before the next; then a writable
  * mount without the GC thread (journal undo or commit, GC journal, every
- * log's end) and unmount. notes (may be NULL) is told each of fsck's
- * repairs as an info finding ("repair-hdpm-..."); HDPM_FSCK_DRY_RUN
- * writes nothing. No file system: 0. 0, or -errno with a message.
+ * log's end) and unmount; then every live block no word of the file
+ * system names (hdpm-block-leaked) is freed, one allocator free each.
+ * notes (may be NULL) is told each of fsck's repairs as an info finding
+ * ("repair-hdpm-..."); HDPM_FSCK_DRY_RUN writes nothing. No file system:
+ * 0. 0, or -errno with a message.
  */
 int hdpm_fsck_repair(struct pma_heap *heap, unsigned flags,
 		     struct pool_fsck_sink *notes);

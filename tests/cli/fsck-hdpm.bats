@@ -185,7 +185,7 @@ damaged() {
 	done
 }
 
-@test "hdpm leak: blocks no file names are hdpm-block-leaked; --repair refuses to reclaim them" {
+@test "hdpm leak: blocks no file names are hdpm-block-leaked; --repair frees them, files intact" {
 	mkfs
 	run --separate-stderr "$DAMAGE" leak "$P"
 	assert_success
@@ -199,15 +199,35 @@ damaged() {
 		"hdpm-block-leaked" and .severity == "warning") | .offset] |
 		sort | .[]' <<<"$output")" "$(sort <<<"$leaked")"
 	assert_equal "$(jq '.findings | length' <<<"$output")" 2
-	jq -e 'all(.findings[]; .message | test("--repair does not reclaim it"))' \
-		<<<"$output" >/dev/null || fail "no reason: $output"
-	# --repair (even --advanced) says why and writes nothing
-	run --separate-stderr pmactl fsck --repair --yes --advanced "$P"
+	jq -e 'all(.findings[]; .message | test("--repair frees it"))' \
+		<<<"$output" >/dev/null || fail "no repair said: $output"
+	local files used
+	files=$(pmactl --json inspect --files "$P" | jq -S .files)
+	used=$(pmactl --json inspect --heap "$P" | jq .heap.used)
+	# --dry-run says what it would free and writes nothing
+	run --separate-stderr pmactl fsck --repair --dry-run "$P"
 	assert_success
-	assert_line --partial "warning: hdpm-block-leaked: "
-	assert_line --partial "no allocator metadata proves a block unreachable"
-	refute_line --partial "repair: "
-	cmp "$P" "$T/ref" || fail "the leak repair wrote the pool"
+	[ "$(grep -c "would: repair-hdpm-block-leaked: " <<<"$output")" = 2 ] ||
+		fail "$output"
+	cmp "$P" "$T/ref" || fail "--dry-run wrote the pool"
+	run --separate-stderr pmactl fsck --repair --yes "$P"
+	assert_success
+	[ "$(grep -c "repair: repair-hdpm-block-leaked: " <<<"$output")" = 2 ] ||
+		fail "$output"
+	local off
+	for off in $leaked; do
+		assert_line --partial "block $off ("
+	done
+	fsck_json "$P"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# the files are as they were; the leaked bytes are free again
+	[ "$(pmactl --json inspect --files "$P" | jq -S .files)" = "$files" ] ||
+		fail "files changed"
+	jq -ne --argjson a "$used" \
+		--argjson b "$(pmactl --json inspect --heap "$P" | jq .heap.used)" \
+		'$a - $b >= 200 + 20 * 4096' >/dev/null ||
+		fail "used bytes $used -> $(pmactl --json inspect --heap "$P" | jq .heap.used)"
 }
 
 # crashed KIND CODE: a child crashed by hdpm-damage KIND leaves info

@@ -912,6 +912,181 @@ static const struct crash_sweep_ops hdpm_ops = {
 		      "background sweeps: published + lost)",
 };
 
+/* ------------------------------------------------------- leak reclaim */
+
+/*
+ * fsck --repair's leak reclaim (hdpm_fsck_repair: a mount, then a free of
+ * every live block no word of the file system names) crashed at each of
+ * its fences: every image holds /f as written, and either some of the
+ * leaked blocks or none; a second repair frees the rest.
+ */
+#define RECLAIM_LEAKS 4
+#define RECLAIM_FILE 10000
+
+static void reclaim_fill(char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (char)(i * 7 + 3);
+}
+
+static void reclaim_workload(const char *path, uint64_t rnd)
+{
+	static const size_t sizes[RECLAIM_LEAKS] = { 200, 1000, 5000, 81920 };
+	static char buf[RECLAIM_FILE];
+	struct pma_heap *heap;
+	struct hdpm_file *f;
+	struct hdpm_fs *fs;
+	uint64_t w;
+	unsigned i;
+
+	(void)rnd;
+	reclaim_fill(buf, sizeof(buf));
+	if (pma_heap_create(path, HEAP_SIZE, PMA_HEAP_FORCE, &heap) ||
+	    hdpm_mount(heap, HDPM_NO_GC_THREAD, &fs) ||
+	    hdpm_open(fs, "/f", O_CREAT | O_RDWR, 0644, &f) ||
+	    hdpm_pwrite(f, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf) ||
+	    hdpm_close(f))
+		_exit(7);
+	hdpm_unmount(fs);
+	/* leaks: live blocks that only a DRAM word ever named */
+	for (i = 0; i < RECLAIM_LEAKS; i++) {
+		w = 0;
+		if (pma_malloc_to(heap, sizes[i], &w) || !w)
+			_exit(7);
+	}
+	crash_sweep_arm(heap->map);
+	if (hdpm_fsck_repair(heap, 0, NULL))
+		_exit(4);
+	crash_sweep_finish(RECLAIM_LEAKS);
+}
+
+/* leaked blocks (hdpm-block-leaked) and errors of one fsck pass */
+struct reclaim_tally {
+	unsigned leaked, errors;
+	uint64_t leaked_more; /* the count a summary finding names */
+};
+
+static int reclaim_finding(const struct pool_fsck_finding *f, void *arg)
+{
+	struct reclaim_tally *t = arg;
+
+	if (f->severity == POOL_FSCK_ERROR)
+		t->errors++;
+	if (!strcmp(f->code, "hdpm-block-leaked"))
+		t->leaked++;
+	return 0;
+}
+
+/* the file is what the workload wrote; the heap's leaks into *t */
+static int reclaim_state(const char *file, struct reclaim_tally *t, char *why,
+			 size_t why_len)
+{
+	static char want[RECLAIM_FILE], got[RECLAIM_FILE + 1];
+	struct pool_fsck_sink sink = { .fn = reclaim_finding, .arg = t };
+	struct pma_heap *heap;
+	struct hdpm_file *f;
+	struct hdpm_fs *fs;
+	ssize_t n = -1;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	reclaim_fill(want, sizeof(want));
+	if (pma_heap_open(file, 0, &heap)) {
+		snprintf(why, why_len, "open: %s", pma_errormsg());
+		return -1;
+	}
+	rc = hdpm_mount(heap, HDPM_NO_GC_THREAD, &fs);
+	if (rc == 0 && hdpm_open(fs, "/f", O_RDONLY, 0, &f) == 0) {
+		n = hdpm_pread(f, got, sizeof(got), 0);
+		(void)hdpm_close(f);
+	}
+	if (rc == 0)
+		hdpm_unmount(fs);
+	if (rc == 0)
+		rc = hdpm_fsck_heap(heap, &sink);
+	pma_heap_close(heap);
+	if (rc || n != (ssize_t)sizeof(want) || memcmp(got, want, sizeof(want)))
+		snprintf(why, why_len, "mount %d, /f read %zd bytes%s", rc, n,
+			 n == (ssize_t)sizeof(want) ? ", not as written" : "");
+	else if (t->errors)
+		snprintf(why, why_len, "%u fsck errors", t->errors);
+	else if (t->leaked > RECLAIM_LEAKS)
+		snprintf(why, why_len, "%u leaks, %u made", t->leaked,
+			 RECLAIM_LEAKS);
+	else
+		return 0;
+	return -1;
+}
+
+static int reclaim_check(const char *file, unsigned *ret_leaks, char *why,
+			 size_t why_len)
+{
+	struct reclaim_tally t;
+	struct pma_heap *heap;
+
+	if (reclaim_state(file, &t, why, why_len))
+		return -1;
+	*ret_leaks = t.leaked;
+	/* a second repair frees what is left */
+	if (pma_heap_open(file, 0, &heap)) {
+		snprintf(why, why_len, "reopen: %s", pma_errormsg());
+		return -1;
+	}
+	if (hdpm_fsck_repair(heap, 0, NULL)) {
+		snprintf(why, why_len, "second repair: %s", hdpm_errormsg());
+		pma_heap_close(heap);
+		return -1;
+	}
+	pma_heap_close(heap);
+	if (reclaim_state(file, &t, why, why_len))
+		return -1;
+	if (t.leaked) {
+		snprintf(why, why_len, "%u leaks after a second repair",
+			 t.leaked);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct crash_sweep_ops reclaim_ops = {
+	.name = "hdpm-reclaim",
+	.workload = reclaim_workload,
+	.check = reclaim_check,
+	.recover = recover_only,
+	.stat_name = "leaks left",
+	.extra_name = "leaks made",
+};
+
+static void test_reclaim(void **state)
+{
+	struct crash_sweep durable = { .name = "leak reclaim durable",
+				       .runs = 1 };
+	struct crash_sweep torn = { .name = "leak reclaim torn",
+				    .seed_base = 0x1eac0000,
+				    .runs = 1 };
+
+	struct crash_sweep recrash = { .name = "leak reclaim recrash",
+				       .seed_base = 0x1ead0000,
+				       .recrash_every = 1,
+				       .recrash_fences = 4,
+				       .runs = 1 };
+
+	(void)state;
+	if (crash_sweep_run(&reclaim_ops, &durable) < 0)
+		fail_msg("%s failed", durable.name);
+	if (crash_sweep_run(&reclaim_ops, &torn) < 0)
+		fail_msg("%s failed", torn.name);
+	if (crash_sweep_run(&reclaim_ops, &recrash) < 0)
+		fail_msg("%s failed", recrash.name);
+	/* the repair's frees are fenced: every one is an image */
+	assert_int_equal(durable.images, durable.fences);
+	assert_true(durable.fences >= RECLAIM_LEAKS);
+	/* an image before any free holds every leak */
+	assert_int_equal(durable.stat_max, RECLAIM_LEAKS);
+}
+
 /* ------------------------------------------------------------ sweeps */
 
 struct hdpm_sweep {
@@ -1033,6 +1208,7 @@ int main(int argc, char **argv)
 		  &sweeps[13] },
 		{ "test_sweep_two_threads_recrash", test_sweep, NULL, NULL,
 		  &sweeps[14] },
+		{ "test_reclaim", test_reclaim, NULL, NULL, NULL },
 	};
 	int rc;
 
