@@ -57,8 +57,13 @@ static uint32_t slab_used(struct pma_slab *slab)
 	return bits_count(w, sizeof(w) / sizeof(w[0]));
 }
 
-/* call cb for every slab of one part's heap, every arena locked */
-static int walk(struct pma_heap *heap, slab_cb cb, void *arg)
+/* an extent of npages pages at page of heap (walk's optional callback) */
+typedef int (*extent_cb)(struct pma_heap *heap, uint64_t page, uint64_t npages,
+			 void *arg);
+
+/* call cb for every slab of one part's heap (and ecb, unless NULL, for
+ * every live extent), every arena locked */
+static int walk(struct pma_heap *heap, slab_cb cb, extent_cb ecb, void *arg)
 {
 	struct pma_slab *slab, tmp;
 	uint64_t page = 0, e, n;
@@ -68,6 +73,11 @@ static int walk(struct pma_heap *heap, slab_cb cb, void *arg)
 	while (page < heap->geom.npages && rc == 0) {
 		e = atomic_load(&heap->pmap[page]);
 		n = pma_pmap_npages(e);
+		if (ecb && pma_pmap_kind(e) == PMA_PMAP_EXTENT && n) {
+			rc = ecb(heap, page, n, arg);
+			page += n;
+			continue;
+		}
 		if (pma_pmap_kind(e) != PMA_PMAP_SLAB || n == 0) {
 			page += n ? n : 1;
 			continue;
@@ -86,6 +96,23 @@ static int walk(struct pma_heap *heap, slab_cb cb, void *arg)
 	}
 	pma_arenas_unlock(heap);
 	return rc;
+}
+
+/* walk over the heap of every part */
+static int walk_all(struct pma_heap *heap, slab_cb cb, extent_cb ecb, void *arg)
+{
+	unsigned p;
+	int rc;
+
+	heap = heap->top;
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
+		if (!heap->sib[p])
+			continue;
+		rc = walk(heap->sib[p], cb, ecb, arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 struct foreach_arg {
@@ -116,91 +143,59 @@ static int foreach_cb(struct pma_heap *heap, struct pma_slab *slab, void *arg)
 PMA_API int pma_slab_foreach(struct pma_heap *heap, pma_slab_fn fn, void *arg)
 {
 	struct foreach_arg a = { .fn = fn, .arg = arg };
-	unsigned p;
-	int rc;
 
 	if (!heap || !fn)
 		return util_errmsg_set(EINVAL, "no heap or function");
-	heap = heap->top;
-	for (p = 0; p < PMA_MAX_SLOTS; p++) {
-		if (!heap->sib[p])
-			continue;
-		rc = walk(heap->sib[p], foreach_cb, &a);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return walk_all(heap, foreach_cb, NULL, &a);
 }
 
-/* every live block and extent of one part's heap, every arena locked */
-static int blocks_walk(struct pma_heap *heap, pma_block_fn fn, void *arg)
+struct blocks_arg {
+	pma_block_fn fn;
+	void *arg;
+};
+
+/* every live block of a slab: its own class's, and for a mixed slab the
+ * old class's blocks still live */
+static int blocks_slab(struct pma_heap *heap, struct pma_slab *slab, void *arg)
 {
-	struct pma_slab *slab, tmp;
-	uint64_t page = 0, e, n;
+	struct blocks_arg *a = arg;
+	uint64_t off;
 	uint32_t i;
 	int rc = 0;
 
-	pma_arenas_lock(heap);
-	while (page < heap->geom.npages && rc == 0) {
-		e = atomic_load(&heap->pmap[page]);
-		n = pma_pmap_npages(e);
-		if (pma_pmap_kind(e) == PMA_PMAP_EXTENT && n) {
-			rc = fn(pma_pool_off(heap, pma_page_off(heap, page)),
-				n << PMA_PAGE_SHIFT, arg);
-			page += n;
-			continue;
-		}
-		if (pma_pmap_kind(e) != PMA_PMAP_SLAB || n == 0) {
-			page += n ? n : 1;
-			continue;
-		}
-		slab = atomic_load(&heap->slabs[page / PMA_CHUNK_PAGES]);
-		if (!slab) {
-			rc = pma_lazy_peek(heap, page, e, &tmp);
-			if (rc < 0)
-				break;
-			slab = &tmp;
-		}
-		for (i = 0; rc == 0 && i < slab->nblocks; i++)
-			if (pma_slab_is_live(slab, i))
-				rc = fn(pma_pool_off(heap, pma_slab_block_off(
-								   slab, i)),
-					slab->block_size, arg);
-		/* a mixed slab: the old class's blocks still live */
-		for (i = 0; rc == 0 && slab->old_cls != PMA_CLS_NONE &&
-			    i < slab->old_nblocks;
-		     i++) {
-			uint64_t off = slab->off + PMA_SLAB_HDR_SIZE +
-				       (uint64_t)i * slab->old_block_size;
-
-			if (pma_morph_old_live(slab, off))
-				rc = fn(pma_pool_off(heap, off),
-					slab->old_block_size, arg);
-		}
-		if (slab == &tmp)
-			pma_morph_release(&tmp);
-		page += n;
+	for (i = 0; rc == 0 && i < slab->nblocks; i++)
+		if (pma_slab_is_live(slab, i))
+			rc = a->fn(pma_pool_off(heap,
+						pma_slab_block_off(slab, i)),
+				   slab->block_size, a->arg);
+	for (i = 0;
+	     rc == 0 && slab->old_cls != PMA_CLS_NONE && i < slab->old_nblocks;
+	     i++) {
+		off = slab->off + PMA_SLAB_HDR_SIZE +
+		      (uint64_t)i * slab->old_block_size;
+		if (pma_morph_old_live(slab, off))
+			rc = a->fn(pma_pool_off(heap, off),
+				   slab->old_block_size, a->arg);
 	}
-	pma_arenas_unlock(heap);
 	return rc;
+}
+
+static int blocks_extent(struct pma_heap *heap, uint64_t page, uint64_t npages,
+			 void *arg)
+{
+	struct blocks_arg *a = arg;
+
+	return a->fn(pma_pool_off(heap, pma_page_off(heap, page)),
+		     npages << PMA_PAGE_SHIFT, a->arg);
 }
 
 PMA_API int pma_block_foreach(struct pma_heap *heap, pma_block_fn fn, void *arg)
 {
-	unsigned p;
-	int rc;
+	struct blocks_arg a = { .fn = fn, .arg = arg };
 
 	if (!heap || !fn)
 		return util_errmsg_set(EINVAL, "no heap or function");
-	heap = heap->top;
-	for (p = 0; p < PMA_MAX_SLOTS; p++) {
-		if (!heap->sib[p])
-			continue;
-		rc = blocks_walk(heap->sib[p], fn, arg);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return walk_all(heap, blocks_slab, blocks_extent, &a);
 }
 
 /* ------------------------------------------------------------- the pass */
@@ -428,7 +423,7 @@ static int pass_part(struct pma_heap *heap, unsigned target, unsigned pct,
 	}
 	p.free = calloc(n, sizeof(*p.free));
 	p.nslabs = calloc(n, sizeof(*p.nslabs));
-	rc = p.free && p.nslabs ? walk(heap, plan_cb, &p) :
+	rc = p.free && p.nslabs ? walk(heap, plan_cb, NULL, &p) :
 				  util_errmsg_set(ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = pass_run(heap, &p, dry, r);
