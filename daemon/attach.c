@@ -78,6 +78,13 @@ uint64_t pmad_pool_slots_orphaned(const struct pmad_pool *p)
 	return m;
 }
 
+/* slots nobody holds: not granted, and not locked by an open pmad does
+ * not know */
+static uint64_t slots_unheld(const struct pmad_pool *p)
+{
+	return slots_all(p) & ~p->granted & ~pmad_pool_slots_orphaned(p);
+}
+
 const char *pmad_pool_state(const struct pmad_pool *p)
 {
 	if (p->heap || p->reopen_pending) /* reopened before anything else */
@@ -303,8 +310,7 @@ static void fds_close(int *fds, unsigned n)
  */
 static int grant_fill(const struct pmad_pool *p, struct proto_grant *g)
 {
-	uint64_t free_ = slots_all(p) & ~p->granted &
-			 ~pmad_pool_slots_orphaned(p);
+	uint64_t free_ = slots_unheld(p);
 	unsigned part, r, k = p->regions ? p->regions : 1, s;
 
 	memset(g, 0, sizeof(*g));
@@ -418,6 +424,35 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* a masked open of mask's regions on descriptors of its own into
+ * *ret_heap; an open that finds a region locked (-EBUSY) tries again
+ * every millisecond for up to wait_ms */
+static int regions_open(struct pmad_pool *p, uint64_t mask, unsigned wait_ms,
+			struct pma_heap **ret_heap)
+{
+	struct pma_config *cfg = NULL;
+	int fds[PMAD_PARTS_MAX];
+	unsigned waited = 0;
+	int rc = fds_fresh(p, fds);
+
+	if (rc < 0)
+		return rc;
+	rc = pma_config_new(&cfg);
+	if (rc == 0)
+		rc = pma_config_set_region_mask(cfg, mask);
+	while (rc == 0) {
+		rc = pma_heap_open_fds_cfg(fds, p->nfds, cfg, ret_heap);
+		if (rc != -EBUSY || waited >= wait_ms)
+			break;
+		sleep_ms(1);
+		waited++;
+		rc = 0;
+	}
+	pma_config_delete(&cfg);
+	fds_close(fds, p->nfds);
+	return rc < 0 ? util_errmsg_set(-rc, "%s", pma_errormsg()) : 0;
+}
+
 /*
  * A masked open of mask's regions and its close: the open replays their
  * logs, recovers their rings and applies the frees other opens left in
@@ -429,30 +464,12 @@ static void sleep_ms(unsigned ms)
 static int regions_cycle(struct pmad_pool *p, uint64_t mask, unsigned wait_ms,
 			 uint64_t *ret_applied)
 {
-	struct pma_config *cfg = NULL;
 	struct pma_heap *heap = NULL;
 	struct pma_heap_stats st;
-	int fds[PMAD_PARTS_MAX];
-	unsigned waited = 0;
-	int rc = fds_fresh(p, fds);
+	int rc = regions_open(p, mask, wait_ms, &heap);
 
 	if (rc < 0)
 		return rc;
-	rc = pma_config_new(&cfg);
-	if (rc == 0)
-		rc = pma_config_set_region_mask(cfg, mask);
-	while (rc == 0) {
-		rc = pma_heap_open_fds_cfg(fds, p->nfds, cfg, &heap);
-		if (rc != -EBUSY || waited >= wait_ms)
-			break;
-		sleep_ms(1);
-		waited++;
-		rc = 0;
-	}
-	pma_config_delete(&cfg);
-	fds_close(fds, p->nfds);
-	if (rc < 0)
-		return util_errmsg_set(-rc, "%s", pma_errormsg());
 	if (ret_applied)
 		*ret_applied =
 			pma_heap_stats(heap, &st) == 0 ?
@@ -468,30 +485,10 @@ static int regions_cycle(struct pmad_pool *p, uint64_t mask, unsigned wait_ms,
 int pmad_pool_open_unleased(struct pmad_pool *p, struct pma_heap **ret_heap,
 			    uint64_t *ret_mask)
 {
-	struct pma_config *cfg = NULL;
-	int fds[PMAD_PARTS_MAX];
-	uint64_t mask;
-	int rc;
-
 	*ret_heap = NULL;
 	pmad_pool_detach_gone(p);
-	mask = p->shared ? slots_all(p) & ~p->granted &
-				   ~pmad_pool_slots_orphaned(p) :
-			   0;
-	*ret_mask = mask;
-	if (!mask)
-		return 0;
-	rc = fds_fresh(p, fds);
-	if (rc < 0)
-		return rc;
-	rc = pma_config_new(&cfg);
-	if (rc == 0)
-		rc = pma_config_set_region_mask(cfg, mask);
-	if (rc == 0)
-		rc = pma_heap_open_fds_cfg(fds, p->nfds, cfg, ret_heap);
-	pma_config_delete(&cfg);
-	fds_close(fds, p->nfds);
-	return rc < 0 ? util_errmsg_set(-rc, "%s", pma_errormsg()) : 0;
+	*ret_mask = p->shared ? slots_unheld(p) : 0;
+	return *ret_mask ? regions_open(p, *ret_mask, 0, ret_heap) : 0;
 }
 
 /* a dead client's regions */
@@ -518,7 +515,7 @@ int pmad_pool_sync(struct pmad_pool *p, uint64_t *ret_applied)
 	*ret_applied = 0;
 	if (!p->shared)
 		return 0;
-	mask = slots_all(p) & ~p->granted & ~pmad_pool_slots_orphaned(p);
+	mask = slots_unheld(p);
 	if (!mask)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -528,15 +528,23 @@ static int root_log_level(const struct cfg *c, const yaml_node_t *v, void *item)
 	return cfg_log_level(c, v);
 }
 
+/* a services interval in seconds (0..CONFIG_INTERVAL_MAX, 0 = off) */
+static int services_seconds(const struct cfg *c, const yaml_node_t *v,
+			    const char *key, unsigned *out)
+{
+	unsigned long n = 0;
+	int rc = cfg_uint(c, v, key, CONFIG_INTERVAL_MAX, &n);
+
+	*out = (unsigned)n;
+	return rc;
+}
+
 static int services_checkpoint(const struct cfg *c, const yaml_node_t *v,
 			       void *item)
 {
-	unsigned long n = 0;
-	int rc = cfg_uint(c, v, "checkpoint_interval", CONFIG_INTERVAL_MAX, &n);
-
 	(void)item;
-	c->conf->checkpoint_interval = (unsigned)n;
-	return rc;
+	return services_seconds(c, v, "checkpoint_interval",
+				&c->conf->checkpoint_interval);
 }
 
 static int services_gc_free_pct(const struct cfg *c, const yaml_node_t *v,
@@ -568,23 +576,16 @@ static int services_gc_interval(const struct cfg *c, const yaml_node_t *v,
 static int services_compact_interval(const struct cfg *c, const yaml_node_t *v,
 				     void *item)
 {
-	unsigned long n = 0;
-	int rc = cfg_uint(c, v, "compact_interval", CONFIG_INTERVAL_MAX, &n);
-
 	(void)item;
-	c->conf->compact_interval = (unsigned)n;
-	return rc;
+	return services_seconds(c, v, "compact_interval",
+				&c->conf->compact_interval);
 }
 
 static int services_sync_interval(const struct cfg *c, const yaml_node_t *v,
 				  void *item)
 {
-	unsigned long n = 0;
-	int rc = cfg_uint(c, v, "sync_interval", CONFIG_INTERVAL_MAX, &n);
-
 	(void)item;
-	c->conf->sync_interval = (unsigned)n;
-	return rc;
+	return services_seconds(c, v, "sync_interval", &c->conf->sync_interval);
 }
 
 static const struct cfg_key services_keys[] = {

@@ -54,6 +54,15 @@ static int timer_add(struct pmad *d, int *ret_fd)
 	return 0;
 }
 
+/* read a timerfd the loop reported: 1 if it expired */
+static int timer_fired(int fd)
+{
+	uint64_t expirations;
+
+	return read(fd, &expirations, sizeof(expirations)) ==
+	       sizeof(expirations);
+}
+
 int pmad_services_setup(struct pmad *d)
 {
 	int rc = timer_add(d, &d->timer_fd);
@@ -156,11 +165,9 @@ static void checkpoint_pool(struct pmad *d, struct pmad_pool *p)
 
 void pmad_services_run(struct pmad *d)
 {
-	uint64_t expirations;
 	unsigned i;
 
-	if (read(d->timer_fd, &expirations, sizeof(expirations)) !=
-	    sizeof(expirations))
+	if (!timer_fired(d->timer_fd))
 		return;
 	d->count.service_runs++;
 	for (i = 0; i < d->npools; i++)
@@ -210,11 +217,9 @@ static void gc_pool(struct pmad *d, struct pmad_pool *p)
 
 void pmad_services_gc(struct pmad *d)
 {
-	uint64_t expirations;
 	unsigned i;
 
-	if (read(d->gc_timer_fd, &expirations, sizeof(expirations)) !=
-	    sizeof(expirations))
+	if (!timer_fired(d->gc_timer_fd))
 		return;
 	if (!d->conf->gc_free_pct)
 		return;
@@ -244,11 +249,9 @@ static void compact_pool(struct pmad *d, struct pmad_pool *p)
 
 void pmad_services_compact(struct pmad *d)
 {
-	uint64_t expirations;
 	unsigned i;
 
-	if (read(d->compact_timer_fd, &expirations, sizeof(expirations)) !=
-	    sizeof(expirations))
+	if (!timer_fired(d->compact_timer_fd))
 		return;
 	if (!d->conf->compact_interval)
 		return;
@@ -260,12 +263,11 @@ void pmad_services_compact(struct pmad *d)
 
 void pmad_services_sync(struct pmad *d)
 {
-	uint64_t expirations, applied;
+	uint64_t applied;
 	unsigned i;
 	int rc;
 
-	if (read(d->sync_timer_fd, &expirations, sizeof(expirations)) !=
-	    sizeof(expirations))
+	if (!timer_fired(d->sync_timer_fd))
 		return;
 	if (!d->conf->sync_interval)
 		return;
