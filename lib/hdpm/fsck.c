@@ -64,8 +64,9 @@ struct hfsck {
 	int planning; /* a repair: record the stores */
 	unsigned flags; /* HDPM_FSCK_* */
 	struct pool_fsck_sink *notes;
-	/* a repair: the leaked blocks found (pool offsets), and whether
-	 * each gets a note ("repair-hdpm-block-leaked") */
+	/* a repair that frees the leaks (or a dry run that lists them):
+	 * leak_notes set, the leaked blocks found (pool offsets), the
+	 * first ones noted ("repair-hdpm-block-leaked") */
 	uint64_t *leaked;
 	size_t nleaked, cleaked;
 	int leak_notes;
@@ -914,7 +915,7 @@ static int leak_plan(struct hfsck *h, uint64_t off, uint64_t size, uint64_t nth)
 		h->leaked = p;
 	}
 	h->leaked[h->nleaked++] = off;
-	if (!h->leak_notes || nth >= HDPM_LEAKS_LISTED)
+	if (nth >= HDPM_LEAKS_LISTED)
 		return 0;
 	return note(h, "repair-hdpm-block-leaked", off,
 		    "block 0x%llx (%llu bytes), named by nothing of the file "
@@ -930,7 +931,7 @@ static int leak_one(struct hfsck *h, struct leaks *l, uint64_t off,
 
 	if (owned(h, off))
 		return 0;
-	if (h->planning) {
+	if (h->leak_notes) { /* a repair that frees or lists them */
 		rc = leak_plan(h, off, size, l->n);
 		if (rc < 0)
 			return rc;

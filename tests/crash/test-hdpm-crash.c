@@ -965,7 +965,6 @@ static void reclaim_workload(const char *path, uint64_t rnd)
 /* leaked blocks (hdpm-block-leaked) and errors of one fsck pass */
 struct reclaim_tally {
 	unsigned leaked, errors;
-	uint64_t leaked_more; /* the count a summary finding names */
 };
 
 static int reclaim_finding(const struct pool_fsck_finding *f, void *arg)
@@ -1061,30 +1060,28 @@ static const struct crash_sweep_ops reclaim_ops = {
 
 static void test_reclaim(void **state)
 {
-	struct crash_sweep durable = { .name = "leak reclaim durable",
-				       .runs = 1 };
-	struct crash_sweep torn = { .name = "leak reclaim torn",
-				    .seed_base = 0x1eac0000,
-				    .runs = 1 };
-
-	struct crash_sweep recrash = { .name = "leak reclaim recrash",
-				       .seed_base = 0x1ead0000,
-				       .recrash_every = 1,
-				       .recrash_fences = 4,
-				       .runs = 1 };
+	struct crash_sweep sw[] = {
+		{ .name = "leak reclaim durable", .runs = 1 },
+		{ .name = "leak reclaim torn",
+		  .seed_base = 0x1eac0000,
+		  .runs = 1 },
+		{ .name = "leak reclaim recrash",
+		  .seed_base = 0x1ead0000,
+		  .recrash_every = 1,
+		  .recrash_fences = 4,
+		  .runs = 1 },
+	};
+	size_t i;
 
 	(void)state;
-	if (crash_sweep_run(&reclaim_ops, &durable) < 0)
-		fail_msg("%s failed", durable.name);
-	if (crash_sweep_run(&reclaim_ops, &torn) < 0)
-		fail_msg("%s failed", torn.name);
-	if (crash_sweep_run(&reclaim_ops, &recrash) < 0)
-		fail_msg("%s failed", recrash.name);
+	for (i = 0; i < sizeof(sw) / sizeof(sw[0]); i++)
+		if (crash_sweep_run(&reclaim_ops, &sw[i]) < 0)
+			fail_msg("%s failed", sw[i].name);
 	/* the repair's frees are fenced: every one is an image */
-	assert_int_equal(durable.images, durable.fences);
-	assert_true(durable.fences >= RECLAIM_LEAKS);
+	assert_int_equal(sw[0].images, sw[0].fences);
+	assert_true(sw[0].fences >= RECLAIM_LEAKS);
 	/* an image before any free holds every leak */
-	assert_int_equal(durable.stat_max, RECLAIM_LEAKS);
+	assert_int_equal(sw[0].stat_max, RECLAIM_LEAKS);
 }
 
 /* ------------------------------------------------------------ sweeps */
