@@ -197,6 +197,43 @@ int pma_booklog_slot_damaged(const struct pma_rec *log, uint32_t cap,
 	       pma_booklog_decode(log, cap, k, &type, &payload, &value) < 0;
 }
 
+/* slot k holds a write of record k that stopped between its two stores
+ * (a process killed there; power lost before the line was flushed): one
+ * word of k's lap, the other of the previous lap or 0 */
+static int slot_torn(const struct pma_rec *log, uint32_t cap, uint64_t k)
+{
+	const struct pma_rec *slot =
+		pma_booklog_slot((struct pma_rec *)log, cap, k);
+	uint64_t w0 = __atomic_load_n(&slot->word0, __ATOMIC_RELAXED);
+	uint64_t w1 = __atomic_load_n(&slot->word1, __ATOMIC_RELAXED);
+	uint64_t lap = k / cap, prev = lap ? lap - 1 : 0;
+	int a, b;
+
+	a = word_lap(w0, w0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT,
+		     pma_booklog_lap_epoch(lap), pma_booklog_lap_epoch(prev),
+		     lap);
+	b = word_lap(w1, w1 & PMA_REC_TAG_MASK, pma_booklog_lap_tag(lap),
+		     pma_booklog_lap_tag(prev), lap);
+	return a >= 0 && b >= 0 && a != b;
+}
+
+int pma_booklog_head_ok(const struct pma_rec *log, uint32_t cap, uint64_t h)
+{
+	unsigned type;
+	uint64_t payload, value;
+
+	if (h == 0 ||
+	    pma_booklog_decode(log, cap, h - 1, &type, &payload, &value) == 0 ||
+	    pma_booklog_decode(log, cap, h - 1 + cap, &type, &payload,
+			       &value) == 0)
+		return 1;
+	/* the last record of a full log (its op of 1 or 2 records ends at
+	 * h - 1 + cap) torn in the slot of record h - 1: found by kill -9
+	 * of two threads with per-arena checkpoints (2026-12-07) */
+	return slot_torn(log, cap, h - 1 + cap) &&
+	       pma_booklog_find_tail(log, cap, h) + 2 >= h + cap;
+}
+
 int pma_booklog_type_unknown(const struct pma_rec *log, uint32_t cap,
 			     uint64_t k, unsigned *ret_type)
 {

@@ -307,8 +307,7 @@ static int head_fsck(struct pma_fsck *f, unsigned a)
 	if (f->checked && d->check[slot] != pma_check_head(h, a, gen))
 		ar->bad = PMA_FSCK_HEAD_CHECK;
 	/* see head_check in recovery.c */
-	else if (h && !rec_valid(f, a, h - 1) &&
-		 !rec_valid(f, a, h - 1 + f->g.log_cap))
+	else if (!pma_booklog_head_ok(log_of(f, a), f->g.log_cap, h))
 		ar->bad = PMA_FSCK_HEAD_ORPHAN;
 	if (ar->bad)
 		return 0;

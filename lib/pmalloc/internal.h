@@ -524,6 +524,10 @@ int pma_booklog_slot_damaged(const struct pma_rec *log, uint32_t cap,
 			     uint64_t k);
 uint64_t pma_booklog_find_tail(const struct pma_rec *log, uint32_t cap,
 			       uint64_t head);
+/* 1 if head h can be a head of the log: 0, or after record h - 1 (its
+ * slot holds it, or record h - 1 + cap, the last of a full log, whole or
+ * torn); a checkpoint stages only such heads */
+int pma_booklog_head_ok(const struct pma_rec *log, uint32_t cap, uint64_t h);
 /* 1 if record k is sealed for its lap (epoch, tag and checksum valid)
  * but its type is one no build writes (none, or past the last): a record
  * written whole that no reader of this build can apply; its type in

@@ -1656,22 +1656,15 @@ static int log_end_check(struct pma_heap *heap, const struct pma_arena *arena)
  * A head h > 0 follows a valid record h - 1: every head is a tail a
  * checkpoint (or recovery) staged, after record h - 1 was made durable,
  * and its slot is written again only by record h - 1 + log_cap, the last
- * of a full log (whose slot that then is). A head that fails both was not
- * written by a checkpoint: scanning from it would find no records and drop
+ * of a full log (whose slot that then is; a kill between that record's
+ * two stores leaves neither, pma_booklog_head_ok). A head that fails
+ * these was not written by a checkpoint: scanning from it would find no records and drop
  * every op not yet checkpointed without a word (a corrupt arena
  * descriptor or head_gen).
  */
 static int head_check(struct pma_heap *heap, const struct pma_arena *arena)
 {
-	uint32_t cap = heap->geom.log_cap;
-	uint64_t payload, value, h = arena->head;
-	unsigned type;
-
-	if (h == 0 ||
-	    pma_booklog_decode(arena->log, cap, h - 1, &type, &payload,
-			       &value) == 0 ||
-	    pma_booklog_decode(arena->log, cap, h - 1 + cap, &type, &payload,
-			       &value) == 0)
+	if (pma_booklog_head_ok(arena->log, heap->geom.log_cap, arena->head))
 		return 0;
 	return util_errmsg_set(EIO,
 			       "arena %u: log head %llu does not follow a "

@@ -584,6 +584,67 @@ static void test_full_log_opens(void **state)
 	pma_heap_close(heap);
 }
 
+/*
+ * Found by kill -9 of pma-workload --stress (2026-12-07, about 1 in 3,000
+ * early kills): a full log's last record is written by two stores into
+ * the slot of the record before the head; a kill between them left
+ * neither record there, and open refused the heap ("log head ... does
+ * not follow a record"). The torn record is the log's end: dropped, the
+ * op it began uncommitted, everything before it kept.
+ */
+static void full_log_torn_last(struct fx *f, int second_lost)
+{
+	struct pma_rec *logs = (struct pma_rec *)(void *)(f->map + f->region +
+							  f->geom.log_off);
+	struct pma_heap *heap;
+	struct pma_rec *last, old;
+	uint64_t *slots, chunk = free_chunk(f), head;
+
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	head = heap->arenas[0].head;
+	pma_heap_close(heap);
+	assert_true(head > 0);
+	/* allocate and free one extent in turn up to one record short of a
+	 * full log, the extent free */
+	if ((head + f->geom.log_cap - 1 - f->tail[0]) % 2)
+		append_rec1(f, 0, PMA_REC_EXT_ALLOC1, chunk + 8 * PMA_PAGE, 1,
+			    1);
+	while (f->tail[0] < head + f->geom.log_cap - 1) {
+		append_rec1(f, 0, PMA_REC_EXT_ALLOC1, chunk, 2, 0);
+		append_rec1(f, 0, PMA_REC_EXT_LFREE1, chunk, 2, 0);
+	}
+	assert_int_equal(f->tail[0], head + f->geom.log_cap - 1);
+	/* the last record into the slot of record head - 1, one of its two
+	 * stores lost */
+	last = pma_booklog_slot(logs, f->geom.log_cap, f->tail[0]);
+	old = *last;
+	append_rec1(f, 0, PMA_REC_EXT_ALLOC1, chunk, 2, 0);
+	if (second_lost)
+		last->word1 = old.word1;
+	else
+		last->word0 = old.word0;
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	pma_heap_close(heap);
+	if (test_heap_open(f->path, 0, &heap) < 0)
+		fail_msg("%s", pma_errormsg());
+	slots = slots_of(heap);
+	assert_non_null(slots);
+	assert_int_equal(slots[0], 0); /* the torn op did not happen */
+	pma_heap_close(heap);
+	assert_int_equal(test_heap_open(f->path, 0, &heap), 0);
+	pma_heap_close(heap);
+}
+
+static void test_full_log_torn_last(void **state)
+{
+	full_log_torn_last(*state, 1);
+}
+
+static void test_full_log_torn_first(void **state)
+{
+	full_log_torn_last(*state, 0);
+}
+
 /* the page of the first live extent of at least min pages whose start
  * is not a chunk start */
 static uint64_t extent_page(struct fx *f, uint64_t min)
@@ -781,6 +842,8 @@ int main(void)
 		T(test_valid_record_after_end),
 		T(test_head_corrupt),
 		T(test_full_log_opens),
+		T(test_full_log_torn_last),
+		T(test_full_log_torn_first),
 		T(test_entry_inside_extent),
 		T(test_ext_alloc_inside_slab),
 		T(test_ext1_records_replayed),
