@@ -197,6 +197,42 @@ int pma_booklog_slot_damaged(const struct pma_rec *log, uint32_t cap,
 	       pma_booklog_decode(log, cap, k, &type, &payload, &value) < 0;
 }
 
+uint64_t pma_booklog_first_valid(const struct pma_rec *log, uint32_t cap,
+				 uint64_t from, uint64_t end)
+{
+	/* slot j holds record base + j, or base + cap + j if j < from's
+	 * slot: the slots in memory order, a record decoded only if its
+	 * first word has the epoch of its lap (a stale slot rarely does) */
+	uint64_t base = from - from % cap, best = end, k, w0;
+	uint64_t epoch[2] = { pma_booklog_lap_epoch(base / cap),
+			      pma_booklog_lap_epoch(base / cap + 1) };
+	uint32_t f = (uint32_t)(from % cap), line, i, j, nlines;
+	const uint32_t per = PMA_LINE / sizeof(struct pma_rec);
+	unsigned type;
+	uint64_t payload, value;
+
+	pma_assert(end - from <= cap && cap % PMA_LOG_GROUP == 0);
+	nlines = cap / per;
+	for (line = 0; line < nlines; line++)
+		for (i = 0; i < per; i++) {
+			/* pma_booklog_slot_at backwards */
+			j = (uint32_t)(line / PMA_NBANKS * PMA_LOG_GROUP +
+				       (uint64_t)i * PMA_NBANKS +
+				       line % PMA_NBANKS);
+			k = base + j + (j < f ? cap : 0);
+			if (k >= best)
+				continue;
+			w0 = __atomic_load_n(&log[line * per + i].word0,
+					     __ATOMIC_RELAXED);
+			if ((w0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT) ==
+				    epoch[j < f] &&
+			    pma_booklog_decode(log, cap, k, &type, &payload,
+					       &value) == 0)
+				best = k;
+		}
+	return best;
+}
+
 /* slot k holds a write of record k that stopped between its two stores
  * (a process killed there; power lost before the line was flushed): one
  * word of k's lap, the other of the previous lap or 0 */

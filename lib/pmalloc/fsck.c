@@ -544,6 +544,28 @@ static uint64_t drop_end_near(const struct pma_fsck *f, unsigned a,
 
 #define DROP_NONE UINT64_MAX /* drop_end: no end found */
 
+/* arena a's log holds only the lap 0 a format writes (format_logs in
+ * heap.c: record k in slot k, SLAB_FREE, zero words), or zeros (an open
+ * clears the slots at its tail, clear_tail in recovery.c), and no op of
+ * its own: an arena no thread used, whose head can only be log_cap */
+static int log_format_only(const struct pma_fsck *f, unsigned a)
+{
+	const struct pma_rec *log = log_of(f, a), *slot;
+	uint64_t k, payload, value;
+	unsigned type;
+
+	for (k = 0; k < f->g.log_cap; k++) {
+		slot = pma_booklog_slot((struct pma_rec *)log, f->g.log_cap, k);
+		if (!slot->word0 && !slot->word1)
+			continue;
+		if (pma_booklog_decode(log, f->g.log_cap, k, &type, &payload,
+				       &value) ||
+		    type != PMA_REC_SLAB_FREE || payload || value)
+			return 0;
+	}
+	return 1;
+}
+
 /* no slot of arena a's log was ever written (an arena no thread used):
  * its head can only be 0 */
 static int log_unwritten(const struct pma_fsck *f, unsigned a)
@@ -731,6 +753,23 @@ static int drop_lost(struct pma_fsck *f, unsigned a, uint64_t from, uint64_t e)
 	return rc;
 }
 
+/* what a drop of a log at e loses, records [from, e) (fresh: a log
+ * never written, nothing) */
+static void drop_how(uint64_t e, uint64_t from, int fresh, char *how,
+		     size_t len)
+{
+	if (fresh)
+		snprintf(how, len,
+			 "its log was never written: head set to %llu, "
+			 "nothing is lost",
+			 (unsigned long long)e);
+	else
+		snprintf(how, len,
+			 "head set to record %llu, its end: the operations "
+			 "of its last %llu records are possibly lost",
+			 (unsigned long long)e, (unsigned long long)(e - from));
+}
+
 /*
  * An arena whose head is not known (its generation word or its head
  * fails its check, or the head follows no record): its window's start is
@@ -758,7 +797,7 @@ static int drop_fsck(struct pma_fsck *f, unsigned a)
 	uint64_t h = d->head[ar->gen & 1];
 	char what[192];
 	unsigned flags = 0;
-	int rc = 0;
+	int rc = 0, fresh;
 
 	if (ar->bad == PMA_FSCK_HEAD_GEN)
 		snprintf(what, sizeof(what),
@@ -773,7 +812,8 @@ static int drop_fsck(struct pma_fsck *f, unsigned a)
 			 "head %llu does not follow a record of its log",
 			 (unsigned long long)h);
 	e = drop_end(f, a);
-	from = e != DROP_NONE && e > cap ? e - cap : 0;
+	fresh = e == 0 || (e == cap && log_format_only(f, a));
+	from = fresh ? e : e != DROP_NONE && e > cap ? e - cap : 0;
 	if (e != DROP_NONE && f->plan && (f->plan->flags & PMA_FSCK_ADVANCED)) {
 		rc = drop_lost(f, a, from, e);
 		if (rc < 0)
@@ -782,17 +822,7 @@ static int drop_fsck(struct pma_fsck *f, unsigned a)
 	if (e != DROP_NONE) {
 		char how[128];
 
-		if (e)
-			snprintf(how, sizeof(how),
-				 "head set to record %llu, its end: the "
-				 "operations of its last %llu records are "
-				 "possibly lost",
-				 (unsigned long long)e,
-				 (unsigned long long)(e - from));
-		else
-			snprintf(how, sizeof(how),
-				 "its log was never written: head set to 0, "
-				 "nothing is lost");
+		drop_how(e, from, fresh, how, sizeof(how));
 		flags = POOL_FSCK_ADVANCED;
 		rc = pma_fsck_report_flags(
 			f, codes[ar->bad], POOL_FSCK_ERROR, flags,

@@ -121,9 +121,40 @@ static uint32_t hdr_csum(const struct pma_heap_hdr *hdr)
  * zero magic and the next open formats again; it never leaves a torn
  * header with a magic.
  */
-/* version 7: generation 0 and every arena's head 0, with their checks
+/*
+ * Version 12 (session 22): every log starts in lap 1, over a lap of
+ * records 0 .. cap - 1 that no head ever reaches (type SLAB_FREE, all
+ * zero): each slot holds the previous lap's record, whole, so an open
+ * sees at once that no append went past the tail (log_end_check in
+ * recovery.c) instead of reading the whole log (7 ms at each open of a
+ * 15-arena heap here). Builds before it read such a heap as it is: a log
+ * whose head is cap, empty.
+ */
+static int format_logs(struct pma_heap *heap)
+{
+	uint32_t cap = heap->geom.log_cap;
+	size_t len = (size_t)cap * sizeof(struct pma_rec);
+	struct pma_rec *lap0 = malloc(len);
+	uint64_t k;
+	unsigned i;
+
+	if (!lap0)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	for (k = 0; k < cap; k++)
+		pma_booklog_encode(k, cap, PMA_REC_SLAB_FREE, 0, 0,
+				   pma_booklog_slot(lap0, cap, k));
+	for (i = 0; i < heap->geom.narenas; i++)
+		pm_memcpy(heap->map,
+			  pma_addr(heap, heap->region_off + heap->geom.log_off +
+						 (uint64_t)i * len),
+			  lap0, len, PM_COPY_NODRAIN);
+	free(lap0);
+	return 0;
+}
+
+/* version 7: generation 0 and every arena's head first, with their checks
  * (flushed; the header's persist makes them durable) */
-static void format_checks(struct pma_heap *heap)
+static void format_checks(struct pma_heap *heap, uint64_t first)
 {
 	struct pma_arena_desc *descs =
 		pma_addr(heap, heap->region_off + heap->geom.arena_off);
@@ -132,7 +163,8 @@ static void format_checks(struct pma_heap *heap)
 	heap->hdr->head_gen = pma_check_gen(0);
 	pm_flush(heap->map, &heap->hdr->head_gen, sizeof(uint64_t));
 	for (i = 0; i < heap->geom.narenas; i++) {
-		descs[i].check[0] = pma_check_head(0, i, 0);
+		descs[i].head[0] = first;
+		descs[i].check[0] = pma_check_head(first, i, 0);
 		if (heap->geom.version >= PMA_HEAP_VERSION_LOCAL)
 			descs[i].lgen = pma_check_lgen(0, i);
 	}
@@ -145,6 +177,7 @@ static int heap_format(struct pma_heap *heap, uint64_t region_size)
 	struct pma_heap_hdr *shadow;
 	uint64_t magic;
 	struct pma_geom g;
+	int rc;
 
 	if (geom_compute(region_size, heap->cfg.format_version,
 			 heap->cfg.sum_shift, &g) < 0)
@@ -180,8 +213,15 @@ static int heap_format(struct pma_heap *heap, uint64_t region_size)
 	pma_sum_format(heap);
 	pm_flush(heap->map, pma_addr(heap, heap->region_off + g.sum_off),
 		 g.sum_words * 8);
+	if (g.version >= PMA_HEAP_VERSION_XRING) {
+		rc = format_logs(heap);
+		if (rc < 0)
+			return rc;
+	}
 	if (g.version >= PMA_HEAP_VERSION_CHECKED)
-		format_checks(heap);
+		format_checks(heap, g.version >= PMA_HEAP_VERSION_XRING ?
+					    g.log_cap :
+					    0);
 	shadow = malloc(sizeof(*shadow));
 	if (!shadow)
 		return util_errmsg_set(ENOMEM, "out of memory");

@@ -524,6 +524,10 @@ int pma_booklog_slot_damaged(const struct pma_rec *log, uint32_t cap,
 			     uint64_t k);
 uint64_t pma_booklog_find_tail(const struct pma_rec *log, uint32_t cap,
 			       uint64_t head);
+/* the first k in [from, end) whose record is valid, else end (end - from
+ * <= cap); reads the slots in memory order, each once */
+uint64_t pma_booklog_first_valid(const struct pma_rec *log, uint32_t cap,
+				 uint64_t from, uint64_t end);
 /* 1 if head h can be a head of the log: 0, or after record h - 1 (its
  * slot holds it, or record h - 1 + cap, the last of a full log, whole or
  * torn); a checkpoint stages only such heads */

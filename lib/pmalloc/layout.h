@@ -218,6 +218,10 @@ _Static_assert(sizeof(struct pma_arena_desc) == 64, "arena desc is a line");
  * differ between consecutive laps, so a slot still holding the previous
  * lap's record, a zeroed slot, or a torn record (one word old) is invalid.
  * cksum = low 8 bits of crc32c(word0 without cksum, word1, k).
+ * Formats of version 12 since session 22 start each log in lap 1 (heads
+ * log_cap) over a lap 0 of SLAB_FREE records with zero words that no
+ * head reaches: every slot ahead of a tail holds a whole record of the
+ * lap before (see log_end_check in recovery.c).
  */
 struct pma_rec {
 	uint64_t word0;

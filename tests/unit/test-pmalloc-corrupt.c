@@ -744,6 +744,37 @@ static void set_version(struct fx *f, uint32_t version)
 static const struct format_opts format_v3 = { 3, 0 };
 static const struct format_opts format_v4 = { 4, 0 };
 
+static const struct format_opts format_v11 = { 11, 0 };
+
+/*
+ * A hole in a log: record head + 1 zeroed (damage that looks like a
+ * record never written) with valid records after it. Ending the log
+ * there would drop committed ops, so open refuses the heap
+ * (log_end_check). Logs formatted since session 22 start in lap 1 over a
+ * lap of records, and the check reads a few slots; older ones (v11 here)
+ * are in lap 0 with zeros ahead, and it reads them all.
+ */
+static void test_log_hole(void **state)
+{
+	struct fx *f = *state;
+	struct pma_rec *logs = (struct pma_rec *)(void *)(f->map + f->region +
+							  f->geom.log_off);
+	struct pma_heap *heap;
+	uint64_t head;
+
+	assert_int_equal(test_heap_open(f->path, PMA_HEAP_RDONLY, &heap), 0);
+	head = heap->arenas[0].head;
+	pma_heap_close(heap);
+	if (f->geom.version >= PMA_HEAP_VERSION_XRING)
+		assert_true(head >= f->geom.log_cap);
+	else
+		assert_true(head < f->geom.log_cap);
+	assert_true(f->tail[0] >= head + 4);
+	memset(pma_booklog_slot(logs, f->geom.log_cap, head + 1), 0,
+	       sizeof(struct pma_rec));
+	assert_refused(f, "is invalid but record");
+}
+
 /* an extent op of arena 0 takes expect_slots log slots per record */
 static void assert_ext_slots(struct pma_heap *heap, uint64_t *slot,
 			     uint64_t expect_slots)
@@ -844,6 +875,8 @@ int main(void)
 		T(test_full_log_opens),
 		T(test_full_log_torn_last),
 		T(test_full_log_torn_first),
+		T(test_log_hole),
+		TV(test_log_hole, &format_v11),
 		T(test_entry_inside_extent),
 		T(test_ext_alloc_inside_slab),
 		T(test_ext1_records_replayed),
