@@ -195,6 +195,17 @@ PMA_API int pma_heap_sync(struct pma_heap *heap);
  */
 PMA_API int pma_heap_ring_pending(const struct pma_heap *heap,
 				  uint64_t *ret_entries);
+/*
+ * More room for an open with a region mask: take the regions of mask
+ * (bit s: region slot s) too, while the open's threads go on. Each is
+ * locked as the open's own, recovered if its last holder died, and
+ * then serves allocations (after the open's own regions) and frees; the
+ * frees other opens made of its blocks are applied. 0, or -EINVAL (an
+ * open of the whole pool, an empty mask, a slot the pool does not have),
+ * -EEXIST (a region this open holds), -EBUSY (held by another open),
+ * or a recovery error; on error no region of mask is added.
+ */
+PMA_API PMA_WUR int pma_heap_add_regions(struct pma_heap *heap, uint64_t mask);
 
 /* pma_heap_create, pma_heap_open and pma_heap_open_fds with a config
  * (NULL: the defaults; flags come from the config) */

@@ -233,12 +233,12 @@ PMA_API int pma_heap_compact(struct pma_heap *heap,
 	heap = heap->top;
 	memset(&all, 0, sizeof(all));
 	for (p = 0; p < PMA_MAX_SLOTS; p++) {
-		if (!heap->sib[p])
+		if (!pma_sib(heap, p))
 			continue;
-		rc = compact_part(heap->sib[p], &part);
+		rc = compact_part(pma_sib(heap, p), &part);
 		if (rc < 0)
 			return rc;
-		report_add(&all, &part, heap->sib[p], heap->nsib);
+		report_add(&all, &part, pma_sib(heap, p), heap->nsib);
 	}
 	if (ret)
 		*ret = all;
@@ -384,12 +384,12 @@ PMA_API int pma_heap_compact_plan(struct pma_heap *heap,
 	heap = heap->top;
 	memset(&all, 0, sizeof(all));
 	for (p = 0; p < PMA_MAX_SLOTS; p++) {
-		if (!heap->sib[p])
+		if (!pma_sib(heap, p))
 			continue;
-		rc = plan_part(heap->sib[p], &part);
+		rc = plan_part(pma_sib(heap, p), &part);
 		if (rc < 0)
 			return rc;
-		report_add(&all, &part, heap->sib[p], heap->nsib);
+		report_add(&all, &part, pma_sib(heap, p), heap->nsib);
 	}
 	if (!all.note[0])
 		snprintf(all.note, sizeof(all.note),

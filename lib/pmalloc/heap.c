@@ -375,6 +375,7 @@ static void heap_free(struct pma_heap *heap)
 	pthread_mutex_destroy(&heap->sum_lock);
 	pthread_mutex_destroy(&heap->xring_lock);
 	pthread_mutex_destroy(&heap->xdrain_lock);
+	pthread_mutex_destroy(&heap->add_lock);
 	free(heap);
 }
 
@@ -648,6 +649,7 @@ static struct pma_heap *heap_new(struct pool *pool, unsigned part,
 	pthread_mutex_init(&heap->sum_lock, NULL);
 	pthread_mutex_init(&heap->xring_lock, NULL);
 	pthread_mutex_init(&heap->xdrain_lock, NULL);
+	pthread_mutex_init(&heap->add_lock, NULL);
 	heap->id = atomic_fetch_add(&heap_ids, 1);
 	heap->rdonly = !!(flags & PMA_HEAP_RDONLY);
 	return heap;
@@ -667,6 +669,33 @@ static void heap_free_all(struct pma_heap *top)
 	pool_close(&pool);
 }
 
+/* a heap for region i of part p (slot p * nreg + i) next to top, set
+ * up; not in top->sib[] yet */
+static int heap_sibling_make(struct pma_heap *top, unsigned p, unsigned i,
+			     const struct pool_region *region, unsigned flags,
+			     struct pma_heap **ret_sib)
+{
+	struct pma_heap *sib = heap_new(top->pool, p, &top->cfg, flags);
+	int rc;
+
+	*ret_sib = sib;
+	if (!sib)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	sib->sib[p] = NULL;
+	sib->slot = p * top->nreg + i;
+	sib->top = top;
+	rc = heap_setup(sib, region, flags);
+	if (rc == 0)
+		rc = heap_dram_init(sib);
+	if (rc < 0) {
+		if (top->nreg > 1)
+			util_errmsg_prefix("part %u region %u", p, i);
+		else
+			util_errmsg_prefix("part %u", p);
+	}
+	return rc;
+}
+
 /* the heap of region r (slot p * nreg + i) next to top */
 static int heap_add_sibling(struct pma_heap *top, unsigned p, unsigned i,
 			    const struct pool_region *region, unsigned flags)
@@ -677,22 +706,10 @@ static int heap_add_sibling(struct pma_heap *top, unsigned p, unsigned i,
 	if (top->rdonly && !memcmp(pma_addr_part(top->pool, p, region->off),
 				   zero_magic, sizeof(zero_magic)))
 		return 0;
-	sib = heap_new(top->pool, p, &top->cfg, flags);
-	if (!sib)
-		return util_errmsg_set(ENOMEM, "out of memory");
-	sib->sib[p] = NULL;
-	sib->slot = p * top->nreg + i;
-	sib->top = top;
-	top->sib[sib->slot] = sib;
-	top->nsib++;
-	rc = heap_setup(sib, region, flags);
-	if (rc == 0)
-		rc = heap_dram_init(sib);
-	if (rc < 0) {
-		if (top->nreg > 1)
-			util_errmsg_prefix("part %u region %u", p, i);
-		else
-			util_errmsg_prefix("part %u", p);
+	rc = heap_sibling_make(top, p, i, region, flags, &sib);
+	if (sib) { /* heap_free_all frees it with the rest */
+		top->sib[sib->slot] = sib;
+		top->nsib++;
 	}
 	return rc;
 }
@@ -807,7 +824,7 @@ static int heap_slots(struct pma_heap *top, const struct pool_region **ret)
  * open may append to a slot not held here, but masked opens never log
  * an XFREE, so a valid one is an old one.
  */
-static int slot_xfree_check(struct pma_heap *top, unsigned s,
+static int slot_xfree_check(struct pma_heap *top, uint64_t mask, unsigned s,
 			    const struct pool_region *region)
 {
 	struct pma_heap *probe;
@@ -815,7 +832,7 @@ static int slot_xfree_check(struct pma_heap *top, unsigned s,
 	struct pma_op op;
 	unsigned i;
 	uint64_t k, tail;
-	int rc, bs, held = (int)(top->held >> s & 1);
+	int rc, bs, held = (int)(mask >> s & 1);
 
 	probe = heap_new(top->pool, s / top->nreg, &top->cfg, PMA_HEAP_RDONLY);
 	if (!probe)
@@ -839,7 +856,7 @@ static int slot_xfree_check(struct pma_heap *top, unsigned s,
 				continue;
 			bs = pma_heap_slot_of(top,
 					      pool_off_make(op.owner, op.off));
-			if (bs >= 0 && (int)(top->held >> bs & 1) != held)
+			if (bs >= 0 && (int)(mask >> bs & 1) != held)
 				rc = util_errmsg_set(
 					EBUSY,
 					"region %u of part %u: arena %u "
@@ -859,7 +876,10 @@ out:
 	return rc;
 }
 
-static int xfree_leftovers(struct pma_heap *top)
+/* slot_xfree_check of every slot but skip's, as if the open held mask
+ * (an add skips the slots the open holds: it checked them when it
+ * opened, it logs no XFREE, and its threads write them meanwhile) */
+static int xfree_leftovers(struct pma_heap *top, uint64_t mask, uint64_t skip)
 {
 	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
 	unsigned p, i, n, s, k = top->nreg;
@@ -869,15 +889,17 @@ static int xfree_leftovers(struct pma_heap *top)
 		n = pma_part_regions(top->pool, p, regs);
 		for (i = 0; i < n && i < k && p * k + i < PMA_MAX_SLOTS; i++) {
 			s = p * k + i;
+			if (skip >> s & 1)
+				continue;
 			/* a region another open holds has none (that open
 			 * checked it, and masked opens log no XFREE); its
 			 * holder writes it meanwhile, so it is not read */
-			if (!(top->held >> s & 1) &&
+			if (!(mask >> s & 1) &&
 			    pool_slot_busy(top->pool, s) == 1)
 				continue;
-			rc = slot_xfree_check(top, s, regs[i]);
+			rc = slot_xfree_check(top, mask, s, regs[i]);
 			/* (or it was taken while read) */
-			if (rc < 0 && !(top->held >> s & 1) &&
+			if (rc < 0 && !(mask >> s & 1) &&
 			    pool_slot_busy(top->pool, s) == 1)
 				rc = 0;
 			if (rc < 0)
@@ -912,7 +934,7 @@ static int heap_attach(struct pool *pool, const struct pma_config *cfg,
 	if (rc == 0)
 		rc = heap_slots(heap, &region);
 	if (rc == 0 && cfg->region_mask)
-		rc = xfree_leftovers(heap);
+		rc = xfree_leftovers(heap, heap->held, 0);
 	if (rc == 0)
 		rc = heap_setup(heap, region, flags);
 	if (rc == 0)
@@ -1123,6 +1145,150 @@ PMA_API int pma_heap_create(const char *path, uint64_t size, unsigned flags,
 PMA_API const char *pma_heap_damage(const struct pma_heap *heap)
 {
 	return heap ? pool_header_note(heap->pool) : NULL;
+}
+
+/*
+ * More room for a masked open (doc/shared-heaps.md, "More room"): the
+ * regions of mask locked, checked for XFREE leftovers, set up, recovered
+ * and rebuilt while the open's threads go on, each in sib[] before it is
+ * held (its recovery routes offsets to it; pma_sib hides it from every
+ * other reader), then held (release), then out of ring_mask, so a free
+ * of one of its blocks goes through its ring until then (drained here
+ * after). Nothing on media is new: it is what a masked open of the
+ * regions does.
+ */
+static int add_check(struct pma_heap *top, uint64_t mask)
+{
+	uint64_t all = 0;
+	unsigned s;
+
+	if (!top->cfg.region_mask)
+		return util_errmsg_set(EINVAL,
+				       "this open holds every region already: "
+				       "only an open with a region mask adds "
+				       "regions");
+	for (s = 0; s < PMA_MAX_SLOTS; s++)
+		if (top->slot_size[s])
+			all |= 1ULL << s;
+	if (!mask)
+		return util_errmsg_set(EINVAL, "no region to add (mask 0)");
+	if (mask & ~all)
+		return util_errmsg_set(EINVAL,
+				       "region mask 0x%llx: the pool has no "
+				       "region slot %u (its slots: 0x%llx)",
+				       (unsigned long long)mask,
+				       (unsigned)__builtin_ctzll(mask & ~all),
+				       (unsigned long long)all);
+	if (mask & top->held) {
+		s = (unsigned)__builtin_ctzll(mask & top->held);
+		return util_errmsg_set(EEXIST,
+				       "region %u of part %u is held by this "
+				       "open already",
+				       s % top->nreg, s / top->nreg);
+	}
+	return 0;
+}
+
+/* lock mask's slots; on failure none stays locked */
+static int add_lock_slots(struct pma_heap *top, uint64_t mask)
+{
+	char label[64];
+	unsigned s, t;
+	int rc;
+
+	for (s = 0; s < PMA_MAX_SLOTS; s++) {
+		if (!(mask >> s & 1))
+			continue;
+		snprintf(label, sizeof(label), "region %u of part %u",
+			 s % top->nreg, s / top->nreg);
+		rc = pool_slot_lock(top->pool, s, label);
+		if (rc < 0) {
+			for (t = 0; t < s; t++)
+				if (mask >> t & 1)
+					pool_slot_unlock(top->pool, t);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* set up, recover and rebuild slot s's region into added[s] */
+static int add_one(struct pma_heap *top, unsigned s, unsigned nsib,
+		   struct pma_heap **added)
+{
+	const struct pool_region *regs[PMA_REGIONS_MAX + 1];
+	unsigned p = s / top->nreg, i = s % top->nreg;
+	int rc;
+
+	if (pma_part_regions(top->pool, p, regs) <= i)
+		return util_errmsg_set(EIO, "no region slot %u", s);
+	rc = heap_sibling_make(top, p, i, regs[i], top->cfg.flags, &added[s]);
+	if (!added[s])
+		return rc;
+	/* routing (recovery's dest words) reaches it from here on */
+	__atomic_store_n(&top->sib[s], added[s], __ATOMIC_RELEASE);
+	heap_ckpt_bound(added[s], nsib);
+	if (rc == 0)
+		rc = pma_recover(added[s]);
+	if (rc == 0)
+		rc = pma_rebuild(added[s]);
+	if (rc == 0)
+		rc = pma_xring_add(added[s]);
+	if (rc < 0)
+		util_errmsg_prefix("region %u of part %u", i, p);
+	return rc;
+}
+
+PMA_API int pma_heap_add_regions(struct pma_heap *heap, uint64_t mask)
+{
+	struct pma_heap *top, *added[PMA_MAX_SLOTS] = { NULL };
+	unsigned s, n = (unsigned)__builtin_popcountll(mask), parts = 0;
+	int rc;
+
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
+	top = heap->top;
+	pthread_mutex_lock(&top->add_lock);
+	rc = add_check(top, mask);
+	if (rc == 0)
+		rc = add_lock_slots(top, mask);
+	if (rc < 0) {
+		pthread_mutex_unlock(&top->add_lock);
+		return rc;
+	}
+	rc = xfree_leftovers(top, top->held | mask, top->held);
+	for (s = 0; rc == 0 && s < PMA_MAX_SLOTS; s++)
+		if (mask >> s & 1) {
+			if (!pma_part_heap(top, s / top->nreg))
+				parts = 1; /* a part new to the placement */
+			rc = add_one(top, s, top->nsib + n, added);
+		}
+	if (rc < 0) {
+		for (s = 0; s < PMA_MAX_SLOTS; s++) {
+			if (!(mask >> s & 1))
+				continue;
+			if (added[s]) {
+				__atomic_store_n(&top->sib[s], NULL,
+						 __ATOMIC_RELEASE);
+				heap_free(added[s]);
+			}
+			pool_slot_unlock(top->pool, s);
+		}
+		pthread_mutex_unlock(&top->add_lock);
+		return rc;
+	}
+	top->nsib += n;
+	__atomic_fetch_or(&top->held, mask, __ATOMIC_RELEASE);
+	__atomic_fetch_and(&top->ring_mask, ~mask, __ATOMIC_RELEASE);
+	if (!top->place || parts)
+		rc = pma_place_init(top, top->cfg.flags);
+	for (s = 0; s < PMA_MAX_SLOTS; s++)
+		if (added[s]) {
+			pma_heap_register(added[s]);
+			(void)pma_xring_drain(added[s]);
+		}
+	pthread_mutex_unlock(&top->add_lock);
+	return rc;
 }
 
 PMA_API void pma_heap_close(struct pma_heap *heap)

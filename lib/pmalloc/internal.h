@@ -1310,6 +1310,8 @@ struct pma_heap {
 	 * persisted) */
 	pthread_mutex_t xring_lock;
 	pthread_mutex_t xdrain_lock;
+	/* top: one pma_heap_add_regions at a time */
+	pthread_mutex_t add_lock;
 	uint64_t xprod[PMA_MAX_SLOTS];
 	uint64_t xcons[PMA_MAX_SLOTS];
 
@@ -1357,8 +1359,12 @@ struct pma_place {
 	 * distance between the parts' nodes (then by index) */
 	uint8_t order[POOL_MAX_PARTS][POOL_MAX_PARTS];
 	unsigned norder;
+	/* the tables this one replaced (pma_heap_add_regions): threads may
+	 * still read them; freed at close */
+	struct pma_place *retired;
 };
-/* build top->place (nothing for a heap of one part); 0 or -ENOMEM */
+/* build top->place (nothing for a heap of one part; a built one is
+ * replaced, and kept until close); 0 or -ENOMEM */
 int pma_place_init(struct pma_heap *top, unsigned flags);
 void pma_place_free(struct pma_heap *top);
 /* the heap of the part of the calling thread's node (top if one heap):
@@ -1458,6 +1464,9 @@ int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
 		   uint64_t dest_off);
 int pma_xring_drain(struct pma_heap *o);
 int pma_xring_open(struct pma_heap *top);
+/* pma_xring_open's recovery for one region added to an open
+ * (pma_heap_add_regions), before it is held */
+int pma_xring_add(struct pma_heap *sib);
 /* the ring for slot d in the region whose header is hdr (a region of
  * size bytes), or NULL if the header names no valid rings */
 struct pma_xent *pma_xring_of(const struct pma_heap_hdr *hdr, uint64_t size,
@@ -1494,17 +1503,32 @@ static inline struct pma_heap *pma_heap_route(const struct pma_heap *heap,
 	return NULL;
 }
 /* the first heap of part (NULL if it has none) */
+/*
+ * top->sib[s] if this open holds slot s, else NULL. A region being added
+ * (pma_heap_add_regions) is in sib[] before its bit is in held, so that
+ * its recovery routes offsets to it; every reader but routing goes
+ * through here and sees it only once it is set up, recovered and held
+ * (held is stored with release after it).
+ */
+static inline struct pma_heap *pma_sib(const struct pma_heap *top, unsigned s)
+{
+	return __atomic_load_n(&top->held, __ATOMIC_ACQUIRE) >> s & 1 ?
+		       top->sib[s] :
+		       NULL;
+}
+
 static inline struct pma_heap *pma_part_heap(const struct pma_heap *top,
 					     unsigned part)
 {
 	unsigned k = top->nreg, i;
+	struct pma_heap *h;
 
 	/* the first region of the part this open holds */
 	for (i = 0;
 	     part < POOL_MAX_PARTS && i < k && part * k + i < PMA_MAX_SLOTS;
 	     i++)
-		if (top->sib[part * k + i])
-			return top->sib[part * k + i];
+		if ((h = pma_sib(top, part * k + i)))
+			return h;
 	return NULL;
 }
 /* byte offset <-> pool offset of the heap's part */

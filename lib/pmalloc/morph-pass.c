@@ -106,9 +106,9 @@ static int walk_all(struct pma_heap *heap, slab_cb cb, extent_cb ecb, void *arg)
 
 	heap = heap->top;
 	for (p = 0; p < PMA_MAX_SLOTS; p++) {
-		if (!heap->sib[p])
+		if (!pma_sib(heap, p))
 			continue;
-		rc = walk(heap->sib[p], cb, ecb, arg);
+		rc = walk(pma_sib(heap, p), cb, ecb, arg);
 		if (rc)
 			return rc;
 	}
@@ -489,9 +489,9 @@ PMA_API int pma_heap_morph(struct pma_heap *heap,
 	memset(&r, 0, sizeof(r));
 	r.used_pct = pct;
 	for (p = 0; p < PMA_MAX_SLOTS; p++) {
-		if (!heap->sib[p])
+		if (!pma_sib(heap, p))
 			continue;
-		rc = pass_part(heap->sib[p], target, pct, req->dry_run, &r);
+		rc = pass_part(pma_sib(heap, p), target, pct, req->dry_run, &r);
 		if (rc < 0)
 			return rc;
 	}

@@ -114,17 +114,21 @@ int pma_place_init(struct pma_heap *top, unsigned flags)
 		}
 		pl->norder = n;
 	}
-	top->place = pl;
+	pl->retired = top->place;
+	__atomic_store_n(&top->place, pl, __ATOMIC_RELEASE);
 	return 0;
 }
 
 void pma_place_free(struct pma_heap *top)
 {
-	if (!top->place)
-		return;
-	free(top->place->cpu_part);
-	free(top->place->cpu_node);
-	free(top->place);
+	struct pma_place *pl = top->place, *next;
+
+	for (; pl; pl = next) {
+		next = pl->retired;
+		free(pl->cpu_part);
+		free(pl->cpu_node);
+		free(pl);
+	}
 	top->place = NULL;
 }
 
@@ -135,19 +139,19 @@ static struct pma_heap *place_region(struct pma_heap *top, unsigned part)
 	struct pma_heap *h;
 
 	if (k == 1)
-		return top->sib[part];
+		return pma_sib(top, part);
 	if (!place_tls.region)
 		place_tls.region = 1 + atomic_fetch_add(&region_turns, 1);
 	/* a read-only open may lack a region never formatted */
 	for (i = 0, r = (place_tls.region - 1) % k; i < k; i++, r = (r + 1) % k)
-		if ((h = top->sib[part * k + r]))
+		if ((h = pma_sib(top, part * k + r)))
 			return h;
 	return top;
 }
 
 struct pma_heap *pma_place_local(struct pma_heap *top)
 {
-	struct pma_place *pl = top->place;
+	struct pma_place *pl = __atomic_load_n(&top->place, __ATOMIC_ACQUIRE);
 	int cpu;
 
 	if (!pl)
@@ -177,13 +181,15 @@ const uint8_t *pma_place_order(struct pma_heap *top, unsigned part,
 			       unsigned *ret_n)
 {
 	static const uint8_t only_zero[1] = { 0 };
+	const struct pma_place *pl =
+		__atomic_load_n(&top->place, __ATOMIC_ACQUIRE);
 
-	if (!top->place) {
+	if (!pl) {
 		*ret_n = 1;
 		return only_zero;
 	}
-	*ret_n = top->place->norder;
-	return top->place->order[part];
+	*ret_n = pl->norder;
+	return pl->order[part];
 }
 
 unsigned pma_place_heaps(struct pma_heap *top, struct pma_heap *local,
@@ -195,7 +201,7 @@ unsigned pma_place_heaps(struct pma_heap *top, struct pma_heap *local,
 
 	for (p = 0; p < np; p++) {
 		for (i = 0; i < k && parts[p] * k + i < PMA_MAX_SLOTS; i++) {
-			h = top->sib[parts[p] * k + (start + i) % k];
+			h = pma_sib(top, parts[p] * k + (start + i) % k);
 			if (h)
 				order[n++] = h;
 		}

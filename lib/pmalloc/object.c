@@ -86,6 +86,8 @@ PMA_API size_t pma_usable_size(struct pma_heap *heap, uint64_t off)
 		const struct pma_heap *from = heap;
 
 		heap = pma_heap_route(heap, off); /* its region's */
+		if (heap && !pma_sib(from->top, heap->slot))
+			heap = NULL; /* a region being added */
 		if (!heap && ~from->top->held)
 			(void)pma_heap_foreign_check(from, off);
 	}

@@ -734,8 +734,8 @@ PMA_API int pma_heap_checkpoint(struct pma_heap *heap)
 	heap = heap->top;
 	(void)pma_heap_sync(heap); /* other opens' frees first */
 	for (p = 0; p < PMA_MAX_SLOTS && rc == 0; p++)
-		if (heap->sib[p])
-			rc = pma_checkpoint(heap->sib[p]);
+		if (pma_sib(heap, p))
+			rc = pma_checkpoint(pma_sib(heap, p));
 	return rc;
 }
 

@@ -211,9 +211,9 @@ PMA_API int pma_heap_stats(struct pma_heap *heap,
 	heap = heap->top;
 	rc = stats_collect(heap, &st, NULL, 0);
 	for (p = 1; rc == 0 && p < PMA_MAX_SLOTS; p++) {
-		if (!heap->sib[p])
+		if (!pma_sib(heap, p))
 			continue;
-		rc = stats_collect(heap->sib[p], &part, NULL, 0);
+		rc = stats_collect(pma_sib(heap, p), &part, NULL, 0);
 		if (rc == 0)
 			stats_add(&st, &part);
 	}
@@ -253,11 +253,12 @@ PMA_API int pma_heap_part_stats(struct pma_heap *heap, unsigned part,
 	/* the part's regions summed (slots part * nreg ...) */
 	rc = stats_collect(pma_part_heap(top, part), &st, NULL, 0);
 	for (i = 0; rc == 0 && i < top->nreg; i++) {
-		if (!top->sib[part * top->nreg + i] ||
-		    top->sib[part * top->nreg + i] == pma_part_heap(top, part))
+		if (!pma_sib(top, part * top->nreg + i) ||
+		    pma_sib(top, part * top->nreg + i) ==
+			    pma_part_heap(top, part))
 			continue;
-		rc = stats_collect(top->sib[part * top->nreg + i], &reg, NULL,
-				   0);
+		rc = stats_collect(pma_sib(top, part * top->nreg + i), &reg,
+				   NULL, 0);
 		if (rc == 0)
 			stats_add(&st, &reg);
 	}
@@ -280,7 +281,7 @@ PMA_API int pma_heap_arena_stats(struct pma_heap *heap,
 		return util_errmsg_set(EINVAL, "no heap or ret_stats");
 	heap = heap->top;
 	for (p = 0; p < PMA_MAX_SLOTS; p++) {
-		if (!(h = heap->sib[p]))
+		if (!(h = pma_sib(heap, p)))
 			continue;
 		nas = total >= n		  ? 0 :
 		      n - total < h->geom.narenas ? n - total :
@@ -358,7 +359,7 @@ PMA_API int pma_log_foreach(struct pma_heap *heap, pma_log_fn fn, void *arg)
 	if (!heap || !fn)
 		return util_errmsg_set(EINVAL, "no heap or callback");
 	for (p = 0; p < PMA_MAX_SLOTS && rc == 0; p++) {
-		if (!(h = heap->top->sib[p]))
+		if (!(h = pma_sib(heap->top, p)))
 			continue;
 		pma_arenas_lock(h);
 		for (i = 0; i < h->geom.narenas && rc == 0; i++)

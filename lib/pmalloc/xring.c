@@ -205,8 +205,8 @@ int pma_xring_free(struct pma_heap *l, unsigned d, uint64_t off, uint64_t *dest,
 		rc = xring_put(l, d, off, dest, dest_off);
 		if (rc != -EAGAIN || waited >= PMA_XRING_WAIT_US)
 			return rc;
-		if (l->top->sib[d]) {
-			(void)pma_xring_drain(l->top->sib[d]);
+		if (pma_sib(l->top, d)) {
+			(void)pma_xring_drain(pma_sib(l->top, d));
 			continue;
 		}
 		/* nobody holds the region (its holder closed or died):
@@ -516,6 +516,16 @@ int pma_xring_open(struct pma_heap *top)
 	return 0;
 }
 
+int pma_xring_add(struct pma_heap *sib)
+{
+	int rc;
+
+	if (!sib->xring)
+		return 0;
+	rc = xring_cons_load(sib);
+	return rc < 0 ? rc : xring_recover(sib);
+}
+
 PMA_API int pma_heap_sync(struct pma_heap *heap)
 {
 	unsigned s;
@@ -525,7 +535,7 @@ PMA_API int pma_heap_sync(struct pma_heap *heap)
 		return util_errmsg_set(EINVAL, "no heap");
 	heap = heap->top;
 	for (s = 0; s < PMA_MAX_SLOTS; s++)
-		if (heap->sib[s])
-			n += pma_xring_drain(heap->sib[s]);
+		if (pma_sib(heap, s))
+			n += pma_xring_drain(pma_sib(heap, s));
 	return n;
 }

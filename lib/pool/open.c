@@ -281,6 +281,17 @@ int pool_slot_lock(struct pool *pool, unsigned slot, const char *label)
 	return 0;
 }
 
+void pool_slot_unlock(struct pool *pool, unsigned slot)
+{
+	struct flock fl;
+
+	if (slot >= 64 || !(pool->flags & POOL_OPEN_SHARED))
+		return;
+	slot_flock(&fl, slot, F_UNLCK);
+	while (fcntl(pool->parts[0].fd, F_OFD_SETLK, &fl) < 0 && errno == EINTR)
+		;
+}
+
 int pool_fd_slot_busy(int fd, unsigned slot)
 {
 	struct flock fl;

@@ -109,6 +109,8 @@ int pool_open_parts_fds(const char *const *paths, unsigned npaths,
  */
 #define POOL_SLOT_LOCK_BASE (1LL << 60)
 int pool_slot_lock(struct pool *pool, unsigned slot, const char *label);
+/* give back a slot pool_slot_lock took (an add that failed) */
+void pool_slot_unlock(struct pool *pool, unsigned slot);
 /* is slot locked by another open file description? 1, 0, or -errno */
 int pool_slot_busy(const struct pool *pool, unsigned slot);
 /* the same test on fd, a descriptor of part 0 (pmad's, which holds no

@@ -929,6 +929,190 @@ static void test_mask_xfree_leftover(void **state)
 	pma_heap_close(h);
 }
 
+/* pma_heap_add_regions: a masked open whose region is full takes
+ * another and allocates on; bad adds change nothing (a slot locked by a
+ * failed add is given back); the whole pool after it */
+static void test_add_more_room(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL, *whole;
+	uint64_t root, *w;
+	struct regs r;
+	unsigned i, n0, n1 = 0;
+	int rc;
+
+	pma_heap_close(create_heap(f, 1, 4));
+	r.size = 0;
+	r.n = read_regions(f, r.parts, r.offs, &r.size);
+	assert_int_equal(r.n, 4);
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	w = pma_direct(a, root);
+	for (i = 0; i < ROOT_WORDS; i++) {
+		rc = pma_malloc_to(a, 1 << 20, &w[i]);
+		if (rc == -ENOMEM)
+			break;
+		assert_int_equal(rc, 0);
+		assert_int_equal(region_of(w[i], r.n, r.parts, r.offs, r.size),
+				 0);
+	}
+	n0 = i;
+	assert_true(n0 > 2 && 2 * n0 < ROOT_WORDS);
+	assert_int_equal(pma_heap_add_regions(a, 0), -EINVAL);
+	assert_int_equal(pma_heap_add_regions(a, 0x1), -EEXIST);
+	assert_int_equal(pma_heap_add_regions(a, 0x10), -EINVAL);
+	assert_non_null(strstr(pma_errormsg(), "no region slot 4"));
+	assert_int_equal(open_mask(f, 0x4, 0, &b), 0);
+	assert_int_equal(pma_heap_add_regions(a, 0x6), -EBUSY);
+	assert_non_null(strstr(pma_errormsg(), "region 2 of part 0"));
+	assert_int_equal(pma_malloc_to(a, 1 << 20, &w[n0]), -ENOMEM);
+	/* more room: region 1 (locked by the failed add, then let go) */
+	assert_int_equal(pma_heap_add_regions(a, 0x2), 0);
+	for (i = n0; i < 2 * n0; i++) {
+		rc = pma_malloc_to(a, 1 << 20, &w[i]);
+		if (rc == -ENOMEM)
+			break;
+		assert_int_equal(rc, 0);
+		n1 += region_of(w[i], r.n, r.parts, r.offs, r.size) == 1;
+	}
+	assert_true(n1 >= n0 - 1);
+	/* frees in both regions, then allocations again */
+	for (i = 0; i < 2 * n0; i += 2)
+		if (w[i])
+			assert_int_equal(pma_free_from(a, &w[i]), 0);
+	for (i = 0; i < 2 * n0; i += 4)
+		assert_int_equal(pma_malloc_to(a, 300, &w[i]), 0);
+	assert_int_equal(pma_heap_add_regions(a, 0x4), -EBUSY);
+	pma_heap_close(b);
+	pma_heap_close(a);
+	(void)check_whole(f, 0, ROOT_WORDS, -1, &r);
+	whole = open_heap(f);
+	assert_int_equal(pma_heap_add_regions(whole, 0x2), -EINVAL);
+	pma_heap_close(whole);
+}
+
+/* the region added was left by a process killed while it held it: its
+ * allocations are recovered; a free the adder made of one of its blocks
+ * before the add (through a free ring) is applied by the add */
+static void test_add_recovers(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL;
+	uint64_t root, *w;
+	struct regs r;
+	unsigned i;
+	int st;
+	pid_t pid;
+
+	a = two_regions(f, &r);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	w = pma_direct(a, root);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (open_mask(f, 0x2, 0, &b) < 0)
+			_exit(2);
+		for (i = 32; i < 48; i++)
+			if (pma_malloc_to(b, 200, &w[i]) < 0)
+				_exit(3);
+		if (pma_free_from(b, &w[32]) < 0)
+			_exit(4);
+		_exit(0); /* no close: a crash */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(w[32], 0);
+	assert_int_equal(pma_free_from(a, &w[33]), 0); /* a ring entry */
+	assert_int_equal(w[33], 0);
+	assert_int_equal(probe_pending(f, 0x2), 1);
+	assert_int_equal(pma_heap_add_regions(a, 0x2), 0);
+	assert_int_equal(probe_pending(f, 0x2), 0);
+	for (i = 34; i < 48; i++)
+		assert_int_equal(region_of(w[i], r.n, r.parts, r.offs, r.size),
+				 1);
+	assert_int_equal(pma_free_from(a, &w[34]), 0); /* now its own */
+	for (i = 0; i < 8; i++)
+		assert_int_equal(pma_malloc_to(a, 100, &w[i]), 0);
+	pma_heap_close(a);
+	assert_int_equal(check_whole(f, 32, 48, 1, &r), 13);
+	(void)check_whole(f, 0, 8, -1, &r);
+}
+
+struct churn {
+	struct pma_heap *heap;
+	uint64_t *w;
+	unsigned lo, hi;
+	atomic_int *stop;
+	unsigned long ops, enomem;
+	int rc;
+};
+
+/* allocate or free each word of [lo, hi) in turn until told to stop */
+static void *churn_run(void *arg)
+{
+	struct churn *c = arg;
+	unsigned i;
+	int rc;
+
+	while (!atomic_load(c->stop) && c->rc == 0)
+		for (i = c->lo; i < c->hi && c->rc == 0; i++) {
+			rc = c->w[i] ? pma_free_from(c->heap, &c->w[i]) :
+				       pma_malloc_to(c->heap,
+						     (512 << 10) + i * 64,
+						     &c->w[i]);
+			c->ops++;
+			if (rc == -ENOMEM)
+				c->enomem++;
+			else
+				c->rc = rc;
+		}
+	return NULL;
+}
+
+/* two threads allocate and free, often failing for lack of room, while
+ * the region is added: nothing fails but for room, and the pool after
+ * it holds exactly what their words name */
+static void test_add_while_running(void **state)
+{
+	struct fixture *f = *state;
+	struct timespec ts = { 0, 60 * 1000 * 1000 };
+	struct churn c[2];
+	pthread_t t[2];
+	atomic_int stop = 0;
+	struct pma_heap *a;
+	uint64_t root, *w;
+	struct regs r;
+	unsigned j;
+
+	a = two_regions(f, &r);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	w = pma_direct(a, root);
+	for (j = 0; j < 2; j++) {
+		c[j] = (struct churn){ .heap = a,
+				       .w = w,
+				       .lo = j * 32,
+				       .hi = j * 32 + 32,
+				       .stop = &stop };
+		assert_int_equal(pthread_create(&t[j], NULL, churn_run, &c[j]),
+				 0);
+	}
+	nanosleep(&ts, NULL);
+	if (pma_heap_add_regions(a, 0x2) < 0)
+		fail_msg("pma_heap_add_regions: %s", pma_errormsg());
+	nanosleep(&ts, NULL);
+	atomic_store(&stop, 1);
+	for (j = 0; j < 2; j++) {
+		assert_int_equal(pthread_join(t[j], NULL), 0);
+		if (c[j].rc)
+			fail_msg("thread %u: %s", j, pma_errormsg());
+		assert_true(c[j].ops > 64);
+	}
+	/* region 0 alone could not hold both halves */
+	assert_true(c[0].enomem + c[1].enomem > 0);
+	pma_heap_close(a);
+	(void)check_whole(f, 0, ROOT_WORDS, -1, &r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -953,6 +1137,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mask_xfree_leftover, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_fork_cross, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_add_more_room, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_add_recovers, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_add_while_running, setup,
 						teardown),
 	};
 
