@@ -314,6 +314,9 @@ struct pma_pm_counters {
 	uint64_t bytes_persisted; /* bytes in flushed or persisted ranges */
 	uint64_t remote_lines; /* lines of a part on another NUMA node than
 				  the flushing thread's */
+	uint64_t xplines; /* 256-byte media lines (XPLines) written back: a
+			     flushed line in another XPLine than the line
+			     flushed before it counts one */
 };
 PMA_API void pma_pm_counters(struct pma_pm_counters *c, int thread_only);
 
