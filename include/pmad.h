@@ -22,6 +22,8 @@
 #ifndef PMAD_H
 #define PMAD_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -49,6 +51,17 @@ PMAD_API PMAD_WUR int pmad_connect(const char *socket_path,
 /* close every heap still open through client (pmad_pool_close) and the
  * connection; accepts NULL */
 PMAD_API void pmad_disconnect(struct pmad_client *client);
+
+/*
+ * Create a pool named pool of size bytes (one part, one heap region, the
+ * caller's uid and gid, pmad's default mode) in pmad's state directory,
+ * as pmactl --socket S create does; the pool is closed when this
+ * returns. -EEXIST: a pool of that name exists; -EINVAL: an empty name,
+ * size 0 or over 2^63-1, or a name or size pmad refuses (the message
+ * says why); -ENOSPC; -ECONNRESET: pmad went away.
+ */
+PMAD_API PMAD_WUR int pmad_pool_create(struct pmad_client *client,
+				       const char *pool, uint64_t size);
 
 /*
  * Open the pool named pool (as pmactl list shows it): pmad grants free

@@ -63,6 +63,24 @@ pool_field() { # pool_field NAME KEY: from pool_list
 	stop_pmad
 }
 
+@test "libpmad: pmad_pool_create makes a pool pmad serves; EEXIST, EINVAL" {
+	start_pmad
+	run "$CLIENT" "$S" create made --size 16777216
+	assert_success
+	assert_output created
+	run "$CLIENT" "$S" open made
+	assert_success
+	assert_output opened
+	[ "$(pool_field made size)" = 16777216 ]
+	run "$CLIENT" "$S" create made --size 16777216
+	assert_failure
+	assert_output --partial "-17: "
+	run "$CLIENT" "$S" create nosize --size 0
+	assert_failure
+	assert_output --partial "-22: "
+	stop_pmad
+}
+
 @test "an attached pool: pmad shows the holder, stays away, offline tools stay out" {
 	start_pmad
 	run pmactl --socket "$S" pool create held --size 16M
