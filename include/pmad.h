@@ -86,6 +86,25 @@ PMAD_API PMAD_WUR int pmad_pool_open(struct pmad_client *client,
  */
 PMAD_API int pmad_pool_close(struct pmad_client *client, struct pma_heap *heap);
 
+/* what pmad counts of a pool's clients (pmactl list shows it too) */
+struct pmad_pool_stats {
+	uint64_t attaches; /* pmad_pool_open grants so far */
+	uint64_t client_recoveries; /* recoveries of the regions of a
+				       client that went away without
+				       pmad_pool_close */
+	uint64_t last_recovery_us; /* how long the last of those took in
+				      pmad, microseconds (0: none yet) */
+};
+
+/*
+ * Read pmad's counters of the pool named pool into *ret_stats (since pmad
+ * started). -ENOENT: no such pool; -ECONNRESET: pmad went away; -EPROTO:
+ * a reply this library does not understand; -EINVAL: a NULL argument.
+ */
+PMAD_API PMAD_WUR int pmad_pool_stats(struct pmad_client *client,
+				      const char *pool,
+				      struct pmad_pool_stats *ret_stats);
+
 /* the last error message of this thread ("" if none) */
 PMAD_API const char *pmad_errormsg(void);
 

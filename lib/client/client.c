@@ -341,6 +341,62 @@ static int open_granted(struct pmad_client *c, const char *pool,
 	return 0;
 }
 
+/* a counter of pool entry p, 0 if pmad did not send it */
+static uint64_t pool_u64(struct json_object *p, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(p, key, &v))
+		return 0;
+	return (uint64_t)json_object_get_int64(v);
+}
+
+/* the entry of pool in a pool_list result, NULL if none */
+static struct json_object *pool_entry(struct json_object *result,
+				      const char *pool)
+{
+	struct json_object *pools, *p, *name;
+	size_t i;
+
+	if (!json_object_object_get_ex(result, "pools", &pools) ||
+	    !json_object_is_type(pools, json_type_array))
+		return NULL;
+	for (i = 0; i < json_object_array_length(pools); i++) {
+		p = json_object_array_get_idx(pools, i);
+		if (json_object_object_get_ex(p, "name", &name) &&
+		    json_object_is_type(name, json_type_string) &&
+		    strcmp(json_object_get_string(name), pool) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+PMAD_API int pmad_pool_stats(struct pmad_client *client, const char *pool,
+			     struct pmad_pool_stats *ret_stats)
+{
+	struct proto_reply rep;
+	struct json_object *p;
+	int rc;
+
+	if (!client || !pool || !ret_stats)
+		return util_errmsg_set(EINVAL, "no client, pool or ret_stats");
+	rc = call_args(client, "pool_list", json_object_new_object(), &rep,
+		       NULL, 0, NULL);
+	if (rc < 0)
+		return rc;
+	p = pool_entry(rep.result, pool);
+	if (p)
+		*ret_stats = (struct pmad_pool_stats){
+			.attaches = pool_u64(p, "attaches"),
+			.client_recoveries = pool_u64(p, "client_recoveries"),
+			.last_recovery_us = pool_u64(p, "last_recovery_us"),
+		};
+	else
+		rc = util_errmsg_set(ENOENT, "pmad serves no pool '%s'", pool);
+	proto_reply_release(&rep);
+	return rc;
+}
+
 PMAD_API int pmad_pool_open(struct pmad_client *client, const char *pool,
 			    struct pma_heap **ret_heap)
 {

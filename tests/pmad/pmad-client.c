@@ -690,6 +690,27 @@ static void create_once(const char *sock, const char *pool, uint64_t size)
 	pmad_disconnect(c);
 }
 
+/* pmad_pool_stats: "attaches=A recoveries=R last_recovery_us=U" */
+static void stats_once(const char *sock, const char *pool)
+{
+	struct pmad_pool_stats st;
+	struct pmad_client *c;
+	int rc = pmad_connect(sock, &c);
+
+	if (rc == 0)
+		rc = pmad_pool_stats(c, pool, &st);
+	if (rc < 0) {
+		printf("%d: %s\n", rc, pmad_errormsg());
+		pmad_disconnect(c);
+		exit(1);
+	}
+	printf("attaches=%llu recoveries=%llu last_recovery_us=%llu\n",
+	       (unsigned long long)st.attaches,
+	       (unsigned long long)st.client_recoveries,
+	       (unsigned long long)st.last_recovery_us);
+	pmad_disconnect(c);
+}
+
 /* a client misusing the descriptors it shares with pmad */
 static void setfl(const char *sock, const char *pool)
 {
@@ -730,7 +751,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: pmad-client SOCKET "
 			"basic|workload|verify|crash-loop|hold|setfl|fork|"
-			"open|two|sync|create "
+			"open|two|sync|create|stats "
 			"POOL "
 			"[options]\n");
 		return 2;
@@ -766,6 +787,8 @@ int main(int argc, char **argv)
 		two_clients(sock, pool);
 	else if (strcmp(cmd, "create") == 0)
 		create_once(sock, pool, arg_u64(argc, argv, "--size", 0));
+	else if (strcmp(cmd, "stats") == 0)
+		stats_once(sock, pool);
 	else if (strcmp(cmd, "sync") == 0)
 		sync_test(sock, pool, (int)arg_u64(argc, argv, "--expect", 1));
 	else {
