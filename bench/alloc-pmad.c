@@ -5,7 +5,7 @@
  * mapped here), the same calls as the "pmalloc" backend on the same
  * library, so the two rows differ only in how the heap was opened. pmad
  * runs elsewhere: $PMAD_SOCKET names it. Each row gets a new pool,
- * "pmabench-<pid>-<n>", created through pmad's socket (lib/proto) with
+ * "pmabench-<pid>-<n>", created through pmad (pmad_pool_create) with
  * --pool-size; it stays in pmad's state dir (pmad has no delete request
  * yet: run pmad on a scratch state dir).
  */
@@ -18,8 +18,6 @@
 #include "bench.h"
 #include "pmad.h"
 #include "pmalloc.h"
-#include "proto/proto.h"
-#include "util/errmsg.h"
 
 struct bench_pmad {
 	struct pmad_client *client;
@@ -28,30 +26,25 @@ struct bench_pmad {
 };
 
 static unsigned pool_seq; /* a new pool per open (row) */
+/* why the last open failed ("": it did not, pma_errormsg then) */
+static char bpmad_msg[256];
 
-static int create_pool(const char *sock, const char *name, uint64_t size)
+/* connect, create the pool (or reuse one of the name) and open it */
+static int bpmad_attach(struct bench_pmad *b, const char *sock,
+			const char *name, uint64_t pool_size)
 {
-	struct json_object *args = json_object_new_object();
-	struct proto_reply rep;
-	int fd, rc;
+	int rc;
 
-	if (!args)
-		return -ENOMEM;
-	json_object_object_add(args, "name", json_object_new_string(name));
-	json_object_object_add(args, "size",
-			       json_object_new_int64((int64_t)size));
-	fd = proto_connect(sock);
-	if (fd < 0) {
-		json_object_put(args);
-		return fd;
+	rc = pmad_connect(sock, &b->client);
+	if (rc == 0) {
+		rc = pmad_pool_create(b->client, name, pool_size);
+		if (rc == -EEXIST)
+			rc = 0;
 	}
-	rc = proto_call(fd, "pool_create", args, &rep);
-	close(fd);
+	if (rc == 0)
+		rc = pmad_pool_open(b->client, name, &b->heap);
 	if (rc < 0)
-		return rc;
-	if (rep.err && rep.err != EEXIST)
-		rc = util_errmsg_set(rep.err, "pool_create: %s", rep.message);
-	proto_reply_release(&rep);
+		snprintf(bpmad_msg, sizeof(bpmad_msg), "%s", pmad_errormsg());
 	return rc;
 }
 
@@ -65,26 +58,24 @@ static int bpmad_open(const char *dir, uint64_t pool_size, size_t nslots,
 	int rc;
 
 	(void)dir; /* the pool is in pmad's state dir */
-	if (!sock || !*sock)
-		return util_errmsg_set(ENOTCONN, "the pmad backend needs "
-						 "$PMAD_SOCKET (a running "
-						 "pmad)");
+	bpmad_msg[0] = '\0';
+	if (!sock || !*sock) {
+		snprintf(bpmad_msg, sizeof(bpmad_msg),
+			 "the pmad backend needs $PMAD_SOCKET (a running "
+			 "pmad)");
+		return -ENOTCONN;
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "pmabench-%d-%u", (int)getpid(),
 		 pool_seq++);
-	rc = create_pool(sock, name, pool_size);
-	if (rc == 0)
-		rc = pmad_connect(sock, &b->client);
-	if (rc == 0)
-		rc = pmad_pool_open(b->client, name, &b->heap);
+	rc = bpmad_attach(b, sock, name, pool_size);
 	if (rc == 0)
 		rc = pma_root(b->heap, nslots * sizeof(uint64_t), &root);
 	if (rc == 0 && !root)
 		rc = -EIO;
 	if (rc < 0) {
-		util_errmsg_set(-rc, "%s", pmad_errormsg());
 		pmad_disconnect(b->client);
 		free(b);
 		return rc;
@@ -138,7 +129,7 @@ static int64_t bpmad_checkpoints(void *ctx)
 
 static const char *bpmad_errormsg(void)
 {
-	return util_errmsg()[0] ? util_errmsg() : pma_errormsg();
+	return bpmad_msg[0] ? bpmad_msg : pma_errormsg();
 }
 
 const struct bench_alloc bench_alloc_pmad = {

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmabench backends for a PMAlloc heap over several parts, one per NUMA
- * node (lib/ns topology: the real one, or PMAD_FAKE_NUMA): "pmalloc-numa"
+ * node (pma_numa_nodes: the real ones, or PMAD_FAKE_NUMA's): "pmalloc-numa"
  * places each thread's blocks in its own node's part (local-first, the
  * default), "pmalloc-spread" lets the threads take the parts in turn
  * whatever node they run on (PMA_HEAP_INTERLEAVE). pmabench pins worker
  * i to the i-th CPU it may use, so the dest words of a thread's slots go
  * into a table in the part of that CPU's node (made at open by a thread
  * pinned there): with local-first, a thread writes nothing on another
- * node while its part has room, which lib/pmem's remote_lines counts.
+ * node while its part has room, which pma_pm_counters' remote_lines
+ * counts.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,9 +20,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "ns/ns.h"
 #include "pmalloc.h"
-#include "pool/pool.h"
 
 #define NUMA_MAX_PARTS 8
 
@@ -60,46 +59,54 @@ static int pin_cpu(int cpu)
 	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 }
 
+/* the config of a pool with a part per node of nodes[n] */
+static int numa_config(struct pma_config *cfg, const int *nodes, unsigned n)
+{
+	unsigned i;
+	int rc;
+
+	rc = pma_config_set_parts(cfg, n);
+	for (i = 0; rc == 0 && i < n; i++)
+		rc = pma_config_set_part_node(cfg, i, nodes[i]);
+	if (rc == 0)
+		rc = pma_config_set_flags(cfg, PMA_HEAP_FORCE);
+	return rc;
+}
+
 /* a pool with one part per online node (at least 2), a heap over all */
 static int numa_create(struct bench_numa *b, const char *dir,
 		       uint64_t pool_size, unsigned flags)
 {
-	struct pool_create_params params = { 0 };
-	const char *paths[NUMA_MAX_PARTS];
+	struct pma_config *cfg;
 	int nodes[NUMA_MAX_PARTS];
-	struct pool *pool;
-	unsigned i, n = 0;
+	unsigned i, n;
 	int rc;
 
-	for (i = 0; i < ns_node_count() && n < NUMA_MAX_PARTS; i++)
-		if (ns_node_is_online((int)i))
-			nodes[n++] = (int)i;
-	if (n < 2)
-		return -ENODEV; /* one node: the plain pmalloc rows */
-	for (i = 0; i < n; i++) {
-		snprintf(b->paths[i], sizeof(b->paths[i]),
-			 "%s/pmabench-%d-numa.pool%s%u", dir, (int)getpid(),
-			 i ? "." : "", i);
-		if (!i) /* part 0 without a suffix */
-			snprintf(b->paths[0], sizeof(b->paths[0]),
-				 "%s/pmabench-%d-numa.pool", dir,
-				 (int)getpid());
-		paths[i] = b->paths[i];
-	}
-	params.nparts = n;
-	params.paths = paths;
-	params.nodes = nodes;
-	params.part_size = pool_size / n / (64 << 10) * (64 << 10);
-	params.mode = 0600;
-	params.flags = POOL_CREATE_FORCE;
-	rc = pool_create(&params, &pool);
+	rc = pma_numa_nodes(nodes, NUMA_MAX_PARTS);
 	if (rc < 0)
 		return rc;
-	pool_close(&pool);
-	b->nparts = n;
-	rc = pma_heap_open(b->paths[0], PMA_HEAP_FORMAT, &b->heap);
+	n = (unsigned)rc < NUMA_MAX_PARTS ? (unsigned)rc : NUMA_MAX_PARTS;
+	if (n < 2)
+		return -ENODEV; /* one node: the plain pmalloc rows */
+	/* the names pma_heap_create_cfg gives the parts */
+	snprintf(b->paths[0], sizeof(b->paths[0]), "%s/pmabench-%d-numa.pool",
+		 dir, (int)getpid());
+	for (i = 1; i < n; i++)
+		snprintf(b->paths[i], sizeof(b->paths[i]), "%.4000s.part%u",
+			 b->paths[0], i);
+	rc = pma_config_new(&cfg);
+	if (rc < 0)
+		return rc;
+	rc = numa_config(cfg, nodes, n);
+	if (rc == 0)
+		rc = pma_heap_create_cfg(b->paths[0], pool_size / n, cfg,
+					 &b->heap);
+	pma_config_delete(&cfg);
+	if (rc == 0)
+		b->nparts = n;
 	if (rc == 0 && flags) { /* reopen with the placement asked */
 		pma_heap_close(b->heap);
+		b->heap = NULL;
 		rc = pma_heap_open(b->paths[0], flags, &b->heap);
 	}
 	return rc;
@@ -173,9 +180,7 @@ static int numa_open_flags(const char *dir, uint64_t pool_size, size_t nslots,
 
 	if (!b)
 		return -ENOMEM;
-	rc = ns_topology_init();
-	if (rc == 0)
-		rc = numa_create(b, dir, pool_size, flags);
+	rc = numa_create(b, dir, pool_size, flags);
 	if (rc == 0)
 		rc = numa_tables(b, nslots);
 	if (rc < 0) {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pmem/pm.h"
+#include "pmalloc.h"
 
 /* destination slots each worker thread owns (larson: per bin) */
 #define BENCH_SLOTS_PER_THREAD 1024
@@ -151,7 +151,7 @@ struct bench_result {
 	uint64_t ops; /* timed ops, all threads */
 	double secs;
 	double ops_per_sec;
-	struct pm_stats pm; /* lib/pmem counter deltas (pmalloc) */
+	struct pma_pm_counters pm; /* persistence counter deltas */
 	int64_t checkpoints; /* during the timed phase, -1: unknown */
 	/* the share of the threads' timed phase spent waiting for each
 	 * other in the workload (wl_wait_ns), 0..1 */

@@ -15,7 +15,6 @@
  * ratio to the peak live bytes; also the first -ENOMEM in the pool.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,8 +24,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "pmem/pm.h"
-#include "util/size.h"
+#include "common.h"
 
 #define FB_ALLOC_TOTAL (5000ULL << 20) /* per allocation phase */
 #define FB_LIVE_CAP (1000ULL << 20)
@@ -243,7 +241,7 @@ static uint64_t fb_pool_size(const struct fb_run *r, const struct fb_opts *o)
 struct fb_result {
 	uint64_t pool_size, peak_fp, end_fp, peak_live, end_live, ops;
 	double secs;
-	struct pm_stats pm;
+	struct pma_pm_counters pm;
 };
 
 static int fb_body(struct fb_run *r, const struct fb_opts *o)
@@ -273,7 +271,7 @@ static uint64_t fb_now_ns(void)
 static int fb_run(struct fb_run *r, const struct fb_opts *o,
 		  struct fb_result *res)
 {
-	struct pm_stats a, b;
+	struct pma_pm_counters a, b;
 	uint64_t now, peak, t0;
 	int rc;
 
@@ -294,11 +292,11 @@ static int fb_run(struct fb_run *r, const struct fb_opts *o,
 	r->baseline = now;
 	r->sample = peak == 0;
 	r->sampled_peak = now;
-	pm_stats_get_global(&a);
+	pma_pm_counters(&a, 0);
 	t0 = fb_now_ns();
 	rc = fb_body(r, o);
 	res->secs = (double)(fb_now_ns() - t0) / 1e9;
-	pm_stats_get_global(&b);
+	pma_pm_counters(&b, 0);
 	if (rc < 0)
 		goto out_close;
 	rc = r->alloc->footprint(r->ctx, &now, &peak);
@@ -387,7 +385,7 @@ static void fb_header(void)
 static void fb_print_row(const struct fb_run *r, const struct fb_opts *o,
 			 const struct fb_result *res)
 {
-	char a[UTIL_SIZE_BUF], b[UTIL_SIZE_BUF], c[UTIL_SIZE_BUF];
+	char a[BENCH_SIZE_BUF], b[BENCH_SIZE_BUF], c[BENCH_SIZE_BUF];
 	double fl = fb_per_op(r, res->pm.lines_flushed, res);
 	double fe = fb_per_op(r, res->pm.fences, res);
 
@@ -396,9 +394,9 @@ static void fb_print_row(const struct fb_run *r, const struct fb_opts *o,
 		       r->alloc->name, o->mode, r->errmsg);
 		return;
 	}
-	util_size_format(res->peak_fp, a, sizeof(a));
-	util_size_format(res->peak_live, b, sizeof(b));
-	util_size_format(res->end_fp, c, sizeof(c));
+	bench_size_format(res->peak_fp, a, sizeof(a));
+	bench_size_format(res->peak_live, b, sizeof(b));
+	bench_size_format(res->end_fp, c, sizeof(c));
 	printf("%-4s %-13s %-10s %10s %10s %6.3f %10s ", r->wl->name,
 	       r->alloc->name, o->mode, a, b,
 	       res->peak_live ? (double)res->peak_fp / (double)res->peak_live :
@@ -410,7 +408,7 @@ static void fb_print_row(const struct fb_run *r, const struct fb_opts *o,
 		printf("%8.3f %8.3f ", fl, fe);
 	printf("%9.0f ", res->secs > 0 ? (double)res->ops / res->secs : 0.0);
 	if (r->enomem) {
-		util_size_format(r->enomem_live, a, sizeof(a));
+		bench_size_format(r->enomem_live, a, sizeof(a));
 		printf("phase %d at %s live\n", r->enomem, a);
 	} else {
 		printf("no\n");
@@ -533,7 +531,7 @@ static int fb_parse(int argc, char **argv, struct fb_opts *o)
 			}
 			break;
 		case 'p':
-			if (util_size_parse(optarg, &o->pool_size) < 0) {
+			if (bench_size_parse(optarg, &o->pool_size) < 0) {
 				fprintf(stderr,
 					"fragbench: bad pool size '%s'\n",
 					optarg);
@@ -607,27 +605,12 @@ static int fb_mode_exec(const struct fb_opts *o, char **argv)
 	return -1;
 }
 
-/* the granularity lib/pmem gets for a file in dir */
+/* the persistence mode a pool in dir gets, NULL if none can be made */
 static const char *fb_probe_mode(const char *dir)
 {
-	enum pm_granularity g = PM_GRAN_PAGE;
-	struct pm_map *map;
-	char path[4096];
-	int fd, ok = 0;
+	const char *mode;
 
-	snprintf(path, sizeof(path), "%s/fragbench-%d-probe", dir,
-		 (int)getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (fd < 0)
-		return NULL;
-	if (ftruncate(fd, 1 << 16) == 0 && pm_map_new(fd, 0, &map) == 0) {
-		g = pm_map_granularity(map);
-		pm_map_delete(&map);
-		ok = 1;
-	}
-	close(fd);
-	(void)unlink(path);
-	return ok ? pm_granularity_name(g) : NULL;
+	return bench_pm_mode(dir, &mode) < 0 ? NULL : mode;
 }
 
 int main(int argc, char **argv)

@@ -35,7 +35,6 @@
 #include "hdpmbench.h"
 #include "hdpm.h"
 #include "pmalloc.h"
-#include "pmem/pm.h"
 
 #define IOSIZE (1u << 20) /* Filebench's iosize for whole-file I/O */
 #define APPEND_MAX (16u << 10) /* meanappendsize: appends of 1..16 KiB */
@@ -552,7 +551,7 @@ static int timed_run(struct fb_run *r, struct fb_thread *th,
 	unsigned k, nthreads = r->nthreads;
 	uint64_t t0, t1, user = 0;
 	struct hdpm_stats h0, h1;
-	struct pm_stats s0, s1;
+	struct pma_pm_counters s0, s1;
 
 	pthread_barrier_init(&r->start, NULL, nthreads + 1);
 	for (k = 0; k < nthreads; k++)
@@ -560,14 +559,14 @@ static int timed_run(struct fb_run *r, struct fb_thread *th,
 			fprintf(stderr, "hdpmbench: cannot start threads\n");
 			exit(1);
 		}
-	pm_stats_get_global(&s0);
+	pma_pm_counters(&s0, 0);
 	hdpm_stats(r->fs, &h0);
 	(void)pthread_barrier_wait(&r->start);
 	t0 = hb_now_ns();
 	for (k = 0; k < nthreads; k++)
 		pthread_join(th[k].tid, NULL);
 	t1 = hb_now_ns();
-	pm_stats_get_global(&s1);
+	pma_pm_counters(&s1, 0);
 	hdpm_stats(r->fs, &h1);
 	pthread_barrier_destroy(&r->start);
 	if (r->failed)

@@ -24,11 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "hdpmbench.h"
 #include "hdpm.h"
 #include "pmalloc.h"
-#include "pmem/pm.h"
-#include "util/size.h"
 
 #define PG 4096u
 #define FILL_CHUNK (1u << 20)
@@ -207,7 +206,7 @@ static int phase_run(struct bench *b, const struct phase *ph, struct result *r)
 	struct worker *w = calloc(b->nthreads, sizeof(*w));
 	pthread_t *tid = calloc(b->nthreads, sizeof(*tid));
 	uint64_t t0, t1, user, ops = b->o->ops;
-	struct pm_stats s0, s1;
+	struct pma_pm_counters s0, s1;
 	unsigned i;
 	int rc = 0;
 
@@ -225,7 +224,7 @@ static int phase_run(struct bench *b, const struct phase *ph, struct result *r)
 		w[i].n = ops * (i + 1) / b->nthreads - w[i].first;
 	}
 	/* every thread's flushes and fences (the GC thread's too, if on) */
-	pm_stats_get_global(&s0);
+	pma_pm_counters(&s0, 0);
 	t0 = hb_now_ns();
 	for (i = 0; i < b->nthreads; i++)
 		if (pthread_create(&tid[i], NULL, worker_main, &w[i])) {
@@ -235,7 +234,7 @@ static int phase_run(struct bench *b, const struct phase *ph, struct result *r)
 	while (i-- > 0)
 		pthread_join(tid[i], NULL);
 	t1 = hb_now_ns();
-	pm_stats_get_global(&s1);
+	pma_pm_counters(&s1, 0);
 	for (i = 0; i < b->nthreads; i++)
 		rc |= w[i].rc;
 	free(w);
@@ -343,23 +342,9 @@ static int mode_run(const struct opts *o, const char *mode, unsigned flags,
 
 const char *hb_probe_gran(const char *dir)
 {
-	char path[4096];
-	struct pm_map *map;
-	const char *name = NULL;
-	int fd;
+	const char *mode;
 
-	snprintf(path, sizeof(path), "%s/hdpmbench-%d-probe", dir,
-		 (int)getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (fd < 0)
-		return NULL;
-	if (ftruncate(fd, 1 << 16) == 0 && pm_map_new(fd, 0, &map) == 0) {
-		name = pm_granularity_name(pm_map_granularity(map));
-		pm_map_delete(&map);
-	}
-	close(fd);
-	(void)unlink(path);
-	return name;
+	return bench_pm_mode(dir, &mode) < 0 ? NULL : mode;
 }
 
 static void usage(FILE *f)
@@ -451,7 +436,7 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 		o->dir = arg;
 		return 0;
 	case 's':
-		return util_size_parse(arg, &o->set_size) < 0 ? -1 : 0;
+		return bench_size_parse(arg, &o->set_size) < 0 ? -1 : 0;
 	case 'f':
 		if (parse_u64(arg, &v) < 0 || !v || v > 4000)
 			return -1;

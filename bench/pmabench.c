@@ -21,8 +21,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "pmem/pm.h"
-#include "util/size.h"
+#include "common.h"
 
 #define BENCH_MAX_THREADS 64
 
@@ -235,46 +234,22 @@ static unsigned bench_group(const struct bench_opts *o,
 
 /* ------------------------------------------------------------ modes */
 
-/* the granularity lib/pmem gets for a file in dir in this environment */
-static int probe_mode(const char *dir, enum pm_granularity *ret_gran)
-{
-	char path[4096];
-	struct pm_map *map;
-	int fd, rc;
-
-	snprintf(path, sizeof(path), "%s/pmabench-%d-probe", dir,
-		 (int)getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (fd < 0)
-		return -errno;
-	rc = ftruncate(fd, 1 << 16) ? -errno : 0;
-	if (rc == 0)
-		rc = pm_map_new(fd, 0, &map);
-	if (rc == 0) {
-		*ret_gran = pm_map_granularity(map);
-		pm_map_delete(&map);
-	}
-	close(fd);
-	(void)unlink(path);
-	return rc;
-}
-
 /* refuse to measure in a mode other than the one asked for */
 static int check_mode(const struct bench_opts *o)
 {
-	enum pm_granularity gran = PM_GRAN_PAGE;
+	const char *mode;
 	int rc;
 
-	rc = probe_mode(o->cfg.dir, &gran);
+	rc = bench_pm_mode(o->cfg.dir, &mode);
 	if (rc < 0) {
-		fprintf(stderr, "pmabench: cannot map a file in '%s': %s\n",
-			o->cfg.dir, strerror(-rc));
+		fprintf(stderr, "pmabench: cannot make a heap in '%s': %s\n",
+			o->cfg.dir, pma_errormsg());
 		return rc;
 	}
-	if (strcmp(pm_granularity_name(gran), o->run_mode) != 0) {
+	if (strcmp(mode, o->run_mode) != 0) {
 		fprintf(stderr,
 			"pmabench: '%s' maps with %s granularity, not %s\n",
-			o->cfg.dir, pm_granularity_name(gran), o->run_mode);
+			o->cfg.dir, mode, o->run_mode);
 		return -EINVAL;
 	}
 	return 0;
@@ -640,7 +615,7 @@ static int parse_opt_num(struct bench_opts *o, int c, const char *arg)
 		o->cfg.warmup = parse_count(arg, "warm-up count");
 		break;
 	case 's':
-		if (util_size_parse(arg, &o->cfg.pool_size) < 0)
+		if (bench_size_parse(arg, &o->cfg.pool_size) < 0)
 			bad_arg("pool size", arg);
 		break;
 	case 'r':

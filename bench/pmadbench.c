@@ -14,7 +14,7 @@
  *            (waitpid) to the next pmad_pool_open's return, and pmad's own
  *            reopen time for it (last_recovery_us of pool_list)
  * Prints the persistence mode, and the client's flushes and fences per
- * open and close (lib/pmem counters: the client's side only).
+ * open and close (pma_pm_counters: the client's side only).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,9 +29,7 @@
 
 #include "pmad.h"
 #include "pmalloc.h"
-#include "pmem/pm.h"
-#include "proto/proto.h"
-#include "util/size.h"
+#include "common.h"
 
 struct opts {
 	const char *sock;
@@ -81,57 +79,35 @@ static uint64_t pct(uint64_t *v, unsigned n, unsigned p)
 	return v[(size_t)n * p / 100 < n ? (size_t)n * p / 100 : n - 1];
 }
 
-/* one raw request; the reply's result object (owned by rep) */
-static void request(const char *sock, const char *op, struct json_object *args,
-		    struct proto_reply *rep)
-{
-	int fd = proto_connect(sock), rc;
-
-	if (fd < 0)
-		die("connect", fd);
-	rc = proto_call(fd, op, args, rep);
-	close(fd);
-	if (rc < 0)
-		die(op, rc);
-}
-
+/* a pool of --pool-size bytes through pmad (pmad_pool_create) */
 static void create_pool(const struct opts *o, const char *name)
 {
-	struct json_object *args = json_object_new_object();
-	struct proto_reply rep;
+	struct pmad_client *c = NULL;
+	int rc;
 
-	json_object_object_add(args, "name", json_object_new_string(name));
-	json_object_object_add(args, "size",
-			       json_object_new_int64((int64_t)o->pool_size));
-	request(o->sock, "pool_create", args, &rep);
-	if (rep.err) {
+	rc = pmad_connect(o->sock, &c);
+	if (rc == 0)
+		rc = pmad_pool_create(c, name, o->pool_size);
+	if (rc < 0) {
 		fprintf(stderr, "pmadbench: pool_create %s: %s\n", name,
-			rep.message);
+			pmad_errormsg());
 		exit(1);
 	}
-	proto_reply_release(&rep);
+	pmad_disconnect(c);
 }
 
 /* pmad's last_recovery_us of pool name, 0 if not known */
 static uint64_t pmad_recovery_us(const struct opts *o, const char *name)
 {
-	struct json_object *pools, *p, *v;
-	struct proto_reply rep;
-	uint64_t us = 0;
-	size_t i;
+	struct pmad_pool_stats st = { 0 };
+	struct pmad_client *c = NULL;
+	int rc;
 
-	request(o->sock, "pool_list", NULL, &rep);
-	if (!rep.err && json_object_object_get_ex(rep.result, "pools", &pools))
-		for (i = 0; i < json_object_array_length(pools); i++) {
-			p = json_object_array_get_idx(pools, i);
-			if (json_object_object_get_ex(p, "name", &v) &&
-			    strcmp(json_object_get_string(v), name) == 0 &&
-			    json_object_object_get_ex(p, "last_recovery_us",
-						      &v))
-				us = (uint64_t)json_object_get_int64(v);
-		}
-	proto_reply_release(&rep);
-	return us;
+	rc = pmad_connect(o->sock, &c);
+	if (rc == 0)
+		rc = pmad_pool_stats(c, name, &st);
+	pmad_disconnect(c);
+	return rc < 0 ? 0 : st.last_recovery_us;
 }
 
 /* free what an earlier fill left (the root's array and its blocks) */
@@ -186,7 +162,7 @@ static void bench_open(const struct opts *o)
 {
 	uint64_t *t_open = calloc(o->iters, sizeof(uint64_t));
 	uint64_t *t_close = calloc(o->iters, sizeof(uint64_t));
-	struct pm_stats s0, s1, s2;
+	struct pma_pm_counters s0, s1, s2;
 	uint64_t fl_open = 0, fe_open = 0, fl_close = 0, fe_close = 0, t;
 	struct pmad_client *c = NULL;
 	struct pma_heap *heap = NULL;
@@ -205,19 +181,19 @@ static void bench_open(const struct opts *o)
 	if (pmad_pool_close(c, heap) < 0)
 		die("close", -EIO);
 	for (i = 0; i < o->iters; i++) {
-		pm_stats_get_global(&s0);
+		pma_pm_counters(&s0, 0);
 		t = now_ns();
 		rc = pmad_pool_open(c, name, &heap);
 		t_open[i] = now_ns() - t;
 		if (rc < 0)
 			die("open", rc);
-		pm_stats_get_global(&s1);
+		pma_pm_counters(&s1, 0);
 		t = now_ns();
 		rc = pmad_pool_close(c, heap);
 		t_close[i] = now_ns() - t;
 		if (rc < 0)
 			die("close", rc);
-		pm_stats_get_global(&s2);
+		pma_pm_counters(&s2, 0);
 		fl_open += s1.lines_flushed - s0.lines_flushed;
 		fe_open += s1.fences - s0.fences;
 		fl_close += s2.lines_flushed - s1.lines_flushed;
@@ -349,14 +325,14 @@ int main(int argc, char **argv)
 			o.do_recovery = strstr(optarg, "recovery") != NULL;
 			break;
 		case 'o':
-			if (util_size_parse(optarg, &o.objects) < 0)
+			if (bench_size_parse(optarg, &o.objects) < 0)
 				return 2;
 			break;
 		case 'i':
 			o.iters = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		case 's':
-			if (util_size_parse(optarg, &o.pool_size) < 0)
+			if (bench_size_parse(optarg, &o.pool_size) < 0)
 				return 2;
 			break;
 		case 'h':

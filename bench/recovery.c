@@ -5,8 +5,8 @@
  * the bookkeeping logs keep their un-checkpointed records: a crash, as far
  * as the heap is concerned. The parent times pma_heap_open (recovery),
  * checks every object survived, then times a clean open for comparison.
- * With --recovery-parts N the pool has N parts (one per NUMA node of lib/ns'
- * topology; PMAD_FAKE_NUMA fakes them) and N threads, pinned to the first
+ * With --recovery-parts N the pool has N parts (one per NUMA node of
+ * pma_numa_nodes; PMAD_FAKE_NUMA fakes them) and N threads, pinned to the first
  * N CPUs the process may use, fill it: local-first spreads the objects
  * over the parts, whose recoveries all run at the open.
  */
@@ -22,9 +22,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "ns/ns.h"
 #include "pmalloc.h"
-#include "pool/pool.h"
 
 #define REC_OBJ_SIZE 64
 #define REC_TARGET_MS 100.0
@@ -128,48 +126,53 @@ static int rec_fill(struct pma_heap *heap, uint64_t n, unsigned nthreads,
 	return 0;
 }
 
-/* part i's file: path, then path.1, path.2 ... (cut short: the open
- * then names the missing file) */
+/* part i's file: path, then path.part1, path.part2 ... as
+ * pma_heap_create_cfg names them (cut short: the unlink then misses) */
 static void rec_part_path(const char *path, unsigned i, char *buf, size_t len)
 {
-	int n = i ? snprintf(buf, len, "%.4000s.%u", path, i % 100) :
+	int n = i ? snprintf(buf, len, "%.4000s.part%u", path, i % 100) :
 		    snprintf(buf, len, "%.4000s", path);
 
 	(void)n;
+}
+
+/* a config for a pool of nparts parts, one per online node in order */
+static int rec_parts_config(unsigned nparts, struct pma_config *cfg)
+{
+	int nodes[16];
+	unsigned i;
+	int rc;
+
+	rc = pma_numa_nodes(nodes, 16);
+	if (rc < 0)
+		return rc;
+	if ((unsigned)rc < nparts)
+		return -ENODEV; /* fewer nodes than parts */
+	rc = pma_config_set_parts(cfg, nparts);
+	for (i = 0; rc == 0 && i < nparts; i++)
+		rc = pma_config_set_part_node(cfg, i, nodes[i]);
+	if (rc == 0)
+		rc = pma_config_set_flags(cfg, PMA_HEAP_FORCE);
+	return rc;
 }
 
 /* a pool of nparts parts of size bytes, one per online node */
 static int rec_create_parts(const char *path, uint64_t size, unsigned nparts,
 			    struct pma_heap **ret_heap)
 {
-	struct pool_create_params params = { 0 };
-	char names[16][PATH_MAX];
-	const char *paths[16];
-	int nodes[16];
-	struct pool *pool;
-	unsigned i;
+	struct pma_config *cfg;
 	int rc;
 
-	if (nparts > 16 || ns_topology_init() < 0)
+	if (nparts > 16)
 		return -EINVAL;
-	for (i = 0; i < nparts; i++) {
-		rec_part_path(path, i, names[i], sizeof(names[i]));
-		paths[i] = names[i];
-		nodes[i] = ns_node_nth_online(i);
-		if (i && nodes[i] == nodes[0])
-			return -ENODEV; /* fewer nodes than parts */
-	}
-	params.nparts = nparts;
-	params.paths = paths;
-	params.nodes = nodes;
-	params.part_size = size / nparts / (64 << 10) * (64 << 10);
-	params.mode = 0600;
-	params.flags = POOL_CREATE_FORCE;
-	rc = pool_create(&params, &pool);
+	rc = pma_config_new(&cfg);
 	if (rc < 0)
 		return rc;
-	pool_close(&pool);
-	return pma_heap_open(path, PMA_HEAP_FORMAT, ret_heap);
+	rc = rec_parts_config(nparts, cfg);
+	if (rc == 0)
+		rc = pma_heap_create_cfg(path, size / nparts, cfg, ret_heap);
+	pma_config_delete(&cfg);
+	return rc;
 }
 
 /* in the child: fill, report, then crash (no close, no checkpoint) */

@@ -24,7 +24,7 @@ struct bench_run {
 	_Atomic int abort;
 	int pin; /* cfg->pin */
 	uint64_t t0, t1;
-	struct pm_stats s0, s1;
+	struct pma_pm_counters s0, s1;
 	int64_t ckpt0, ckpt1;
 };
 
@@ -45,7 +45,7 @@ static void run_snap_start(void *arg)
 	struct bench_run *run = arg;
 
 	run->ckpt0 = run_checkpoints(run);
-	pm_stats_get_global(&run->s0);
+	pma_pm_counters(&run->s0, 0);
 	run->t0 = bench_now_ns();
 }
 
@@ -54,7 +54,7 @@ static void run_snap_end(void *arg)
 	struct bench_run *run = arg;
 
 	run->t1 = bench_now_ns();
-	pm_stats_get_global(&run->s1);
+	pma_pm_counters(&run->s1, 0);
 	run->ckpt1 = run_checkpoints(run);
 }
 

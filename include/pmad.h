@@ -22,6 +22,8 @@
 #ifndef PMAD_H
 #define PMAD_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,6 +53,17 @@ PMAD_API PMAD_WUR int pmad_connect(const char *socket_path,
 PMAD_API void pmad_disconnect(struct pmad_client *client);
 
 /*
+ * Create a pool named pool of size bytes (one part, one heap region, the
+ * caller's uid and gid, pmad's default mode) in pmad's state directory,
+ * as pmactl --socket S create does; the pool is closed when this
+ * returns. -EEXIST: a pool of that name exists; -EINVAL: an empty name,
+ * size 0 or over 2^63-1, or a name or size pmad refuses (the message
+ * says why); -ENOSPC; -ECONNRESET: pmad went away.
+ */
+PMAD_API PMAD_WUR int pmad_pool_create(struct pmad_client *client,
+				       const char *pool, uint64_t size);
+
+/*
  * Open the pool named pool (as pmactl list shows it): pmad grants free
  * heap regions and sends descriptors of the pool's parts, which are
  * mapped here with those regions (their recovery runs if needed).
@@ -72,6 +85,25 @@ PMAD_API PMAD_WUR int pmad_pool_open(struct pmad_client *client,
  * an error; 0 if pmad went away meanwhile (the regions are free).
  */
 PMAD_API int pmad_pool_close(struct pmad_client *client, struct pma_heap *heap);
+
+/* what pmad counts of a pool's clients (pmactl list shows it too) */
+struct pmad_pool_stats {
+	uint64_t attaches; /* pmad_pool_open grants so far */
+	uint64_t client_recoveries; /* recoveries of the regions of a
+				       client that went away without
+				       pmad_pool_close */
+	uint64_t last_recovery_us; /* how long the last of those took in
+				      pmad, microseconds (0: none yet) */
+};
+
+/*
+ * Read pmad's counters of the pool named pool into *ret_stats (since pmad
+ * started). -ENOENT: no such pool; -ECONNRESET: pmad went away; -EPROTO:
+ * a reply this library does not understand; -EINVAL: a NULL argument.
+ */
+PMAD_API PMAD_WUR int pmad_pool_stats(struct pmad_client *client,
+				      const char *pool,
+				      struct pmad_pool_stats *ret_stats);
 
 /* the last error message of this thread ("" if none) */
 PMAD_API const char *pmad_errormsg(void);

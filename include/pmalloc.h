@@ -152,6 +152,15 @@ PMA_API PMA_WUR int pma_config_set_parts(struct pma_config *cfg,
  * the file's memory, detected; see pmactl create --node) */
 PMA_API PMA_WUR int pma_config_set_part_node(struct pma_config *cfg,
 					     unsigned part, int node);
+/*
+ * The online NUMA nodes heaps place parts and threads by: the system's,
+ * or PMAD_FAKE_NUMA's (tests) when it is set. The first max node
+ * numbers, ascending, go to nodes (NULL if max is 0). Returns the count
+ * of online nodes (may exceed max), or -EINVAL (a bad PMAD_FAKE_NUMA, or
+ * nodes NULL with max over 0). For a pool with a part per node
+ * (pma_config_set_parts, pma_config_set_part_node).
+ */
+PMA_API PMA_WUR int pma_numa_nodes(int *nodes, unsigned max);
 /* pma_heap_create_cfg: permission bits of new part files (default 0600) */
 PMA_API PMA_WUR int pma_config_set_mode(struct pma_config *cfg, unsigned mode);
 /* a heap formatted with this config (pma_heap_create_cfg, or
@@ -325,6 +334,9 @@ struct pma_pm_counters {
 	uint64_t bytes_persisted; /* bytes in flushed or persisted ranges */
 	uint64_t remote_lines; /* lines of a part on another NUMA node than
 				  the flushing thread's */
+	uint64_t xplines; /* 256-byte media lines (XPLines) written back: a
+			     flushed line in another XPLine than the line
+			     flushed before it counts one */
 };
 PMA_API void pma_pm_counters(struct pma_pm_counters *c, int thread_only);
 

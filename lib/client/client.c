@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,19 +97,40 @@ PMAD_API int pmad_connect(const char *socket_path,
 	return 0;
 }
 
-/* one request; pmad's error reply becomes the return value and message */
-static int call(struct pmad_client *c, const char *op, const char *pool,
-		struct proto_reply *rep, int *fds, unsigned max,
-		unsigned *ret_nfds)
+/* args {"name": pool}, plus {"size": size} if size; NULL if out of memory */
+static struct json_object *pool_args(const char *pool, uint64_t size)
 {
 	struct json_object *args = json_object_new_object();
 	struct json_object *name = json_object_new_string(pool);
-	int rc;
+	struct json_object *bytes =
+		size ? json_object_new_int64((int64_t)size) : NULL;
 
-	if (!args || !name || json_object_object_add(args, "name", name) < 0) {
+	if (!args || !name || (size && !bytes) ||
+	    json_object_object_add(args, "name", name) < 0) {
+		json_object_put(bytes);
 		json_object_put(name);
 		json_object_put(args);
-		return util_errmsg_set(ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (bytes && json_object_object_add(args, "size", bytes) < 0) {
+		json_object_put(bytes);
+		json_object_put(args);
+		return NULL;
+	}
+	return args;
+}
+
+/* one request (args is consumed); pmad's error reply becomes the return
+ * value and message */
+static int call_args(struct pmad_client *c, const char *op,
+		     struct json_object *args, struct proto_reply *rep,
+		     int *fds, unsigned max, unsigned *ret_nfds)
+{
+	int rc;
+
+	if (!args) { /* (-ENOMEM spelled out: rep stays unset) */
+		(void)util_errmsg_set(ENOMEM, "out of memory");
+		return -ENOMEM;
 	}
 	c->replied = 0;
 	rc = proto_call_fds(c->fd, op, args, rep, fds, max, ret_nfds);
@@ -126,6 +148,32 @@ static int call(struct pmad_client *c, const char *op, const char *pool,
 		rc = util_errmsg_set(rep->err, "pmad: %s", rep->message);
 		proto_reply_release(rep);
 	}
+	return rc;
+}
+
+/* a request naming pool */
+static int call(struct pmad_client *c, const char *op, const char *pool,
+		struct proto_reply *rep, int *fds, unsigned max,
+		unsigned *ret_nfds)
+{
+	return call_args(c, op, pool_args(pool, 0), rep, fds, max, ret_nfds);
+}
+
+PMAD_API int pmad_pool_create(struct pmad_client *client, const char *pool,
+			      uint64_t size)
+{
+	struct proto_reply rep;
+	int rc;
+
+	if (!client || !pool || !pool[0])
+		return util_errmsg_set(EINVAL, "no client or pool name");
+	if (!size || size > INT64_MAX)
+		return util_errmsg_set(EINVAL, "pool size %llu (1..2^63-1)",
+				       (unsigned long long)size);
+	rc = call_args(client, "pool_create", pool_args(pool, size), &rep, NULL,
+		       0, NULL);
+	if (rc == 0)
+		proto_reply_release(&rep);
 	return rc;
 }
 
@@ -291,6 +339,62 @@ static int open_granted(struct pmad_client *c, const char *pool,
 	}
 	*ret_heap = heap;
 	return 0;
+}
+
+/* a counter of pool entry p, 0 if pmad did not send it */
+static uint64_t pool_u64(struct json_object *p, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(p, key, &v))
+		return 0;
+	return (uint64_t)json_object_get_int64(v);
+}
+
+/* the entry of pool in a pool_list result, NULL if none */
+static struct json_object *pool_entry(struct json_object *result,
+				      const char *pool)
+{
+	struct json_object *pools, *p, *name;
+	size_t i;
+
+	if (!json_object_object_get_ex(result, "pools", &pools) ||
+	    !json_object_is_type(pools, json_type_array))
+		return NULL;
+	for (i = 0; i < json_object_array_length(pools); i++) {
+		p = json_object_array_get_idx(pools, i);
+		if (json_object_object_get_ex(p, "name", &name) &&
+		    json_object_is_type(name, json_type_string) &&
+		    strcmp(json_object_get_string(name), pool) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+PMAD_API int pmad_pool_stats(struct pmad_client *client, const char *pool,
+			     struct pmad_pool_stats *ret_stats)
+{
+	struct proto_reply rep;
+	struct json_object *p;
+	int rc;
+
+	if (!client || !pool || !ret_stats)
+		return util_errmsg_set(EINVAL, "no client, pool or ret_stats");
+	rc = call_args(client, "pool_list", json_object_new_object(), &rep,
+		       NULL, 0, NULL);
+	if (rc < 0)
+		return rc;
+	p = pool_entry(rep.result, pool);
+	if (p)
+		*ret_stats = (struct pmad_pool_stats){
+			.attaches = pool_u64(p, "attaches"),
+			.client_recoveries = pool_u64(p, "client_recoveries"),
+			.last_recovery_us = pool_u64(p, "last_recovery_us"),
+		};
+	else
+		rc = util_errmsg_set(ENOENT, "pmad serves no pool '%s'", pool);
+	proto_reply_release(&rep);
+	return rc;
 }
 
 PMAD_API int pmad_pool_open(struct pmad_client *client, const char *pool,

@@ -208,3 +208,26 @@ unsigned pma_place_heaps(struct pma_heap *top, struct pma_heap *local,
 	}
 	return n;
 }
+
+PMA_API int pma_numa_nodes(int *nodes, unsigned max)
+{
+	unsigned i, count = 0;
+	int rc;
+
+	if (!nodes && max)
+		return util_errmsg_set(EINVAL, "no node array for %u", max);
+	/* the topology placement uses (pma_place_new) */
+	if (!ns_topology_is_fake()) {
+		rc = ns_topology_init();
+		if (rc < 0)
+			return rc;
+	}
+	for (i = 0; i < ns_node_count(); i++) {
+		if (!ns_node_is_online((int)i))
+			continue;
+		if (count < max)
+			nodes[count] = (int)i;
+		count++;
+	}
+	return (int)count;
+}

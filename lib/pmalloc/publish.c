@@ -65,6 +65,7 @@ PMA_API void pma_pm_counters(struct pma_pm_counters *c, int thread_only)
 		.reflushes = st.reflushes,
 		.bytes_persisted = st.bytes_persisted,
 		.remote_lines = st.remote_lines,
+		.xplines = st.xplines,
 	};
 }
 

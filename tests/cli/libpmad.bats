@@ -63,6 +63,53 @@ pool_field() { # pool_field NAME KEY: from pool_list
 	stop_pmad
 }
 
+@test "libpmad: pmad_pool_create makes a pool pmad serves; EEXIST, EINVAL" {
+	start_pmad
+	run "$CLIENT" "$S" create made --size 16777216
+	assert_success
+	assert_output created
+	run "$CLIENT" "$S" open made
+	assert_success
+	assert_output opened
+	[ "$(pool_field made size)" = 16777216 ]
+	run "$CLIENT" "$S" create made --size 16777216
+	assert_failure
+	assert_output --partial "-17: "
+	run "$CLIENT" "$S" create nosize --size 0
+	assert_failure
+	assert_output --partial "-22: "
+	stop_pmad
+}
+
+@test "libpmad: pmad_pool_stats reads the pool's attaches and recoveries" {
+	local us
+	start_pmad
+	run pmactl --socket "$S" pool create st --size 16M
+	assert_success
+	run "$CLIENT" "$S" stats st
+	assert_success
+	assert_output "attaches=0 recoveries=0 last_recovery_us=0"
+	mkfifo "$D/in"
+	"$CLIENT" "$S" hold st <"$D/in" >"$D/hold.out" &
+	HOLD_PID=$!
+	exec 8>"$D/in"
+	wait_for grep -q held "$D/hold.out"
+	kill -9 "$HOLD_PID"
+	wait "$HOLD_PID" || true
+	HOLD_PID=""
+	exec 8>&-
+	recovered() { [ "$(pool_field st client_recoveries)" = 1 ]; }
+	wait_for recovered
+	us=$(pool_field st last_recovery_us)
+	run "$CLIENT" "$S" stats st
+	assert_success
+	assert_output "attaches=1 recoveries=1 last_recovery_us=$us"
+	run "$CLIENT" "$S" stats nosuch
+	assert_failure
+	assert_output --partial "-2: "
+	stop_pmad
+}
+
 @test "an attached pool: pmad shows the holder, stays away, offline tools stay out" {
 	start_pmad
 	run pmactl --socket "$S" pool create held --size 16M

@@ -673,6 +673,44 @@ static void open_once(const char *sock, const char *pool)
 		die("close", rc);
 }
 
+/* pmad_pool_create: "created", or the errno and message, exit 1 */
+static void create_once(const char *sock, const char *pool, uint64_t size)
+{
+	struct pmad_client *c;
+	int rc = pmad_connect(sock, &c);
+
+	if (rc == 0)
+		rc = pmad_pool_create(c, pool, size);
+	if (rc < 0) {
+		printf("%d: %s\n", rc, pmad_errormsg());
+		pmad_disconnect(c);
+		exit(1);
+	}
+	printf("created\n");
+	pmad_disconnect(c);
+}
+
+/* pmad_pool_stats: "attaches=A recoveries=R last_recovery_us=U" */
+static void stats_once(const char *sock, const char *pool)
+{
+	struct pmad_pool_stats st;
+	struct pmad_client *c;
+	int rc = pmad_connect(sock, &c);
+
+	if (rc == 0)
+		rc = pmad_pool_stats(c, pool, &st);
+	if (rc < 0) {
+		printf("%d: %s\n", rc, pmad_errormsg());
+		pmad_disconnect(c);
+		exit(1);
+	}
+	printf("attaches=%llu recoveries=%llu last_recovery_us=%llu\n",
+	       (unsigned long long)st.attaches,
+	       (unsigned long long)st.client_recoveries,
+	       (unsigned long long)st.last_recovery_us);
+	pmad_disconnect(c);
+}
+
 /* a client misusing the descriptors it shares with pmad */
 static void setfl(const char *sock, const char *pool)
 {
@@ -713,7 +751,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: pmad-client SOCKET "
 			"basic|workload|verify|crash-loop|hold|setfl|fork|"
-			"open|two|sync "
+			"open|two|sync|create|stats "
 			"POOL "
 			"[options]\n");
 		return 2;
@@ -747,6 +785,10 @@ int main(int argc, char **argv)
 		open_once(sock, pool);
 	else if (strcmp(cmd, "two") == 0)
 		two_clients(sock, pool);
+	else if (strcmp(cmd, "create") == 0)
+		create_once(sock, pool, arg_u64(argc, argv, "--size", 0));
+	else if (strcmp(cmd, "stats") == 0)
+		stats_once(sock, pool);
 	else if (strcmp(cmd, "sync") == 0)
 		sync_test(sock, pool, (int)arg_u64(argc, argv, "--expect", 1));
 	else {

@@ -608,9 +608,29 @@ static void test_open_fds(void **state)
 	assert_int_equal(rename(moved, f->path[1]), 0);
 }
 
+/* pma_numa_nodes lists the fake topology's nodes, as placement uses it */
+static void test_numa_nodes(void **state)
+{
+	int nodes[4] = { -1, -1, -1, -1 };
+
+	(void)state;
+	assert_int_equal(pma_numa_nodes(nodes, 4), 2);
+	assert_int_equal(nodes[0], 0);
+	assert_int_equal(nodes[1], 1);
+	assert_int_equal(nodes[2], -1);
+	nodes[0] = nodes[1] = -1;
+	assert_int_equal(pma_numa_nodes(nodes, 1), 2);
+	assert_int_equal(nodes[0], 0);
+	assert_int_equal(nodes[1], -1);
+	assert_int_equal(pma_numa_nodes(NULL, 0), 2);
+	assert_int_equal(pma_numa_nodes(NULL, 1), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_numa_nodes, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_local_first, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_migrating_thread, setup,

@@ -1956,6 +1956,8 @@ static void test_config(void **state)
 	pma_pm_counters(&c1, 1);
 	assert_true(c1.fences > c0.fences);
 	assert_true(c1.lines_flushed > c0.lines_flushed);
+	assert_true(c1.xplines > c0.xplines);
+	assert_true(c1.xplines <= c1.lines_flushed);
 	pma_pm_counters(&c1, 0);
 	assert_true(c1.fences >= c0.fences);
 	pma_pm_counters(NULL, 0);
