@@ -408,6 +408,28 @@ int pmad_pool_attach(struct pmad_pool *p, struct pmad_client *cl,
 	return 0;
 }
 
+int pmad_pool_lease(struct pmad_pool *p, struct pmad_client *cl,
+		    struct proto_grant *ret_grant)
+{
+	int i = att_find(p, cl), rc;
+
+	if (i < 0)
+		return util_errmsg_set(EBADF,
+				       "pool '%s' is not open on this "
+				       "connection: pool_open leases the "
+				       "first regions",
+				       p->name);
+	rc = grant_fill(p, ret_grant);
+	if (rc < 0)
+		return rc;
+	p->atts[i].mask |= ret_grant->mask;
+	p->granted |= ret_grant->mask;
+	util_info("pool '%s': regions 0x%llx leased to pid %d (uid %u) too",
+		  p->name, (unsigned long long)ret_grant->mask, (int)cl->pid,
+		  (unsigned)cl->uid);
+	return 0;
+}
+
 static uint64_t elapsed_us(const struct timespec *t0)
 {
 	struct timespec t1;

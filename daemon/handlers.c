@@ -480,27 +480,36 @@ static int h_gc(struct request *r)
 	return rc < 0 ? rc : view_gc_json(&g, r->view_flags, r->result);
 }
 
-/* region leases are pool_open's grants (attach.c); one region at a time
- * would need a heap that takes more regions while open */
-static int lease_unsupported(struct request *r, const char *op)
+/* more regions for a client that has the pool open (attach.c): the
+ * grant, without descriptors (libpmad's pmad_pool_grow adds them to the
+ * heap it has) */
+static int h_lease(struct request *r)
+{
+	struct json_object *go = NULL;
+	struct proto_grant g;
+	int rc;
+
+	rc = pmad_pool_lease(r->pool, r->cl, &g);
+	if (rc < 0)
+		return rc;
+	rc = pmad_pool_json(r->pool, &r->result);
+	if (rc == 0)
+		rc = proto_grant_encode(&g, &go);
+	if (rc == 0 && util_json_add_obj(r->result, "grant", go) < 0)
+		rc = util_errmsg_set(ENOMEM, "out of memory");
+	return rc;
+}
+
+/* regions go back with pool_close (or the client's death): an open heap
+ * cannot give one back */
+static int h_release(struct request *r)
 {
 	(void)r;
 	return util_errmsg_set(ENOTSUP,
-			       "'%s' of single regions is not supported: "
-			       "pool_open leases a client its regions (one "
-			       "per part) and pool_close releases them; an "
-			       "open heap cannot take more regions yet",
-			       op);
-}
-
-static int h_lease(struct request *r)
-{
-	return lease_unsupported(r, "lease");
-}
-
-static int h_release(struct request *r)
-{
-	return lease_unsupported(r, "release");
+			       "'release' of single regions is not "
+			       "supported: a client's regions (pool_open's "
+			       "and lease's) are released by pool_close or "
+			       "when its connection ends");
 }
 
 static int add_counters(const struct pmad *d, struct json_object *obj)
@@ -658,7 +667,7 @@ static const struct handler handlers[] = {
 	{ "pool_files", h_pool_files, H_POOL | H_READ },
 	{ "pool_log", h_pool_log, H_POOL | H_READ },
 	{ "gc", h_gc, H_POOL | H_READ | H_WRITE },
-	{ "lease", h_lease, 0 },
+	{ "lease", h_lease, H_POOL | H_READ | H_WRITE },
 	{ "release", h_release, 0 },
 	{ "stats", h_stats, 0 },
 	{ "stat", h_stat, H_POOL_OPT | H_READ },

@@ -86,6 +86,19 @@ PMAD_API PMAD_WUR int pmad_pool_open(struct pmad_client *client,
  */
 PMAD_API int pmad_pool_close(struct pmad_client *client, struct pma_heap *heap);
 
+/*
+ * More room: pmad leases this client one more free region per part of
+ * the pool heap is open on, and heap takes them (pma_heap_add_regions)
+ * while other threads go on allocating and freeing on it. For a heap
+ * whose regions are full (-ENOMEM): grow, then allocate again. The
+ * regions go back with pmad_pool_close, or when the client dies.
+ * -EBUSY: every region of the pool is held; -EINVAL: heap was not opened
+ * through client; -ECONNRESET; or pma_heap_add_regions' errors (then the
+ * leased regions stay leased but unused until the close).
+ */
+PMAD_API PMAD_WUR int pmad_pool_grow(struct pmad_client *client,
+				     struct pma_heap *heap);
+
 /* what pmad counts of a pool's clients (pmactl list shows it too) */
 struct pmad_pool_stats {
 	uint64_t attaches; /* pmad_pool_open grants so far */

@@ -170,8 +170,10 @@ PMAD_API int pmad_pool_create(struct pmad_client *client, const char *pool,
 	if (!size || size > INT64_MAX)
 		return util_errmsg_set(EINVAL, "pool size %llu (1..2^63-1)",
 				       (unsigned long long)size);
+	pthread_mutex_lock(&client->lock); /* one request at a time */
 	rc = call_args(client, "pool_create", pool_args(pool, size), &rep, NULL,
 		       0, NULL);
+	pthread_mutex_unlock(&client->lock);
 	if (rc == 0)
 		proto_reply_release(&rep);
 	return rc;
@@ -380,8 +382,10 @@ PMAD_API int pmad_pool_stats(struct pmad_client *client, const char *pool,
 
 	if (!client || !pool || !ret_stats)
 		return util_errmsg_set(EINVAL, "no client, pool or ret_stats");
+	pthread_mutex_lock(&client->lock); /* one request at a time */
 	rc = call_args(client, "pool_list", json_object_new_object(), &rep,
 		       NULL, 0, NULL);
+	pthread_mutex_unlock(&client->lock);
 	if (rc < 0)
 		return rc;
 	p = pool_entry(rep.result, pool);
@@ -431,6 +435,59 @@ PMAD_API int pmad_pool_open(struct pmad_client *client, const char *pool,
 	}
 	for (i = 0; i < nfds; i++) /* the heap holds its own copies */
 		close(fds[i]);
+	pthread_mutex_unlock(&client->lock);
+	return rc;
+}
+
+/* lease's grant into heap (its regions added: pma_heap_add_regions) */
+static int grow_granted(struct pma_heap *heap, const char *pool,
+			struct proto_reply *rep)
+{
+	struct proto_grant g;
+	int rc = proto_grant_decode(rep->result, &g);
+
+	if (rc < 0) {
+		util_errmsg_prefix("pool '%s': pmad's reply", pool);
+		return rc;
+	}
+	if (g.scope != PROTO_GRANT_REGIONS)
+		return util_errmsg_set(EPROTONOSUPPORT,
+				       "pool '%s': grant scope %u is not "
+				       "supported",
+				       pool, g.scope);
+	rc = pma_heap_add_regions(heap, g.mask);
+	if (rc < 0)
+		return util_errmsg_set(-rc,
+				       "pool '%s': pmad leased regions 0x%llx, "
+				       "which the heap could not take (they "
+				       "go back with pmad_pool_close): %s",
+				       pool, (unsigned long long)g.mask,
+				       pma_errormsg());
+	return 0;
+}
+
+PMAD_API int pmad_pool_grow(struct pmad_client *client, struct pma_heap *heap)
+{
+	struct proto_reply rep = { 0 };
+	unsigned i;
+	int rc;
+
+	if (!client || !heap)
+		return util_errmsg_set(EINVAL, "pmad_pool_grow: no %s",
+				       client ? "heap" : "client");
+	pthread_mutex_lock(&client->lock);
+	for (i = 0; i < client->nheaps && client->heaps[i].heap != heap; i++)
+		;
+	if (i == client->nheaps)
+		rc = util_errmsg_set(EINVAL, "pmad_pool_grow: the heap was not "
+					     "opened through this client");
+	else
+		rc = call(client, "lease", client->heaps[i].pool, &rep, NULL, 0,
+			  NULL);
+	if (rc == 0) {
+		rc = grow_granted(heap, client->heaps[i].pool, &rep);
+		proto_reply_release(&rep);
+	}
 	pthread_mutex_unlock(&client->lock);
 	return rc;
 }

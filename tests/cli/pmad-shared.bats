@@ -94,6 +94,34 @@ check_pool() {
 	stop_pmad
 }
 
+@test "pmad_pool_grow: a client whose region is full leases another; stat shows both; fsck clean" {
+	start_pmad
+	run pmactl --socket "$S" pool create g --size 32M --regions 2
+	assert_success
+	mkfifo "$SD/in1"
+	"$CLIENT" "$S" grow g <"$SD/in1" >"$SD/g1" &
+	local g1=$!
+	exec 8>"$SD/in1"
+	wait_for grep -q grown "$SD/g1"
+	[ "$(pool_json g | jq -c '[.holders[] | select(.pid == '"$g1"') | .regions[]] | sort')" = "[0,1]" ]
+	[ "$(pool_json g | jq .regions_free)" = 0 ]
+	run "$CLIENT" "$S" open g
+	assert_failure 1
+	assert_output --partial "all 2 of its heap regions are held, by pid $g1"
+	exec 8>&-
+	wait "$g1" || fail "$(cat "$SD/g1")"
+	run cat "$SD/g1"
+	refute_line --partial "not ok"
+	assert_line --regexp "^ok - its region holds [0-9]+ blocks of 1 MiB, then -ENOMEM"
+	assert_line "ok - pmad_pool_grow: "
+	assert_line --regexp "^ok - a second grow: -EBUSY"
+	wait_for eval '[ "$(pool_json g | jq -r .state)" = open ]'
+	[ "$(pool_json g | jq .regions_free)" = 2 ]
+	stop_pmad
+	run pmactl fsck "$SD/g.pool"
+	assert_success
+}
+
 @test "two clients in one process hold one region each; frees across them go through rings" {
 	start_pmad
 	run pmactl --socket "$S" pool create t --size 32M --regions 4

@@ -260,13 +260,14 @@ expect_errno() {
 	stop_pmad
 }
 
-@test "lease and release of single regions reply ENOTSUP naming pool_open" {
+@test "lease wants the pool open on the connection; release replies ENOTSUP" {
 	start_pmad
-	expect_errno EOPNOTSUPP "$(req lease '{"name":"cfg"}')"
-	[[ "$output" == *"'lease' of single regions is not supported: pool_open leases a client its regions"* ]] ||
+	expect_errno EBADF "$(req lease '{"name":"cfg"}')"
+	[[ "$output" == *"pool 'cfg' is not open on this connection: pool_open leases the first regions"* ]] ||
 		fail "$output"
+	expect_errno ENOENT "$(req lease '{"name":"nope"}')"
 	expect_errno EOPNOTSUPP "$(req release '{"name":"cfg"}')"
-	[[ "$output" == *"'release' of single regions"* ]] || fail "$output"
+	[[ "$output" == *"'release' of single regions is not supported"* ]] || fail "$output"
 	stop_pmad
 }
 

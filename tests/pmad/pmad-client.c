@@ -34,6 +34,11 @@
  *       open the pool, set O_APPEND|O_NONBLOCK on every descriptor of
  *       this process that names a file ending in "/POOL.pool" (they share
  *       pmad's open file descriptions), print their count, close
+ *   pmad-client SOCKET grow POOL
+ *       (a pool of 1 part x 2 regions, no other client) open it, fill
+ *       its region with 1 MiB blocks up to -ENOMEM, pmad_pool_grow,
+ *       allocate on in the second region; a second grow is -EBUSY; hold
+ *       (print "grown", wait for stdin to close), free all, close
  * Workload: the root object has NSLOTS slots; op k frees the block in
  * slot k % NSLOTS (if any), allocates a new one of sizes[k % NSIZES]
  * into it (pma_malloc_to) and persists k in its first word.
@@ -598,6 +603,48 @@ static uint64_t now_ms(void)
  * applied within a few of its rounds; off (expect 0) they still wait
  * after 2.5 s.
  */
+static void grow_test(const char *sock, const char *pool)
+{
+	struct pmad_client *c;
+	struct pma_heap *h;
+	struct root *r;
+	unsigned i, n0, n1;
+	char buf[16];
+	int rc;
+
+	rc = open_pool(sock, pool, &c, &h);
+	check(rc == 0, "opens '%s': %s", pool, rc ? pmad_errormsg() : "");
+	if (rc)
+		return;
+	r = root_get(h);
+	for (i = 0, rc = 0; i < NSLOTS && rc == 0; i++)
+		rc = pma_malloc_to(h, 1 << 20, &r->slot[i]);
+	n0 = i - 1;
+	check(rc == -ENOMEM && n0 > 2,
+	      "its region holds %u blocks of 1 MiB, then -ENOMEM (%d)", n0, rc);
+	rc = pmad_pool_grow(c, h);
+	check(rc == 0, "pmad_pool_grow: %s", rc ? pmad_errormsg() : "");
+	for (i = n0, rc = 0; i < NSLOTS && rc == 0; i++)
+		rc = pma_malloc_to(h, 1 << 20, &r->slot[i]);
+	n1 = i - 1 - n0;
+	check(rc == -ENOMEM && n1 + 1 >= n0,
+	      "then %u more blocks, then -ENOMEM (%d)", n1, rc);
+	rc = pmad_pool_grow(c, h);
+	check(rc == -EBUSY, "a second grow: -EBUSY (%d): %s", rc,
+	      pmad_errormsg());
+	printf("grown\n");
+	fflush(stdout);
+	while (read(0, buf, sizeof(buf)) > 0)
+		;
+	for (i = 0, rc = 0; i < NSLOTS && rc == 0; i++)
+		if (r->slot[i])
+			rc = pma_free_from(h, &r->slot[i]);
+	check(rc == 0, "frees them all: %s", rc ? pma_errormsg() : "");
+	rc = pmad_pool_close(c, h);
+	check(rc == 0, "closes: %s", rc ? pmad_errormsg() : "");
+	pmad_disconnect(c);
+}
+
 static void sync_test(const char *sock, const char *pool, int expect)
 {
 	struct pmad_client *a, *b;
@@ -789,6 +836,8 @@ int main(int argc, char **argv)
 		create_once(sock, pool, arg_u64(argc, argv, "--size", 0));
 	else if (strcmp(cmd, "stats") == 0)
 		stats_once(sock, pool);
+	else if (strcmp(cmd, "grow") == 0)
+		grow_test(sock, pool);
 	else if (strcmp(cmd, "sync") == 0)
 		sync_test(sock, pool, (int)arg_u64(argc, argv, "--expect", 1));
 	else {
