@@ -28,6 +28,10 @@ struct cmd_ctx {
 	/* how the command reaches pools (seam.h), chosen by the dispatcher */
 	const struct cmd_seam *seam;
 	const char *cmd_name; /* "stat", "pool stat": for pmad's errors */
+	/* the exit status when stdout cannot be written at the end (0:
+	 * CMD_EXIT_FAIL if the command succeeded); fsck's is 4 whatever it
+	 * found, since its report was lost */
+	int stdout_fail_rc;
 };
 
 int cmd_create(int argc, char **argv, struct cmd_ctx *ctx);

@@ -805,6 +805,7 @@ int cmd_fsck(int argc, char **argv, struct cmd_ctx *ctx)
 	struct fsck_opts opts = { 0 };
 	int c, rc;
 
+	ctx->stdout_fail_rc = FSCK_EXIT_INTERNAL;
 	while ((c = cmd_getopt(ctx, "fsck", argc, argv,
 			       CMD_BASE_OPTSTRING "vryb:nRA", fsck_options)) !=
 	       -1) {

@@ -224,7 +224,9 @@ int main(int argc, char **argv)
 	if (close_rc < 0) {
 		fprintf(stderr, "pmactl: cannot write to stdout: %s\n",
 			strerror(-close_rc));
-		if (rc == CMD_EXIT_OK)
+		if (ctx.stdout_fail_rc)
+			rc = ctx.stdout_fail_rc;
+		else if (rc == CMD_EXIT_OK)
 			rc = CMD_EXIT_FAIL;
 	}
 	return rc;

@@ -285,6 +285,23 @@ try 'pmactl fsck --help'"
 	done
 }
 
+@test "exit 4 when the report cannot be written or the backup file exists; the pool untouched" {
+	"$DAMAGE" make "$T/p"
+	run pmactl fsck "$T/p"
+	assert_success
+	run bash -c 'pmactl fsck "$1" >/dev/full' _ "$T/p"
+	assert_failure 4
+	assert_output --partial "cannot write to stdout"
+	"$DAMAGE" summary "$T/p"
+	cp "$T/p" "$T/damaged"
+	: >"$T/bk"
+	run --separate-stderr pmactl fsck --repair --yes --backup "$T/bk" "$T/p"
+	assert_failure 4
+	[[ "$stderr" == *"$T/bk"* ]] || fail "$stderr"
+	cmp "$T/p" "$T/damaged" || fail "the pool changed"
+	[ ! -s "$T/bk" ] || fail "the existing file was written"
+}
+
 @test "--repair: a damaged header copy and summary word are repaired (exit 0)" {
 	"$DAMAGE" make "$T/p"
 	"$DAMAGE" hdr-b "$T/p"
