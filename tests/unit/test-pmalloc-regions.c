@@ -1043,7 +1043,7 @@ struct churn {
 	uint64_t *w;
 	unsigned lo, hi;
 	atomic_int *stop;
-	unsigned long ops, enomem;
+	atomic_ulong ops, enomem;
 	int rc;
 };
 
@@ -1060,55 +1060,79 @@ static void *churn_run(void *arg)
 				       pma_malloc_to(c->heap,
 						     (512 << 10) + i * 64,
 						     &c->w[i]);
-			c->ops++;
+			atomic_fetch_add(&c->ops, 1);
 			if (rc == -ENOMEM)
-				c->enomem++;
+				atomic_fetch_add(&c->enomem, 1);
 			else
 				c->rc = rc;
 		}
 	return NULL;
 }
 
-/* two threads allocate and free, often failing for lack of room, while
- * the region is added: nothing fails but for room, and the pool after
- * it holds exactly what their words name */
+/* until each churn's counter (ops or enomem) passes its mark, 10 s at
+ * most (a loaded machine): 1 if they did */
+static int churn_wait(struct churn *c, int enomem, const unsigned long *mark)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	unsigned n;
+
+	for (n = 0; n < 10000; n++) {
+		if ((enomem ? atomic_load(&c[0].enomem) :
+			      atomic_load(&c[0].ops)) > mark[0] &&
+		    (enomem ? atomic_load(&c[1].enomem) :
+			      atomic_load(&c[1].ops)) > mark[1])
+			return 1;
+		if (c[0].rc || c[1].rc)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* two threads allocate and free, failing for lack of room (each has seen
+ * -ENOMEM), while the region is added, and go on for a while after it:
+ * nothing fails but for room, and the pool after it holds exactly what
+ * their words name */
 static void test_add_while_running(void **state)
 {
 	struct fixture *f = *state;
-	struct timespec ts = { 0, 60 * 1000 * 1000 };
 	struct churn c[2];
 	pthread_t t[2];
 	atomic_int stop = 0;
 	struct pma_heap *a;
 	uint64_t root, *w;
+	unsigned long mark[2] = { 0, 0 };
 	struct regs r;
 	unsigned j;
+	int ok;
 
 	a = two_regions(f, &r);
 	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
 	w = pma_direct(a, root);
 	for (j = 0; j < 2; j++) {
-		c[j] = (struct churn){ .heap = a,
-				       .w = w,
-				       .lo = j * 32,
-				       .hi = j * 32 + 32,
-				       .stop = &stop };
+		memset(&c[j], 0, sizeof(c[j]));
+		c[j].heap = a;
+		c[j].w = w;
+		c[j].lo = j * 32;
+		c[j].hi = j * 32 + 32;
+		c[j].stop = &stop;
 		assert_int_equal(pthread_create(&t[j], NULL, churn_run, &c[j]),
 				 0);
 	}
-	nanosleep(&ts, NULL);
-	if (pma_heap_add_regions(a, 0x2) < 0)
+	/* region 0 alone cannot hold both halves */
+	ok = churn_wait(c, 1, mark);
+	if (ok && pma_heap_add_regions(a, 0x2) < 0)
 		fail_msg("pma_heap_add_regions: %s", pma_errormsg());
-	nanosleep(&ts, NULL);
+	for (j = 0; j < 2; j++)
+		mark[j] = atomic_load(&c[j].ops) + 64;
+	ok = ok && churn_wait(c, 0, mark);
 	atomic_store(&stop, 1);
 	for (j = 0; j < 2; j++) {
 		assert_int_equal(pthread_join(t[j], NULL), 0);
 		if (c[j].rc)
 			fail_msg("thread %u: %s", j, pma_errormsg());
-		assert_true(c[j].ops > 64);
 	}
-	/* region 0 alone could not hold both halves */
-	assert_true(c[0].enomem + c[1].enomem > 0);
+	assert_true(ok);
 	pma_heap_close(a);
 	(void)check_whole(f, 0, ROOT_WORDS, -1, &r);
 }
