@@ -439,6 +439,23 @@ PMAD_API int pmad_pool_open(struct pmad_client *client, const char *pool,
 	return rc;
 }
 
+/* the index of heap among c's (lock held) into *ret_i, or -EINVAL */
+static int heap_find(const struct pmad_client *c, const struct pma_heap *heap,
+		     const char *fn, unsigned *ret_i)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nheaps && c->heaps[i].heap != heap; i++)
+		;
+	if (i == c->nheaps)
+		return util_errmsg_set(EINVAL,
+				       "%s: the heap was not opened through "
+				       "this client",
+				       fn);
+	*ret_i = i;
+	return 0;
+}
+
 /* lease's grant into heap (its regions added: pma_heap_add_regions) */
 static int grow_granted(struct pma_heap *heap, const char *pool,
 			struct proto_reply *rep)
@@ -469,19 +486,15 @@ static int grow_granted(struct pma_heap *heap, const char *pool,
 PMAD_API int pmad_pool_grow(struct pmad_client *client, struct pma_heap *heap)
 {
 	struct proto_reply rep = { 0 };
-	unsigned i;
+	unsigned i = 0;
 	int rc;
 
 	if (!client || !heap)
 		return util_errmsg_set(EINVAL, "pmad_pool_grow: no %s",
 				       client ? "heap" : "client");
 	pthread_mutex_lock(&client->lock);
-	for (i = 0; i < client->nheaps && client->heaps[i].heap != heap; i++)
-		;
-	if (i == client->nheaps)
-		rc = util_errmsg_set(EINVAL, "pmad_pool_grow: the heap was not "
-					     "opened through this client");
-	else
+	rc = heap_find(client, heap, "pmad_pool_grow", &i);
+	if (rc == 0)
 		rc = call(client, "lease", client->heaps[i].pool, &rep, NULL, 0,
 			  NULL);
 	if (rc == 0) {
@@ -517,20 +530,16 @@ static int close_one(struct pmad_client *c, unsigned i)
 
 PMAD_API int pmad_pool_close(struct pmad_client *client, struct pma_heap *heap)
 {
-	unsigned i;
+	unsigned i = 0;
 	int rc;
 
 	if (!client || !heap)
 		return util_errmsg_set(EINVAL, "pmad_pool_close: no %s",
 				       client ? "heap" : "client");
 	pthread_mutex_lock(&client->lock);
-	for (i = 0; i < client->nheaps && client->heaps[i].heap != heap; i++)
-		;
-	rc = i < client->nheaps ?
-		     close_one(client, i) :
-		     util_errmsg_set(EINVAL,
-				     "pmad_pool_close: the heap was not "
-				     "opened through this client");
+	rc = heap_find(client, heap, "pmad_pool_close", &i);
+	if (rc == 0)
+		rc = close_one(client, i);
 	pthread_mutex_unlock(&client->lock);
 	return rc;
 }

@@ -173,23 +173,31 @@ static int word_lap(uint64_t w, uint64_t field, uint64_t cur, uint64_t prev,
 	return field == cur ? 1 : -1;
 }
 
-int pma_booklog_slot_damaged(const struct pma_rec *log, uint32_t cap,
-			     uint64_t k)
+/* word_lap of slot k's two words (epoch, tag) into *a, *b */
+static void slot_laps(const struct pma_rec *log, uint32_t cap, uint64_t k,
+		      int *a, int *b)
 {
 	const struct pma_rec *slot =
 		pma_booklog_slot((struct pma_rec *)log, cap, k);
 	uint64_t w0 = __atomic_load_n(&slot->word0, __ATOMIC_RELAXED);
 	uint64_t w1 = __atomic_load_n(&slot->word1, __ATOMIC_RELAXED);
 	uint64_t lap = k / cap, prev = lap ? lap - 1 : 0;
+
+	*a = word_lap(w0, w0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT,
+		      pma_booklog_lap_epoch(lap), pma_booklog_lap_epoch(prev),
+		      lap);
+	*b = word_lap(w1, w1 & PMA_REC_TAG_MASK, pma_booklog_lap_tag(lap),
+		      pma_booklog_lap_tag(prev), lap);
+}
+
+int pma_booklog_slot_damaged(const struct pma_rec *log, uint32_t cap,
+			     uint64_t k)
+{
 	unsigned type;
 	uint64_t payload, value;
 	int a, b;
 
-	a = word_lap(w0, w0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT,
-		     pma_booklog_lap_epoch(lap), pma_booklog_lap_epoch(prev),
-		     lap);
-	b = word_lap(w1, w1 & PMA_REC_TAG_MASK, pma_booklog_lap_tag(lap),
-		     pma_booklog_lap_tag(prev), lap);
+	slot_laps(log, cap, k, &a, &b);
 	if (a < 0 || b < 0)
 		return 1; /* a word no write of this slot can have left */
 	/* both words of this lap: the whole record was written */
@@ -238,18 +246,9 @@ uint64_t pma_booklog_first_valid(const struct pma_rec *log, uint32_t cap,
  * word of k's lap, the other of the previous lap or 0 */
 static int slot_torn(const struct pma_rec *log, uint32_t cap, uint64_t k)
 {
-	const struct pma_rec *slot =
-		pma_booklog_slot((struct pma_rec *)log, cap, k);
-	uint64_t w0 = __atomic_load_n(&slot->word0, __ATOMIC_RELAXED);
-	uint64_t w1 = __atomic_load_n(&slot->word1, __ATOMIC_RELAXED);
-	uint64_t lap = k / cap, prev = lap ? lap - 1 : 0;
 	int a, b;
 
-	a = word_lap(w0, w0 & PMA_REC_EPOCH_MASK << PMA_REC_EPOCH_SHIFT,
-		     pma_booklog_lap_epoch(lap), pma_booklog_lap_epoch(prev),
-		     lap);
-	b = word_lap(w1, w1 & PMA_REC_TAG_MASK, pma_booklog_lap_tag(lap),
-		     pma_booklog_lap_tag(prev), lap);
+	slot_laps(log, cap, k, &a, &b);
 	return a >= 0 && b >= 0 && a != b;
 }
 
