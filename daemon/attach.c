@@ -612,6 +612,54 @@ void pmad_pool_take_back(struct pmad_pool *p)
 	take_back(p, 0);
 }
 
+/* every part's flock could be taken exclusively now (and is let go) */
+static int fds_unlocked(const struct pmad_pool *p)
+{
+	unsigned i;
+
+	for (i = 0; i < p->nfds; i++) {
+		if (flock(p->part_fds[i], LOCK_EX | LOCK_NB) < 0)
+			return 0;
+		(void)flock(p->part_fds[i], LOCK_UN);
+	}
+	return 1;
+}
+
+/*
+ * A pool that processes pmad does not know held (pmad restarted while
+ * they held regions) is pmad's again once they have let go of every
+ * region: the last known client may leave before they do, and their
+ * deaths send pmad nothing. The watch timer looks every second: a
+ * shared pool with no client and no held slot is taken back (take_back:
+ * the whole heap opened, recovery runs); a pool that could not be
+ * opened because it was held is opened once no lock is held. Nothing
+ * is logged while they still hold it.
+ */
+void pmad_pool_watch(struct pmad_pool *p)
+{
+	int held;
+
+	if (p->heap || p->natts || p->reopen_pending)
+		return;
+	if (p->shared) {
+		if (!pmad_pool_slots_orphaned(p)) {
+			util_info("pool '%s': the processes pmad did not know "
+				  "have let go of its regions",
+				  p->name);
+			take_back(p, 0);
+		}
+		return;
+	}
+	if (p->err != EBUSY && p->err != EWOULDBLOCK)
+		return;
+	if (pmad_pool_fds_open(p) < 0)
+		return;
+	held = !fds_unlocked(p) || pmad_pool_slots_orphaned(p);
+	pmad_pool_fds_close(p);
+	if (!held && pmad_pool_open_heap(p, 0) == 0)
+		util_info("pool '%s' is free again and open", p->name);
+}
+
 static const char *const detach_why[] = {
 	[PMAD_DETACH_CLOSE] = "closed by its client",
 	[PMAD_DETACH_HANGUP] = "its connection closed",

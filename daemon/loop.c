@@ -319,6 +319,8 @@ int pmad_loop(struct pmad *d)
 				pmad_services_compact(d);
 			else if (ev[i].data.fd == d->sync_timer_fd)
 				pmad_services_sync(d);
+			else if (ev[i].data.fd == d->watch_timer_fd)
+				pmad_services_watch(d);
 			else
 				client_event(d, ev[i].data.fd, ev[i].events);
 		}
@@ -345,8 +347,11 @@ void pmad_loop_release(struct pmad *d)
 		close(d->compact_timer_fd);
 	if (d->sync_timer_fd >= 0)
 		close(d->sync_timer_fd);
+	if (d->watch_timer_fd >= 0)
+		close(d->watch_timer_fd);
 	if (d->epfd >= 0)
 		close(d->epfd);
 	d->listen_fd = d->sig_fd = d->timer_fd = d->gc_timer_fd = -1;
-	d->compact_timer_fd = d->sync_timer_fd = d->epfd = -1;
+	d->compact_timer_fd = d->sync_timer_fd = d->watch_timer_fd = -1;
+	d->epfd = -1;
 }

@@ -266,7 +266,8 @@ int main(int argc, char **argv)
 			  .timer_fd = -1,
 			  .gc_timer_fd = -1,
 			  .compact_timer_fd = -1,
-			  .sync_timer_fd = -1 };
+			  .sync_timer_fd = -1,
+			  .watch_timer_fd = -1 };
 	int check_only = 0, rc;
 
 	rc = parse_args(argc, argv, &d.opts, &check_only);

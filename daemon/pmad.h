@@ -160,6 +160,7 @@ struct pmad {
 	int gc_timer_fd; /* the HDPM gc service (services.c) */
 	int compact_timer_fd; /* the compaction service (services.c) */
 	int sync_timer_fd; /* the free-ring sync service (services.c) */
+	int watch_timer_fd; /* pools held by unknown processes (services.c) */
 	int own_socket; /* we bound it: unlink at exit */
 	struct pmad_client *clients[PMAD_MAX_CLIENTS];
 	unsigned nclients;
@@ -262,6 +263,9 @@ void pmad_pools_reopen(struct pmad *d);
 /* no lease left: open the whole heap again (or share the pool if
  * unknown processes hold regions) */
 void pmad_pool_take_back(struct pmad_pool *p);
+/* a pool that processes pmad does not know held, taken back once they
+ * let go (the watch timer's round, every second) */
+void pmad_pool_watch(struct pmad_pool *p);
 /* while clients share p: apply the free-ring entries waiting for the
  * regions none of them holds (a masked open and close of those, the
  * entries applied into *ret_applied); 1 if it ran, 0 if p has no such
@@ -300,6 +304,8 @@ void pmad_services_gc(struct pmad *d);
 void pmad_services_compact(struct pmad *d);
 /* the sync service's round (sync_timer_fd) */
 void pmad_services_sync(struct pmad *d);
+/* the watch timer's round (watch_timer_fd): pmad_pool_watch */
+void pmad_services_watch(struct pmad *d);
 /* checkpoint an open pool now, counted in its services' figures */
 int pmad_pool_checkpoint(struct pmad_pool *p);
 /* one HDPM gc pass on an open pool whose heap holds a file system

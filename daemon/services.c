@@ -20,6 +20,9 @@
  *   pmad applies them (pmad_pool_sync: a masked open of those regions
  *   and its close), so their space is free again without a client.
  *   Idle clients' own regions are their libpmad's (a sync thread).
+ * - watch (every second, not configurable): a pool that processes pmad
+ *   does not know held (pmad restarted under them) is taken back once
+ *   they have let go (pmad_pool_watch).
  * Pools a client holds are skipped by the others (pmad has no heap of
  * theirs).
  */
@@ -38,6 +41,10 @@
 #include "util/errmsg.h"
 #include "util/log.h"
 #include "view/view.h"
+
+/* seconds between two looks at pools that processes pmad does not know
+ * held (pmad_pool_watch): a few system calls a pool in that state */
+#define WATCH_INTERVAL 1
 
 /* a timerfd in the loop into *ret_fd */
 static int timer_add(struct pmad *d, int *ret_fd)
@@ -73,6 +80,8 @@ int pmad_services_setup(struct pmad *d)
 		rc = timer_add(d, &d->compact_timer_fd);
 	if (rc == 0)
 		rc = timer_add(d, &d->sync_timer_fd);
+	if (rc == 0)
+		rc = timer_add(d, &d->watch_timer_fd);
 	return rc < 0 ? rc : pmad_services_arm(d);
 }
 
@@ -100,6 +109,8 @@ int pmad_services_arm(struct pmad *d)
 		rc = timer_arm(d->compact_timer_fd, d->conf->compact_interval);
 	if (rc == 0)
 		rc = timer_arm(d->sync_timer_fd, d->conf->sync_interval);
+	if (rc == 0)
+		rc = timer_arm(d->watch_timer_fd, WATCH_INTERVAL);
 	return rc;
 }
 
@@ -289,4 +300,14 @@ void pmad_services_sync(struct pmad *d)
 				 d->pools[i]->name,
 				 (unsigned long long)applied);
 	}
+}
+
+void pmad_services_watch(struct pmad *d)
+{
+	unsigned i;
+
+	if (!timer_fired(d->watch_timer_fd))
+		return;
+	for (i = 0; i < d->npools; i++)
+		pmad_pool_watch(d->pools[i]);
 }

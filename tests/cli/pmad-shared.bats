@@ -173,7 +173,7 @@ check_pool() {
 	check_pool q "$SD/out"
 }
 
-@test "a restarted pmad shows regions held by processes it does not know, grants the others" {
+@test "a restarted pmad shows regions held by processes it does not know, takes them back when let go" {
 	start_pmad
 	run pmactl --socket "$S" pool create u --size 32M --regions 2
 	assert_success
@@ -200,19 +200,52 @@ check_pool() {
 	jq -e '.consistent == true and .warnings == 1' <<<"$output"
 	jq -e '.findings[] | select(.code == "lease-unknown") | .message | contains("region slot 0 (region 0 of part 0) is held by a process pmad did not grant it to")' <<<"$output"
 	jq -e '[.findings[] | select(.code == "region-not-held")] | length == 1' <<<"$output"
-	# the holder dies (pmad, started after it, holds the fifo open too):
-	# its region is free, recovered by the next open, and the pool is
-	# pmad's again once that client closes
+	# the holder dies (pmad, started after it, holds the fifo open too)
+	# after the last client pmad knows has gone: nothing tells pmad, its
+	# watch (every second) sees the region let go and takes the pool
+	# back (the open recovers region 0)
 	exec 8>&-
 	kill -9 "$BG_PID"
 	wait "$BG_PID" || true
 	BG_PID=""
+	wait_for eval '[ "$(pool_json u | jq -r .state)" = open ]'
+	grep -q "pool 'u': the processes pmad did not know have let go" "$LOG"
+	[ "$(pool_json u | jq .regions_free)" = 2 ]
+	[ "$(pool_json u | jq .regions_held_unknown)" = null ]
 	run "$CLIENT" "$S" open u
 	assert_success
 	[ "$(pool_json u | jq -r .state)" = open ]
-	[ "$(pool_json u | jq .regions_free)" = 2 ]
 	stop_pmad
 	run pmactl fsck "$SD/u.pool"
+	assert_success
+}
+
+@test "a restarted pmad opens a pool it found held once its holder dies" {
+	start_pmad
+	run pmactl --socket "$S" pool create e --size 32M --regions 2
+	assert_success
+	mkfifo "$SD/in"
+	"$CLIENT" "$S" hold e <"$SD/in" >"$SD/h" &
+	BG_PID=$!
+	exec 8>"$SD/in"
+	wait_for grep -q held "$SD/h"
+	kill -9 "$PMAD_PID"
+	wait "$PMAD_PID" || true
+	PMAD_PID=""
+	start_pmad
+	# no client has come: pmad only tried its own open, which failed
+	sleep 1.5
+	[ "$(pool_json e | jq -r .state)" = error ]
+	exec 8>&-
+	kill -9 "$BG_PID"
+	wait "$BG_PID" || true
+	BG_PID=""
+	wait_for eval '[ "$(pool_json e | jq -r .state)" = open ]'
+	grep -q "pool 'e' is free again and open" "$LOG"
+	# one failed open at the start, none while the holder lived
+	[ "$(grep -c "pool 'e' .* cannot be opened" "$LOG")" = 1 ]
+	stop_pmad
+	run pmactl fsck "$SD/e.pool"
 	assert_success
 }
 
