@@ -308,16 +308,21 @@ static void fds_close(int *fds, unsigned n)
  * part (the lowest), so that it allocates on every node; slots that
  * another open holds are skipped. -EBUSY when none is free.
  */
-static int grant_fill(const struct pmad_pool *p, struct proto_grant *g)
+static void grant_init(const struct pmad_pool *p, struct proto_grant *g)
 {
-	uint64_t free_ = slots_unheld(p);
-	unsigned part, r, k = p->regions ? p->regions : 1, s;
-
 	memset(g, 0, sizeof(*g));
 	g->version = PROTO_GRANT_VERSION;
 	g->scope = PROTO_GRANT_REGIONS;
 	g->access = PROTO_GRANT_READ | PROTO_GRANT_WRITE;
 	g->nparts = p->nfds;
+}
+
+static int grant_fill(const struct pmad_pool *p, struct proto_grant *g)
+{
+	uint64_t free_ = slots_unheld(p);
+	unsigned part, r, k = p->regions ? p->regions : 1, s;
+
+	grant_init(p, g);
 	for (part = 0; part < p->nparts; part++)
 		for (r = 0; r < k; r++) {
 			s = part * k + r;
@@ -408,7 +413,46 @@ int pmad_pool_attach(struct pmad_pool *p, struct pmad_client *cl,
 	return 0;
 }
 
-int pmad_pool_lease(struct pmad_pool *p, struct pmad_client *cl,
+/* slot alone, if no one holds it (a client's pma_root takes slot 0,
+ * where the root object is made): the one it lacks into *ret_grant */
+static int grant_slot(const struct pmad_pool *p, const struct pmad_client *cl,
+		      unsigned slot, struct proto_grant *g)
+{
+	unsigned k = p->regions ? p->regions : 1, i;
+
+	if (slot >= pool_slots(p))
+		return util_errmsg_set(EINVAL,
+				       "pool '%s' has %u region slots, no slot "
+				       "%u",
+				       p->name, pool_slots(p), slot);
+	for (i = 0; i < p->natts; i++) {
+		if (!(p->atts[i].mask >> slot & 1))
+			continue;
+		if (p->atts[i].cl == cl)
+			return util_errmsg_set(EEXIST,
+					       "pool '%s': region slot %u is "
+					       "this client's already",
+					       p->name, slot);
+		return util_errmsg_set(EBUSY,
+				       "pool '%s': region slot %u (region %u "
+				       "of part %u) is held by pid %d, which "
+				       "can make the root object; or wait "
+				       "until it closes the pool",
+				       p->name, slot, slot % k, slot / k,
+				       (int)p->atts[i].cl->pid);
+	}
+	if (pmad_pool_slots_orphaned(p) >> slot & 1)
+		return util_errmsg_set(EBUSY,
+				       "pool '%s': region slot %u (region %u "
+				       "of part %u) is held by a process pmad "
+				       "does not know (pmad restarted)",
+				       p->name, slot, slot % k, slot / k);
+	grant_init(p, g);
+	g->mask = 1ULL << slot;
+	return 0;
+}
+
+int pmad_pool_lease(struct pmad_pool *p, struct pmad_client *cl, int slot,
 		    struct proto_grant *ret_grant)
 {
 	int i = att_find(p, cl), rc;
@@ -419,7 +463,8 @@ int pmad_pool_lease(struct pmad_pool *p, struct pmad_client *cl,
 				       "connection: pool_open leases the "
 				       "first regions",
 				       p->name);
-	rc = grant_fill(p, ret_grant);
+	rc = slot < 0 ? grant_fill(p, ret_grant) :
+			grant_slot(p, cl, (unsigned)slot, ret_grant);
 	if (rc < 0)
 		return rc;
 	p->atts[i].mask |= ret_grant->mask;

@@ -480,16 +480,36 @@ static int h_gc(struct request *r)
 	return rc < 0 ? rc : view_gc_json(&g, r->view_flags, r->result);
 }
 
+/* args.slot: one region slot 0..63 (-1: none asked) */
+static int arg_slot(struct json_object *args, int *ret)
+{
+	struct json_object *v;
+	int64_t s;
+
+	*ret = -1;
+	if (!json_object_object_get_ex(args, "slot", &v))
+		return 0;
+	s = json_object_get_int64(v);
+	if (!json_object_is_type(v, json_type_int) || s < 0 || s > 63)
+		return util_errmsg_set(EINVAL, "\"slot\" must be a region "
+					       "slot 0..63");
+	*ret = (int)s;
+	return 0;
+}
+
 /* more regions for a client that has the pool open (attach.c): the
  * grant, without descriptors (libpmad's pmad_pool_grow adds them to the
- * heap it has) */
+ * heap it has); args.slot asks for that slot alone (libpmad's pma_root
+ * hook asks for slot 0) */
 static int h_lease(struct request *r)
 {
 	struct json_object *go = NULL;
 	struct proto_grant g;
-	int rc;
+	int rc, slot;
 
-	rc = pmad_pool_lease(r->pool, r->cl, &g);
+	rc = arg_slot(r->args, &slot);
+	if (rc == 0)
+		rc = pmad_pool_lease(r->pool, r->cl, slot, &g);
 	if (rc < 0)
 		return rc;
 	rc = pmad_pool_json(r->pool, &r->result);

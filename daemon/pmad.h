@@ -248,10 +248,11 @@ struct proto_grant;
 int pmad_pool_attach(struct pmad_pool *p, struct pmad_client *cl,
 		     struct proto_grant *ret_grant, int *ret_fds);
 /* more regions of p for cl, which has it open (pmad_pool_attach): one
- * free region per part, as pool_open grants them, into *ret_grant (no
+ * free region per part, as pool_open grants them, or (slot >= 0) that
+ * region slot alone (EBUSY naming its holder), into *ret_grant (no
  * descriptors: the client locks them on those it has,
  * pma_heap_add_regions); released with the others */
-int pmad_pool_lease(struct pmad_pool *p, struct pmad_client *cl,
+int pmad_pool_lease(struct pmad_pool *p, struct pmad_client *cl, int slot,
 		    struct proto_grant *ret_grant);
 /* end cl's lease of p: CLOSE gives its regions back (the heap reopens
  * after the reply when it was the last, pmad_pools_reopen), HANGUP

@@ -182,13 +182,29 @@ PMA_API PMA_WUR int pma_config_set_regions(struct pma_config *cfg,
  * not attached are read and written as data (pma_direct) and freed
  * through a free ring (layout 12; pma_heap_sync; -EAGAIN if the ring is
  * full: the holder has not applied the last 64 frees yet; -EXDEV in an
- * older layout); the root object can be made only by an open that
- * holds slot 0. An exclusive open of the pool (every region, or pmactl's
+ * older layout); the root object lives in slot 0's region: pma_root of
+ * an open without slot 0 when there is no root yet takes slot 0 first
+ * (pma_config_set_root_hook). An exclusive open of the pool (every region, or pmactl's
  * offline commands) is -EBUSY while any masked open runs and the other
  * way round. Not with PMA_HEAP_RDONLY or PMA_HEAP_FORMAT. 0 (the open
  * checks the mask: -EINVAL for a slot the pool does not have) */
 PMA_API PMA_WUR int pma_config_set_region_mask(struct pma_config *cfg,
 					       uint64_t mask);
+/*
+ * How a masked open without slot 0 gets slot 0 when pma_root must make
+ * the root object (it lives in region 0 of part 0): pma_root calls
+ * hook(heap, arg, why, why_len) once, under a lock of its own; the hook
+ * gives the open slot 0 (pma_heap_add_regions) and returns 0, or returns
+ * -errno, which pma_root returns, with a reason in why (a string of at
+ * most why_len bytes, for pma_errormsg). NULL (the default): pma_root calls
+ * pma_heap_add_regions(heap, 1) itself (-EBUSY if another open holds
+ * slot 0). libpmad sets one that asks pmad for slot 0. 0 or -EINVAL.
+ */
+PMA_API PMA_WUR int pma_config_set_root_hook(struct pma_config *cfg,
+					     int (*hook)(struct pma_heap *heap,
+							 void *arg, char *why,
+							 size_t why_len),
+					     void *arg);
 /*
  * Apply now the frees other opens made of blocks of the regions heap
  * holds (free rings, layout 12: a masked open frees a block of a region
@@ -269,7 +285,10 @@ PMA_API PMA_WUR int pma_free_from(struct pma_heap *heap, uint64_t *dest);
 /*
  * The heap's root object: created (zeroed, durable) on first call with at
  * least size bytes; later calls return the same object. -EINVAL if the
- * existing root is smaller than size.
+ * existing root is smaller than size. An open with a region mask that
+ * holds no slot 0 reads the root word without checking size; with no
+ * root yet it takes slot 0 first (pma_config_set_root_hook), and the
+ * hook's error (-EBUSY: another open holds slot 0) is returned.
  */
 PMA_API PMA_WUR int pma_root(struct pma_heap *heap, size_t size,
 			     uint64_t *ret_off);

@@ -196,8 +196,11 @@ static int release(struct pmad_client *c, const char *pool)
  * takes the regions' locks on the descriptors pmad opened for this
  * client, so they are this client's until it closes the heap or dies.
  */
-static int grant_open(const struct proto_grant *g, const int *fds,
-		      struct pma_heap **ret_heap)
+static int root_slot0(struct pma_heap *heap, void *arg, char *why,
+		      size_t why_len);
+
+static int grant_open(struct pmad_client *c, const struct proto_grant *g,
+		      const int *fds, struct pma_heap **ret_heap)
 {
 	unsigned flags = (g->access & PROTO_GRANT_WRITE) ? 0 : PMA_HEAP_RDONLY;
 	struct pma_config *cfg = NULL;
@@ -212,6 +215,8 @@ static int grant_open(const struct proto_grant *g, const int *fds,
 		rc = pma_config_set_flags(cfg, flags);
 	if (rc == 0 && (g->access & PROTO_GRANT_WRITE)) /* r: every region */
 		rc = pma_config_set_region_mask(cfg, g->mask);
+	if (rc == 0) /* pma_root without slot 0 asks pmad for it */
+		rc = pma_config_set_root_hook(cfg, root_slot0, c);
 	if (rc == 0)
 		rc = pma_heap_open_fds_cfg(fds, g->nparts, cfg, ret_heap);
 	pma_config_delete(&cfg);
@@ -327,7 +332,7 @@ static int open_granted(struct pmad_client *c, const char *pool,
 				       "pool '%s': pmad granted %u parts but "
 				       "sent %u descriptors",
 				       pool, g.nparts, nfds);
-	rc = grant_open(&g, fds, &heap);
+	rc = grant_open(c, &g, fds, &heap);
 	if (rc == 0 && !heap)
 		rc = util_errmsg_set(EIO, "no heap");
 	if (rc < 0) {
@@ -502,6 +507,46 @@ PMAD_API int pmad_pool_grow(struct pmad_client *client, struct pma_heap *heap)
 		proto_reply_release(&rep);
 	}
 	pthread_mutex_unlock(&client->lock);
+	return rc;
+}
+
+/*
+ * The root hook of every heap pmad_pool_open returns: pma_root of a heap
+ * without slot 0 when there is no root yet (it is made in region 0 of
+ * part 0). pmad leases slot 0 to this client if no one holds it (EBUSY
+ * naming the holder otherwise) and the heap takes it; the message goes
+ * back in why (libpmalloc's pma_errormsg shows it). Called by pma_root
+ * under a lock of its own, never with the client's lock held.
+ */
+static int root_slot0(struct pma_heap *heap, void *arg, char *why,
+		      size_t why_len)
+{
+	struct pmad_client *c = arg;
+	struct proto_reply rep = { 0 };
+	struct json_object *args, *slot;
+	unsigned i = 0;
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = heap_find(c, heap, "pma_root", &i);
+	if (rc == 0) {
+		args = pool_args(c->heaps[i].pool, 0);
+		slot = json_object_new_int(0);
+		if (!args || !slot ||
+		    json_object_object_add(args, "slot", slot) < 0) {
+			json_object_put(slot);
+			json_object_put(args);
+			args = NULL; /* call_args: -ENOMEM */
+		}
+		rc = call_args(c, "lease", args, &rep, NULL, 0, NULL);
+	}
+	if (rc == 0) {
+		rc = grow_granted(heap, c->heaps[i].pool, &rep);
+		proto_reply_release(&rep);
+	}
+	if (rc < 0)
+		snprintf(why, why_len, "%s", util_errmsg());
+	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 

@@ -1147,6 +1147,11 @@ struct pma_config {
 	/* an open attaches the region slots of this mask only (bit s: slot
 	 * s), 0 for all; pma_config_set_region_mask, doc/shared-heaps.md */
 	uint64_t region_mask;
+	/* pma_root of a masked open without slot 0 and no root: gives the
+	 * open slot 0 (pma_config_set_root_hook; NULL: add_regions) */
+	int (*root_hook)(struct pma_heap *heap, void *arg, char *why,
+			 size_t why_len);
+	void *root_hook_arg;
 };
 /* slab morphing is on by default: a slab at most this percentage used
  * (and idle, morph_idle) serves a class that needs a slab (the issue's

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pmalloc/internal.h"
 #include "util/errmsg.h"
@@ -229,37 +230,22 @@ int pma_root_dry_check(struct pma_heap *heap, const uint64_t *pmap_pm)
 	return rc;
 }
 
-PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
+/* the root object of h, whose header holds the root word (a whole-pool
+ * open's, or slot 0's): made if there is none (h->root_lock held) */
+static int root_get(struct pma_heap *h, size_t size, uint64_t *ret_off)
 {
 	uint64_t off;
 	size_t have;
 	int rc = 0;
 
-	if (!heap || !ret_off || !size)
-		return util_errmsg_set(EINVAL, "no heap, size or ret_off");
-	heap = heap->top; /* the root word and its block are in part 0 */
-	if (heap->slot) {
-		/* a masked open without slot 0 reads the root word only */
-		off = __atomic_load_n(&heap->slot_hdr[0]->root_off,
-				      __ATOMIC_ACQUIRE);
-		if (!off)
-			return util_errmsg_set(EXDEV,
-					       "no root object yet, and only "
-					       "an open that holds region 0 "
-					       "of part 0 (slot 0) can make "
-					       "it");
-		*ret_off = off;
-		return 0;
-	}
-	pthread_mutex_lock(&heap->root_lock);
-	off = __atomic_load_n(&heap->hdr->root_off, __ATOMIC_ACQUIRE);
+	off = __atomic_load_n(&h->hdr->root_off, __ATOMIC_ACQUIRE);
 	if (!off) { /* -EROFS if read-only */
-		rc = pma_alloc_to(heap, size, &heap->hdr->root_off,
+		rc = pma_alloc_to(h, size, &h->hdr->root_off,
 				  PMA_ALLOC_ZERO | PMA_ALLOC_HERE);
-		off = heap->hdr->root_off;
-		if (rc == 0 && heap->checked)
-			pma_root_seal(heap);
-	} else if (!(have = pma_usable_size(heap, off))) {
+		off = h->hdr->root_off;
+		if (rc == 0 && h->checked)
+			pma_root_seal(h);
+	} else if (!(have = pma_usable_size(h, off))) {
 		rc = util_errmsg_set(EIO,
 				     "the root word 0x%llx names no live "
 				     "block (corrupt heap)",
@@ -270,8 +256,102 @@ PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
 				     "asked",
 				     have, size);
 	}
-	pthread_mutex_unlock(&heap->root_lock);
 	if (rc == 0)
 		*ret_off = off;
+	return rc;
+}
+
+/*
+ * A masked open without slot 0 and no root yet: the root lives in slot
+ * 0's region and its word in slot 0's header, which only slot 0's holder
+ * writes. The open takes slot 0 (the config's root hook: libpmad asks
+ * pmad for it; without one, pma_heap_add_regions) and then makes it.
+ * top->root_lock held.
+ */
+static int root_take_slot0(struct pma_heap *top)
+{
+	char why[256] = "";
+	int rc;
+
+	if (top->cfg.root_hook) {
+		rc = top->cfg.root_hook(top, top->cfg.root_hook_arg, why,
+					sizeof(why));
+		if (rc < 0) /* the hook's library keeps its own message */
+			util_errmsg_set(-rc, "%s",
+					why[0] ? why : strerror(-rc));
+	} else {
+		rc = pma_heap_add_regions(top, 1);
+	}
+	if (rc < 0) {
+		util_errmsg_prefix("no root object yet, and this open could "
+				   "not take region 0 of part 0 (slot 0), "
+				   "where it is made");
+		return rc;
+	}
+	if (!(__atomic_load_n(&top->held, __ATOMIC_ACQUIRE) & 1))
+		return util_errmsg_set(EXDEV,
+				       "no root object yet, and the root hook "
+				       "did not give this open region 0 of "
+				       "part 0 (slot 0), where it is made");
+	return 0;
+}
+
+/* slot 0's root word, as another open may have written it */
+static uint64_t root_word(const struct pma_heap *top)
+{
+	return __atomic_load_n(&top->slot_hdr[0]->root_off, __ATOMIC_ACQUIRE);
+}
+
+static int slot0_held(const struct pma_heap *top)
+{
+	return (__atomic_load_n(&top->held, __ATOMIC_ACQUIRE) & 1) != 0;
+}
+
+/* pma_root of a masked open whose lowest slot is not 0: the root word
+ * read (its block is in a region another open holds), or slot 0 taken
+ * and the root made there */
+static int root_masked(struct pma_heap *top, size_t size, uint64_t *ret_off)
+{
+	uint64_t off = root_word(top);
+	int rc = 0;
+
+	if (off && !slot0_held(top)) {
+		*ret_off = off;
+		return 0;
+	}
+	pthread_mutex_lock(&top->root_lock);
+	if (!slot0_held(top)) {
+		rc = root_take_slot0(top);
+		/* slot 0's holder made it meanwhile */
+		off = root_word(top);
+		if (rc < 0 && off) {
+			util_errmsg_clear();
+			*ret_off = off;
+			rc = 1;
+		}
+	}
+	if (rc == 0) {
+		struct pma_heap *h0 = top->sib[0];
+
+		pthread_mutex_lock(&h0->root_lock);
+		rc = root_get(h0, size, ret_off);
+		pthread_mutex_unlock(&h0->root_lock);
+	}
+	pthread_mutex_unlock(&top->root_lock);
+	return rc < 0 ? rc : 0;
+}
+
+PMA_API int pma_root(struct pma_heap *heap, size_t size, uint64_t *ret_off)
+{
+	int rc;
+
+	if (!heap || !ret_off || !size)
+		return util_errmsg_set(EINVAL, "no heap, size or ret_off");
+	heap = heap->top; /* the root word and its block are in part 0 */
+	if (heap->slot)
+		return root_masked(heap, size, ret_off);
+	pthread_mutex_lock(&heap->root_lock);
+	rc = root_get(heap, size, ret_off);
+	pthread_mutex_unlock(&heap->root_lock);
 	return rc;
 }

@@ -249,6 +249,51 @@ check_pool() {
 	assert_success
 }
 
+@test "pma_root in a client without slot 0: pmad leases slot 0 for it, or names its holder" {
+	start_pmad
+	run pmactl --socket "$S" pool create r --size 32M --regions 4
+	assert_success
+	# a holds slot 0 and makes no root; b (slot 1) cannot make it
+	mkfifo "$SD/ina" "$SD/inb"
+	"$CLIENT" "$S" hold r <"$SD/ina" >"$SD/a" &
+	BG_PID=$!
+	exec 8>"$SD/ina"
+	wait_for grep -q held "$SD/a"
+	"$CLIENT" "$S" root r <"$SD/inb" >"$SD/b" 8>&- &
+	local b=$!
+	exec 9>"$SD/inb"
+	wait_for grep -q opened "$SD/b"
+	echo >&9
+	wait_for grep -q ": " "$SD/b"
+	grep -q "^-16: no root object yet, and this open could not take region 0 of part 0 (slot 0), where it is made: pmad: pool 'r': region slot 0 (region 0 of part 0) is held by pid $BG_PID, which can make the root object" "$SD/b" ||
+		fail "$(cat "$SD/b")"
+	# a closes: b's next pma_root leases slot 0 and makes the root there
+	exec 8>&-
+	wait "$BG_PID"
+	BG_PID=""
+	echo >&9
+	wait_for grep -q "^root" "$SD/b"
+	local root
+	root=$(awk '/^root/{print $2}' "$SD/b")
+	[ "$(pool_json r | jq -c '.holders[0].regions')" = "[0,1]" ] ||
+		fail "$(pool_json r)"
+	grep -q "regions 0x1 leased to pid $b" "$LOG"
+	# another client reads the same root (no lease: slot 0 is b's)
+	run "$CLIENT" "$S" root r <<<"x"
+	assert_success
+	assert_line --regexp "^root $root block 0x[0-9a-f]+$"
+	# bad lease arguments
+	run "$SEND" "$S" "$(req lease '{"name":"r","slot":64}')"
+	[ "$(jq -r .error.errno <<<"$output")" = EINVAL ] || fail "$output"
+	[ "$(jq -r .error.message <<<"$output")" = '"slot" must be a region slot 0..63' ] ||
+		fail "$output"
+	exec 9>&-
+	wait "$b"
+	stop_pmad
+	run pmactl fsck "$SD/r.pool"
+	assert_success
+}
+
 @test "the sync service applies clients' frees of a region no client holds; stat shows it" {
 	# the default: every second
 	start_pmad

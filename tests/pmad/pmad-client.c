@@ -39,6 +39,10 @@
  *       its region with 1 MiB blocks up to -ENOMEM, pmad_pool_grow,
  *       allocate on in the second region; a second grow is -EBUSY; hold
  *       (print "grown", wait for stdin to close), free all, close
+ *   pmad-client SOCKET root POOL
+ *       open, print "opened"; for each line of stdin pma_root (a client
+ *       without slot 0 gets it leased by libpmad's root hook) and print
+ *       "root OFF block OFF" or the error; close at end of input
  * Workload: the root object has NSLOTS slots; op k frees the block in
  * slot k % NSLOTS (if any), allocates a new one of sizes[k % NSIZES]
  * into it (pma_malloc_to) and persists k in its first word.
@@ -720,6 +724,44 @@ static void open_once(const char *sock, const char *pool)
 		die("close", rc);
 }
 
+/*
+ * pma_root on a pool opened through pmad, once per line read: "root OFF
+ * block OFF" (a block allocated into the root's word 1 the first time),
+ * or the errno and message; the pool is closed at end of input. A
+ * client without slot 0 gets it leased for the root (libpmad's hook).
+ */
+static void root_loop(const char *sock, const char *pool)
+{
+	struct pmad_client *c;
+	struct pma_heap *heap;
+	char line[64];
+	uint64_t off, *w = NULL;
+	int rc = open_pool(sock, pool, &c, &heap);
+
+	if (rc < 0)
+		die("open", rc);
+	printf("opened\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		rc = pma_root(heap, 64 * sizeof(uint64_t), &off);
+		if (rc == 0) {
+			w = pma_direct(heap, off);
+			if (!w[1])
+				rc = pma_malloc_to(heap, 100, &w[1]);
+		}
+		if (rc < 0)
+			printf("%d: %s\n", rc, pma_errormsg());
+		else
+			printf("root 0x%" PRIx64 " block 0x%" PRIx64 "\n", off,
+			       w[1]);
+		fflush(stdout);
+	}
+	rc = pmad_pool_close(c, heap);
+	pmad_disconnect(c);
+	if (rc < 0)
+		die("close", rc);
+}
+
 /* pmad_pool_create: "created", or the errno and message, exit 1 */
 static void create_once(const char *sock, const char *pool, uint64_t size)
 {
@@ -798,7 +840,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: pmad-client SOCKET "
 			"basic|workload|verify|crash-loop|hold|setfl|fork|"
-			"open|two|sync|create|stats "
+			"open|two|sync|create|stats|grow|root "
 			"POOL "
 			"[options]\n");
 		return 2;
@@ -838,6 +880,8 @@ int main(int argc, char **argv)
 		stats_once(sock, pool);
 	else if (strcmp(cmd, "grow") == 0)
 		grow_test(sock, pool);
+	else if (strcmp(cmd, "root") == 0)
+		root_loop(sock, pool);
 	else if (strcmp(cmd, "sync") == 0)
 		sync_test(sock, pool, (int)arg_u64(argc, argv, "--expect", 1));
 	else {

@@ -452,9 +452,12 @@ static void test_mask_two_opens(void **state)
 	assert_int_equal(r.n, 2);
 	assert_int_equal(open_mask(f, 0x2, 0, &b), 0);
 	assert_int_equal(pma_heap_regions(a), 2);
-	/* the root: only slot 0's holder makes it, both read it */
-	assert_int_equal(pma_root(b, ROOT_WORDS * 8, &root_b), -EXDEV);
-	assert_non_null(strstr(pma_errormsg(), "slot 0"));
+	/* the root: only slot 0's holder makes it (b cannot take slot 0
+	 * while a holds it), both read it */
+	assert_int_equal(pma_root(b, ROOT_WORDS * 8, &root_b), -EBUSY);
+	assert_non_null(strstr(pma_errormsg(), "could not take region 0 of "
+					       "part 0 (slot 0)"));
+	assert_non_null(strstr(pma_errormsg(), "region 0 of part 0 is"));
 	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
 	assert_int_equal(pma_root(b, ROOT_WORDS * 8, &root_b), 0);
 	assert_int_equal(root_b, root);
@@ -991,6 +994,122 @@ static void test_add_more_room(void **state)
 	pma_heap_close(whole);
 }
 
+struct hook_seen {
+	unsigned calls;
+	int rc; /* what the hook returns */
+	int add; /* the hook adds slot 0 first */
+};
+
+static int root_hook(struct pma_heap *heap, void *arg, char *why,
+		     size_t why_len)
+{
+	struct hook_seen *h = arg;
+
+	h->calls++;
+	if (h->rc < 0)
+		snprintf(why, why_len, "the hook says no");
+	if (h->add) {
+		int rc = pma_heap_add_regions(heap, 1);
+
+		if (rc < 0)
+			return rc;
+	}
+	return h->rc;
+}
+
+/* can another open take slot 0 now? */
+static int slot0_free(struct fixture *f)
+{
+	struct pma_heap *h = NULL;
+	int rc = open_mask(f, 0x1, 0, &h);
+
+	if (rc == 0)
+		pma_heap_close(h);
+	else
+		assert_int_equal(rc, -EBUSY);
+	return rc == 0;
+}
+
+static int open_hook(struct fixture *f, uint64_t mask, struct hook_seen *h,
+		     struct pma_heap **ret_heap)
+{
+	struct pma_config *cfg = NULL;
+	int rc;
+
+	assert_int_equal(pma_config_new(&cfg), 0);
+	assert_int_equal(pma_config_set_region_mask(cfg, mask), 0);
+	assert_int_equal(pma_config_set_root_hook(cfg, root_hook, h), 0);
+	rc = pma_heap_open_cfg(f->path, cfg, ret_heap);
+	pma_config_delete(&cfg);
+	return rc;
+}
+
+/* pma_root in an open without slot 0 and no root yet: it takes slot 0
+ * (pma_heap_add_regions, or the config's hook) and makes the root in
+ * region 0; the others read it */
+static void test_root_takes_slot0(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL, *c = NULL;
+	struct hook_seen h = { 0 };
+	uint64_t root, root_c, *w;
+	struct regs r;
+
+	pma_heap_close(create_heap(f, 1, 4));
+	r.size = 0;
+	r.n = read_regions(f, r.parts, r.offs, &r.size);
+	assert_int_equal(r.n, 4);
+	/* a hook that fails: its error, nothing taken */
+	h.rc = -EACCES;
+	assert_int_equal(open_hook(f, 0x2, &h, &b), 0);
+	assert_int_equal(pma_root(b, ROOT_WORDS * 8, &root), -EACCES);
+	assert_non_null(strstr(pma_errormsg(), "(slot 0), where it is made: "
+					       "the hook says no"));
+	assert_int_equal(h.calls, 1);
+	assert_true(slot0_free(f));
+	/* a hook that says yes but gives no slot 0 */
+	h.rc = 0;
+	assert_int_equal(pma_root(b, ROOT_WORDS * 8, &root), -EXDEV);
+	assert_non_null(strstr(pma_errormsg(), "did not give this open"));
+	assert_int_equal(h.calls, 2);
+	/* a hook that adds slot 0: the root is made in region 0 */
+	h.add = 1;
+	assert_int_equal(pma_root(b, ROOT_WORDS * 8, &root), 0);
+	assert_int_equal(h.calls, 3);
+	assert_false(slot0_free(f));
+	assert_int_equal(region_of(root, r.n, r.parts, r.offs, r.size), 0);
+	/* made: no more calls, the same root, a bigger one refused */
+	assert_int_equal(pma_root(b, ROOT_WORDS * 8, &root_c), 0);
+	assert_int_equal(root_c, root);
+	assert_int_equal(pma_root(b, 1 << 20, &root_c), -EINVAL);
+	assert_int_equal(h.calls, 3);
+	w = pma_direct(b, root);
+	assert_int_equal(pma_malloc_to(b, 200, &w[0]), 0);
+	/* another open reads it; slot 0 is b's */
+	assert_int_equal(open_mask(f, 0x4, 0, &c), 0);
+	assert_int_equal(pma_root(c, ROOT_WORDS * 8, &root_c), 0);
+	assert_int_equal(root_c, root);
+	pma_heap_close(c);
+	pma_heap_close(b);
+	assert_int_equal(check_whole(f, 0, 1, -1, &r), 1);
+	/* no hook: pma_root adds slot 0 itself; -EBUSY while another open
+	 * holds it */
+	assert_int_equal(unlink(f->path), 0);
+	pma_heap_close(create_heap(f, 1, 4));
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	assert_int_equal(open_mask(f, 0x8, 0, &c), 0);
+	assert_int_equal(pma_root(c, ROOT_WORDS * 8, &root), -EBUSY);
+	pma_heap_close(a);
+	assert_true(slot0_free(f));
+	assert_int_equal(pma_root(c, ROOT_WORDS * 8, &root), 0);
+	assert_false(slot0_free(f));
+	assert_int_equal(region_of(root, r.n, r.parts, r.offs, r.size), 0);
+	w = pma_direct(c, root);
+	assert_int_equal(pma_malloc_to(c, 200, &w[0]), 0);
+	pma_heap_close(c);
+	assert_int_equal(check_whole(f, 0, 1, -1, &r), 1);
+}
+
 /* the region added was left by a process killed while it held it: its
  * allocations are recovered; a free the adder made of one of its blocks
  * before the add (through a free ring) is applied by the add */
@@ -1161,6 +1280,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mask_xfree_leftover, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_fork_cross, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_root_takes_slot0, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_add_more_room, setup,
 						teardown),
