@@ -4,7 +4,8 @@
 # checks consistent, every damage of tests/corrupt/hdpm-damage gives its
 # exact finding code (exit 1, the pool not written), a torn page-log tail
 # is repaired, a log damaged before its last entry only with --advanced,
-# and the rest is not repaired (exit 3, nothing written).
+# and the rest is not repaired (exit 3, nothing written); a repaired file
+# system mounts, takes writes and checks clean again.
 
 load helpers
 
@@ -51,6 +52,23 @@ damaged() {
 	run --separate-stderr pmactl fsck "$P"
 	assert_equal "$status" 1
 	assert_line --partial "error: $2: "
+}
+
+# works: the file system of $P mounts and takes writes (hdpm-damage
+# work: small writes to /f and /g, a new file /w, each read back), a
+# writable mount's gc runs on it, and it then checks clean
+works() {
+	run --separate-stderr "$DAMAGE" work "$P"
+	assert_success
+	run --separate-stderr pmactl --json inspect --files "$P"
+	assert_success
+	jq -e 'any(.hdpm.files[]; .path == "/w" and .size == 12288)' \
+		<<<"$output" >/dev/null || fail "no /w: $output"
+	run --separate-stderr pmactl gc "$P"
+	assert_success
+	fsck_json "$P"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
 }
 
 @test "hdpm: a clean file system checks consistent, with no finding" {
@@ -130,6 +148,32 @@ damaged() {
 @test "hdpm damage: the superblock's version -> hdpm-super-version" {
 	damaged version hdpm-super-version
 }
+@test "hdpm damage: a page index of too many entries -> hdpm-index-invalid" {
+	damaged index hdpm-index-invalid
+}
+@test "hdpm damage: a page that is a smaller live block -> hdpm-page-invalid" {
+	damaged page-invalid hdpm-page-invalid
+}
+@test "hdpm damage: a page's zero tail of 65 bytes -> hdpm-page-zero-tail" {
+	damaged zero-tail hdpm-page-zero-tail
+}
+@test "hdpm damage: the journal slots' block pointer off its block -> hdpm-journal-slots" {
+	damaged journal-slots hdpm-journal-slots
+}
+@test "hdpm damage: a pending operation's record names a misaligned word -> hdpm-journal-record" {
+	damaged crash-tx-record hdpm-journal-record
+}
+@test "hdpm --recovery: a journal state the mount refuses -> hdpm-recovery-refused after recovery" {
+	damaged journal-state hdpm-journal-state
+	cp "$P" "$T/ref"
+	fsck_json "$P" --recovery
+	assert_equal "$status" 1
+	jq -e '.recovery.checked and .recovery.consistent_after == false and
+		[.recovery.findings[] | select(.severity == "error") |
+		.code] == ["hdpm-recovery-refused"]' <<<"$output" \
+		>/dev/null || fail "$output"
+	cmp "$P" "$T/ref" || fail "fsck --recovery wrote the pool"
+}
 
 @test "hdpm --repair: a torn page-log tail is dropped; the file reads the rest" {
 	mkfs
@@ -150,6 +194,7 @@ damaged() {
 	run --separate-stderr pmactl --json log --files "$P"
 	assert_success
 	assert_equal "$(jq .log_entries <<<"$output")" "$((entries - 1))"
+	works
 }
 
 @test "hdpm --repair: a log damaged before its end needs --advanced (exit 3, nothing written)" {
@@ -170,6 +215,7 @@ damaged() {
 	fsck_json "$P"
 	assert_success
 	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	works
 }
 
 @test "hdpm --repair: damage it cannot prove safe to repair is refused (exit 3)" {
@@ -228,6 +274,7 @@ damaged() {
 		--argjson b "$(pmactl --json inspect --heap "$P" | jq .heap.used)" \
 		'$a - $b >= 200 + 20 * 4096' >/dev/null ||
 		fail "used bytes $used -> $(pmactl --json inspect --heap "$P" | jq .heap.used)"
+	works
 }
 
 # crashed KIND CODE: a child crashed by hdpm-damage KIND leaves info
