@@ -370,6 +370,37 @@ needs_advanced() {
 	damaged_only pmap-range pmap-extent-range
 }
 
+@test "damage: the heap header all zero -> heap-unformatted (info)" {
+	warned heap-zero info heap-unformatted
+}
+
+# damaged_regions K KIND CODE...: a pool of create --regions K, damaged
+# by KIND, exits 1 with the errors exactly CODE...; fsck does not write it
+damaged_regions() {
+	local k=$1 kind=$2
+	shift 2
+	run --separate-stderr pmactl create "$T/p" --size 8M --regions "$k"
+	assert_success
+	"$DAMAGE" "$kind" "$T/p" || fail "fsck-damage $kind failed"
+	local before
+	before=$(md5sum <"$T/p")
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	errors_are "$@"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "fsck wrote the pool"
+}
+
+@test "damage: one of 4 heap regions made a user region -> heap-regions (3 in part 0)" {
+	damaged_regions 4 region-user heap-regions heap-open-refused
+	jq -e 'any(.findings[]; .code == "heap-regions" and
+		(.message | contains("part 0 holds 3 heap regions")))' \
+		<<<"$output" >/dev/null || fail "$output"
+}
+
+@test "damage: a bit of a free ring's consumer word check -> ring-cons-check" {
+	damaged_regions 2 xcons ring-cons-check
+}
+
 # the logs: valid records (their checksums match) that say wrong things
 
 @test "damage: a valid record two slots past a log's end -> log-record-after-end" {

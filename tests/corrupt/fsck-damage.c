@@ -859,6 +859,31 @@ static void d_heap_geometry(struct where *w)
 	heap_edit(w, e_heap_npages);
 }
 
+/* the heap header all zero: a heap region create never formatted */
+static void d_heap_zero(struct where *w)
+{
+	zero(w, w->heap->region_off, sizeof(struct pma_heap_hdr));
+}
+static void e_region_user(struct pool_hdr *h)
+{
+	h->regions[h->nregions - 1].type = POOL_REGION_USER;
+}
+/* the last region of the table no longer a heap region (a pool of
+ * create --regions 4: part 0 holds 3) */
+static void d_region_user(struct where *w)
+{
+	hdr_edit(w, 2, e_region_user);
+}
+/* a bit of the check of region slot 0's word of frees applied from
+ * region slot 1's ring (a pool of create --regions 2 or more) */
+static void d_xcons(struct where *w)
+{
+	flip(w,
+	     w->heap->region_off + offsetof(struct pma_heap_hdr, xcons) +
+		     sizeof(uint64_t) + 7,
+	     0x10);
+}
+
 /* the root word set to root with its check (a seal, or 0) */
 static void root_set(struct where *w, uint64_t root, uint64_t check)
 {
@@ -1179,6 +1204,9 @@ static const struct damage {
 	{ "op-invalid", d_op_invalid },
 	{ "morph-log", d_morph_log },
 	{ "block-conflict", d_block_conflict },
+	{ "heap-zero", d_heap_zero },
+	{ "region-user", d_region_user },
+	{ "xcons", d_xcons },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 
