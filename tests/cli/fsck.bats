@@ -423,6 +423,22 @@ damaged_regions() {
 	damaged_only morph-log slab-morph-log
 }
 
+@test "damage: an XFREE appended to a layout 9 heap's log -> log-op-version" {
+	"$DAMAGE" make-v9 "$T/p" || fail "fsck-damage make-v9 failed"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	"$DAMAGE" xfree-old "$T/p" || fail "fsck-damage xfree-old failed"
+	local before
+	before=$(md5sum <"$T/p")
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	errors_are log-op-version
+	jq -e 'any(.findings[]; .message |
+		contains("a heap of layout version 9 has no such record"))' \
+		<<<"$output" >/dev/null || fail "$output"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "fsck wrote the pool"
+}
+
 @test "damage: a remote free of a block the window freed appended -> log-block-conflict" {
 	damaged_only block-conflict log-block-conflict
 	assert_line --partial "is already free there"

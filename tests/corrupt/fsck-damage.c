@@ -14,6 +14,9 @@
  *                             hold blocks, dest words name blocks of the
  *                             other part, and each thread frees the other
  *                             part's blocks
+ *   fsck-damage make-v9 POOL  a pool whose heap is of layout version 9
+ *                             (before XFREE records), blocks of several
+ *                             classes, closed
  *   fsck-damage list POOL     every root slot: index, block, usable size
  *   fsck-damage KIND POOL [PART]
  *                             damage POOL (KIND: see damages[] below) in
@@ -100,6 +103,29 @@ static void make(const char *path)
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
 		die("child");
+}
+
+/* a heap of layout version 9 (before XFREE records) with blocks of
+ * several classes, closed cleanly */
+static void make_v9(const char *path)
+{
+	struct pma_config *cfg;
+	struct pma_heap *heap;
+	uint64_t *slots;
+	unsigned i;
+
+	if (pma_config_new(&cfg) < 0 ||
+	    pma_config_set_format(cfg, PMA_HEAP_VERSION_MORPH, 0) < 0 ||
+	    pma_config_set_flags(cfg, PMA_HEAP_FORCE) < 0)
+		die("config");
+	if (pma_heap_create_cfg(path, POOL_SIZE, cfg, &heap) < 0 ||
+	    !(slots = slots_of(heap)))
+		die("create");
+	pma_config_delete(&cfg);
+	for (i = 0; i < NSLOTS / 2; i++)
+		if (pma_malloc_to(heap, sizes[i % NSIZES], &slots[i]) < 0)
+			die("malloc_to");
+	pma_heap_close(heap);
 }
 
 /* ------------------------------------------------------------ 2 parts */
@@ -1098,6 +1124,18 @@ static void d_morph_log(struct where *w)
 	       (uint64_t)cls << 8 | (uint64_t)hdr.owner << 16 |
 		       (uint64_t)old << 32);
 }
+/* an XFREE (layout 10) appended to the log of a layout 9 heap (make-v9),
+ * naming a block of part 0 */
+static void d_xfree_old(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+
+	if (h->hdr->version >= PMA_HEAP_VERSION_XFREE) {
+		fprintf(stderr, "fsck-damage: xfree-old needs make-v9\n");
+		exit(99);
+	}
+	append(w, PMA_REC_XFREE, pma_page_off(h, 0) >> h->osh, 0);
+}
 /* a remote free, appended, of a block a record of the window freed */
 static void d_block_conflict(struct where *w)
 {
@@ -1207,6 +1245,7 @@ static const struct damage {
 	{ "heap-zero", d_heap_zero },
 	{ "region-user", d_region_user },
 	{ "xcons", d_xcons },
+	{ "xfree-old", d_xfree_old },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 
@@ -1238,7 +1277,7 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 3 && argc != 4) {
-		fputs("usage: fsck-damage make|make2|list|KIND POOL [PART]\n",
+		fputs("usage: fsck-damage make|make2|make-v9|list|KIND POOL [PART]\n",
 		      stderr);
 		return 2;
 	}
@@ -1249,6 +1288,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "list")) {
 		list(argv[2]);
+		return 0;
+	}
+	if (!strcmp(argv[1], "make-v9")) {
+		make_v9(argv[2]);
 		return 0;
 	}
 	if (!strcmp(argv[1], "make2")) {
