@@ -7,7 +7,7 @@
 # and the rest is not repaired (exit 3, nothing written); a repaired file
 # system mounts, takes writes and checks clean again.
 
-load helpers
+load pmad-helpers
 
 setup() {
 	pmalloc_setup
@@ -15,6 +15,11 @@ setup() {
 	FILL="$PMAD_BUILDDIR/tests/tools/hdpm-fill"
 	[ -x "$DAMAGE" ] || fail "no $DAMAGE: build it with make check"
 	P="$T/p"
+}
+
+# pmad, if a test started it
+teardown() {
+	pmad_teardown
 }
 
 # fsck_json POOL [ARGS]: pmactl --json fsck, the JSON parsed and counted
@@ -314,6 +319,48 @@ crashed() {
 
 @test "hdpm crash inside a background merge: consistent; --recovery finishes it" {
 	crashed crash-gc hdpm-gc-pending
+}
+
+@test "hdpm through pmad: a client holds a region of the shared pool -> hdpm-not-checked (info)" {
+	CLIENT="$PMAD_BUILDDIR/tests/pmad/pmad-client"
+	pmad_setup
+	start_pmad
+	run pmactl --socket "$S" pool create sh --size 32M --regions 4
+	assert_success
+	stop_pmad
+	run --separate-stderr "$DAMAGE" make "$SD/sh.pool"
+	assert_success
+	start_pmad
+	# no client: pmad checks the file system too, no finding
+	run --separate-stderr pmactl --socket "$S" --json fsck sh
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# a client holds slot 0 (the file system's superblock is in its
+	# region), a second one slot 1; the first one leaves
+	mkfifo "$D/in" "$D/in2"
+	# (bounded: a client whose fifo stays open would hold the test)
+	timeout 120 "$CLIENT" "$S" hold sh <"$D/in" >"$D/h" &
+	local h=$!
+	exec 8>"$D/in"
+	wait_for grep -q held "$D/h"
+	# not fd 8: the first client sees its end when the test closes it
+	timeout 120 "$CLIENT" "$S" hold sh <"$D/in2" >"$D/h2" 8>&- &
+	local h2=$!
+	exec 9>"$D/in2"
+	wait_for grep -q held "$D/h2"
+	exec 8>&-
+	wait "$h"
+	run --separate-stderr pmactl --socket "$S" --json fsck sh
+	exec 9>&-
+	wait "$h2"
+	assert_success
+	jq -e '.online and .consistent and .errors == 0 and
+		[.findings[] | select(.code == "lease-held") | .message |
+		contains("region slot 1 ")] == [true] and
+		[.findings[] | select(.code == "hdpm-not-checked") |
+		.severity] == ["info"]' <<<"$output" >/dev/null ||
+		fail "$output"
+	stop_pmad
 }
 
 @test "pmactl-fsck(1) lists every HDPM finding code" {
