@@ -4,9 +4,10 @@
 # checks consistent, every damage of tests/corrupt/hdpm-damage gives its
 # exact finding code (exit 1, the pool not written), a torn page-log tail
 # is repaired, a log damaged before its last entry only with --advanced,
-# and the rest is not repaired (exit 3, nothing written).
+# and the rest is not repaired (exit 3, nothing written); a repaired file
+# system mounts, takes writes and checks clean again.
 
-load helpers
+load pmad-helpers
 
 setup() {
 	pmalloc_setup
@@ -14,6 +15,11 @@ setup() {
 	FILL="$PMAD_BUILDDIR/tests/tools/hdpm-fill"
 	[ -x "$DAMAGE" ] || fail "no $DAMAGE: build it with make check"
 	P="$T/p"
+}
+
+# pmad, if a test started it
+teardown() {
+	pmad_teardown
 }
 
 # fsck_json POOL [ARGS]: pmactl --json fsck, the JSON parsed and counted
@@ -51,6 +57,23 @@ damaged() {
 	run --separate-stderr pmactl fsck "$P"
 	assert_equal "$status" 1
 	assert_line --partial "error: $2: "
+}
+
+# works: the file system of $P mounts and takes writes (hdpm-damage
+# work: small writes to /f and /g, a new file /w, each read back), a
+# writable mount's gc runs on it, and it then checks clean
+works() {
+	run --separate-stderr "$DAMAGE" work "$P"
+	assert_success
+	run --separate-stderr pmactl --json inspect --files "$P"
+	assert_success
+	jq -e 'any(.hdpm.files[]; .path == "/w" and .size == 12288)' \
+		<<<"$output" >/dev/null || fail "no /w: $output"
+	run --separate-stderr pmactl gc "$P"
+	assert_success
+	fsck_json "$P"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
 }
 
 @test "hdpm: a clean file system checks consistent, with no finding" {
@@ -130,6 +153,32 @@ damaged() {
 @test "hdpm damage: the superblock's version -> hdpm-super-version" {
 	damaged version hdpm-super-version
 }
+@test "hdpm damage: a page index of too many entries -> hdpm-index-invalid" {
+	damaged index hdpm-index-invalid
+}
+@test "hdpm damage: a page that is a smaller live block -> hdpm-page-invalid" {
+	damaged page-invalid hdpm-page-invalid
+}
+@test "hdpm damage: a page's zero tail of 65 bytes -> hdpm-page-zero-tail" {
+	damaged zero-tail hdpm-page-zero-tail
+}
+@test "hdpm damage: the journal slots' block pointer off its block -> hdpm-journal-slots" {
+	damaged journal-slots hdpm-journal-slots
+}
+@test "hdpm damage: a pending operation's record names a misaligned word -> hdpm-journal-record" {
+	damaged crash-tx-record hdpm-journal-record
+}
+@test "hdpm --recovery: a journal state the mount refuses -> hdpm-recovery-refused after recovery" {
+	damaged journal-state hdpm-journal-state
+	cp "$P" "$T/ref"
+	fsck_json "$P" --recovery
+	assert_equal "$status" 1
+	jq -e '.recovery.checked and .recovery.consistent_after == false and
+		[.recovery.findings[] | select(.severity == "error") |
+		.code] == ["hdpm-recovery-refused"]' <<<"$output" \
+		>/dev/null || fail "$output"
+	cmp "$P" "$T/ref" || fail "fsck --recovery wrote the pool"
+}
 
 @test "hdpm --repair: a torn page-log tail is dropped; the file reads the rest" {
 	mkfs
@@ -150,6 +199,7 @@ damaged() {
 	run --separate-stderr pmactl --json log --files "$P"
 	assert_success
 	assert_equal "$(jq .log_entries <<<"$output")" "$((entries - 1))"
+	works
 }
 
 @test "hdpm --repair: a log damaged before its end needs --advanced (exit 3, nothing written)" {
@@ -170,6 +220,7 @@ damaged() {
 	fsck_json "$P"
 	assert_success
 	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	works
 }
 
 @test "hdpm --repair: damage it cannot prove safe to repair is refused (exit 3)" {
@@ -228,6 +279,7 @@ damaged() {
 		--argjson b "$(pmactl --json inspect --heap "$P" | jq .heap.used)" \
 		'$a - $b >= 200 + 20 * 4096' >/dev/null ||
 		fail "used bytes $used -> $(pmactl --json inspect --heap "$P" | jq .heap.used)"
+	works
 }
 
 # crashed KIND CODE: a child crashed by hdpm-damage KIND leaves info
@@ -267,6 +319,48 @@ crashed() {
 
 @test "hdpm crash inside a background merge: consistent; --recovery finishes it" {
 	crashed crash-gc hdpm-gc-pending
+}
+
+@test "hdpm through pmad: a client holds a region of the shared pool -> hdpm-not-checked (info)" {
+	CLIENT="$PMAD_BUILDDIR/tests/pmad/pmad-client"
+	pmad_setup
+	start_pmad
+	run pmactl --socket "$S" pool create sh --size 32M --regions 4
+	assert_success
+	stop_pmad
+	run --separate-stderr "$DAMAGE" make "$SD/sh.pool"
+	assert_success
+	start_pmad
+	# no client: pmad checks the file system too, no finding
+	run --separate-stderr pmactl --socket "$S" --json fsck sh
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# a client holds slot 0 (the file system's superblock is in its
+	# region), a second one slot 1; the first one leaves
+	mkfifo "$D/in" "$D/in2"
+	# (bounded: a client whose fifo stays open would hold the test)
+	timeout 120 "$CLIENT" "$S" hold sh <"$D/in" >"$D/h" &
+	local h=$!
+	exec 8>"$D/in"
+	wait_for grep -q held "$D/h"
+	# not fd 8: the first client sees its end when the test closes it
+	timeout 120 "$CLIENT" "$S" hold sh <"$D/in2" >"$D/h2" 8>&- &
+	local h2=$!
+	exec 9>"$D/in2"
+	wait_for grep -q held "$D/h2"
+	exec 8>&-
+	wait "$h"
+	run --separate-stderr pmactl --socket "$S" --json fsck sh
+	exec 9>&-
+	wait "$h2"
+	assert_success
+	jq -e '.online and .consistent and .errors == 0 and
+		[.findings[] | select(.code == "lease-held") | .message |
+		contains("region slot 1 ")] == [true] and
+		[.findings[] | select(.code == "hdpm-not-checked") |
+		.severity] == ["info"]' <<<"$output" >/dev/null ||
+		fail "$output"
+	stop_pmad
 }
 
 @test "pmactl-fsck(1) lists every HDPM finding code" {

@@ -54,6 +54,41 @@ damaged() {
 	assert_line --partial "inconsistent: $T/p"
 }
 
+# errors_are CODE...: the errors of the last fsck_json are CODE... and
+# no other code
+errors_are() {
+	local want
+	want=$(printf '%s\n' "$@" | jq -R . | jq -sc 'unique')
+	jq -e --argjson w "$want" '[.findings[] | select(.severity == "error") |
+		.code] | unique == $w' <<<"$output" >/dev/null ||
+		fail "errors are not exactly $*: $output"
+}
+
+# damaged_only KIND CODE...: damaged KIND CODE (the first), and the
+# errors are exactly CODE...
+damaged_only() {
+	damaged "$1" "$2"
+	shift
+	fsck_json "$T/p"
+	errors_are "$@"
+}
+
+# warned KIND SEVERITY CODE: a fresh base pool damaged by KIND is
+# consistent (exit 0) with CODE its one finding, of SEVERITY; fsck does
+# not write the pool
+warned() {
+	"$DAMAGE" make "$T/p" || fail "fsck-damage make failed"
+	"$DAMAGE" "$1" "$T/p" || fail "fsck-damage $1 failed"
+	local before
+	before=$(md5sum <"$T/p")
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	jq -e --arg s "$2" --arg c "$3" '[.findings[] | [.severity, .code]] ==
+		[[$s, $c]]' <<<"$output" >/dev/null ||
+		fail "not exactly $2 $3: $output"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "fsck wrote the pool"
+}
+
 # needs_advanced POOL: --repair --yes exits 3 saying only --advanced
 # repairs it, and leaves POOL as $T/ref holds it
 needs_advanced() {
@@ -209,6 +244,213 @@ needs_advanced() {
 	damaged root-word root-check
 }
 
+# the pool and part headers (lib/pool/fsck.c)
+
+@test "damage: part 0 cut to 100 bytes -> pool-too-small" {
+	damaged_only too-small pool-too-small
+}
+
+@test "damage: pool header copy A all zero -> pool-hdr-unwritten" {
+	damaged_only hdr-a-zero pool-hdr-unwritten
+}
+
+@test "damage: both pool header copies zero -> pool-hdr-unwritten, pool-hdr-none" {
+	damaged_only hdr-zero pool-hdr-none pool-hdr-unwritten
+	assert_equal "$(jq '[.findings[] | select(.code ==
+		"pool-hdr-unwritten")] | length' <<<"$output")" 2
+}
+
+@test "damage: a bit of copy A's magic -> pool-hdr-magic" {
+	damaged_only hdr-magic pool-hdr-magic
+}
+
+@test "damage: copy A of another major version, resealed -> pool-hdr-version, pool-hdr-damaged-state" {
+	damaged_only hdr-version pool-hdr-version pool-hdr-damaged-state
+	# it may be a newer state: not rolled back, not repaired
+	cp "$T/p" "$T/ref"
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_equal "$status" 3
+	cmp "$T/p" "$T/ref" || fail "written"
+}
+
+@test "damage: copy A's header size 0, resealed -> pool-hdr-invalid (the heap not opened)" {
+	damaged_only hdr-invalid pool-hdr-invalid pool-hdr-damaged-state \
+		heap-open-refused
+}
+
+@test "damage: copy B another state of the same generation -> pool-hdr-generation" {
+	damaged_only hdr-gen pool-hdr-generation
+}
+
+@test "damage: copy B one generation older -> pool-hdr-stale-copy (warning)" {
+	warned hdr-stale warning pool-hdr-stale-copy
+}
+
+@test "damage: an unknown read-only feature -> pool-feature-ro-compat (warning), not repaired" {
+	warned ro-compat warning pool-feature-ro-compat
+	cp "$T/p" "$T/ref"
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_success
+	cmp "$T/p" "$T/ref" || fail "written"
+}
+
+@test "damage: region 0 of type free, resealed -> region-invalid" {
+	damaged_only region-invalid region-invalid
+}
+
+@test "damage: a region over the heap's, resealed -> region-overlap" {
+	damaged_only region-overlap region-overlap
+}
+
+@test "damage: a bit of the part header's magic -> part-hdr-magic" {
+	damaged_only part-magic part-hdr-magic
+}
+
+@test "damage: the part header of another major version, resealed -> part-hdr-version" {
+	damaged_only part-version part-hdr-version
+}
+
+@test "damage: the part header naming 0 parts, resealed -> part-hdr-invalid" {
+	damaged_only part-invalid part-hdr-invalid
+}
+
+@test "damage: the part header's size 64 KiB short, resealed -> part-size-mismatch" {
+	damaged_only part-size part-size-mismatch
+}
+
+# the heap (lib/pmalloc/fsck*.c)
+
+@test "damage: a bit of the heap header's magic -> heap-hdr-magic" {
+	damaged_only heap-magic heap-hdr-magic
+}
+
+@test "damage: a heap of a newer layout version, resealed -> heap-hdr-version" {
+	damaged_only heap-version heap-hdr-version
+}
+
+@test "damage: the heap header's page count past its region, resealed -> heap-hdr-geometry" {
+	damaged_only heap-geometry heap-hdr-geometry
+}
+
+@test "damage: the root word naming a free page, sealed -> root-not-live" {
+	damaged_only root-not-live root-not-live
+}
+
+@test "damage: the root word's check cleared -> root-unsealed (warning)" {
+	warned root-unsealed warning root-unsealed
+}
+
+# the slabs below are the root object's (no log record names another):
+# the root is then not live either
+@test "damage: a bit of a slab's magic -> slab-magic" {
+	damaged_only slab-magic slab-magic root-not-live
+}
+
+@test "damage: a slab header naming the other arena -> slab-owner" {
+	damaged_only slab-owner slab-owner
+}
+
+@test "damage: a slab header's block count one short -> slab-geometry" {
+	damaged_only slab-geometry slab-geometry root-not-live
+}
+
+@test "damage: a bitmap bit past a slab's last block, the bank resealed -> slab-bitmap-stray" {
+	damaged_only slab-stray slab-bitmap-stray
+}
+
+@test "damage: an extent's page map entry of kind FREEING, checked -> pmap-entry-kind" {
+	damaged_only pmap-kind pmap-entry-kind
+}
+
+@test "damage: a slab's page map entry naming arena 63, checked -> pmap-slab-entry" {
+	damaged_only pmap-slab pmap-slab-entry root-not-live
+}
+
+@test "damage: the last extent's entry past the data area, checked -> pmap-extent-range" {
+	damaged_only pmap-range pmap-extent-range
+}
+
+@test "damage: the heap header all zero -> heap-unformatted (info)" {
+	warned heap-zero info heap-unformatted
+}
+
+# damaged_regions K KIND CODE...: a pool of create --regions K, damaged
+# by KIND, exits 1 with the errors exactly CODE...; fsck does not write it
+damaged_regions() {
+	local k=$1 kind=$2
+	shift 2
+	run --separate-stderr pmactl create "$T/p" --size 8M --regions "$k"
+	assert_success
+	"$DAMAGE" "$kind" "$T/p" || fail "fsck-damage $kind failed"
+	local before
+	before=$(md5sum <"$T/p")
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	errors_are "$@"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "fsck wrote the pool"
+}
+
+@test "damage: one of 4 heap regions made a user region -> heap-regions (3 in part 0)" {
+	damaged_regions 4 region-user heap-regions heap-open-refused
+	jq -e 'any(.findings[]; .code == "heap-regions" and
+		(.message | contains("part 0 holds 3 heap regions")))' \
+		<<<"$output" >/dev/null || fail "$output"
+}
+
+@test "damage: a bit of a free ring's consumer word check -> ring-cons-check" {
+	damaged_regions 2 xcons ring-cons-check
+}
+
+# the logs: valid records (their checksums match) that say wrong things
+
+@test "damage: a valid record two slots past a log's end -> log-record-after-end" {
+	damaged_only rec-after-end log-record-after-end
+}
+
+@test "damage: a free of the heap header appended -> log-op-range" {
+	damaged_only op-range log-op-range
+}
+
+@test "damage: an allocation in a page no slab holds appended -> log-op-target" {
+	damaged_only op-target log-op-target
+}
+
+@test "damage: a SLAB_NEW of class 255 appended -> log-op-invalid" {
+	damaged_only op-invalid log-op-invalid
+}
+
+@test "damage: a SLAB_MORPH from a class the slab is not appended -> slab-morph-log" {
+	damaged_only morph-log slab-morph-log
+}
+
+@test "damage: an XFREE appended to a layout 9 heap's log -> log-op-version" {
+	"$DAMAGE" make-v9 "$T/p" || fail "fsck-damage make-v9 failed"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	"$DAMAGE" xfree-old "$T/p" || fail "fsck-damage xfree-old failed"
+	local before
+	before=$(md5sum <"$T/p")
+	fsck_json "$T/p"
+	assert_equal "$status" 1
+	errors_are log-op-version
+	jq -e 'any(.findings[]; .message |
+		contains("a heap of layout version 9 has no such record"))' \
+		<<<"$output" >/dev/null || fail "$output"
+	[ "$(md5sum <"$T/p")" = "$before" ] || fail "fsck wrote the pool"
+}
+
+@test "damage: a remote free of a block the window freed appended -> log-block-conflict" {
+	damaged_only block-conflict log-block-conflict
+	assert_line --partial "is already free there"
+}
+
+@test "damage: half a record after a log's end -> log-torn-tail (info)" {
+	warned torn-tail info log-torn-tail
+	run --separate-stderr pmactl fsck -v "$T/p"
+	assert_success
+	assert_line --partial "info: log-torn-tail: "
+}
+
 @test "random garbage of several sizes: exit 1 with findings, never a crash" {
 	local size
 	for size in 0 100 5000 70000 300000 2000000; do
@@ -321,6 +563,12 @@ try 'pmactl fsck --help'"
 	# and the library opens it and reads every slab
 	run --separate-stderr pmactl inspect --heap "$T/p"
 	assert_success
+	# and it works: a workload, then clean again
+	run --separate-stderr "$WORKLOAD" "$T/p" 2 200
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
 }
 
 @test "--repair --dry-run and a declined --repair write nothing (exit 1)" {
@@ -518,8 +766,9 @@ fsck_json_recovery() {
 # ------------------------------------------------------------ repairs
 
 # repaired KIND CODE NOTE: a fresh base pool damaged by KIND reports
-# CODE (an error, or a warning when CODE is pmap-entry-unmarked);
-# --repair --yes repairs it with the note NOTE, and the pool then checks
+# CODE (an error or a warning); --repair --yes repairs it with the note
+# NOTE (none if NOTE is "": the writable open repairs it), and the pool
+# then checks
 # clean, opens, takes a workload and checks clean again
 repaired() {
 	"$DAMAGE" make "$T/p" || fail "fsck-damage make failed"
@@ -530,8 +779,47 @@ repaired() {
 	run --separate-stderr pmactl --json fsck --repair --yes "$T/p"
 	assert_success
 	assert_equal "$(jq -r .repair <<<"$output")" repaired
-	jq -e --arg n "$3" 'any(.repairs[]; .code == $n)' <<<"$output" \
-		>/dev/null || fail "no repair $3 in: $output"
+	[ -z "$3" ] ||
+		jq -e --arg n "$3" 'any(.repairs[]; .code == $n)' \
+			<<<"$output" >/dev/null ||
+		fail "no repair $3 in: $output"
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	run --separate-stderr "$WORKLOAD" "$T/p" 2 200
+	assert_success
+	fsck_json "$T/p"
+	assert_equal "$status" 0
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+}
+
+@test "repair: pool header copy A all zero -> pool-hdr-unwritten, rewritten" {
+	repaired hdr-a-zero pool-hdr-unwritten ""
+}
+
+@test "repair: a bit of copy A's magic -> pool-hdr-magic, rewritten" {
+	repaired hdr-magic pool-hdr-magic ""
+}
+
+@test "repair: copy B one generation older -> pool-hdr-stale-copy, rewritten" {
+	repaired hdr-stale pool-hdr-stale-copy ""
+}
+
+@test "repair: the root word's check cleared -> root-unsealed, sealed" {
+	repaired root-unsealed root-unsealed ""
+}
+
+@test "--advanced: a valid record past a log's end -> log-record-after-end, the log cut there" {
+	"$DAMAGE" make "$T/p"
+	"$DAMAGE" rec-after-end "$T/p"
+	cp "$T/p" "$T/ref"
+	needs_advanced "$T/p"
+	run --separate-stderr pmactl --json fsck --repair --yes --advanced \
+		"$T/p"
+	assert_success
+	assert_equal "$(jq -r .repair <<<"$output")" repaired
+	jq -e 'any(.repairs[]; .code == "repair-drops-record")' \
+		<<<"$output" >/dev/null || fail "$output"
 	fsck_json "$T/p"
 	assert_equal "$status" 0
 	assert_equal "$(jq '.findings | length' <<<"$output")" 0

@@ -14,6 +14,9 @@
  *                             hold blocks, dest words name blocks of the
  *                             other part, and each thread frees the other
  *                             part's blocks
+ *   fsck-damage make-v9 POOL  a pool whose heap is of layout version 9
+ *                             (before XFREE records), blocks of several
+ *                             classes, closed
  *   fsck-damage list POOL     every root slot: index, block, usable size
  *   fsck-damage KIND POOL [PART]
  *                             damage POOL (KIND: see damages[] below) in
@@ -36,6 +39,7 @@
 #include "pmalloc.h"
 #include "pmalloc/internal.h"
 #include "pool/internal.h"
+#include "util/crc.h"
 
 #define POOL_SIZE (POOL_DATA_OFF + 6 * 1024 * 1024)
 #define NSLOTS 64
@@ -99,6 +103,29 @@ static void make(const char *path)
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
 		die("child");
+}
+
+/* a heap of layout version 9 (before XFREE records) with blocks of
+ * several classes, closed cleanly */
+static void make_v9(const char *path)
+{
+	struct pma_config *cfg;
+	struct pma_heap *heap;
+	uint64_t *slots;
+	unsigned i;
+
+	if (pma_config_new(&cfg) < 0 ||
+	    pma_config_set_format(cfg, PMA_HEAP_VERSION_MORPH, 0) < 0 ||
+	    pma_config_set_flags(cfg, PMA_HEAP_FORCE) < 0)
+		die("config");
+	if (pma_heap_create_cfg(path, POOL_SIZE, cfg, &heap) < 0 ||
+	    !(slots = slots_of(heap)))
+		die("create");
+	pma_config_delete(&cfg);
+	for (i = 0; i < NSLOTS / 2; i++)
+		if (pma_malloc_to(heap, sizes[i % NSIZES], &slots[i]) < 0)
+			die("malloc_to");
+	pma_heap_close(heap);
 }
 
 /* ------------------------------------------------------------ 2 parts */
@@ -672,6 +699,466 @@ static void d_dest_slab(struct where *w)
 	exit(99);
 }
 
+/* ------------------------------------------------------------ pool */
+
+/* both (copy 2) or one pool header copy changed by fn and resealed */
+static void hdr_edit(struct where *w, unsigned copy,
+		     void (*fn)(struct pool_hdr *h))
+{
+	struct pool_hdr *h = malloc(sizeof(*h));
+	unsigned i;
+
+	if (!h)
+		exit(98);
+	for (i = 0; i < 2; i++) {
+		if (copy != 2 && i != copy)
+			continue;
+		get(w, pool_hdr_copy_off(i), h, sizeof(*h));
+		fn(h);
+		h->checksum = pool_hdr_checksum(h);
+		put(w, pool_hdr_copy_off(i), h, sizeof(*h));
+	}
+	free(h);
+}
+
+/* the part header changed by fn and resealed */
+static void part_edit(struct where *w, void (*fn)(struct pool_part_hdr *h))
+{
+	struct pool_part_hdr h;
+
+	get(w, POOL_PART_HDR_OFF, &h, sizeof(h));
+	fn(&h);
+	h.checksum = pool_part_hdr_checksum(&h);
+	put(w, POOL_PART_HDR_OFF, &h, sizeof(h));
+}
+
+static void zero(struct where *w, uint64_t off, size_t len)
+{
+	char *buf = calloc(1, len);
+
+	if (!buf)
+		exit(98);
+	put(w, off, buf, len);
+	free(buf);
+}
+
+static void d_too_small(struct where *w)
+{
+	if (ftruncate(w->fd, 100) < 0)
+		exit(99);
+}
+static void d_hdr_a_zero(struct where *w)
+{
+	zero(w, POOL_HDR_A_OFF, POOL_HDR_SIZE);
+}
+static void d_hdr_zero(struct where *w)
+{
+	zero(w, POOL_HDR_A_OFF, 2 * POOL_HDR_SIZE);
+}
+static void d_hdr_magic(struct where *w)
+{
+	flip(w, POOL_HDR_A_OFF, 0x01);
+}
+static void e_major(struct pool_hdr *h)
+{
+	h->major = POOL_FORMAT_MAJOR + 1;
+}
+static void d_hdr_version(struct where *w)
+{
+	hdr_edit(w, 0, e_major);
+}
+static void e_hdr_size(struct pool_hdr *h)
+{
+	h->hdr_size = 0;
+}
+static void d_hdr_invalid(struct where *w)
+{
+	hdr_edit(w, 0, e_hdr_size);
+}
+static void e_create_time(struct pool_hdr *h)
+{
+	h->create_time++;
+}
+/* copy B: another state of the same generation */
+static void d_hdr_gen(struct where *w)
+{
+	hdr_edit(w, 1, e_create_time);
+}
+static void e_older(struct pool_hdr *h)
+{
+	h->generation--;
+}
+/* copy B one generation older: an update interrupted before it */
+static void d_hdr_stale(struct where *w)
+{
+	hdr_edit(w, 1, e_older);
+}
+static void e_ro_compat(struct pool_hdr *h)
+{
+	h->feat_ro_compat |= 1ULL << 63;
+}
+static void d_ro_compat(struct where *w)
+{
+	hdr_edit(w, 2, e_ro_compat);
+}
+static void e_region_free(struct pool_hdr *h)
+{
+	h->regions[0].type = POOL_REGION_FREE;
+}
+static void d_region_invalid(struct where *w)
+{
+	hdr_edit(w, 2, e_region_free);
+}
+/* a second region over the first (a user region of its own name) */
+static void e_region_overlap(struct pool_hdr *h)
+{
+	h->regions[h->nregions] = h->regions[0];
+	h->regions[h->nregions].type = POOL_REGION_USER;
+	h->regions[h->nregions].off += POOL_ALIGN;
+	h->regions[h->nregions].size = POOL_ALIGN;
+	memcpy(h->regions[h->nregions].name, "overlap", 8);
+	h->nregions++;
+}
+static void d_region_overlap(struct where *w)
+{
+	hdr_edit(w, 2, e_region_overlap);
+}
+static void d_part_magic(struct where *w)
+{
+	flip(w, POOL_PART_HDR_OFF, 0x01);
+}
+static void e_part_major(struct pool_part_hdr *h)
+{
+	h->major = POOL_FORMAT_MAJOR + 1;
+}
+static void d_part_version(struct where *w)
+{
+	part_edit(w, e_part_major);
+}
+static void e_part_nparts(struct pool_part_hdr *h)
+{
+	h->nparts = 0;
+}
+static void d_part_invalid(struct where *w)
+{
+	part_edit(w, e_part_nparts);
+}
+static void e_part_size(struct pool_part_hdr *h)
+{
+	h->size -= POOL_ALIGN;
+}
+static void d_part_size(struct where *w)
+{
+	part_edit(w, e_part_size);
+}
+
+/* ------------------------------------------------------------ heap */
+
+/* the heap header changed by fn and resealed */
+static void heap_edit(struct where *w, void (*fn)(struct pma_heap_hdr *h))
+{
+	struct pma_heap_hdr h;
+
+	get(w, w->heap->region_off, &h, sizeof(h));
+	fn(&h);
+	h.checksum = util_crc32c(0, &h, PMA_HDR_CSUM_LEN);
+	put(w, w->heap->region_off, &h, sizeof(h));
+}
+static void d_heap_magic(struct where *w)
+{
+	flip(w, w->heap->region_off, 0x01);
+}
+static void e_heap_version(struct pma_heap_hdr *h)
+{
+	h->version = PMA_HEAP_VERSION + 1;
+}
+static void d_heap_version(struct where *w)
+{
+	heap_edit(w, e_heap_version);
+}
+static void e_heap_npages(struct pma_heap_hdr *h)
+{
+	h->npages += 1000;
+}
+static void d_heap_geometry(struct where *w)
+{
+	heap_edit(w, e_heap_npages);
+}
+
+/* the heap header all zero: a heap region create never formatted */
+static void d_heap_zero(struct where *w)
+{
+	zero(w, w->heap->region_off, sizeof(struct pma_heap_hdr));
+}
+static void e_region_user(struct pool_hdr *h)
+{
+	h->regions[h->nregions - 1].type = POOL_REGION_USER;
+}
+/* the last region of the table no longer a heap region (a pool of
+ * create --regions 4: part 0 holds 3) */
+static void d_region_user(struct where *w)
+{
+	hdr_edit(w, 2, e_region_user);
+}
+/* a bit of the check of region slot 0's word of frees applied from
+ * region slot 1's ring (a pool of create --regions 2 or more) */
+static void d_xcons(struct where *w)
+{
+	flip(w,
+	     w->heap->region_off + offsetof(struct pma_heap_hdr, xcons) +
+		     sizeof(uint64_t) + 7,
+	     0x10);
+}
+
+/* the root word set to root with its check (a seal, or 0) */
+static void root_set(struct where *w, uint64_t root, uint64_t check)
+{
+	uint64_t words[2] = { root, check };
+
+	put(w, w->heap->region_off + PMA_ROOT_WORD_OFF, words, sizeof(words));
+}
+/* the root names the last page of the data area (free), sealed */
+static void d_root_not_live(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	uint64_t root;
+
+	root = pool_off_make(h->part, pma_page_off(h, h->geom.npages - 1));
+	root_set(w, root, pma_check_root(root));
+}
+/* the root's check word cleared: a crash between the two stores */
+static void d_root_unsealed(struct where *w)
+{
+	root_set(w, w->heap->hdr->root_off, 0);
+}
+
+/* does a record of a window name a byte offset in [lo, hi)? */
+static int window_names(struct pma_heap *h, uint64_t lo, uint64_t hi)
+{
+	uint64_t k, payload, value, off;
+	unsigned i, type;
+
+	for (i = 0; i < h->geom.narenas; i++) {
+		struct pma_arena *a = &h->arenas[i];
+
+		for (k = a->head; k < a->tail; k++) {
+			if (pma_booklog_decode(a->log, h->geom.log_cap, k,
+					       &type, &payload, &value) < 0)
+				continue;
+			off = payload << h->osh;
+			if (off >= lo && off < hi)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* a checkpointed slab no record of a window names (in the base pool:
+ * the root object's), whose bank 0 has
+ * bits past its last block (a class of fewer than 6 * 192 blocks) */
+static uint64_t quiet_slab(struct where *w, struct pma_slab_hdr *hdr)
+{
+	struct pma_heap *h = w->heap;
+	uint64_t p, e, off, chunk = PMA_CHUNK_PAGES << PMA_PAGE_SHIFT;
+
+	for (p = 0; p < h->geom.npages; p += PMA_CHUNK_PAGES) {
+		get(w, pmap_off(w, p), &e, sizeof(e));
+		off = pma_page_off(h, p);
+		if (pma_pmap_kind(e) != PMA_PMAP_SLAB ||
+		    window_names(h, off, off + chunk))
+			continue;
+		get(w, off, hdr, sizeof(*hdr));
+		if (hdr->magic == PMA_SLAB_MAGIC && !hdr->morph_from &&
+		    hdr->nblocks < PMA_NBANKS * 64 * PMA_SLAB_BANK_WORDS)
+			return off;
+	}
+	fprintf(stderr, "fsck-damage: no slab the logs do not name\n");
+	exit(99);
+}
+static void d_slab_magic(struct where *w)
+{
+	struct pma_slab_hdr hdr;
+
+	flip(w, quiet_slab(w, &hdr) + offsetof(struct pma_slab_hdr, magic),
+	     0x01);
+}
+static void d_slab_owner(struct where *w)
+{
+	struct pma_slab_hdr hdr;
+	uint64_t off = quiet_slab(w, &hdr);
+
+	hdr.owner = (uint16_t)((hdr.owner + 1) % w->heap->geom.narenas);
+	put(w, off, &hdr, sizeof(hdr));
+}
+static void d_slab_geometry(struct where *w)
+{
+	struct pma_slab_hdr hdr;
+	uint64_t off = quiet_slab(w, &hdr);
+
+	hdr.nblocks--;
+	put(w, off, &hdr, sizeof(hdr));
+}
+/* the last bit of bank 0 (past the slab's last block), the bank's check
+ * word sealed again: only the stray bit is wrong */
+static void d_slab_stray(struct where *w)
+{
+	struct pma_slab_hdr hdr;
+	uint64_t off = quiet_slab(w, &hdr);
+	static uint8_t meta[PMA_SLAB_HDR_SIZE];
+	unsigned b = 64 * PMA_SLAB_BANK_WORDS - 1;
+
+	get(w, off, meta, sizeof(meta));
+	meta[PMA_SLAB_BITMAP_OFF + b / 8] ^= (uint8_t)(1u << (b % 8));
+	pma_check_bank_seal(meta, off, 0);
+	put(w, off, meta, sizeof(meta));
+}
+
+/* a page map entry e of page, with its check */
+static void pmap_put(struct where *w, uint64_t page, uint64_t e)
+{
+	e = pma_check_pmap(e, page);
+	put(w, pmap_off(w, page), &e, sizeof(e));
+}
+/* an extent's entry of a kind no entry has on media (FREEING) */
+static void d_pmap_kind(struct where *w)
+{
+	uint64_t page = find_page(w, PMA_PMAP_EXTENT, 1), e;
+
+	get(w, pmap_off(w, page), &e, sizeof(e));
+	pmap_put(w, page, pma_pmap_make(PMA_PMAP_FREEING, pma_pmap_npages(e)));
+}
+/* a slab's entry naming arena 63 (no such arena) */
+static void d_pmap_slab(struct where *w)
+{
+	uint64_t page = find_page(w, PMA_PMAP_SLAB, 1), e;
+
+	get(w, pmap_off(w, page), &e, sizeof(e));
+	pmap_put(w, page, pma_pmap_make_slab(pma_pmap_cls(e), 63));
+}
+/* the last extent's entry running past the data area */
+static void d_pmap_range(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	uint64_t page, e;
+
+	for (page = h->geom.npages; page-- > 0;) {
+		get(w, pmap_off(w, page), &e, sizeof(e));
+		if (pma_pmap_kind(e) == PMA_PMAP_EXTENT)
+			break;
+	}
+	pmap_put(w, page,
+		 pma_pmap_make(PMA_PMAP_EXTENT, h->geom.npages - page + 1));
+}
+
+/* ------------------------------------------------------------ logs */
+
+static uint64_t slot_off(struct where *w, unsigned arena, uint64_t k)
+{
+	struct pma_heap *h = w->heap;
+
+	return (uint64_t)((char *)pma_booklog_slot(h->arenas[arena].log,
+						   h->geom.log_cap, k) -
+			  h->part_base);
+}
+
+/* a whole, valid record of index k written into arena's log */
+static void rec_put(struct where *w, unsigned arena, uint64_t k, unsigned type,
+		    uint64_t payload, uint64_t value)
+{
+	struct pma_rec r;
+
+	pma_booklog_encode(k, w->heap->geom.log_cap, type, payload, value, &r);
+	put(w, slot_off(w, arena, k), &r, sizeof(r));
+}
+/* a valid record appended to arena 0's log (one more op in its window) */
+static void append(struct where *w, unsigned type, uint64_t payload,
+		   uint64_t value)
+{
+	rec_put(w, 0, w->heap->arenas[0].tail, type, payload, value);
+}
+
+/* a record two slots past the end of arena 0's log, valid for its index:
+ * the slots between are not */
+static void d_rec_after_end(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+
+	rec_put(w, 0, h->arenas[0].tail + 2, PMA_REC_ALLOC,
+		(h->data_base + 256) >> h->osh, 0);
+}
+/* a free of the heap header (outside the data area) */
+static void d_op_range(struct where *w)
+{
+	append(w, PMA_REC_FREE, (w->heap->region_off + 256) >> w->heap->osh, 0);
+}
+/* an allocation of the data area's last page: no slab is there */
+static void d_op_target(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+
+	append(w, PMA_REC_ALLOC, pma_page_off(h, h->geom.npages - 1) >> h->osh,
+	       0);
+}
+/* a SLAB_NEW of class 255 */
+static void d_op_invalid(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+
+	append(w, PMA_REC_SLAB_NEW,
+	       pma_page_off(h, h->geom.npages - PMA_CHUNK_PAGES) >> h->osh,
+	       255u << 8);
+}
+/* a SLAB_MORPH of a checkpointed slab from a class it is not */
+static void d_morph_log(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	uint64_t page = find_page(w, PMA_PMAP_SLAB, 1);
+	struct pma_slab_hdr hdr;
+	uint64_t off = pma_page_off(h, page);
+	unsigned old, cls;
+
+	get(w, off, &hdr, sizeof(hdr));
+	old = hdr.cls > 2 ? 1 : hdr.cls + 1;
+	cls = old + 1 == hdr.cls ? old + 2 : old + 1;
+	append(w, PMA_REC_SLAB_MORPH, off >> h->osh,
+	       (uint64_t)cls << 8 | (uint64_t)hdr.owner << 16 |
+		       (uint64_t)old << 32);
+}
+/* an XFREE (layout 10) appended to the log of a layout 9 heap (make-v9),
+ * naming a block of part 0 */
+static void d_xfree_old(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+
+	if (h->hdr->version >= PMA_HEAP_VERSION_XFREE) {
+		fprintf(stderr, "fsck-damage: xfree-old needs make-v9\n");
+		exit(99);
+	}
+	append(w, PMA_REC_XFREE, pma_page_off(h, 0) >> h->osh, 0);
+}
+/* a remote free, appended, of a block a record of the window freed */
+static void d_block_conflict(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	uint64_t k, payload, value;
+	unsigned i, type;
+
+	for (i = 0; i < h->geom.narenas; i++) {
+		struct pma_arena *a = &h->arenas[i];
+
+		for (k = a->tail; k-- > a->head;) {
+			if (pma_booklog_decode(a->log, h->geom.log_cap, k,
+					       &type, &payload, &value) < 0 ||
+			    (type != PMA_REC_FREE && type != PMA_REC_RFREE))
+				continue;
+			append(w, PMA_REC_RFREE, payload, 0);
+			return;
+		}
+	}
+	fprintf(stderr, "fsck-damage: no free in a window\n");
+	exit(99);
+}
+
 /* every root slot of a pool of make: index, block, usable size (what a
  * repair must keep), from a read-only open (recovered in memory) */
 static void list(const char *path)
@@ -722,6 +1209,43 @@ static const struct damage {
 	{ "bank-window", d_bank_window },
 	{ "bank-two", d_bank_two },
 	{ "head-bank-two", d_head_bank_two },
+	{ "too-small", d_too_small },
+	{ "hdr-a-zero", d_hdr_a_zero },
+	{ "hdr-zero", d_hdr_zero },
+	{ "hdr-magic", d_hdr_magic },
+	{ "hdr-version", d_hdr_version },
+	{ "hdr-invalid", d_hdr_invalid },
+	{ "hdr-gen", d_hdr_gen },
+	{ "hdr-stale", d_hdr_stale },
+	{ "ro-compat", d_ro_compat },
+	{ "region-invalid", d_region_invalid },
+	{ "region-overlap", d_region_overlap },
+	{ "part-magic", d_part_magic },
+	{ "part-version", d_part_version },
+	{ "part-invalid", d_part_invalid },
+	{ "part-size", d_part_size },
+	{ "heap-magic", d_heap_magic },
+	{ "heap-version", d_heap_version },
+	{ "heap-geometry", d_heap_geometry },
+	{ "root-not-live", d_root_not_live },
+	{ "root-unsealed", d_root_unsealed },
+	{ "slab-magic", d_slab_magic },
+	{ "slab-owner", d_slab_owner },
+	{ "slab-geometry", d_slab_geometry },
+	{ "slab-stray", d_slab_stray },
+	{ "pmap-kind", d_pmap_kind },
+	{ "pmap-slab", d_pmap_slab },
+	{ "pmap-range", d_pmap_range },
+	{ "rec-after-end", d_rec_after_end },
+	{ "op-range", d_op_range },
+	{ "op-target", d_op_target },
+	{ "op-invalid", d_op_invalid },
+	{ "morph-log", d_morph_log },
+	{ "block-conflict", d_block_conflict },
+	{ "heap-zero", d_heap_zero },
+	{ "region-user", d_region_user },
+	{ "xcons", d_xcons },
+	{ "xfree-old", d_xfree_old },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 
@@ -753,7 +1277,7 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 3 && argc != 4) {
-		fputs("usage: fsck-damage make|make2|list|KIND POOL [PART]\n",
+		fputs("usage: fsck-damage make|make2|make-v9|list|KIND POOL [PART]\n",
 		      stderr);
 		return 2;
 	}
@@ -764,6 +1288,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "list")) {
 		list(argv[2]);
+		return 0;
+	}
+	if (!strcmp(argv[1], "make-v9")) {
+		make_v9(argv[2]);
 		return 0;
 	}
 	if (!strcmp(argv[1], "make2")) {

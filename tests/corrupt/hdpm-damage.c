@@ -11,9 +11,14 @@
  *                            64 B at 4104 in page 1: logs of 2 and 1
  *                            entries) and /g (one page, 32 B at 0)
  *   hdpm-damage KIND POOL    damage it (KIND: see damages[] below)
+ *   hdpm-damage work POOL    mount it and write /f, /g and a new file /w
+ *                            (each write read back): it works
  *   hdpm-damage crash-tx POOL
  *                            a child crashes inside a journaled operation
  *                            (/f's size journaled and changed: ACTIVE)
+ *   hdpm-damage crash-tx-record POOL
+ *                            crash-tx, its journal record naming a
+ *                            misaligned word (resealed)
  *   hdpm-damage crash-gc POOL
  *                            a child crashes inside a background merge,
  *                            between its build and its publication
@@ -31,6 +36,7 @@
 
 #include "hdpm/internal.h"
 #include "pmalloc.h"
+#include "util/crc.h"
 
 #define PG 4096
 
@@ -70,6 +76,37 @@ static void make(struct hdpm_fs *fs)
 		die("mkdir");
 	put_file(fs, "/f", 2 * PG, f_small, 3);
 	put_file(fs, "/g", PG, g_small, 1);
+}
+
+/* len bytes of c at off of path (created if need be), read back */
+static void write_check(struct hdpm_fs *fs, const char *path, char c,
+			size_t len, uint64_t off)
+{
+	static char buf[3 * PG], got[3 * PG];
+	struct hdpm_file *f = NULL;
+
+	memset(buf, c, len);
+	if (hdpm_open(fs, path, O_CREAT | O_RDWR, 0644, &f) < 0)
+		die(path);
+	if (hdpm_pwrite(f, buf, len, (off_t)off) != (ssize_t)len ||
+	    hdpm_pread(f, got, len, (off_t)off) != (ssize_t)len)
+		die("pwrite or pread");
+	if (memcmp(buf, got, len)) {
+		fprintf(stderr, "hdpm-damage: %s reads other bytes\n", path);
+		exit(99);
+	}
+	hdpm_close(f);
+}
+
+/* the file system works: small writes to /f and /g (page logs), a new
+ * file /w of three pages, each read back */
+static void work(struct hdpm_fs *fs)
+{
+	write_check(fs, "/f", 'y', 200, 300);
+	write_check(fs, "/f", 'y', 16, PG + 100);
+	write_check(fs, "/g", 'y', 100, 1000);
+	write_check(fs, "/w", 'w', 3 * PG, 0);
+	write_check(fs, "/w", 'v', 40, 2 * PG + 8);
 }
 
 /* ------------------------------------------------------------ damage */
@@ -246,6 +283,28 @@ static void d_log_chunk(struct hdpm_fs *fs)
 	set(fs, &h->log_off, index_of(fs, "/g")[0] + 64);
 }
 
+/* /g's page index of more entries than a file can have */
+static void d_index(struct hdpm_fs *fs)
+{
+	set(fs, &inode_of(fs, "/g", NULL)->index_cap, HDPM_MAX_PAGES + 1);
+}
+/* /g's page 0 is /f's page index: a live block, too small for a page */
+static void d_page_invalid(struct hdpm_fs *fs)
+{
+	set(fs, &index_of(fs, "/g")[0], inode_of(fs, "/f", NULL)->index_off);
+}
+static void d_zero_tail(struct hdpm_fs *fs)
+{
+	struct hdpm_page_hdr *h = hdpm_page_hdr(fs, index_of(fs, "/g")[0]);
+
+	set(fs, &h->zero_tail, 65);
+}
+/* the journal slots' block pointer one line into that block */
+static void d_journal_slots(struct hdpm_fs *fs)
+{
+	set(fs, &fs->sb->jslots_off, fs->sb->jslots_off + 64);
+}
+
 /* ------------------------------------------------------------ crashes */
 
 static void crash_tx(struct hdpm_fs *fs)
@@ -256,6 +315,22 @@ static void crash_tx(struct hdpm_fs *fs)
 	if (hdpm_tx_log(tx, HDPM_REC_WORD, &in->size) < 0)
 		die("journal");
 	hdpm_tx_set(fs, &in->size, in->size + 3 * PG);
+	_exit(0); /* a crash: the operation never commits */
+}
+
+/* crash-tx whose journal record names a misaligned word, resealed */
+static void crash_tx_record(struct hdpm_fs *fs)
+{
+	struct hdpm_inode *in = inode_of(fs, "/f", NULL);
+	struct hdpm_tx *tx = hdpm_tx_begin(fs);
+	struct hdpm_rec *r = &tx->recs[0];
+
+	if (hdpm_tx_log(tx, HDPM_REC_WORD, &in->size) < 0)
+		die("journal");
+	r->word += 4;
+	r->crc = 0;
+	r->crc = util_crc32c(0, r, sizeof(*r));
+	pma_persist(fs->heap, r, sizeof(*r));
 	_exit(0); /* a crash: the operation never commits */
 }
 
@@ -325,6 +400,10 @@ static const struct damage {
 	{ "gc-journal", d_gc_journal },
 	{ "log-chunk", d_log_chunk },
 	{ "leak", d_leak },
+	{ "index", d_index },
+	{ "page-invalid", d_page_invalid },
+	{ "zero-tail", d_zero_tail },
+	{ "journal-slots", d_journal_slots },
 };
 #define NDAMAGES (sizeof(damages) / sizeof(damages[0]))
 
@@ -336,22 +415,26 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 3) {
-		fputs("usage: hdpm-damage make|KIND|crash-tx|crash-gc POOL\n",
+		fputs("usage: hdpm-damage make|work|KIND|crash-tx|"
+		      "crash-tx-record|crash-gc POOL\n",
 		      stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "crash-tx"))
 		return crash(argv[2], crash_tx);
+	if (!strcmp(argv[1], "crash-tx-record"))
+		return crash(argv[2], crash_tx_record);
 	if (!strcmp(argv[1], "crash-gc"))
 		return crash(argv[2], crash_gc);
 	for (i = 0; i < NDAMAGES; i++)
 		if (!strcmp(argv[1], damages[i].name))
 			d = &damages[i];
-	if (!d && strcmp(argv[1], "make")) {
+	if (!d && strcmp(argv[1], "make") && strcmp(argv[1], "work")) {
 		fprintf(stderr, "hdpm-damage: unknown damage '%s'\n", argv[1]);
 		return 2;
 	}
-	if (pma_heap_open(argv[2], d ? 0 : PMA_HEAP_FORMAT, &heap) < 0) {
+	if (pma_heap_open(argv[2], d || argv[1][0] == 'w' ? 0 : PMA_HEAP_FORMAT,
+			  &heap) < 0) {
 		fprintf(stderr, "hdpm-damage: %s\n", pma_errormsg());
 		return 99;
 	}
@@ -359,6 +442,8 @@ int main(int argc, char **argv)
 		die("mount");
 	if (d)
 		d->fn(fs);
+	else if (!strcmp(argv[1], "work"))
+		work(fs);
 	else
 		make(fs);
 	hdpm_unmount(fs);
