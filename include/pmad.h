@@ -89,15 +89,24 @@ PMAD_API int pmad_pool_close(struct pmad_client *client, struct pma_heap *heap);
 /*
  * More room: pmad leases this client one more free region per part of
  * the pool heap is open on, and heap takes them (pma_heap_add_regions)
- * while other threads go on allocating and freeing on it. For a heap
- * whose regions are full (-ENOMEM): grow, then allocate again. The
- * regions go back with pmad_pool_close, or when the client dies.
+ * while other threads go on allocating and freeing on it. An allocation
+ * that finds the heap's regions full does this by itself (see
+ * pmad_client_set_grow) and returns -ENOMEM only when no region of the
+ * pool is free. The regions go back with pmad_pool_close, or when the
+ * client dies.
  * -EBUSY: every region of the pool is held; -EINVAL: heap was not opened
  * through client; -ECONNRESET; or pma_heap_add_regions' errors (then the
  * leased regions stay leased but unused until the close).
  */
 PMAD_API PMAD_WUR int pmad_pool_grow(struct pmad_client *client,
 				     struct pma_heap *heap);
+/*
+ * on = 1 (the default): an allocation on a heap of this client that
+ * finds its regions full leases more (pmad_pool_grow) and goes on; 0: it
+ * returns -ENOMEM, leaving the pool's free regions to other clients. For
+ * every heap of the client, from the next allocation on. 0 or -EINVAL.
+ */
+PMAD_API PMAD_WUR int pmad_client_set_grow(struct pmad_client *client, int on);
 
 /* what pmad counts of a pool's clients (pmactl list shows it too) */
 struct pmad_pool_stats {

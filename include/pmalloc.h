@@ -206,6 +206,20 @@ PMA_API PMA_WUR int pma_config_set_root_hook(struct pma_config *cfg,
 							 size_t why_len),
 					     void *arg);
 /*
+ * How a masked open gets more room: an allocation that finds no room in
+ * the regions the open holds calls hook(heap, arg, why, why_len) (one
+ * call at a time) and, when it returns 0 (it gave the open more regions:
+ * pma_heap_add_regions), tries again; -errno with a reason in why ends
+ * it with -ENOMEM, the reason in pma_errormsg. Not called for a size no
+ * region can hold. NULL (the default): -ENOMEM at once. libpmad sets one
+ * that leases more regions from pmad. 0 or -EINVAL.
+ */
+PMA_API PMA_WUR int pma_config_set_room_hook(struct pma_config *cfg,
+					     int (*hook)(struct pma_heap *heap,
+							 void *arg, char *why,
+							 size_t why_len),
+					     void *arg);
+/*
  * Apply now the frees other opens made of blocks of the regions heap
  * holds (free rings, layout 12: a masked open frees a block of a region
  * it does not hold by an entry in a ring of its own region; the holder

@@ -53,6 +53,7 @@ struct pmad_client {
 	struct client_heap *heaps;
 	unsigned nheaps;
 	int replied; /* the last call got a reply (pmad's error or not) */
+	int no_grow; /* pmad_client_set_grow(0): heaps do not lease more */
 	char path[SOCKET_PATH_MAX];
 };
 
@@ -198,6 +199,8 @@ static int release(struct pmad_client *c, const char *pool)
  */
 static int root_slot0(struct pma_heap *heap, void *arg, char *why,
 		      size_t why_len);
+static int room_grow(struct pma_heap *heap, void *arg, char *why,
+		     size_t why_len);
 
 static int grant_open(struct pmad_client *c, const struct proto_grant *g,
 		      const int *fds, struct pma_heap **ret_heap)
@@ -217,6 +220,8 @@ static int grant_open(struct pmad_client *c, const struct proto_grant *g,
 		rc = pma_config_set_region_mask(cfg, g->mask);
 	if (rc == 0) /* pma_root without slot 0 asks pmad for it */
 		rc = pma_config_set_root_hook(cfg, root_slot0, c);
+	if (rc == 0) /* full regions: more from pmad */
+		rc = pma_config_set_room_hook(cfg, room_grow, c);
 	if (rc == 0)
 		rc = pma_heap_open_fds_cfg(fds, g->nparts, cfg, ret_heap);
 	pma_config_delete(&cfg);
@@ -488,26 +493,59 @@ static int grow_granted(struct pma_heap *heap, const char *pool,
 	return 0;
 }
 
-PMAD_API int pmad_pool_grow(struct pmad_client *client, struct pma_heap *heap)
+/* a lease request for heap's pool (client lock held): one more free
+ * region per part, or slot alone if slot >= 0; the grant added to heap */
+static int lease_into(struct pmad_client *c, struct pma_heap *heap,
+		      const char *fn, int slot)
 {
 	struct proto_reply rep = { 0 };
+	struct json_object *args, *v;
 	unsigned i = 0;
+	int rc = heap_find(c, heap, fn, &i);
+
+	if (rc < 0)
+		return rc;
+	args = pool_args(c->heaps[i].pool, 0);
+	if (slot >= 0) {
+		v = json_object_new_int(slot);
+		if (!args || !v ||
+		    json_object_object_add(args, "slot", v) < 0) {
+			json_object_put(v);
+			json_object_put(args);
+			args = NULL; /* call_args: -ENOMEM */
+		}
+	}
+	rc = call_args(c, "lease", args, &rep, NULL, 0, NULL);
+	if (rc == 0) {
+		rc = grow_granted(heap, c->heaps[i].pool, &rep);
+		proto_reply_release(&rep);
+	}
+	return rc;
+}
+
+PMAD_API int pmad_pool_grow(struct pmad_client *client, struct pma_heap *heap)
+{
 	int rc;
 
 	if (!client || !heap)
 		return util_errmsg_set(EINVAL, "pmad_pool_grow: no %s",
 				       client ? "heap" : "client");
 	pthread_mutex_lock(&client->lock);
-	rc = heap_find(client, heap, "pmad_pool_grow", &i);
-	if (rc == 0)
-		rc = call(client, "lease", client->heaps[i].pool, &rep, NULL, 0,
-			  NULL);
-	if (rc == 0) {
-		rc = grow_granted(heap, client->heaps[i].pool, &rep);
-		proto_reply_release(&rep);
-	}
+	rc = lease_into(client, heap, "pmad_pool_grow", -1);
 	pthread_mutex_unlock(&client->lock);
 	return rc;
+}
+
+PMAD_API int pmad_client_set_grow(struct pmad_client *client, int on)
+{
+	if (!client || (on != 0 && on != 1))
+		return util_errmsg_set(EINVAL,
+				       "pmad_client_set_grow: no client, or "
+				       "not 0 or 1");
+	pthread_mutex_lock(&client->lock);
+	client->no_grow = !on;
+	pthread_mutex_unlock(&client->lock);
+	return 0;
 }
 
 /*
@@ -522,28 +560,36 @@ static int root_slot0(struct pma_heap *heap, void *arg, char *why,
 		      size_t why_len)
 {
 	struct pmad_client *c = arg;
-	struct proto_reply rep = { 0 };
-	struct json_object *args, *slot;
-	unsigned i = 0;
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	rc = heap_find(c, heap, "pma_root", &i);
-	if (rc == 0) {
-		args = pool_args(c->heaps[i].pool, 0);
-		slot = json_object_new_int(0);
-		if (!args || !slot ||
-		    json_object_object_add(args, "slot", slot) < 0) {
-			json_object_put(slot);
-			json_object_put(args);
-			args = NULL; /* call_args: -ENOMEM */
-		}
-		rc = call_args(c, "lease", args, &rep, NULL, 0, NULL);
-	}
-	if (rc == 0) {
-		rc = grow_granted(heap, c->heaps[i].pool, &rep);
-		proto_reply_release(&rep);
-	}
+	rc = lease_into(c, heap, "pma_root", 0);
+	if (rc < 0)
+		snprintf(why, why_len, "%s", util_errmsg());
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/*
+ * The room hook of every heap pmad_pool_open returns: an allocation that
+ * finds its regions full leases one more free region per part, as
+ * pmad_pool_grow (unless pmad_client_set_grow turned it off); the
+ * allocation then tries again. Called from the allocating thread with
+ * no allocator lock held, never with the client's lock held.
+ */
+static int room_grow(struct pma_heap *heap, void *arg, char *why,
+		     size_t why_len)
+{
+	struct pmad_client *c = arg;
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->no_grow)
+		rc = util_errmsg_set(ENOSPC, "this client does not lease more "
+					     "regions by itself "
+					     "(pmad_client_set_grow)");
+	else
+		rc = lease_into(c, heap, "pma_malloc_to", -1);
 	if (rc < 0)
 		snprintf(why, why_len, "%s", util_errmsg());
 	pthread_mutex_unlock(&c->lock);

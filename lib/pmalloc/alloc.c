@@ -1146,8 +1146,8 @@ static int alloc_parts(struct pma_heap *top, size_t size, uint64_t *dest,
 			       size, n, top->nreg > 1 ? "regions" : "parts");
 }
 
-int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
-		 unsigned flags)
+static int alloc_to_once(struct pma_heap *heap, size_t size, uint64_t *dest,
+			 unsigned flags)
 {
 	uint64_t dest_off;
 	int rc;
@@ -1171,6 +1171,61 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 				       "bytes",
 				       size);
 	return rc;
+}
+
+/*
+ * A masked open found no room for size bytes in its regions: the
+ * config's room hook gives it more (pmad leases free regions), unless
+ * another thread's call did since held_before. 0: try again; -ENOMEM
+ * with the hook's reason when it has none. One call at a time.
+ */
+static int room_more(struct pma_heap *top, size_t size, uint64_t held_before)
+{
+	char why[256] = "";
+	int rc = 0;
+
+	pthread_mutex_lock(&top->room_lock);
+	if (__atomic_load_n(&top->held, __ATOMIC_ACQUIRE) == held_before)
+		rc = top->cfg.room_hook(top, top->cfg.room_hook_arg, why,
+					sizeof(why));
+	pthread_mutex_unlock(&top->room_lock);
+	if (rc < 0)
+		return util_errmsg_set(ENOMEM,
+				       "heap full: no room for %zu bytes in "
+				       "the regions this open holds, and no "
+				       "more: %s",
+				       size, why[0] ? why : strerror(-rc));
+	return 0;
+}
+
+/*
+ * Allocate size bytes into *dest (pma_malloc_to's slow path and the
+ * library's own calls). A masked open with a room hook that runs out of
+ * room asks it for more regions and tries again, while the hook finds
+ * some (at most once per region slot); not for PMA_ALLOC_HERE (one heap
+ * asked) nor a size no region can hold.
+ */
+int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
+		 unsigned flags)
+{
+	struct pma_heap *top;
+	uint64_t held;
+	unsigned tries;
+	int rc;
+
+	if (!heap)
+		return util_errmsg_set(EINVAL, "no heap");
+	top = heap->top;
+	for (tries = 0;; tries++) {
+		held = __atomic_load_n(&top->held, __ATOMIC_ACQUIRE);
+		rc = alloc_to_once(heap, size, dest, flags);
+		if (rc != -ENOMEM || !top->cfg.room_hook ||
+		    !top->cfg.region_mask || (flags & PMA_ALLOC_HERE) ||
+		    size > top->data_len || tries >= PMA_MAX_SLOTS)
+			return rc;
+		if (room_more(top, size, held) < 0)
+			return -ENOMEM;
+	}
 }
 
 static int free_extent(struct pma_arena *arena, uint64_t off, uint64_t *dest,

@@ -116,6 +116,19 @@ PMA_API int pma_config_set_root_hook(struct pma_config *cfg,
 	return 0;
 }
 
+PMA_API int pma_config_set_room_hook(struct pma_config *cfg,
+				     int (*hook)(struct pma_heap *heap,
+						 void *arg, char *why,
+						 size_t why_len),
+				     void *arg)
+{
+	if (!cfg)
+		return util_errmsg_set(EINVAL, "no config");
+	cfg->room_hook = hook;
+	cfg->room_hook_arg = arg;
+	return 0;
+}
+
 PMA_API int pma_config_set_parts(struct pma_config *cfg, unsigned nparts)
 {
 	if (!cfg || nparts < 1 || nparts > POOL_MAX_PARTS)

@@ -376,6 +376,7 @@ static void heap_free(struct pma_heap *heap)
 	pthread_mutex_destroy(&heap->xring_lock);
 	pthread_mutex_destroy(&heap->xdrain_lock);
 	pthread_mutex_destroy(&heap->add_lock);
+	pthread_mutex_destroy(&heap->room_lock);
 	free(heap);
 }
 
@@ -650,6 +651,7 @@ static struct pma_heap *heap_new(struct pool *pool, unsigned part,
 	pthread_mutex_init(&heap->xring_lock, NULL);
 	pthread_mutex_init(&heap->xdrain_lock, NULL);
 	pthread_mutex_init(&heap->add_lock, NULL);
+	pthread_mutex_init(&heap->room_lock, NULL);
 	heap->id = atomic_fetch_add(&heap_ids, 1);
 	heap->rdonly = !!(flags & PMA_HEAP_RDONLY);
 	return heap;

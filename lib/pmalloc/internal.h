@@ -1152,6 +1152,11 @@ struct pma_config {
 	int (*root_hook)(struct pma_heap *heap, void *arg, char *why,
 			 size_t why_len);
 	void *root_hook_arg;
+	/* an allocation of a masked open that finds no room: gives the
+	 * open more regions (pma_config_set_room_hook; NULL: -ENOMEM) */
+	int (*room_hook)(struct pma_heap *heap, void *arg, char *why,
+			 size_t why_len);
+	void *room_hook_arg;
 };
 /* slab morphing is on by default: a slab at most this percentage used
  * (and idle, morph_idle) serves a class that needs a slab (the issue's
@@ -1317,6 +1322,8 @@ struct pma_heap {
 	pthread_mutex_t xdrain_lock;
 	/* top: one pma_heap_add_regions at a time */
 	pthread_mutex_t add_lock;
+	/* top: one room hook call at a time (alloc.c, room_more) */
+	pthread_mutex_t room_lock;
 	uint64_t xprod[PMA_MAX_SLOTS];
 	uint64_t xcons[PMA_MAX_SLOTS];
 

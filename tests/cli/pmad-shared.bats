@@ -94,7 +94,7 @@ check_pool() {
 	stop_pmad
 }
 
-@test "pmad_pool_grow: a client whose region is full leases another; stat shows both; fsck clean" {
+@test "pmad_pool_grow, or a full allocation by itself: a client leases another region; fsck clean" {
 	start_pmad
 	run pmactl --socket "$S" pool create g --size 32M --regions 2
 	assert_success
@@ -115,8 +115,19 @@ check_pool() {
 	assert_line --regexp "^ok - its region holds [0-9]+ blocks of 1 MiB, then -ENOMEM"
 	assert_line "ok - pmad_pool_grow: "
 	assert_line --regexp "^ok - a second grow: -EBUSY"
+	assert_line --regexp "^ok - the -ENOMEM says growth is off: .*this client does not lease more regions by itself"
 	wait_for eval '[ "$(pool_json g | jq -r .state)" = open ]'
 	[ "$(pool_json g | jq .regions_free)" = 2 ]
+	# the same without pmad_pool_grow: the allocation leases region 1
+	run "$CLIENT" "$S" autogrow g
+	[ "$status" = 0 ] || fail "$output"
+	refute_line --partial "not ok"
+	local one two
+	one=$(grep -o "its region holds [0-9]*" "$SD/g1" | grep -o "[0-9]*$")
+	two=$(awk '/^blocks/{print $2}' <<<"$output")
+	[ "$two" -ge $((2 * one)) ] || fail "one region $one blocks, grown $two"
+	grep -q "regions 0x2 leased to pid" "$LOG"
+	wait_for eval '[ "$(pool_json g | jq -r .state)" = open ]'
 	stop_pmad
 	run pmactl fsck "$SD/g.pool"
 	assert_success

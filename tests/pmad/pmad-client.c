@@ -39,6 +39,10 @@
  *       its region with 1 MiB blocks up to -ENOMEM, pmad_pool_grow,
  *       allocate on in the second region; a second grow is -EBUSY; hold
  *       (print "grown", wait for stdin to close), free all, close
+ *   pmad-client SOCKET autogrow POOL
+ *       (1 part x 2 regions, no other client) fill it with 1 MiB blocks
+ *       without pmad_pool_grow: the full region leases the other by
+ *       itself; print "blocks N" at -ENOMEM, free all, close
  *   pmad-client SOCKET root POOL
  *       open, print "opened"; for each line of stdin pma_root (a client
  *       without slot 0 gets it leased by libpmad's root hook) and print
@@ -620,10 +624,14 @@ static void grow_test(const char *sock, const char *pool)
 	check(rc == 0, "opens '%s': %s", pool, rc ? pmad_errormsg() : "");
 	if (rc)
 		return;
+	check(pmad_client_set_grow(c, 2) == -EINVAL, "set_grow(2): -EINVAL");
+	check(pmad_client_set_grow(c, 0) == 0, "set_grow(0): no growth");
 	r = root_get(h);
 	for (i = 0, rc = 0; i < NSLOTS && rc == 0; i++)
 		rc = pma_malloc_to(h, 1 << 20, &r->slot[i]);
 	n0 = i - 1;
+	check(strstr(pma_errormsg(), "pmad_client_set_grow") != NULL,
+	      "the -ENOMEM says growth is off: %s", pma_errormsg());
 	check(rc == -ENOMEM && n0 > 2,
 	      "its region holds %u blocks of 1 MiB, then -ENOMEM (%d)", n0, rc);
 	rc = pmad_pool_grow(c, h);
@@ -722,6 +730,41 @@ static void open_once(const char *sock, const char *pool)
 	pmad_disconnect(c);
 	if (rc < 0)
 		die("close", rc);
+}
+
+/*
+ * (a pool of 1 part x 2 regions, no other client) fill the heap with
+ * 1 MiB blocks without calling pmad_pool_grow: the allocation leases
+ * the second region by itself; -ENOMEM once both are full, saying so
+ */
+static void autogrow_test(const char *sock, const char *pool)
+{
+	struct pmad_client *c;
+	struct pma_heap *h;
+	struct root *r;
+	unsigned i;
+	int rc;
+
+	rc = open_pool(sock, pool, &c, &h);
+	check(rc == 0, "opens '%s': %s", pool, rc ? pmad_errormsg() : "");
+	if (rc)
+		return;
+	r = root_get(h);
+	for (i = 0, rc = 0; i < NSLOTS && rc == 0; i++)
+		rc = pma_malloc_to(h, 1 << 20, &r->slot[i]);
+	check(rc == -ENOMEM, "-ENOMEM in the end (%d)", rc);
+	check(strstr(pma_errormsg(), "all 2 of its heap regions are held") !=
+		      NULL,
+	      "the -ENOMEM says why: %s", pma_errormsg());
+	printf("blocks %u\n", i - 1);
+	fflush(stdout);
+	for (i = 0, rc = 0; i < NSLOTS && rc == 0; i++)
+		if (r->slot[i])
+			rc = pma_free_from(h, &r->slot[i]);
+	check(rc == 0, "frees them all: %s", rc ? pma_errormsg() : "");
+	rc = pmad_pool_close(c, h);
+	check(rc == 0, "closes: %s", rc ? pmad_errormsg() : "");
+	pmad_disconnect(c);
 }
 
 /*
@@ -840,7 +883,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: pmad-client SOCKET "
 			"basic|workload|verify|crash-loop|hold|setfl|fork|"
-			"open|two|sync|create|stats|grow|root "
+			"open|two|sync|create|stats|grow|autogrow|root "
 			"POOL "
 			"[options]\n");
 		return 2;
@@ -882,6 +925,8 @@ int main(int argc, char **argv)
 		grow_test(sock, pool);
 	else if (strcmp(cmd, "root") == 0)
 		root_loop(sock, pool);
+	else if (strcmp(cmd, "autogrow") == 0)
+		autogrow_test(sock, pool);
 	else if (strcmp(cmd, "sync") == 0)
 		sync_test(sock, pool, (int)arg_u64(argc, argv, "--expect", 1));
 	else {

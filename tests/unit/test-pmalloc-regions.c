@@ -1110,6 +1110,73 @@ static void test_root_takes_slot0(void **state)
 	assert_int_equal(check_whole(f, 0, 1, -1, &r), 1);
 }
 
+struct room_seen {
+	unsigned calls;
+	unsigned next; /* the slot the hook adds next */
+	unsigned last; /* no slot past this one */
+};
+
+static int room_hook(struct pma_heap *heap, void *arg, char *why,
+		     size_t why_len)
+{
+	struct room_seen *r = arg;
+
+	r->calls++;
+	if (r->next > r->last) {
+		snprintf(why, why_len, "no region left for the test");
+		return -EBUSY;
+	}
+	return pma_heap_add_regions(heap, 1ULL << r->next++);
+}
+
+/* an allocation that finds the open's regions full asks the room hook
+ * for more and goes on; -ENOMEM with the hook's reason when it has none;
+ * no call for a size no region holds */
+static void test_room_hook(void **state)
+{
+	struct fixture *f = *state;
+	struct room_seen rs = { .next = 1, .last = 3 };
+	struct pma_config *cfg = NULL;
+	struct pma_heap *a = NULL;
+	unsigned i, in[4] = { 0 };
+	uint64_t root, *w;
+	struct regs r;
+	int rc, k;
+
+	pma_heap_close(create_heap(f, 1, 4));
+	r.size = 0;
+	r.n = read_regions(f, r.parts, r.offs, &r.size);
+	assert_int_equal(r.n, 4);
+	assert_int_equal(pma_config_new(&cfg), 0);
+	assert_int_equal(pma_config_set_region_mask(cfg, 0x1), 0);
+	assert_int_equal(pma_config_set_room_hook(cfg, room_hook, &rs), 0);
+	assert_int_equal(pma_heap_open_cfg(f->path, cfg, &a), 0);
+	pma_config_delete(&cfg);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	w = pma_direct(a, root);
+	/* bigger than a region: -ENOMEM at once, the hook not asked */
+	assert_int_equal(pma_malloc_to(a, r.size * 2, &w[0]), -ENOMEM);
+	assert_int_equal(rs.calls, 0);
+	for (i = 0; i < ROOT_WORDS; i++) {
+		rc = pma_malloc_to(a, 1 << 20, &w[i]);
+		if (rc == -ENOMEM)
+			break;
+		assert_int_equal(rc, 0);
+		k = region_of(w[i], r.n, r.parts, r.offs, r.size);
+		assert_true(k >= 0);
+		in[k]++;
+	}
+	assert_true(i < ROOT_WORDS);
+	assert_non_null(strstr(pma_errormsg(), "no room for 1048576 bytes"));
+	assert_non_null(strstr(pma_errormsg(), "no region left for the test"));
+	/* three regions added, then the hook's refusal */
+	assert_int_equal(rs.calls, 4);
+	for (k = 0; k < 4; k++)
+		assert_true(in[k] >= in[0] - 1 && in[k] > 2);
+	pma_heap_close(a);
+	assert_int_equal(check_whole(f, 0, ROOT_WORDS, -1, &r), i);
+}
+
 /* the region added was left by a process killed while it held it: its
  * allocations are recovered; a free the adder made of one of its blocks
  * before the add (through a free ring) is applied by the add */
@@ -1282,6 +1349,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mask_fork_cross, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_root_takes_slot0, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_room_hook, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_add_more_room, setup,
 						teardown),
