@@ -5,9 +5,14 @@
  * in the heap (lib/hdpm/fsck.c). Every finding has a stable
  * code and a severity (pmactl-fsck(1) lists them); the exit status follows
  * pmempool check: 0 consistent or repaired, 1 inconsistent (not repaired),
- * 2 usage, 3 cannot repair, 4 the check could not run. --repair does only
- * what the library's own crash-safe writable open repairs, and only when
- * every error found is of that kind; it checks again afterwards.
+ * 2 usage, 3 cannot repair, 4 the check could not run. --repair runs
+ * only when every error found is provably repairable: fsck's own stores
+ * (pma_fsck_repair: bitmap banks, log slots, page map entries; HDPM page
+ * log tails), then the library's crash-safe writable open (header copy,
+ * summary words, log replay, torn tails) and the HDPM mount (journals),
+ * then HDPM leaks freed; --advanced adds the destructive ones (a log cut
+ * at a damaged record, an arena's log dropped, an HDPM page log cut),
+ * each saying what is lost. It checks again afterwards.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,18 +63,30 @@ static const char fsck_usage[] =
 	"\n"
 	"options:\n"
 	"  -v, --verbose       also print informational findings\n"
-	"  -r, --repair        repair what the library's recovery repairs (a\n"
-	"                      damaged header copy of the same state, the logs,\n"
-	"                      summary words), if every error is of that kind\n"
+	"  -r, --repair        repair, when every error found is provably\n"
+	"                      repairable (else nothing is written): fsck's\n"
+	"                      own repairs (a slab bitmap bank rebuilt from\n"
+	"                      the logs, a damaged log slot and unmarked page\n"
+	"                      map entries zeroed, an HDPM page log's torn\n"
+	"                      tail dropped), then the library's writable\n"
+	"                      open (a damaged header copy rewritten from the\n"
+	"                      other, summary words, log replay, torn log\n"
+	"                      tails dropped, the root word sealed) and the\n"
+	"                      HDPM mount (interrupted operations undone or\n"
+	"                      finished), then HDPM blocks no word names\n"
+	"                      (leaks) freed; checks again afterwards\n"
 	"  -y, --yes           repair without asking (else: a question per\n"
 	"                      change on a terminal, one otherwise)\n"
 	"  -n, --dry-run       write nothing; with --repair: say what would\n"
 	"                      be repaired\n"
 	"  -b, --backup FILE   with --repair: copy part 0 to FILE (part N to\n"
 	"                      FILE.N) before writing anything\n"
-	"  -A, --advanced      with --repair: also destructive repairs (drop\n"
-	"                      the records after a damaged log end); says\n"
-	"                      what is lost (--dry-run: what would be)\n"
+	"  -A, --advanced      with --repair: also destructive repairs, each\n"
+	"                      listing what is lost (--dry-run: what would\n"
+	"                      be): a log cut at a damaged record (the records\n"
+	"                      after it dropped), a whole arena's log dropped\n"
+	"                      when its head cannot be trusted, an HDPM page\n"
+	"                      log cut at a damaged entry\n"
 	"  -R, --recovery      also say what recovery would redo, run it on a\n"
 	"                      private copy-on-write view (the pool is not\n"
 	"                      written) and check the state it leaves\n" CMD_BASE_OPTIONS_HELP;
