@@ -162,7 +162,7 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 	printf("%s%s: %s: ", r->prefix ? r->prefix : "",
 	       pool_fsck_severity_name(f->severity), f->code);
 	cmd_print_escaped(stdout, f->message);
-	putchar('\n');
+	printf(" (part %u, offset 0x%" PRIx64 ")\n", f->part, f->off);
 	return 0;
 }
 
@@ -721,7 +721,7 @@ static int fsck_run(struct cmd_ctx *ctx, const char *path,
 /* one finding of pmad's reply, as finding() prints it */
 static void online_finding(const struct fsck_opts *opts, struct json_object *f)
 {
-	struct json_object *v;
+	struct json_object *v, *part, *off;
 	const char *sev = "", *code = "", *msg = "";
 
 	if (json_object_object_get_ex(f, "severity", &v))
@@ -734,6 +734,14 @@ static void online_finding(const struct fsck_opts *opts, struct json_object *f)
 		return;
 	printf("%s: %s: ", sev, code);
 	cmd_print_escaped(stdout, msg);
+	/* where, as finding() prints it (the offset: "0x..." in JSON) */
+	if (json_object_object_get_ex(f, "part", &part) &&
+	    json_object_object_get_ex(f, "offset", &off)) {
+		printf(" (part %" PRId64 ", offset ",
+		       json_object_get_int64(part));
+		cmd_print_escaped(stdout, json_object_get_string(off));
+		putchar(')');
+	}
 	putchar('\n');
 }
 
