@@ -120,6 +120,7 @@ struct fsck_run {
 	unsigned long unrepairable; /* errors --repair does not repair */
 	unsigned long need_advanced; /* of them, repaired with --advanced */
 	unsigned long fix_warnings; /* warnings --repair repairs */
+	unsigned long hdpm_recovered; /* --recovery: HDPM mount's work */
 	struct cmd_progress progress; /* the check's progress bar */
 	struct json_object *repairs; /* --json: what the repair did */
 	char first_unrepairable[64];
@@ -139,6 +140,8 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 {
 	struct fsck_run *r = arg;
 
+	if (!strcmp(f->code, "hdpm-recovery"))
+		r->hdpm_recovered++;
 	if (f->severity == POOL_FSCK_WARNING &&
 	    (pma_fsck_repairable(f->code) || (f->flags & POOL_FSCK_REPAIRABLE)))
 		r->fix_warnings++;
@@ -230,7 +233,7 @@ static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 /* ------------------------------------------------------------ recovery */
 
 /* --recovery, JSON: the pending work and the recovered state's check */
-static int recovery_json(struct fsck_run *r, const struct pma_fsck_pending *p,
+static int recovery_json(struct fsck_run *r, const struct cmd_recovery *p,
 			 const char *not_run, struct json_object *findings,
 			 unsigned long errors)
 {
@@ -266,12 +269,12 @@ static int fsck_recovery(struct fsck_run *r)
 {
 	struct pool_fsck_sink sink = { .fn = finding, .arg = r };
 	struct json_object *arr = r->arr, *findings = NULL;
-	struct pma_fsck_pending p;
+	struct cmd_recovery p;
 	int rc;
 
-	rc = pma_fsck_pending(r->path, &p);
+	rc = cmd_recovery_pending(r->path, &p);
 	if (rc < 0)
-		pma_fsck_pending_free(&p);
+		cmd_recovery_free(&p);
 	if (rc == -ENOMEM)
 		goto nomem;
 	if (rc < 0) { /* the check above said why */
@@ -296,7 +299,7 @@ static int fsck_recovery(struct fsck_run *r)
 	r->prefix = NULL;
 	r->rec_errors = sink.counts[POOL_FSCK_ERROR];
 	if (rc < 0) {
-		pma_fsck_pending_free(&p);
+		cmd_recovery_free(&p);
 		json_object_put(findings);
 		cmd_error(r->ctx, "cannot check the recovery of '%s': %s",
 			  r->path,
@@ -305,17 +308,20 @@ static int fsck_recovery(struct fsck_run *r)
 	}
 	if (findings) {
 		rc = recovery_json(r, &p, NULL, findings, r->rec_errors);
-		pma_fsck_pending_free(&p);
+		cmd_recovery_free(&p);
 		return rc ? FSCK_EXIT_INTERNAL : 0;
 	}
+	/* the work: the heap's and the file system's, as pending said and
+	 * as the HDPM mount on the private view did (hdpm-recovery) */
 	printf("recovered state: %s (recovery ran on a private view: %s)\n",
 	       r->rec_errors ? "inconsistent" : "consistent",
-	       p.ops || p.torn || p.root_unsealed ? "the pool is not written" :
-						    "nothing to do");
-	pma_fsck_pending_free(&p);
+	       cmd_recovery_needed(&p) || r->hdpm_recovered ?
+		       "the pool is not written" :
+		       "nothing to do");
+	cmd_recovery_free(&p);
 	return 0;
 nomem_p:
-	pma_fsck_pending_free(&p);
+	cmd_recovery_free(&p);
 nomem:
 	cmd_error(r->ctx, "cannot check the recovery: out of memory");
 	return FSCK_EXIT_INTERNAL;

@@ -132,3 +132,155 @@ man_option() {
 	assert_text_findings "$json"
 	stop_pmad
 }
+
+# ------------------------------------------------------------ recovery
+
+# hcrash KIND: a file system that hdpm-damage KIND leaves in $P
+hcrash() {
+	mkpool_size "$P" 16M
+	run --separate-stderr "$HDAMAGE" make "$P"
+	assert_success
+	run --separate-stderr "$HDAMAGE" "$1" "$P"
+	assert_success
+}
+
+# pending_json: inspect --recovery's "recovery" object of $P into $pending
+pending_json() {
+	run --separate-stderr pmactl --json inspect --recovery "$P"
+	assert_success
+	pending=$(jq -c .recovery <<<"$output")
+}
+
+# fsck_recovery_json: fsck --recovery --json of $P, exit 0; its
+# "recovery" is inspect's object plus the check of the recovered state
+fsck_recovery_json() {
+	run --separate-stderr pmactl --json fsck --recovery "$P"
+	assert_success
+	assert_equal "$(jq -c '.recovery | del(.checked, .consistent_after,
+		.errors_after, .findings)' <<<"$output")" "$pending"
+	jq -e '.recovery.consistent_after and .recovery.errors_after == 0' \
+		<<<"$output" >/dev/null || fail "$output"
+}
+
+# hdpm_recovered UNDID FINISHED MERGES: the hdpm-recovery finding of the
+# last fsck --recovery --json says the mount did that on the private view
+hdpm_recovered() {
+	jq -e --arg m "undid $1 operation(s), finished $2, finished or undid $3 background merge(s)" \
+		'[.recovery.findings[] | select(.code == "hdpm-recovery") |
+		.message | contains($m)] == [true]' <<<"$output" \
+		>/dev/null || fail "not '$1 $2 $3': $output"
+}
+
+@test "an interrupted HDPM operation: fsck and inspect --recovery count it" {
+	hcrash crash-tx
+	cp "$P" "$T/ref"
+	# the journal slot of the operation, as fsck's check names it
+	run --separate-stderr pmactl --json fsck "$P"
+	assert_success
+	local where
+	where=$(jq -c '[.findings[] | select(.code ==
+		"hdpm-journal-pending") | {part, offset}]' <<<"$output")
+	assert_equal "$(jq length <<<"$where")" 1
+	pending_json
+	jq -e --argjson w "$where" '.needed and .operations == 0 and
+		.hdpm.needed and (.hdpm.refused | not) and
+		.hdpm.operations_to_undo == 1 and
+		.hdpm.operations_to_finish == 0 and
+		.hdpm.background_merges == 0 and
+		(.hdpm.operations | length) == 1 and
+		(.hdpm.operations[0] | .state == "active" and
+		.records >= 1 and [{part, offset}] == $w)' \
+		<<<"$pending" >/dev/null || fail "$pending"
+	fsck_recovery_json
+	hdpm_recovered 1 0 0
+	local slot
+	slot=$(jq .hdpm.operations[0].slot <<<"$pending")
+	run --separate-stderr pmactl fsck --recovery "$P"
+	assert_success
+	assert_line "recovery: nothing in the heap (every log is empty)"
+	assert_line "HDPM recovery: undo 1 interrupted operation, finish 0 committed operations, finish or undo 0 background merges (0 retired pages to free)"
+	assert_line --regexp "^ +SLOT +OPERATION +STATE +RECORDS +MOUNT$"
+	assert_line --regexp "^ +$slot +[0-9]+ +active +[0-9]+ +undoes it$"
+	assert_line "recovered state: consistent (recovery ran on a private view: the pool is not written)"
+	refute_output --partial "nothing to do"
+	run --separate-stderr pmactl inspect --recovery "$P"
+	assert_success
+	assert_line "HDPM recovery: undo 1 interrupted operation, finish 0 committed operations, finish or undo 0 background merges (0 retired pages to free)"
+	assert_line --regexp "^ +$slot +[0-9]+ +active +[0-9]+ +undoes it$"
+	cmp "$P" "$T/ref" || fail "a --recovery wrote the pool"
+
+	# the same operation committed (its state word's low byte): the
+	# mount finishes it instead
+	put_le "$P" $(($(jq -r .hdpm.operations[0].offset <<<"$pending"))) 1 2
+	pending_json
+	jq -e '.hdpm.operations_to_undo == 0 and
+		.hdpm.operations_to_finish == 1 and
+		.hdpm.operations[0].state == "committed"' <<<"$pending" \
+		>/dev/null || fail "$pending"
+	fsck_recovery_json
+	hdpm_recovered 0 1 0
+	run --separate-stderr pmactl fsck --recovery "$P"
+	assert_success
+	assert_line "HDPM recovery: undo 0 interrupted operations, finish 1 committed operation, finish or undo 0 background merges (0 retired pages to free)"
+	assert_line --regexp "^ +$slot +[0-9]+ +committed +[0-9]+ +finishes it$"
+
+	# a writable mount recovers for real: nothing is left to do
+	run --separate-stderr pmactl gc "$P"
+	assert_success
+	pending_json
+	jq -e '(.needed | not) and (.hdpm.needed | not) and
+		.hdpm.operations == []' <<<"$pending" >/dev/null ||
+		fail "$pending"
+	fsck_recovery_json
+	run --separate-stderr pmactl fsck --recovery "$P"
+	assert_success
+	assert_line "HDPM recovery: nothing (every journal is idle)"
+	assert_line "recovered state: consistent (recovery ran on a private view: nothing to do)"
+}
+
+@test "an interrupted HDPM background merge: fsck and inspect --recovery count it" {
+	hcrash crash-gc
+	pending_json
+	jq -e '.needed and .hdpm.needed and .hdpm.operations_to_undo == 0 and
+		.hdpm.operations_to_finish == 0 and
+		.hdpm.background_merges == 1 and .hdpm.merge_building and
+		.hdpm.operations == []' <<<"$pending" >/dev/null ||
+		fail "$pending"
+	fsck_recovery_json
+	hdpm_recovered 0 0 1
+	run --separate-stderr pmactl fsck --recovery "$P"
+	assert_success
+	assert_line "HDPM recovery: undo 0 interrupted operations, finish 0 committed operations, finish or undo 1 background merge (0 retired pages to free)"
+	refute_line --regexp "^ +SLOT "
+	assert_line "recovered state: consistent (recovery ran on a private view: the pool is not written)"
+}
+
+@test "an HDPM journal the mount refuses: inspect --recovery says so" {
+	hcrash journal-state
+	pending_json
+	jq -e '.hdpm.refused and (.hdpm.needed | not)' <<<"$pending" \
+		>/dev/null || fail "$pending"
+	run --separate-stderr pmactl inspect --recovery "$P"
+	assert_success
+	assert_line --regexp "^HDPM recovery: the mount refuses the file system"
+}
+
+@test "a heap without a file system: no HDPM recovery in either summary" {
+	"$DAMAGE" make "$P" >/dev/null || fail "fsck-damage make failed"
+	pending_json
+	jq -e 'has("hdpm") | not' <<<"$pending" >/dev/null || fail "$pending"
+	run --separate-stderr pmactl fsck --recovery "$P"
+	assert_success
+	refute_output --partial "HDPM"
+	# a fresh HDPM file system: present, nothing to do
+	mkpool_size "$T/q" 16M
+	run --separate-stderr "$HDAMAGE" make "$T/q"
+	assert_success
+	run --separate-stderr pmactl --json inspect --recovery "$T/q"
+	assert_success
+	jq -e '.recovery.hdpm == {needed: false, refused: false,
+		operations_to_undo: 0, operations_to_finish: 0,
+		background_merges: 0, merge_building: false,
+		retired_pages: 0, operations: []}' <<<"$output" >/dev/null ||
+		fail "$output"
+}
