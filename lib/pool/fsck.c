@@ -189,6 +189,25 @@ static const char *hdr_fields_bad(const struct pool_hdr *h)
 	return NULL;
 }
 
+/*
+ * Copy h fails its checksum because a crash tore an update of it: the
+ * other copy o is valid, h holds o's seal (so open accepts h as the same
+ * state) and a generation one away from o's. An update writes the
+ * generation word first when it writes the seal last, and last when it
+ * writes the seal first (layout.h), so every torn copy is of this kind;
+ * damage at rest leaves the generation alone.
+ */
+static int hdr_torn_update(const struct pool_hdr *h, const struct pool_hdr *o)
+{
+	if (pool_hdr_check(o, sizeof(*o)) < 0 ||
+	    memcmp((const char *)h + POOL_HDR_SEAL_OFF,
+		   (const char *)o + POOL_HDR_SEAL_OFF,
+		   POOL_HDR_SEAL_SIZE) != 0)
+		return 0;
+	return h->generation == o->generation + 1 ||
+	       h->generation + 1 == o->generation;
+}
+
 /* copy i of the pool header: valid[i] set if it passes */
 static int hdr_copy_fsck(struct pfsck *c, unsigned i)
 {
@@ -214,6 +233,18 @@ static int hdr_copy_fsck(struct pfsck *c, unsigned i)
 		c->valid[i] = 1;
 		return 0;
 	}
+	if (!strcmp(code, "pool-hdr-checksum") &&
+	    hdr_torn_update(h, &c->copies[!i]))
+		return pool_fsck_report(
+			c->sink, "pool-hdr-torn-update", POOL_FSCK_WARNING, 0,
+			off,
+			"pool header copy %c at 0x%llx (generation %llu): an "
+			"update was interrupted while it was written; open "
+			"uses copy %c (generation %llu) and a writable open "
+			"rewrites it",
+			i ? 'B' : 'A', (unsigned long long)off,
+			(unsigned long long)h->generation, i ? 'A' : 'B',
+			(unsigned long long)c->copies[!i].generation);
 	snprintf(msg, sizeof(msg), "pool header copy %c at 0x%llx: %s",
 		 i ? 'B' : 'A', (unsigned long long)off, why);
 	return error(c, code, 0, off, msg);
@@ -479,12 +510,12 @@ static int pool_walk(struct pfsck *c)
 	int rc;
 
 	rc = part0_fsck(c);
-	for (i = 0; rc == 0 && i < 2; i++) {
+	/* both copies first: a torn one is told by the other */
+	for (i = 0; rc == 0 && i < 2; i++)
 		rc = read_at(c->fd0, c->size0, &c->copies[i],
 			     sizeof(c->copies[i]), pool_hdr_copy_off(i));
-		if (rc == 0)
-			rc = hdr_copy_fsck(c, i);
-	}
+	for (i = 0; rc == 0 && i < 2; i++)
+		rc = hdr_copy_fsck(c, i);
 	if (rc == 0)
 		rc = hdr_choose_fsck(c);
 	if (rc < 0 || c->cur < 0)

@@ -284,3 +284,31 @@ hdpm_recovered() {
 		retired_pages: 0, operations: []}' <<<"$output" >/dev/null ||
 		fail "$output"
 }
+
+@test "a header copy an update tore: a warning --repair repairs, not damage" {
+	"$DAMAGE" make "$P" >/dev/null || fail "fsck-damage make failed"
+	# copy B's generation word one ahead, its seal not written: what a
+	# crash leaves after the first store of an update
+	local gen
+	gen=$(od -An -tu8 -j $((POOL_HDR_B_OFF + 16)) -N8 "$P" | tr -d ' ')
+	put_le "$P" $((POOL_HDR_B_OFF + 16)) 8 $((gen + 1))
+	run --separate-stderr pmactl --json fsck "$P"
+	assert_success
+	jq -e '.consistent and .warnings == 1 and
+		[.findings[] | select(.severity != "info") | [.code, .offset]]
+		== [["pool-hdr-torn-update", "0x4000"]]' <<<"$output" \
+		>/dev/null ||
+		fail "$output"
+	run --separate-stderr pmactl fsck --repair --yes "$P"
+	assert_success
+	assert_line "repaired: $P (1 warning repaired)"
+	run --separate-stderr pmactl --json fsck "$P"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
+	# two ahead is not what an update leaves: damage
+	put_le "$P" $((POOL_HDR_B_OFF + 16)) 8 $((gen + 3))
+	run --separate-stderr pmactl --json fsck "$P"
+	assert_equal "$status" 1
+	jq -e '[.findings[] | select(.severity == "error") | .code] ==
+		["pool-hdr-checksum"]' <<<"$output" >/dev/null || fail "$output"
+}
