@@ -28,6 +28,10 @@
 struct pfsck {
 	struct pool_fsck_sink *sink;
 	const char *path;
+	/* every part's path (pool_fsck_parts; part 0's is path), or NULL:
+	 * the part table's path hints */
+	const char *const *paths;
+	unsigned npaths;
 	int fd0;
 	uint64_t size0; /* bytes of part 0's file */
 	struct pool_part_hdr phdr0;
@@ -384,7 +388,8 @@ static int node_fsck(struct pfsck *c, unsigned i, const char *path,
 /* part i >= 1, opened from its path hint */
 static int part_fsck(struct pfsck *c, unsigned i)
 {
-	const char *hint = c->copies[c->cur].parts[i].path_hint;
+	const char *hint = i < c->npaths ? c->paths[i] :
+					   c->copies[c->cur].parts[i].path_hint;
 	char label[POOL_PATH_HINT_LEN + 32], msg[POOL_PATH_HINT_LEN + 300];
 	struct pool_part_hdr ph;
 	struct stat st;
@@ -536,7 +541,9 @@ static int open_fsck(struct pfsck *c)
 	struct pool *pool;
 	char msg[UTIL_ERRMSG_MAX + 64];
 
-	if (pool_open(c->path, POOL_OPEN_RDONLY, &pool) == 0) {
+	if ((c->paths ? pool_open_parts(c->paths, c->npaths, POOL_OPEN_RDONLY,
+					&pool) :
+			pool_open(c->path, POOL_OPEN_RDONLY, &pool)) == 0) {
 		pool_close(&pool);
 		return 0;
 	}
@@ -580,10 +587,12 @@ int pool_fsck(const char *path, struct pool_fsck_sink *sink)
 	return pool_fsck_flags(path, sink, 0);
 }
 
-int pool_fsck_flags(const char *path, struct pool_fsck_sink *sink,
-		    unsigned flags)
+/* the check of c's pool (see pool_fsck_flags) */
+static int fsck_run(struct pfsck *cp, unsigned flags)
 {
-	struct pfsck c = { .sink = sink, .path = path, .fd0 = -1, .cur = -1 };
+	struct pfsck c = *cp;
+	struct pool_fsck_sink *sink = c.sink;
+	const char *path = c.path;
 	int held = !!(flags & POOL_FSCK_HELD);
 	int rc;
 
@@ -606,4 +615,25 @@ int pool_fsck_flags(const char *path, struct pool_fsck_sink *sink,
 		close(c.fd0);
 	free(c.copies);
 	return rc;
+}
+
+int pool_fsck_flags(const char *path, struct pool_fsck_sink *sink,
+		    unsigned flags)
+{
+	struct pfsck c = { .sink = sink, .path = path, .fd0 = -1, .cur = -1 };
+
+	return fsck_run(&c, flags);
+}
+
+int pool_fsck_parts(const char *const *paths, unsigned npaths,
+		    struct pool_fsck_sink *sink, unsigned flags)
+{
+	struct pfsck c = { .sink = sink,
+			   .path = paths[0],
+			   .paths = paths,
+			   .npaths = npaths,
+			   .fd0 = -1,
+			   .cur = -1 };
+
+	return fsck_run(&c, flags);
 }

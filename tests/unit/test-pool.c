@@ -1527,6 +1527,53 @@ static void test_fsck_torn_copy(void **state)
 	fsck_one(f->path[0], "pool-hdr-checksum", POOL_FSCK_ERROR);
 }
 
+/* pool_fsck_parts of paths: 0, the findings counted; the first error's
+ * code and message in seen */
+static void fsck_parts_run(const char *const *paths, unsigned n,
+			   struct pool_fsck_sink *sink, struct fsck_seen *seen)
+{
+	memset(seen, 0, sizeof(*seen));
+	seen->min = POOL_FSCK_ERROR;
+	memset(sink, 0, sizeof(*sink));
+	sink->fn = fsck_note;
+	sink->arg = seen;
+	assert_int_equal(pool_fsck_parts(paths, n, sink, 0), 0);
+}
+
+/*
+ * pool_fsck_parts checks the files it is given (a copy of a pool's parts
+ * elsewhere, as crash images are), not the parts at the path hints:
+ * moved away, pool_fsck misses them and pool_fsck_parts does not.
+ */
+static void test_fsck_parts(void **state)
+{
+	const struct fx *f = *state;
+	char moved[3][160];
+	const char *paths[3] = { moved[0], moved[1], moved[2] };
+	struct pool_fsck_sink sink;
+	struct fsck_seen seen;
+	unsigned i;
+
+	mk_closed(f, 3, PART_SIZE);
+	for (i = 0; i < 3; i++) {
+		snprintf(moved[i], sizeof(moved[i]), "%s/moved%u", f->dir, i);
+		assert_int_equal(rename(f->path[i], moved[i]), 0);
+	}
+	/* pool_fsck = pool_fsck_parts of part 0 alone: the hints */
+	fsck_parts_run(paths, 1, &sink, &seen);
+	assert_int_equal(sink.counts[POOL_FSCK_ERROR], 2);
+	assert_non_null(strstr(seen.first, "error part-missing: "));
+	fsck_parts_run(paths, 3, &sink, &seen);
+	if (sink.counts[POOL_FSCK_ERROR] || sink.counts[POOL_FSCK_WARNING] ||
+	    sink.counts[POOL_FSCK_INFO])
+		fail_msg("pool_fsck_parts: %s", seen.first);
+	/* the given part 1 is the one read */
+	file_write(moved[1], 100, "x", 1);
+	fsck_parts_run(paths, 3, &sink, &seen);
+	assert_int_equal(sink.counts[POOL_FSCK_ERROR], 1);
+	assert_non_null(strstr(seen.first, "error part-hdr-checksum: "));
+}
+
 /* child of test_crash_create: create a 3-part pool in dir (force) */
 static int crash_create_child(const char *dir)
 {
@@ -1647,6 +1694,7 @@ int main(int argc, char **argv)
 		T(test_hdr_check),
 		T(test_part_hdr_check),
 		T(test_fsck_torn_copy),
+		T(test_fsck_parts),
 		T(test_crash_region_add),
 		T(test_crash_create),
 #undef T
