@@ -5,9 +5,14 @@
  * in the heap (lib/hdpm/fsck.c). Every finding has a stable
  * code and a severity (pmactl-fsck(1) lists them); the exit status follows
  * pmempool check: 0 consistent or repaired, 1 inconsistent (not repaired),
- * 2 usage, 3 cannot repair, 4 the check could not run. --repair does only
- * what the library's own crash-safe writable open repairs, and only when
- * every error found is of that kind; it checks again afterwards.
+ * 2 usage, 3 cannot repair, 4 the check could not run. --repair runs
+ * only when every error found is provably repairable: fsck's own stores
+ * (pma_fsck_repair: bitmap banks, log slots, page map entries; HDPM page
+ * log tails), then the library's crash-safe writable open (header copy,
+ * summary words, log replay, torn tails) and the HDPM mount (journals),
+ * then HDPM leaks freed; --advanced adds the destructive ones (a log cut
+ * at a damaged record, an arena's log dropped, an HDPM page log cut),
+ * each saying what is lost. It checks again afterwards.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,18 +63,30 @@ static const char fsck_usage[] =
 	"\n"
 	"options:\n"
 	"  -v, --verbose       also print informational findings\n"
-	"  -r, --repair        repair what the library's recovery repairs (a\n"
-	"                      damaged header copy of the same state, the logs,\n"
-	"                      summary words), if every error is of that kind\n"
+	"  -r, --repair        repair, when every error found is provably\n"
+	"                      repairable (else nothing is written): fsck's\n"
+	"                      own repairs (a slab bitmap bank rebuilt from\n"
+	"                      the logs, a damaged log slot and unmarked page\n"
+	"                      map entries zeroed, an HDPM page log's torn\n"
+	"                      tail dropped), then the library's writable\n"
+	"                      open (a damaged header copy rewritten from the\n"
+	"                      other, summary words, log replay, torn log\n"
+	"                      tails dropped, the root word sealed) and the\n"
+	"                      HDPM mount (interrupted operations undone or\n"
+	"                      finished), then HDPM blocks no word names\n"
+	"                      (leaks) freed; checks again afterwards\n"
 	"  -y, --yes           repair without asking (else: a question per\n"
 	"                      change on a terminal, one otherwise)\n"
 	"  -n, --dry-run       write nothing; with --repair: say what would\n"
 	"                      be repaired\n"
 	"  -b, --backup FILE   with --repair: copy part 0 to FILE (part N to\n"
 	"                      FILE.N) before writing anything\n"
-	"  -A, --advanced      with --repair: also destructive repairs (drop\n"
-	"                      the records after a damaged log end); says\n"
-	"                      what is lost (--dry-run: what would be)\n"
+	"  -A, --advanced      with --repair: also destructive repairs, each\n"
+	"                      listing what is lost (--dry-run: what would\n"
+	"                      be): a log cut at a damaged record (the records\n"
+	"                      after it dropped), a whole arena's log dropped\n"
+	"                      when its head cannot be trusted, an HDPM page\n"
+	"                      log cut at a damaged entry\n"
 	"  -R, --recovery      also say what recovery would redo, run it on a\n"
 	"                      private copy-on-write view (the pool is not\n"
 	"                      written) and check the state it leaves\n" CMD_BASE_OPTIONS_HELP;
@@ -103,6 +120,7 @@ struct fsck_run {
 	unsigned long unrepairable; /* errors --repair does not repair */
 	unsigned long need_advanced; /* of them, repaired with --advanced */
 	unsigned long fix_warnings; /* warnings --repair repairs */
+	unsigned long hdpm_recovered; /* --recovery: HDPM mount's work */
 	struct cmd_progress progress; /* the check's progress bar */
 	struct json_object *repairs; /* --json: what the repair did */
 	char first_unrepairable[64];
@@ -122,6 +140,8 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 {
 	struct fsck_run *r = arg;
 
+	if (!strcmp(f->code, "hdpm-recovery"))
+		r->hdpm_recovered++;
 	if (f->severity == POOL_FSCK_WARNING &&
 	    (pma_fsck_repairable(f->code) || (f->flags & POOL_FSCK_REPAIRABLE)))
 		r->fix_warnings++;
@@ -145,7 +165,7 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 	printf("%s%s: %s: ", r->prefix ? r->prefix : "",
 	       pool_fsck_severity_name(f->severity), f->code);
 	cmd_print_escaped(stdout, f->message);
-	putchar('\n');
+	printf(" (part %u, offset 0x%" PRIx64 ")\n", f->part, f->off);
 	return 0;
 }
 
@@ -213,7 +233,7 @@ static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 /* ------------------------------------------------------------ recovery */
 
 /* --recovery, JSON: the pending work and the recovered state's check */
-static int recovery_json(struct fsck_run *r, const struct pma_fsck_pending *p,
+static int recovery_json(struct fsck_run *r, const struct cmd_recovery *p,
 			 const char *not_run, struct json_object *findings,
 			 unsigned long errors)
 {
@@ -249,12 +269,12 @@ static int fsck_recovery(struct fsck_run *r)
 {
 	struct pool_fsck_sink sink = { .fn = finding, .arg = r };
 	struct json_object *arr = r->arr, *findings = NULL;
-	struct pma_fsck_pending p;
+	struct cmd_recovery p;
 	int rc;
 
-	rc = pma_fsck_pending(r->path, &p);
+	rc = cmd_recovery_pending(r->path, &p);
 	if (rc < 0)
-		pma_fsck_pending_free(&p);
+		cmd_recovery_free(&p);
 	if (rc == -ENOMEM)
 		goto nomem;
 	if (rc < 0) { /* the check above said why */
@@ -279,7 +299,7 @@ static int fsck_recovery(struct fsck_run *r)
 	r->prefix = NULL;
 	r->rec_errors = sink.counts[POOL_FSCK_ERROR];
 	if (rc < 0) {
-		pma_fsck_pending_free(&p);
+		cmd_recovery_free(&p);
 		json_object_put(findings);
 		cmd_error(r->ctx, "cannot check the recovery of '%s': %s",
 			  r->path,
@@ -288,17 +308,20 @@ static int fsck_recovery(struct fsck_run *r)
 	}
 	if (findings) {
 		rc = recovery_json(r, &p, NULL, findings, r->rec_errors);
-		pma_fsck_pending_free(&p);
+		cmd_recovery_free(&p);
 		return rc ? FSCK_EXIT_INTERNAL : 0;
 	}
+	/* the work: the heap's and the file system's, as pending said and
+	 * as the HDPM mount on the private view did (hdpm-recovery) */
 	printf("recovered state: %s (recovery ran on a private view: %s)\n",
 	       r->rec_errors ? "inconsistent" : "consistent",
-	       p.ops || p.torn || p.root_unsealed ? "the pool is not written" :
-						    "nothing to do");
-	pma_fsck_pending_free(&p);
+	       cmd_recovery_needed(&p) || r->hdpm_recovered ?
+		       "the pool is not written" :
+		       "nothing to do");
+	cmd_recovery_free(&p);
 	return 0;
 nomem_p:
-	pma_fsck_pending_free(&p);
+	cmd_recovery_free(&p);
 nomem:
 	cmd_error(r->ctx, "cannot check the recovery: out of memory");
 	return FSCK_EXIT_INTERNAL;
@@ -704,7 +727,7 @@ static int fsck_run(struct cmd_ctx *ctx, const char *path,
 /* one finding of pmad's reply, as finding() prints it */
 static void online_finding(const struct fsck_opts *opts, struct json_object *f)
 {
-	struct json_object *v;
+	struct json_object *v, *part, *off;
 	const char *sev = "", *code = "", *msg = "";
 
 	if (json_object_object_get_ex(f, "severity", &v))
@@ -717,6 +740,14 @@ static void online_finding(const struct fsck_opts *opts, struct json_object *f)
 		return;
 	printf("%s: %s: ", sev, code);
 	cmd_print_escaped(stdout, msg);
+	/* where, as finding() prints it (the offset: "0x..." in JSON) */
+	if (json_object_object_get_ex(f, "part", &part) &&
+	    json_object_object_get_ex(f, "offset", &off)) {
+		printf(" (part %" PRId64 ", offset ",
+		       json_object_get_int64(part));
+		cmd_print_escaped(stdout, json_object_get_string(off));
+		putchar(')');
+	}
 	putchar('\n');
 }
 

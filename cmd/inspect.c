@@ -41,7 +41,10 @@ static const char inspect_usage[] =
 	"                      its pages and page-log use\n"
 	"      --recovery      also list what recovery still has to do in the\n"
 	"                      heap: operations to replay per arena, torn log\n"
-	"                      tails, remote frees pending (not through pmad)\n" CMD_BASE_OPTIONS_HELP;
+	"                      tails, remote frees pending; and in an HDPM\n"
+	"                      file system: interrupted operations the mount\n"
+	"                      undoes or finishes, background merges (not\n"
+	"                      through pmad)\n" CMD_BASE_OPTIONS_HELP;
 
 enum { OPT_HEAP = 256, OPT_FILES, OPT_NUMA, OPT_RECOVERY, OPT_SLABS };
 
@@ -60,12 +63,12 @@ static const struct option inspect_options[] = {
 static int recovery_show(const struct cmd_ctx *ctx, const char *path,
 			 struct json_object *root)
 {
-	struct pma_fsck_pending p;
+	struct cmd_recovery p;
 	struct json_object *o;
-	int rc = pma_fsck_pending(path, &p);
+	int rc = cmd_recovery_pending(path, &p);
 
 	if (rc < 0) {
-		pma_fsck_pending_free(&p);
+		cmd_recovery_free(&p);
 		return cmd_error(ctx, "cannot read the logs of '%s': %s", path,
 				 pma_errormsg());
 	}
@@ -75,7 +78,7 @@ static int recovery_show(const struct cmd_ctx *ctx, const char *path,
 		rc = -ENOMEM;
 	else
 		rc = util_json_add_obj(root, "recovery", o);
-	pma_fsck_pending_free(&p);
+	cmd_recovery_free(&p);
 	if (rc < 0)
 		return cmd_error(ctx, "cannot print the recovery: %s",
 				 strerror(-rc));

@@ -400,6 +400,19 @@ static int journal_fsck(struct hfsck *h)
 	return 0;
 }
 
+/* a journal slot's valid records: those of its operation's seq, up to
+ * the first that is not */
+static unsigned jslot_records(const struct jslot_view *v, uint64_t seq)
+{
+	unsigned n;
+
+	for (n = 0; n < HDPM_TX_MAX; n++)
+		if (v->recs[n].seq != seq ||
+		    v->recs[n].crc != rec_crc(&v->recs[n]))
+			break;
+	return n;
+}
+
 /* the background GC's journal: its record, its retire list */
 static int gc_journal_fsck(struct hfsck *h)
 {
@@ -1259,6 +1272,57 @@ int hdpm_fsck_repair(struct pma_heap *heap, unsigned flags,
 		return rc;
 	hdpm_unmount(fs);
 	return leaks_reclaim(heap, notes);
+}
+
+static_assert(HDPM_JSLOTS <= HDPM_FSCK_SLOTS, "hdpm_fsck_pending.ops");
+
+/* the journals as the mount's recovery reads them (tx.c slot_recover,
+ * gc.c hdpm_gc_recover) */
+int hdpm_fsck_pending(struct pma_heap *heap, struct hdpm_fsck_pending *ret)
+{
+	struct hfsck h = { .heap = heap };
+	const struct hdpm_gc_journal *j;
+	struct hdpm_fsck_pending_op *op;
+	struct jslot_view v;
+	uint64_t st;
+	unsigned i;
+
+	memset(ret, 0, sizeof(*ret));
+	h.sb_off = super_of(heap);
+	if (!h.sb_off)
+		return 0;
+	h.sb = pma_direct(heap, h.sb_off);
+	ret->present = 1;
+	for (i = 0; jslot_get(&h, i, &v); i++) {
+		st = *v.jstate & 0xff;
+		if (st == HDPM_J_IDLE)
+			continue;
+		if (st > HDPM_J_COMMITTED) {
+			ret->refused = 1;
+			continue;
+		}
+		op = &ret->ops[ret->nops++];
+		op->slot = i;
+		op->committed = st == HDPM_J_COMMITTED;
+		op->seq = *v.jstate >> 8;
+		op->records = jslot_records(&v, op->seq);
+		op->part = pool_off_part(v.jstate_off);
+		op->off = pool_off_byte(v.jstate_off);
+		if (op->committed)
+			ret->finish++;
+		else
+			ret->undo++;
+	}
+	j = &h.sb->gc;
+	if (j->nretire > HDPM_GC_BATCH_MAX) {
+		ret->refused = 1;
+		return 0;
+	}
+	ret->retire = j->nretire;
+	ret->merge_building = (j->state & 0xff) == HDPM_GC_BUILD &&
+			      j->crc == gc_crc(j);
+	ret->merges = (ret->retire != 0) + (ret->merge_building != 0);
+	return 0;
 }
 
 int hdpm_fsck_recover(struct pma_heap *heap, struct pool_fsck_sink *sink)

@@ -51,6 +51,46 @@ enum hdpm_fsck_flag {
 int hdpm_fsck_repair(struct pma_heap *heap, unsigned flags,
 		     struct pool_fsck_sink *notes);
 
+/* at most this many journal slots (a version 4 file system's) */
+#define HDPM_FSCK_SLOTS 8u
+
+/* an operation a crash interrupted, in one journal slot */
+struct hdpm_fsck_pending_op {
+	unsigned slot; /* 0: the superblock's journal; 1..: the jslots */
+	int committed; /* 0: ACTIVE, the mount undoes it; 1: COMMITTED,
+			* the mount finishes it */
+	uint64_t seq; /* the operation's sequence number */
+	unsigned records; /* its valid journal records */
+	unsigned part; /* where the slot's state word is */
+	uint64_t off;
+};
+
+/* what the next mount's recovery does (hdpm_fsck_pending) */
+struct hdpm_fsck_pending {
+	int present; /* the heap holds a file system (else all 0) */
+	/* a journal the mount refuses (a state word naming no state, a GC
+	 * retire list too long): hdpm_fsck_heap's findings say which */
+	int refused;
+	unsigned undo, finish; /* operations undone, finished */
+	unsigned nops; /* entries of ops: the slots not idle */
+	struct hdpm_fsck_pending_op ops[HDPM_FSCK_SLOTS];
+	/* background merges the mount finishes or undoes (the count of
+	 * hdpm_stats.bg_recovered it makes): one for a retire list to free,
+	 * one for a merge being built (its orphan page freed) */
+	unsigned merges;
+	int merge_building;
+	uint64_t retire; /* pages on the GC journal's retire list */
+};
+
+/*
+ * What recovery (the next writable mount) would do to the file system in
+ * heap, from its journals as they are (open read-only; nothing is
+ * written): the operations a crash interrupted, per journal slot, and
+ * the background merge it left. Page log tails are not looked at (a torn
+ * one is a finding of hdpm_fsck_heap). 0 (no file system: present 0).
+ */
+int hdpm_fsck_pending(struct pma_heap *heap, struct hdpm_fsck_pending *ret);
+
 /*
  * Recovery of the file system in heap (a private view: pma_heap_open
  * with PMA_HEAP_PRIVATE), as the next mount makes it, then the check of

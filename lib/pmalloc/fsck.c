@@ -1752,10 +1752,11 @@ int pma_fsck_heap(struct pma_heap *heap, struct pool_fsck_sink *sink)
 int pma_fsck_repairable(const char *code)
 {
 	static const char *const codes[] = {
-		"pool-hdr-checksum",   "pool-hdr-magic",
-		"pool-hdr-invalid",    "pool-hdr-unwritten",
-		"pool-hdr-stale-copy", "pmap-summary-check",
-		"root-unsealed",       "log-torn-tail",
+		"pool-hdr-checksum",	"pool-hdr-magic",
+		"pool-hdr-invalid",	"pool-hdr-unwritten",
+		"pool-hdr-stale-copy",	"pmap-summary-check",
+		"root-unsealed",	"log-torn-tail",
+		"pool-hdr-torn-update",
 	};
 	size_t i;
 

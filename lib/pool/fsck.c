@@ -28,6 +28,10 @@
 struct pfsck {
 	struct pool_fsck_sink *sink;
 	const char *path;
+	/* every part's path (pool_fsck_parts; part 0's is path), or NULL:
+	 * the part table's path hints */
+	const char *const *paths;
+	unsigned npaths;
 	int fd0;
 	uint64_t size0; /* bytes of part 0's file */
 	struct pool_part_hdr phdr0;
@@ -189,6 +193,25 @@ static const char *hdr_fields_bad(const struct pool_hdr *h)
 	return NULL;
 }
 
+/*
+ * Copy h fails its checksum because a crash tore an update of it: the
+ * other copy o is valid, h holds o's seal (so open accepts h as the same
+ * state) and a generation one away from o's. An update writes the
+ * generation word first when it writes the seal last, and last when it
+ * writes the seal first (layout.h), so every torn copy is of this kind;
+ * damage at rest leaves the generation alone.
+ */
+static int hdr_torn_update(const struct pool_hdr *h, const struct pool_hdr *o)
+{
+	if (pool_hdr_check(o, sizeof(*o)) < 0 ||
+	    memcmp((const char *)h + POOL_HDR_SEAL_OFF,
+		   (const char *)o + POOL_HDR_SEAL_OFF,
+		   POOL_HDR_SEAL_SIZE) != 0)
+		return 0;
+	return h->generation == o->generation + 1 ||
+	       h->generation + 1 == o->generation;
+}
+
 /* copy i of the pool header: valid[i] set if it passes */
 static int hdr_copy_fsck(struct pfsck *c, unsigned i)
 {
@@ -214,6 +237,18 @@ static int hdr_copy_fsck(struct pfsck *c, unsigned i)
 		c->valid[i] = 1;
 		return 0;
 	}
+	if (!strcmp(code, "pool-hdr-checksum") &&
+	    hdr_torn_update(h, &c->copies[!i]))
+		return pool_fsck_report(
+			c->sink, "pool-hdr-torn-update", POOL_FSCK_WARNING, 0,
+			off,
+			"pool header copy %c at 0x%llx (generation %llu): an "
+			"update was interrupted while it was written; open "
+			"uses copy %c (generation %llu) and a writable open "
+			"rewrites it",
+			i ? 'B' : 'A', (unsigned long long)off,
+			(unsigned long long)h->generation, i ? 'A' : 'B',
+			(unsigned long long)c->copies[!i].generation);
 	snprintf(msg, sizeof(msg), "pool header copy %c at 0x%llx: %s",
 		 i ? 'B' : 'A', (unsigned long long)off, why);
 	return error(c, code, 0, off, msg);
@@ -353,7 +388,8 @@ static int node_fsck(struct pfsck *c, unsigned i, const char *path,
 /* part i >= 1, opened from its path hint */
 static int part_fsck(struct pfsck *c, unsigned i)
 {
-	const char *hint = c->copies[c->cur].parts[i].path_hint;
+	const char *hint = i < c->npaths ? c->paths[i] :
+					   c->copies[c->cur].parts[i].path_hint;
 	char label[POOL_PATH_HINT_LEN + 32], msg[POOL_PATH_HINT_LEN + 300];
 	struct pool_part_hdr ph;
 	struct stat st;
@@ -479,12 +515,12 @@ static int pool_walk(struct pfsck *c)
 	int rc;
 
 	rc = part0_fsck(c);
-	for (i = 0; rc == 0 && i < 2; i++) {
+	/* both copies first: a torn one is told by the other */
+	for (i = 0; rc == 0 && i < 2; i++)
 		rc = read_at(c->fd0, c->size0, &c->copies[i],
 			     sizeof(c->copies[i]), pool_hdr_copy_off(i));
-		if (rc == 0)
-			rc = hdr_copy_fsck(c, i);
-	}
+	for (i = 0; rc == 0 && i < 2; i++)
+		rc = hdr_copy_fsck(c, i);
 	if (rc == 0)
 		rc = hdr_choose_fsck(c);
 	if (rc < 0 || c->cur < 0)
@@ -505,7 +541,9 @@ static int open_fsck(struct pfsck *c)
 	struct pool *pool;
 	char msg[UTIL_ERRMSG_MAX + 64];
 
-	if (pool_open(c->path, POOL_OPEN_RDONLY, &pool) == 0) {
+	if ((c->paths ? pool_open_parts(c->paths, c->npaths, POOL_OPEN_RDONLY,
+					&pool) :
+			pool_open(c->path, POOL_OPEN_RDONLY, &pool)) == 0) {
 		pool_close(&pool);
 		return 0;
 	}
@@ -549,10 +587,12 @@ int pool_fsck(const char *path, struct pool_fsck_sink *sink)
 	return pool_fsck_flags(path, sink, 0);
 }
 
-int pool_fsck_flags(const char *path, struct pool_fsck_sink *sink,
-		    unsigned flags)
+/* the check of c's pool (see pool_fsck_flags) */
+static int fsck_run(struct pfsck *cp, unsigned flags)
 {
-	struct pfsck c = { .sink = sink, .path = path, .fd0 = -1, .cur = -1 };
+	struct pfsck c = *cp;
+	struct pool_fsck_sink *sink = c.sink;
+	const char *path = c.path;
 	int held = !!(flags & POOL_FSCK_HELD);
 	int rc;
 
@@ -575,4 +615,25 @@ int pool_fsck_flags(const char *path, struct pool_fsck_sink *sink,
 		close(c.fd0);
 	free(c.copies);
 	return rc;
+}
+
+int pool_fsck_flags(const char *path, struct pool_fsck_sink *sink,
+		    unsigned flags)
+{
+	struct pfsck c = { .sink = sink, .path = path, .fd0 = -1, .cur = -1 };
+
+	return fsck_run(&c, flags);
+}
+
+int pool_fsck_parts(const char *const *paths, unsigned npaths,
+		    struct pool_fsck_sink *sink, unsigned flags)
+{
+	struct pfsck c = { .sink = sink,
+			   .path = paths[0],
+			   .paths = paths,
+			   .npaths = npaths,
+			   .fd0 = -1,
+			   .cur = -1 };
+
+	return fsck_run(&c, flags);
 }

@@ -88,5 +88,10 @@ enum pool_fsck_run_flags {
 };
 int pool_fsck_flags(const char *path, struct pool_fsck_sink *sink,
 		    unsigned flags);
+/* pool_fsck_flags with the path of every part given, as pool_open_parts
+ * takes them (paths[0] part 0's; parts past npaths at their path hints):
+ * a copy of a pool's files elsewhere (crash images, backups) */
+int pool_fsck_parts(const char *const *paths, unsigned npaths,
+		    struct pool_fsck_sink *sink, unsigned flags);
 
 #endif

@@ -228,26 +228,47 @@ int pool_hdr_check(const void *buf, size_t len)
 	return hdr_tables_check(&h);
 }
 
+#define GEN_OFF offsetof(struct pool_hdr, generation)
+#define GEN_END (GEN_OFF + sizeof(uint64_t))
+
+/* the 8-byte word at off of the copy at dst: one store, durable */
+static void word_store(struct pm_map *map, char *dst, size_t off,
+		       const struct pool_hdr *h)
+{
+	uint64_t *w = (uint64_t *)(dst + off), v;
+
+	memcpy(&v, (const char *)h + off, sizeof(v));
+	__atomic_store_n(w, v, __ATOMIC_RELAXED);
+	pm_persist(map, w, sizeof(v));
+}
+
+/*
+ * The generation word goes first with the seal last, and last with the
+ * seal first: a copy a crash tore in an update then holds the other
+ * copy's seal and a generation one away from the other copy's (layout.h),
+ * which pool_fsck tells from damage at rest (pool-hdr-torn-update).
+ */
 void pool_hdr_copy_write(struct pm_map *map, unsigned copy,
 			 const struct pool_hdr *h, enum pool_hdr_seal order)
 {
 	char *dst = (char *)pm_map_addr(map) + pool_hdr_copy_off(copy);
-	uint64_t *seal_dst = (uint64_t *)(dst + POOL_HDR_SEAL_OFF);
-	uint64_t seal;
+	const char *src = (const char *)h;
 
-	memcpy(&seal, (const char *)h + POOL_HDR_SEAL_OFF, sizeof(seal));
 	if (order == POOL_HDR_SEAL_FIRST) {
 		/* a torn body then carries the seal of the complete copy */
-		__atomic_store_n(seal_dst, seal, __ATOMIC_RELAXED);
-		pm_persist(map, seal_dst, sizeof(seal));
+		word_store(map, dst, POOL_HDR_SEAL_OFF, h);
+		memcpy(dst, src, GEN_OFF);
+		memcpy(dst + GEN_END, src + GEN_END,
+		       POOL_HDR_SEAL_OFF - GEN_END);
+		pm_persist(map, dst, POOL_HDR_SEAL_OFF);
+		word_store(map, dst, GEN_OFF, h);
+		return;
 	}
-	memcpy(dst, h, POOL_HDR_SEAL_OFF);
+	word_store(map, dst, GEN_OFF, h);
+	memcpy(dst, src, POOL_HDR_SEAL_OFF);
 	pm_persist(map, dst, POOL_HDR_SEAL_OFF);
-	if (order == POOL_HDR_SEAL_LAST) {
-		/* the body is durable: one 8-byte store makes the copy valid */
-		__atomic_store_n(seal_dst, seal, __ATOMIC_RELAXED);
-		pm_persist(map, seal_dst, sizeof(seal));
-	}
+	/* the body is durable: one 8-byte store makes the copy valid */
+	word_store(map, dst, POOL_HDR_SEAL_OFF, h);
 }
 
 int pool_hdr_sync(struct pool *pool)

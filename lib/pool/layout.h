@@ -17,11 +17,14 @@
  *    part is detected at open.
  *  - the pool header exists twice, and outside an update both copies are
  *    byte-identical. An update (generation + 1) writes the non-current copy
- *    first, body then seal (the last 8 bytes: reserved1 and the checksum,
- *    one 8-byte store): once that seal is durable the update is committed.
- *    Then the other copy is written seal first, then body. So a copy torn
- *    by a crash carries either its old seal (equal to the other copy's) or
- *    the new one (equal to the complete copy's). Open picks the valid copy
+ *    first: its generation word, body, then seal (the last 8 bytes:
+ *    reserved1 and the checksum, one 8-byte store): once that seal is
+ *    durable the update is committed. Then the other copy is written seal
+ *    first, then body, its generation word last. So a copy torn by a
+ *    crash carries either its old seal (equal to the other copy's) and the
+ *    new generation, or the new seal (equal to the complete copy's) and
+ *    the old generation: one away from the other copy's, which damage at
+ *    rest does not make (pool_fsck tells them apart). Open picks the valid copy
  *    (checksum ok) with the highest generation; an invalid copy is accepted
  *    as damage of the same state only if it equals the valid copy in its
  *    whole body or in its seal. Anything else may be a newer state that was

@@ -11,8 +11,9 @@
  * the pair and checks: every dest word is 0 or names a live block of its
  * slot's size, no block is named twice, nothing leaked in either part,
  * the read-only view equals the recovered heap, and the heap keeps
- * working; fsck's walk of both parts' heaps (pma_fsck_heap on a read-only
- * open) finds no error in the crash image and nothing at all after
+ * working; fsck's check of the pair's pool format (pool_fsck_parts) and
+ * its walk of both parts' heaps (pma_fsck_heap on a read-only open) find
+ * no error in the crash image and nothing at all after
  * recovery. The regions sweeps do the same on a pool of 2 heap regions
  * per part (pma_config_set_regions): 4 threads, 2 per CPU, in different
  * regions of their part, so that blocks are also freed from the other
@@ -39,6 +40,7 @@
 #include "pmalloc/internal.h"
 #include "../lib/test-cfg.h"
 #include "pmem/crash.h"
+#include "pool/fsck.h"
 #include "pool/pool.h"
 #include "crash-sweep.h"
 
@@ -353,18 +355,28 @@ static int fsck_note(const struct pool_fsck_finding *f, void *arg)
 	return 0;
 }
 
-/* fsck's walk of both parts (a read-only open of the pair): no finding
- * of severity min or more (the first one in why) */
+/* fsck's check of the pool format of the pair (pool_fsck_parts: part
+ * 1's image, not the pool's part at its path hint), then its walk of both
+ * parts' heaps (a read-only open of the pair): no finding of severity min
+ * or more (the first one in why) */
 static int fsck_image(const char *file, enum pool_fsck_severity min,
 		      const char *when, char *why, size_t why_len)
 {
 	struct fsck_first first = { .min = min };
 	struct pool_fsck_sink sink = { .fn = fsck_note, .arg = &first };
+	char part1[128];
+	const char *paths[2] = { file, part1 };
 	struct pma_heap *heap;
 	unsigned long n = 0;
 	unsigned sev;
 	int rc;
 
+	crash_sweep_part_path(file, 1, part1, sizeof(part1));
+	if (pool_fsck_parts(paths, 2, &sink, 0) < 0) {
+		snprintf(why, why_len, "fsck %s: pool check: %s", when,
+			 pool_errormsg());
+		return -1;
+	}
 	if (open_image(file, PMA_HEAP_RDONLY, &heap) < 0) {
 		snprintf(why, why_len, "fsck %s: rdonly open: %s", when,
 			 pma_errormsg());

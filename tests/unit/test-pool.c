@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "pmem/crash.h"
+#include "pool/fsck.h"
 #include "pool/internal.h"
 #include "pool/pool.h"
 #include "util/errmsg.h"
@@ -1333,12 +1334,66 @@ static void crash_hook(uint64_t fence_no, void *arg)
 	}
 }
 
-/* every image opens, with either the old (1) or new (2) region table */
-static void crash_check_image(const char *path, unsigned *ret_old,
-			      unsigned *ret_new)
+/* what pool_fsck told: findings per severity, the first of min or more */
+struct fsck_seen {
+	enum pool_fsck_severity min;
+	char first[256];
+	unsigned long torn; /* pool-hdr-torn-update findings */
+};
+
+static int fsck_note(const struct pool_fsck_finding *f, void *arg)
 {
-	struct pool *pool = opn(path, 0);
-	const struct pool_hdr *h = pool_header(pool);
+	struct fsck_seen *seen = arg;
+
+	seen->torn += !strcmp(f->code, "pool-hdr-torn-update");
+	if (f->severity >= seen->min && !seen->first[0])
+		snprintf(seen->first, sizeof(seen->first), "%s %s: %s",
+			 pool_fsck_severity_name(f->severity), f->code,
+			 f->message);
+	return 0;
+}
+
+/*
+ * pmactl fsck's check of the pool format at path finds nothing of
+ * severity min or more (when: "before open" ...); the findings of a
+ * lower severity are added to counts (may be NULL). Returns how many of
+ * them were pool-hdr-torn-update.
+ */
+static unsigned long fsck_expect(const char *path, enum pool_fsck_severity min,
+				 const char *when, unsigned long *counts)
+{
+	struct fsck_seen seen = { .min = min };
+	struct pool_fsck_sink sink = { .fn = fsck_note, .arg = &seen };
+	unsigned s;
+	int rc = pool_fsck(path, &sink);
+
+	if (rc < 0)
+		fail_msg("%s: fsck %s could not run: %d %s", path, when, rc,
+			 pool_errormsg());
+	if (seen.first[0])
+		fail_msg("%s: fsck %s: %s", path, when, seen.first);
+	for (s = 0; counts && s < min; s++)
+		counts[s] += sink.counts[s];
+	return seen.torn;
+}
+
+/*
+ * Every image checks without an error (a crash leaves only states open
+ * accepts: a header copy torn by the update is a warning), opens
+ * (writable), with either the old (1) or new (2) region table, and
+ * checks with no finding at all once that open closed it. Returns the
+ * pool-hdr-torn-update findings before the open.
+ */
+static unsigned long crash_check_image(const char *path, unsigned *ret_old,
+				       unsigned *ret_new, unsigned long *counts)
+{
+	struct pool *pool;
+	const struct pool_hdr *h;
+	unsigned long torn;
+
+	torn = fsck_expect(path, POOL_FSCK_ERROR, "before open", counts);
+	pool = opn(path, 0);
+	h = pool_header(pool);
 
 	if (h->nregions == 1 && h->generation == 2) {
 		(*ret_old)++;
@@ -1352,6 +1407,8 @@ static void crash_check_image(const char *path, unsigned *ret_old,
 	region_expect(&h->regions[0], POOL_REGION_USER, 0, POOL_DATA_OFF,
 		      POOL_ALIGN, "old");
 	pool_close(&pool);
+	fsck_expect(path, POOL_FSCK_INFO, "after a writable open", NULL);
+	return torn;
 }
 
 static void test_crash_region_add(void **state)
@@ -1359,6 +1416,7 @@ static void test_crash_region_add(void **state)
 	const struct fx *f = *state;
 	struct crash_sweep cs = { .dir = f->dir };
 	unsigned i, n_old = 0, n_new = 0;
+	unsigned long counts[POOL_FSCK_ERROR + 1] = { 0 }, torn = 0;
 	struct pool *pool;
 	char path[200];
 
@@ -1383,12 +1441,137 @@ static void test_crash_region_add(void **state)
 	pool_close(&pool);
 	for (i = 0; i < cs.nimages; i++) {
 		snprintf(path, sizeof(path), "%s/crash-%u", f->dir, i);
-		crash_check_image(path, &n_old, &n_new);
+		torn += crash_check_image(path, &n_old, &n_new, counts);
 	}
-	print_message("# %u images: %u old, %u new\n", cs.nimages, n_old,
-		      n_new);
+	print_message("# %u images: %u old, %u new; before open: %lu "
+		      "warnings (%lu torn header copies), %lu info "
+		      "findings\n",
+		      cs.nimages, n_old, n_new, counts[POOL_FSCK_WARNING], torn,
+		      counts[POOL_FSCK_INFO]);
 	assert_true(n_old >= 1);
 	assert_true(n_new >= 1);
+	assert_true(torn >= 1);
+}
+
+/* the one finding pool_fsck makes of the pool at path, and its severity */
+static void fsck_one(const char *path, const char *code,
+		     enum pool_fsck_severity sev)
+{
+	struct fsck_seen seen = { .min = POOL_FSCK_INFO };
+	struct pool_fsck_sink sink = { .fn = fsck_note, .arg = &seen };
+	char want[128];
+
+	assert_int_equal(pool_fsck(path, &sink), 0);
+	snprintf(want, sizeof(want), "%s %s: ", pool_fsck_severity_name(sev),
+		 code);
+	if (strncmp(seen.first, want, strlen(want)) ||
+	    sink.counts[0] + sink.counts[1] + sink.counts[2] != 1)
+		fail_msg("%s: want only '%s', got %lu findings, the first: %s",
+			 path, want,
+			 sink.counts[0] + sink.counts[1] + sink.counts[2],
+			 seen.first);
+}
+
+/* a writable open and close of the pool at path */
+static void reopen(const char *path)
+{
+	struct pool *pool = opn(path, 0);
+
+	pool_close(&pool);
+}
+
+/*
+ * A header copy that fails its checksum is a torn update (a warning) when
+ * it has the other copy's seal and a generation one away from it, as an
+ * update leaves it; with the other copy's generation it is damage (an
+ * error). Either way open uses the other copy and a writable open
+ * rewrites it.
+ */
+static void test_fsck_torn_copy(void **state)
+{
+	const struct fx *f = *state;
+	uint64_t gen, off_gen = offsetof(struct pool_hdr, generation);
+	uint64_t off_b = pool_hdr_copy_off(1), off_a = pool_hdr_copy_off(0);
+	struct pool *pool = mk(f, 1, PART_SIZE);
+	uint8_t byte;
+
+	gen = pool_header(pool)->generation;
+	pool_close(&pool);
+	fsck_expect(f->path[0], POOL_FSCK_INFO, "after create", NULL);
+	/* damage at rest of copy B's body */
+	byte = 0x5a;
+	file_write(f->path[0], off_b + 0x1000, &byte, 1);
+	fsck_one(f->path[0], "pool-hdr-checksum", POOL_FSCK_ERROR);
+	reopen(f->path[0]);
+	fsck_expect(f->path[0], POOL_FSCK_INFO, "after a writable open", NULL);
+	/* an update that wrote copy B's generation word, not its seal */
+	gen++;
+	file_write(f->path[0], off_b + off_gen, &gen, sizeof(gen));
+	fsck_one(f->path[0], "pool-hdr-torn-update", POOL_FSCK_WARNING);
+	reopen(f->path[0]);
+	fsck_expect(f->path[0], POOL_FSCK_INFO, "after a writable open", NULL);
+	/* a second copy written seal first: copy A's generation is one
+	 * behind the committed copy B's */
+	pool = opn(f->path[0], 0);
+	assert_int_equal(pool_hdr_write(pool, pool_header(pool)), 0);
+	gen = pool_header(pool)->generation;
+	pool_close(&pool);
+	gen--;
+	file_write(f->path[0], off_a + off_gen, &gen, sizeof(gen));
+	fsck_one(f->path[0], "pool-hdr-torn-update", POOL_FSCK_WARNING);
+	reopen(f->path[0]);
+	fsck_expect(f->path[0], POOL_FSCK_INFO, "after a writable open", NULL);
+	/* two away: damage */
+	gen -= 1;
+	file_write(f->path[0], off_a + off_gen, &gen, sizeof(gen));
+	fsck_one(f->path[0], "pool-hdr-checksum", POOL_FSCK_ERROR);
+}
+
+/* pool_fsck_parts of paths: 0, the findings counted; the first error's
+ * code and message in seen */
+static void fsck_parts_run(const char *const *paths, unsigned n,
+			   struct pool_fsck_sink *sink, struct fsck_seen *seen)
+{
+	memset(seen, 0, sizeof(*seen));
+	seen->min = POOL_FSCK_ERROR;
+	memset(sink, 0, sizeof(*sink));
+	sink->fn = fsck_note;
+	sink->arg = seen;
+	assert_int_equal(pool_fsck_parts(paths, n, sink, 0), 0);
+}
+
+/*
+ * pool_fsck_parts checks the files it is given (a copy of a pool's parts
+ * elsewhere, as crash images are), not the parts at the path hints:
+ * moved away, pool_fsck misses them and pool_fsck_parts does not.
+ */
+static void test_fsck_parts(void **state)
+{
+	const struct fx *f = *state;
+	char moved[3][160];
+	const char *paths[3] = { moved[0], moved[1], moved[2] };
+	struct pool_fsck_sink sink;
+	struct fsck_seen seen;
+	unsigned i;
+
+	mk_closed(f, 3, PART_SIZE);
+	for (i = 0; i < 3; i++) {
+		snprintf(moved[i], sizeof(moved[i]), "%s/moved%u", f->dir, i);
+		assert_int_equal(rename(f->path[i], moved[i]), 0);
+	}
+	/* pool_fsck = pool_fsck_parts of part 0 alone: the hints */
+	fsck_parts_run(paths, 1, &sink, &seen);
+	assert_int_equal(sink.counts[POOL_FSCK_ERROR], 2);
+	assert_non_null(strstr(seen.first, "error part-missing: "));
+	fsck_parts_run(paths, 3, &sink, &seen);
+	if (sink.counts[POOL_FSCK_ERROR] || sink.counts[POOL_FSCK_WARNING] ||
+	    sink.counts[POOL_FSCK_INFO])
+		fail_msg("pool_fsck_parts: %s", seen.first);
+	/* the given part 1 is the one read */
+	file_write(moved[1], 100, "x", 1);
+	fsck_parts_run(paths, 3, &sink, &seen);
+	assert_int_equal(sink.counts[POOL_FSCK_ERROR], 1);
+	assert_non_null(strstr(seen.first, "error part-hdr-checksum: "));
 }
 
 /* child of test_crash_create: create a 3-part pool in dir (force) */
@@ -1440,6 +1623,7 @@ static int crash_create_run(const struct fx *f, unsigned n)
 static void test_crash_create(void **state)
 {
 	const struct fx *f = *state;
+	struct pool_fsck_sink sink = { 0 };
 	struct pool *pool = NULL;
 	unsigned n, crashes = 0;
 	int status, rc;
@@ -1452,11 +1636,19 @@ static void test_crash_create(void **state)
 			break;
 		assert_int_equal(status, PM_CRASH_EXIT_CODE);
 		crashes++;
+		/* fsck agrees: nothing to check, or no error */
+		if (access(f->path[0], F_OK) == 0)
+			fsck_expect(f->path[0], POOL_FSCK_ERROR, "before open",
+				    NULL);
+		else
+			assert_int_equal(pool_fsck(f->path[0], &sink), -ENOENT);
 		rc = pool_open(f->path[0], 0, &pool);
 		if (rc == 0) {
 			/* committed (copy B durable): complete pool */
 			assert_int_equal(pool_part_count(pool), 3);
 			pool_close(&pool);
+			fsck_expect(f->path[0], POOL_FSCK_INFO,
+				    "after a writable open", NULL);
 			continue;
 		}
 		/* before the commit (part 0's rename) nothing is in place:
@@ -1468,6 +1660,7 @@ static void test_crash_create(void **state)
 	}
 	print_message("# create has %u fences\n", crashes);
 	assert_true(crashes >= 3); /* zero headers, part headers, header A */
+	fsck_expect(f->path[0], POOL_FSCK_INFO, "after create", NULL);
 	pool = opn(f->path[0], 0);
 	assert_int_equal(pool_part_count(pool), 3);
 	pool_close(&pool);
@@ -1500,6 +1693,8 @@ int main(int argc, char **argv)
 		T(test_region_first_fit),
 		T(test_hdr_check),
 		T(test_part_hdr_check),
+		T(test_fsck_torn_copy),
+		T(test_fsck_parts),
 		T(test_crash_region_add),
 		T(test_crash_create),
 #undef T
