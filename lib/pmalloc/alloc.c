@@ -1186,8 +1186,8 @@ static int room_more(struct pma_heap *top, size_t size, uint64_t held_before)
 
 	pthread_mutex_lock(&top->room_lock);
 	if (__atomic_load_n(&top->held, __ATOMIC_ACQUIRE) == held_before)
-		rc = top->cfg.room_hook(top, top->cfg.room_hook_arg, why,
-					sizeof(why));
+		rc = top->cfg.room_hook.fn(top, top->cfg.room_hook.arg, why,
+					   sizeof(why));
 	pthread_mutex_unlock(&top->room_lock);
 	if (rc < 0)
 		return util_errmsg_set(ENOMEM,
@@ -1219,7 +1219,7 @@ int pma_alloc_to(struct pma_heap *heap, size_t size, uint64_t *dest,
 	for (tries = 0;; tries++) {
 		held = __atomic_load_n(&top->held, __ATOMIC_ACQUIRE);
 		rc = alloc_to_once(heap, size, dest, flags);
-		if (rc != -ENOMEM || !top->cfg.room_hook ||
+		if (rc != -ENOMEM || !top->cfg.room_hook.fn ||
 		    !top->cfg.region_mask || (flags & PMA_ALLOC_HERE) ||
 		    size > top->data_len || tries >= PMA_MAX_SLOTS)
 			return rc;

@@ -103,17 +103,25 @@ PMA_API int pma_config_set_membarrier(struct pma_config *cfg, int use)
 	return 0;
 }
 
+static int hook_set(struct pma_config *cfg, struct pma_hook *h,
+		    int (*fn)(struct pma_heap *heap, void *arg, char *why,
+			      size_t why_len),
+		    void *arg)
+{
+	if (!cfg)
+		return util_errmsg_set(EINVAL, "no config");
+	h->fn = fn;
+	h->arg = arg;
+	return 0;
+}
+
 PMA_API int pma_config_set_root_hook(struct pma_config *cfg,
 				     int (*hook)(struct pma_heap *heap,
 						 void *arg, char *why,
 						 size_t why_len),
 				     void *arg)
 {
-	if (!cfg)
-		return util_errmsg_set(EINVAL, "no config");
-	cfg->root_hook = hook;
-	cfg->root_hook_arg = arg;
-	return 0;
+	return hook_set(cfg, cfg ? &cfg->root_hook : NULL, hook, arg);
 }
 
 PMA_API int pma_config_set_room_hook(struct pma_config *cfg,
@@ -122,11 +130,7 @@ PMA_API int pma_config_set_room_hook(struct pma_config *cfg,
 						 size_t why_len),
 				     void *arg)
 {
-	if (!cfg)
-		return util_errmsg_set(EINVAL, "no config");
-	cfg->room_hook = hook;
-	cfg->room_hook_arg = arg;
-	return 0;
+	return hook_set(cfg, cfg ? &cfg->room_hook : NULL, hook, arg);
 }
 
 PMA_API int pma_config_set_parts(struct pma_config *cfg, unsigned nparts)

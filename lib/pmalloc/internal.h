@@ -1117,6 +1117,13 @@ struct pma_geom {
  * tuning of one create or open, copied into every heap of the pool at
  * open. No process-wide switch: two heaps may be tuned apart.
  */
+/* a caller's function the library calls back (pma_config_set_*_hook):
+ * 0, or -errno with a reason in why */
+struct pma_hook {
+	int (*fn)(struct pma_heap *heap, void *arg, char *why, size_t why_len);
+	void *arg;
+};
+
 struct pma_config {
 	unsigned flags; /* enum pma_heap_flags */
 	/* the empty slabs a normal checkpoint keeps (recovery.c,
@@ -1149,14 +1156,10 @@ struct pma_config {
 	uint64_t region_mask;
 	/* pma_root of a masked open without slot 0 and no root: gives the
 	 * open slot 0 (pma_config_set_root_hook; NULL: add_regions) */
-	int (*root_hook)(struct pma_heap *heap, void *arg, char *why,
-			 size_t why_len);
-	void *root_hook_arg;
+	struct pma_hook root_hook;
 	/* an allocation of a masked open that finds no room: gives the
 	 * open more regions (pma_config_set_room_hook; NULL: -ENOMEM) */
-	int (*room_hook)(struct pma_heap *heap, void *arg, char *why,
-			 size_t why_len);
-	void *room_hook_arg;
+	struct pma_hook room_hook;
 };
 /* slab morphing is on by default: a slab at most this percentage used
  * (and idle, morph_idle) serves a class that needs a slab (the issue's

@@ -273,9 +273,9 @@ static int root_take_slot0(struct pma_heap *top)
 	char why[256] = "";
 	int rc;
 
-	if (top->cfg.root_hook) {
-		rc = top->cfg.root_hook(top, top->cfg.root_hook_arg, why,
-					sizeof(why));
+	if (top->cfg.root_hook.fn) {
+		rc = top->cfg.root_hook.fn(top, top->cfg.root_hook.arg, why,
+					   sizeof(why));
 		if (rc < 0) /* the hook's library keeps its own message */
 			util_errmsg_set(-rc, "%s",
 					why[0] ? why : strerror(-rc));
