@@ -11,6 +11,7 @@
  * an input patches them by number.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,20 @@ static int put(struct hdpm_fs *fs, const char *path, size_t len, uint64_t off,
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+/* every operation takes journal slot 1: the others are held (a slot is
+ * picked by a hash of pthread_self(), which ASLR changes: the image
+ * would differ from run to run) */
+static void pin_slot(struct hdpm_fs *fs, int hold)
+{
+	unsigned s;
+
+	for (s = 0; s < fs->ntx; s++)
+		if (s != 1 % fs->ntx && hold)
+			pthread_mutex_lock(&fs->tx[s].lock);
+		else if (s != 1 % fs->ntx)
+			pthread_mutex_unlock(&fs->tx[s].lock);
+}
+
 static void make(struct hdpm_fs *fs)
 {
 	if (hdpm_mkdir(fs, "/d", 0755) < 0 || hdpm_mkdir(fs, "/d/e", 0755) < 0)
@@ -75,6 +90,7 @@ static void crash(const char *path)
 	if (test_heap_open(path, 0, &heap) < 0 ||
 	    hdpm_mount(heap, HDPM_NO_GC_THREAD, &fs) < 0)
 		_exit(2);
+	pin_slot(fs, 1);
 	if (put(fs, "/g", 40, 100, 'j') < 0 ||
 	    hdpm_open(fs, "/h", O_RDWR, 0, &f) < 0 ||
 	    hdpm_ftruncate(f, PG + 10) < 0)
@@ -116,7 +132,9 @@ void setup_hdpm(uint64_t size)
 		die("create (HDPM)");
 	if (hdpm_mount(heap, HDPM_NO_GC_THREAD, &fs) < 0)
 		hdie("mount");
+	pin_slot(fs, 1);
 	make(fs);
+	pin_slot(fs, 0);
 	hdpm_unmount(fs);
 	pma_heap_close(heap);
 	pid = fork();
