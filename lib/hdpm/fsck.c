@@ -640,11 +640,31 @@ static int page_fsck(struct hfsck *h, uint64_t ino, uint64_t p,
 	return rc;
 }
 
-/* a file's index: its array, then every page it names */
+/*
+ * May the mount's recovery still change inode ino's index (its array or
+ * entries)? Only if the busy journal frees the inode's pages, or names
+ * its mode (an undo that frees the inode) or its index words. Another
+ * field of the inode in flux (its size, for an extending write) changes
+ * nothing of the index: the mount still requires every entry to name a
+ * page object (fs.c inode_check), so those are checked.
+ */
+static int index_flux(const struct hfsck *h, uint64_t ino)
+{
+	uint64_t ioff = inode_off(h, ino);
+
+	return h->busy &&
+	       (inode_freeing(h, ino) ||
+		in_flux(h, ioff + offsetof(struct hdpm_inode, mode_gen), 8) ||
+		in_flux(h, ioff + offsetof(struct hdpm_inode, index_off), 16));
+}
+
+/* a file's index: its array, then every page it names (flux: the
+ * inode's fields are in flux) */
 static int index_fsck(struct hfsck *h, uint64_t ino,
 		      const struct hdpm_inode *in, int flux)
 {
 	uint64_t ioff = inode_off(h, ino), p, keep;
+	int iflux = index_flux(h, ino);
 	const uint64_t *index;
 	int rc = 0;
 
@@ -653,7 +673,7 @@ static int index_fsck(struct hfsck *h, uint64_t ino,
 	if (!in->index_off || in->index_cap > HDPM_MAX_PAGES ||
 	    !live(h, in->index_off, in->index_cap * 8) ||
 	    !(index = at(h, in->index_off, in->index_cap * 8))) {
-		if (flux)
+		if (iflux)
 			return 0;
 		return report(h, "hdpm-index-invalid", POOL_FSCK_ERROR, 0,
 			      ioff + offsetof(struct hdpm_inode, index_off),
@@ -684,7 +704,7 @@ static int index_fsck(struct hfsck *h, uint64_t ino,
 			continue;
 		}
 		rc = page_fsck(h, ino, p, index[p], in->index_off + p * 8,
-			       flux);
+			       iflux);
 	}
 	return rc;
 }
