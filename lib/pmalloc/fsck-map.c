@@ -528,6 +528,34 @@ static int ring_check(struct pma_fsck *fd, struct pma_fsck *fp,
 	return 0;
 }
 
+/* the consumer words of region d's header ring_check does not look at
+ * (its own slot's, and those of slots no walked region holds): a
+ * writable open decodes all of them (xring.c, xring_cons_load) */
+static int cons_check_rest(struct pma_fsck_set *set, struct pma_fsck *fd,
+			   unsigned d)
+{
+	uint64_t cons;
+	unsigned s;
+
+	for (s = 0; s < PMA_MAX_SLOTS; s++) {
+		if (s != d && set->part[s].present && set->part[s].walked)
+			continue;
+		if (pma_check_cons_decode(fd->hdr->xcons[s], s, &cons) == 0)
+			continue;
+		util_errmsg_clear();
+		if (pma_fsck_report(
+			    fd, "ring-cons-check", POOL_FSCK_ERROR,
+			    fd->region_off +
+				    offsetof(struct pma_heap_hdr, xcons) +
+				    s * sizeof(uint64_t),
+			    "the word of frees applied from region slot %u "
+			    "fails its check: an open refuses the pool",
+			    s) < 0)
+			return fd->sink->rc;
+	}
+	return 0;
+}
+
 int pma_fsck_rings(struct pma_fsck_set *set)
 {
 	struct pma_fsck *fd;
@@ -540,6 +568,9 @@ int pma_fsck_rings(struct pma_fsck_set *set)
 		if (!fd->present || !fd->walked ||
 		    fd->g.version < PMA_HEAP_VERSION_XRING)
 			continue;
+		rc = cons_check_rest(set, fd, d);
+		if (rc < 0)
+			return rc;
 		pending = 0;
 		for (p = 0; p < PMA_MAX_SLOTS; p++) {
 			if (p == d || !set->part[p].present ||
