@@ -185,10 +185,11 @@ static uint64_t inode_at(const struct hfsck *h, uint64_t off)
 	return UINT64_MAX;
 }
 
-/* an inode whose fields a busy journal may hold half-way */
+/* an inode whose fields a busy journal may hold half-way (not one past
+ * the table: a damaged parent number) */
 static int inode_flux(const struct hfsck *h, uint64_t ino)
 {
-	return h->busy &&
+	return h->busy && ino < h->ninodes &&
 	       (inode_freeing(h, ino) ||
 		in_flux(h, inode_off(h, ino), sizeof(struct hdpm_inode)));
 }
@@ -641,21 +642,29 @@ static int page_fsck(struct hfsck *h, uint64_t ino, uint64_t p,
 }
 
 /*
- * May the mount's recovery still change inode ino's index (its array or
- * entries)? Only if the busy journal frees the inode's pages, or names
- * its mode (an undo that frees the inode) or its index words. Another
- * field of the inode in flux (its size, for an extending write) changes
- * nothing of the index: the mount still requires every entry to name a
- * page object (fs.c inode_check), so those are checked.
+ * May the mount's recovery still change a field of inode ino (len bytes
+ * at field: its index words, its name, its parent)? Only if the busy
+ * journal frees the inode (or its pages), or names its mode (an undo
+ * that frees the inode) or that field. Another field of the inode in
+ * flux (its size, for an extending write) changes nothing of it: the
+ * mount still requires every index entry to name a page object (fs.c
+ * inode_check), and the undone state has the same name and parent, so
+ * those are checked.
  */
-static int index_flux(const struct hfsck *h, uint64_t ino)
+static int field_flux(const struct hfsck *h, uint64_t ino, size_t field,
+		      size_t len)
 {
 	uint64_t ioff = inode_off(h, ino);
 
 	return h->busy &&
 	       (inode_freeing(h, ino) ||
 		in_flux(h, ioff + offsetof(struct hdpm_inode, mode_gen), 8) ||
-		in_flux(h, ioff + offsetof(struct hdpm_inode, index_off), 16));
+		in_flux(h, ioff + field, len));
+}
+
+static int index_flux(const struct hfsck *h, uint64_t ino)
+{
+	return field_flux(h, ino, offsetof(struct hdpm_inode, index_off), 16);
 }
 
 /* a file's index: its array, then every page it names (flux: the
@@ -788,7 +797,9 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 	if (ino != 0) {
 		par = in->parent < h->ninodes ? h_inode(h, in->parent) : NULL;
 		if ((!par || !S_ISDIR(hdpm_mode(par)) || in->parent == ino) &&
-		    !flux && !inode_flux(h, in->parent)) {
+		    !field_flux(h, ino, offsetof(struct hdpm_inode, parent),
+				8) &&
+		    !inode_flux(h, in->parent)) {
 			rc = report(h, "hdpm-dirent-parent", POOL_FSCK_ERROR, 0,
 				    off + offsetof(struct hdpm_inode, parent),
 				    "inode %llu: its parent %llu is not a "
@@ -798,7 +809,11 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 			if (rc < 0)
 				return rc;
 		}
-		name = name_of(h, ino, in, flux, &rc);
+		name = name_of(h, ino, in,
+			       field_flux(h, ino,
+					  offsetof(struct hdpm_inode, name_off),
+					  8),
+			       &rc);
 		if (rc < 0)
 			return rc;
 		if (name && !flux)
