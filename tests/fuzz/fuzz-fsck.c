@@ -65,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct heap_image *img = &fx;
 static unsigned nimg = 1;
 static int hdpm; /* img is fxh */
+static int hdpm_checked; /* the last check looked at its file system */
 
 /* img[k] is a file of its own (fxr[1] is fxr[0]'s file) */
 static int own_file(unsigned k)
@@ -105,8 +106,10 @@ static int check_hdpm(struct pool_fsck_sink *sink)
 	struct pma_heap *heap;
 	int rc;
 
+	hdpm_checked = 0;
 	if (pma_heap_open(img->path, PMA_HEAP_RDONLY, &heap) < 0)
 		return 0;
+	hdpm_checked = 1;
 	rc = hdpm_fsck_heap(heap, sink);
 	pma_heap_close(heap);
 	return rc;
@@ -398,14 +401,25 @@ static void check_recovery(void)
 	}
 }
 
-/* the repair: the heap's, then (HDPM) the file system's, as pmactl fsck
- * --repair --yes --advanced makes it */
-static void repair(const struct fsck_count *c)
+/*
+ * The repair: the heap's, then (HDPM) the file system's, as pmactl fsck
+ * --repair --yes --advanced makes it. 0, or 1 when the check could not
+ * look at the file system (the heap did not open read-only) and, once
+ * the heap is repaired, finds errors there it does not repair: pmactl
+ * fsck --repair goes on to the file system's repair and fails (exit 4)
+ * there; a second pmactl fsck says why.
+ */
+static int repair(struct fsck_count *c)
 {
 	struct pma_heap *heap;
 	int rc;
 
 	rc = pma_fsck_repair_flags(img->path, PMA_FSCK_ADVANCED, NULL);
+	if (rc == 0 && hdpm && !hdpm_checked) {
+		check("the check after the heap's repair", c);
+		if (c->unrepairable)
+			return 1;
+	}
 	if (rc == 0 && hdpm) {
 		rc = pma_heap_open(img->path, 0, &heap);
 		if (rc == 0) {
@@ -420,6 +434,7 @@ static void repair(const struct fsck_count *c)
 			c->first, hdpm ? hdpm_errormsg() : pool_errormsg());
 		abort();
 	}
+	return 0;
 }
 
 /* the image an input names with its prefix; the prefix skipped */
@@ -474,7 +489,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0; /* pmactl fsck --repair: exit 3, writes nothing;
 			   * or a pool only a read-only open accepts */
 	if (errors) {
-		repair(&c);
+		if (repair(&c))
+			return 0;
 		if (check("the check after repair", &c)) {
 			fprintf(stderr,
 				"fuzz-fsck: errors left after repair (the "

@@ -89,19 +89,19 @@ static void crash(const char *path)
 
 	if (test_heap_open(path, 0, &heap) < 0 ||
 	    hdpm_mount(heap, HDPM_NO_GC_THREAD, &fs) < 0)
-		_exit(2);
+		child_fail(2, "open, mount (HDPM)");
 	pin_slot(fs, 1);
 	if (put(fs, "/g", 40, 100, 'j') < 0 ||
 	    hdpm_open(fs, "/h", O_RDWR, 0, &f) < 0 ||
 	    hdpm_ftruncate(f, PG + 10) < 0)
-		_exit(3);
+		child_fail(3, "write, truncate (HDPM)");
 	hdpm_close(f);
 	if (hdpm_lookup(fs, "/f", &ino) < 0)
-		_exit(4);
+		child_fail(4, "lookup (HDPM)");
 	in = hdpm_inode(fs, ino);
 	tx = hdpm_tx_begin(fs);
 	if (hdpm_tx_log(tx, HDPM_REC_WORD, &in->size) < 0)
-		_exit(5);
+		child_fail(5, "journal (HDPM)");
 	hdpm_tx_set(fs, &in->size, in->size + 3 * PG);
 	_exit(0); /* a crash: the operation never commits */
 }

@@ -51,6 +51,14 @@ void check_rc(int rc, const char *what)
 	}
 }
 
+/* a child building an image failed: say why (it has no other way) */
+void child_fail(int code, const char *what)
+{
+	fprintf(stderr, "fuzz-heap: image child: %s: %s\n", what,
+		pma_errormsg());
+	_exit(code);
+}
+
 /* ------------------------------------------------------------ the image */
 
 static uint64_t *slots_of(struct pma_heap *heap)
@@ -305,13 +313,13 @@ static void build2(const char *path, uint64_t size)
 	pid = fork();
 	if (pid == 0) {
 		if (test_heap_open(path, PMA_HEAP_INTERLEAVE, &heap) < 0)
-			_exit(2);
+			child_fail(2, "open (2 parts)");
 		slots = slots_of(heap);
 		fill_both(heap, slots);
 		for (i = 0; i < NSLOTS; i += 5)
 			if (!slots[i] &&
 			    pma_malloc_to(heap, 3000, &slots[i]) < 0)
-				_exit(3);
+				child_fail(3, "malloc (2 parts)");
 		_exit(0); /* a crash: no checkpoint, no close */
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
@@ -421,11 +429,11 @@ static void region1(const char *path, uint64_t root, int crash)
 	unsigned i;
 
 	if (!b)
-		_exit(2);
+		child_fail(2, "open region 1");
 	w = pma_direct(b, root);
 	for (i = NSLOTS / 2; i < NSLOTS && !crash; i++)
 		if (pma_malloc_to(b, sizes[i % NSIZES], &w[i]) < 0)
-			_exit(3);
+			child_fail(3, "malloc (region 1)");
 	if (!crash) {
 		pma_heap_close(b);
 		_exit(0);
@@ -433,7 +441,7 @@ static void region1(const char *path, uint64_t root, int crash)
 	if (pma_free_from(b, &w[NSLOTS - 1]) < 0 ||
 	    pma_free_from(b, &w[NSLOTS - 2]) < 0 ||
 	    pma_malloc_to(b, 3000, &w[NSLOTS - 1]) < 0)
-		_exit(4);
+		child_fail(4, "free, malloc (region 1)");
 	_exit(0); /* a crash: no checkpoint, no close */
 }
 
@@ -451,33 +459,33 @@ static void region0(const char *path)
 	pid_t pid;
 
 	if (!a || pma_root(a, NSLOTS * sizeof(uint64_t), &root) < 0)
-		_exit(2);
+		child_fail(2, "open region 0");
 	w = pma_direct(a, root);
 	for (i = 0; i < NSLOTS / 2; i++)
 		if (pma_malloc_to(a, sizes[(i * 3) % NSIZES], &w[i]) < 0)
-			_exit(3);
+			child_fail(3, "malloc (region 0)");
 	for (k = 0; k < 2; k++) {
 		pid = fork();
 		if (pid == 0)
 			region1(path, root, k);
 		if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
-			_exit(4);
+			child_fail(4, "region 1's child");
 		if (k)
 			break;
 		for (i = 0; i < NSLOTS / 2; i += 3)
 			if (pma_free_from(a, &w[i]) < 0)
-				_exit(5);
+				child_fail(5, "free (region 0)");
 		pma_heap_close(a);
 		a = open_mask(path, 0x1);
 		if (!a)
-			_exit(6);
+			child_fail(6, "reopen region 0");
 		w = pma_direct(a, root);
 	}
 	for (i = NSLOTS / 2; i < NSLOTS - 2; i += 4)
 		if (pma_free_from(a, &w[i]) < 0)
-			_exit(7);
+			child_fail(7, "ring free (region 0)");
 	if (pma_malloc_to(a, 3000, &w[0]) < 0 || pma_free_from(a, &w[1]) < 0)
-		_exit(8);
+		child_fail(8, "malloc, free (region 0)");
 	_exit(0); /* a crash: no checkpoint, no close */
 }
 

@@ -59,6 +59,8 @@ extern struct heap_image fxh;
 
 /* print what failed with pma_errormsg() and abort */
 void die(const char *what);
+/* a child building an image: print pma_errormsg() and _exit(code) */
+__attribute__((noreturn)) void child_fail(int code, const char *what);
 /* a failed call must return a negative errno and leave a message */
 void check_rc(int rc, const char *what);
 /* build the image of a pool of size bytes (once) and map it: fx.map,
