@@ -775,7 +775,11 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 	const char *name;
 
 	if (!mode) {
-		if (flux || (!in->index_off && !in->name_off))
+		if ((!in->index_off && !in->name_off) ||
+		    field_flux(h, ino, offsetof(struct hdpm_inode, index_off),
+			       16) ||
+		    field_flux(h, ino, offsetof(struct hdpm_inode, name_off),
+			       8))
 			return 0;
 		return report(h, "hdpm-inode-free-blocks", POOL_FSCK_ERROR, 0,
 			      off,
@@ -786,14 +790,16 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 			      (unsigned long long)in->name_off);
 	}
 	if ((!S_ISREG(mode) && !S_ISDIR(mode)) || (ino == 0 && !S_ISDIR(mode)))
-		return flux ? 0 :
-			      report(h, "hdpm-inode-mode", POOL_FSCK_ERROR, 0,
-				     off, "inode %llu: mode 0%o is %s",
-				     (unsigned long long)ino, mode,
-				     ino == 0 ? "not a directory (it is "
-						"\"/\")" :
-						"neither a file nor a "
-						"directory");
+		return field_flux(h, ino, offsetof(struct hdpm_inode, mode_gen),
+				  8) ?
+			       0 :
+			       report(h, "hdpm-inode-mode", POOL_FSCK_ERROR, 0,
+				      off, "inode %llu: mode 0%o is %s",
+				      (unsigned long long)ino, mode,
+				      ino == 0 ? "not a directory (it is "
+						 "\"/\")" :
+						 "neither a file nor a "
+						 "directory");
 	if (ino != 0) {
 		par = in->parent < h->ninodes ? h_inode(h, in->parent) : NULL;
 		if ((!par || !S_ISDIR(hdpm_mode(par)) || in->parent == ino) &&
