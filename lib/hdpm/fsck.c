@@ -822,7 +822,13 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 			       &rc);
 		if (rc < 0)
 			return rc;
-		if (name && !flux)
+		/* (its entry stays unless the undo changes its name or
+		 * parent) */
+		if (name &&
+		    !field_flux(h, ino, offsetof(struct hdpm_inode, parent),
+				8) &&
+		    !field_flux(h, ino, offsetof(struct hdpm_inode, name_off),
+				8))
 			keys[(*nkeys)++] =
 				(struct dirent_key){ in->parent, ino, name };
 	}
