@@ -171,10 +171,12 @@ static int inode_check(struct hdpm_fs *fs, uint64_t ino)
 
 	if (!in->index_off)
 		return 0;
-	if (pma_usable_size(fs->heap, in->index_off) < in->index_cap * 8)
+	/* (a damaged cap: cap * 8 must not wrap past the block's size) */
+	if (in->index_cap > HDPM_MAX_PAGES ||
+	    pma_usable_size(fs->heap, in->index_off) < in->index_cap * 8 ||
+	    !(index = hdpm_inode_index(fs, in)))
 		return util_errmsg_set(EIO, "inode %llu: bad index",
 				       (unsigned long long)ino);
-	index = hdpm_inode_index(fs, in);
 	for (p = 0; p < in->index_cap; p++) {
 		if (!index[p])
 			continue;

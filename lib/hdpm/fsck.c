@@ -185,10 +185,11 @@ static uint64_t inode_at(const struct hfsck *h, uint64_t off)
 	return UINT64_MAX;
 }
 
-/* an inode whose fields a busy journal may hold half-way */
+/* an inode whose fields a busy journal may hold half-way (not one past
+ * the table: a damaged parent number) */
 static int inode_flux(const struct hfsck *h, uint64_t ino)
 {
-	return h->busy &&
+	return h->busy && ino < h->ninodes &&
 	       (inode_freeing(h, ino) ||
 		in_flux(h, inode_off(h, ino), sizeof(struct hdpm_inode)));
 }
@@ -653,11 +654,39 @@ static int page_fsck(struct hfsck *h, uint64_t ino, uint64_t p,
 	return rc;
 }
 
-/* a file's index: its array, then every page it names */
+/*
+ * May the mount's recovery still change a field of inode ino (len bytes
+ * at field: its index words, its name, its parent)? Only if the busy
+ * journal frees the inode (or its pages), or names its mode (an undo
+ * that frees the inode) or that field. Another field of the inode in
+ * flux (its size, for an extending write) changes nothing of it: the
+ * mount still requires every index entry to name a page object (fs.c
+ * inode_check), and the undone state has the same name and parent, so
+ * those are checked.
+ */
+static int field_flux(const struct hfsck *h, uint64_t ino, size_t field,
+		      size_t len)
+{
+	uint64_t ioff = inode_off(h, ino);
+
+	return h->busy &&
+	       (inode_freeing(h, ino) ||
+		in_flux(h, ioff + offsetof(struct hdpm_inode, mode_gen), 8) ||
+		in_flux(h, ioff + field, len));
+}
+
+static int index_flux(const struct hfsck *h, uint64_t ino)
+{
+	return field_flux(h, ino, offsetof(struct hdpm_inode, index_off), 16);
+}
+
+/* a file's index: its array, then every page it names (flux: the
+ * inode's fields are in flux) */
 static int index_fsck(struct hfsck *h, uint64_t ino,
 		      const struct hdpm_inode *in, int flux)
 {
 	uint64_t ioff = inode_off(h, ino), p, keep;
+	int iflux = index_flux(h, ino);
 	const uint64_t *index;
 	int rc = 0;
 
@@ -666,7 +695,7 @@ static int index_fsck(struct hfsck *h, uint64_t ino,
 	if (!in->index_off || in->index_cap > HDPM_MAX_PAGES ||
 	    !live(h, in->index_off, in->index_cap * 8) ||
 	    !(index = at(h, in->index_off, in->index_cap * 8))) {
-		if (flux)
+		if (iflux)
 			return 0;
 		return report(h, "hdpm-index-invalid", POOL_FSCK_ERROR, 0,
 			      ioff + offsetof(struct hdpm_inode, index_off),
@@ -697,7 +726,7 @@ static int index_fsck(struct hfsck *h, uint64_t ino,
 			continue;
 		}
 		rc = page_fsck(h, ino, p, index[p], in->index_off + p * 8,
-			       flux);
+			       iflux);
 	}
 	return rc;
 }
@@ -759,7 +788,11 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 	const char *name;
 
 	if (!mode) {
-		if (flux || (!in->index_off && !in->name_off))
+		if ((!in->index_off && !in->name_off) ||
+		    field_flux(h, ino, offsetof(struct hdpm_inode, index_off),
+			       16) ||
+		    field_flux(h, ino, offsetof(struct hdpm_inode, name_off),
+			       8))
 			return 0;
 		return report(h, "hdpm-inode-free-blocks", POOL_FSCK_ERROR, 0,
 			      off,
@@ -770,18 +803,22 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 			      (unsigned long long)in->name_off);
 	}
 	if ((!S_ISREG(mode) && !S_ISDIR(mode)) || (ino == 0 && !S_ISDIR(mode)))
-		return flux ? 0 :
-			      report(h, "hdpm-inode-mode", POOL_FSCK_ERROR, 0,
-				     off, "inode %llu: mode 0%o is %s",
-				     (unsigned long long)ino, mode,
-				     ino == 0 ? "not a directory (it is "
-						"\"/\")" :
-						"neither a file nor a "
-						"directory");
+		return field_flux(h, ino, offsetof(struct hdpm_inode, mode_gen),
+				  8) ?
+			       0 :
+			       report(h, "hdpm-inode-mode", POOL_FSCK_ERROR, 0,
+				      off, "inode %llu: mode 0%o is %s",
+				      (unsigned long long)ino, mode,
+				      ino == 0 ? "not a directory (it is "
+						 "\"/\")" :
+						 "neither a file nor a "
+						 "directory");
 	if (ino != 0) {
 		par = in->parent < h->ninodes ? h_inode(h, in->parent) : NULL;
 		if ((!par || !S_ISDIR(hdpm_mode(par)) || in->parent == ino) &&
-		    !flux && !inode_flux(h, in->parent)) {
+		    !field_flux(h, ino, offsetof(struct hdpm_inode, parent),
+				8) &&
+		    !inode_flux(h, in->parent)) {
 			rc = report(h, "hdpm-dirent-parent", POOL_FSCK_ERROR, 0,
 				    off + offsetof(struct hdpm_inode, parent),
 				    "inode %llu: its parent %llu is not a "
@@ -791,10 +828,20 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 			if (rc < 0)
 				return rc;
 		}
-		name = name_of(h, ino, in, flux, &rc);
+		name = name_of(h, ino, in,
+			       field_flux(h, ino,
+					  offsetof(struct hdpm_inode, name_off),
+					  8),
+			       &rc);
 		if (rc < 0)
 			return rc;
-		if (name && !flux)
+		/* (its entry stays unless the undo changes its name or
+		 * parent) */
+		if (name &&
+		    !field_flux(h, ino, offsetof(struct hdpm_inode, parent),
+				8) &&
+		    !field_flux(h, ino, offsetof(struct hdpm_inode, name_off),
+				8))
 			keys[(*nkeys)++] =
 				(struct dirent_key){ in->parent, ino, name };
 	}

@@ -473,6 +473,43 @@ int pma_fsck_root(struct pma_fsck *f)
 	return 0;
 }
 
+/*
+ * The root word of a region other than slot 0's: unused, but recovery
+ * checks every region's as it checks slot 0's (recovery.c
+ * root_zero_check: a word of 0 with its check set, unless an allocation
+ * to it is redone; object.c pma_root_dry_check: a word naming this
+ * region's data area must name a live block), and refuses the open.
+ */
+int pma_fsck_root_other(struct pma_fsck *f)
+{
+	uint64_t root = f->hdr->root_off, check = f->hdr->root_check;
+	uint64_t off = f->region_off + PMA_ROOT_WORD_OFF, b;
+	int live;
+
+	if (!f->checked)
+		return 0;
+	if (!root && check && !f->root_logged)
+		return pma_fsck_report(f, "root-check", POOL_FSCK_ERROR, off,
+				       "root word at 0x%llx is 0 but its "
+				       "check is set, and no log record "
+				       "allocates to it",
+				       (unsigned long long)off);
+	b = pool_off_byte(root);
+	if (!root || pool_off_part(root) != f->part || b < f->data_base ||
+	    (b - f->data_base) >> PMA_PAGE_SHIFT >= f->g.npages)
+		return 0;
+	live = pma_fsck_live_after(f, root);
+	if (live < 0)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (!live)
+		return pma_fsck_report(f, "root-not-live", POOL_FSCK_ERROR, off,
+				       "root word at 0x%llx names 0x%llx, not "
+				       "a live block or extent",
+				       (unsigned long long)off,
+				       (unsigned long long)root);
+	return 0;
+}
+
 /* the rings of freer region fp for region fd (layout 12): fd's consumer
  * word for fp, and every committed entry at or above it (not applied
  * yet) names a live block of fd; *pending counts them */
@@ -528,6 +565,34 @@ static int ring_check(struct pma_fsck *fd, struct pma_fsck *fp,
 	return 0;
 }
 
+/* the consumer words of region d's header ring_check does not look at
+ * (its own slot's, and those of slots no walked region holds): a
+ * writable open decodes all of them (xring.c, xring_cons_load) */
+static int cons_check_rest(struct pma_fsck_set *set, struct pma_fsck *fd,
+			   unsigned d)
+{
+	uint64_t cons;
+	unsigned s;
+
+	for (s = 0; s < PMA_MAX_SLOTS; s++) {
+		if (s != d && set->part[s].present && set->part[s].walked)
+			continue;
+		if (pma_check_cons_decode(fd->hdr->xcons[s], s, &cons) == 0)
+			continue;
+		util_errmsg_clear();
+		if (pma_fsck_report(
+			    fd, "ring-cons-check", POOL_FSCK_ERROR,
+			    fd->region_off +
+				    offsetof(struct pma_heap_hdr, xcons) +
+				    s * sizeof(uint64_t),
+			    "the word of frees applied from region slot %u "
+			    "fails its check: an open refuses the pool",
+			    s) < 0)
+			return fd->sink->rc;
+	}
+	return 0;
+}
+
 int pma_fsck_rings(struct pma_fsck_set *set)
 {
 	struct pma_fsck *fd;
@@ -540,6 +605,9 @@ int pma_fsck_rings(struct pma_fsck_set *set)
 		if (!fd->present || !fd->walked ||
 		    fd->g.version < PMA_HEAP_VERSION_XRING)
 			continue;
+		rc = cons_check_rest(set, fd, d);
+		if (rc < 0)
+			return rc;
 		pending = 0;
 		for (p = 0; p < PMA_MAX_SLOTS; p++) {
 			if (p == d || !set->part[p].present ||

@@ -1269,11 +1269,16 @@ static int op_apply(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 			"the log when it redoes that word)",
 			op_where(f, a, op, where, sizeof(where)),
 			(unsigned long long)op->dest);
-	/* the root word is part 0's */
+	/* the root word is part 0's (another region's own is checked as
+	 * recovery checks it: pma_fsck_root_other) */
 	if ((op->type == PMA_REC_ALLOC || op->type == PMA_REC_EXT_ALLOC) &&
 	    op->dest == pool_off_make(0, f->set->part[0].region_off +
 						 PMA_ROOT_WORD_OFF))
 		f->set->part[0].root_logged = 1;
+	if ((op->type == PMA_REC_ALLOC || op->type == PMA_REC_EXT_ALLOC) &&
+	    op->dest ==
+		    pool_off_make(f->part, f->region_off + PMA_ROOT_WORD_OFF))
+		f->root_logged = 1;
 	switch (op->type) {
 	case PMA_REC_ALLOC:
 		return op_block(f, a, op, 1);
@@ -1674,6 +1679,9 @@ int pma_fsck_walk_pool(struct pma_fsck_set *set, struct pool *pool)
 	/* the root word is part 0's, and may name a block of any part */
 	if (rc == 0 && set->part[0].walked)
 		rc = pma_fsck_root(&set->part[0]);
+	for (p = 1; rc == 0 && p < PMA_MAX_SLOTS; p++)
+		if (set->part[p].present && set->part[p].walked)
+			rc = pma_fsck_root_other(&set->part[p]);
 	if (rc == 0)
 		rc = pma_fsck_rings(set);
 	for (p = 0; p < PMA_MAX_SLOTS; p++) {

@@ -393,6 +393,8 @@ int pma_fsck_live_after(struct pma_fsck *f, uint64_t off);
 /* the root word and its check, and that it names a live block (of the
  * part it names, after every part's walk) */
 int pma_fsck_root(struct pma_fsck *f);
+/* the same of another region's root word (unused: what recovery checks) */
+int pma_fsck_root_other(struct pma_fsck *f);
 struct pma_fsck_set;
 /* version 12 free rings: consumer words' checks, committed entries not
  * applied yet name live blocks of their region, how many wait (info) */

@@ -5,13 +5,16 @@
  * header can be wrong; with --heap, for fuzz-heap: one patch script
  * (heap-script.h) per region and command kind; with --fsck2, for
  * fuzz-fsck: patch scripts of its pool of two parts (the "P2" prefix; bit
- * 6 of a region byte picks part 1). Build it against a build
+ * 6 of a region byte picks part 1); with --fsck-more, for fuzz-fsck:
+ * scripts of its pool of 2 regions ("R2") and of its heap with an HDPM
+ * file system ("HD"). Build it against a build
  * tree's libraries, e.g.
  *   cc -std=gnu11 -I lib -I $BUILD -include $BUILD/config.h \
  *      tests/fuzz/gen-corpus.c $BUILD/lib/util/.libs/libutil.a -o gen-corpus
  *   ./gen-corpus tests/fuzz/corpus/pool-hdr
  *   ./gen-corpus --heap tests/fuzz/corpus/heap
  *   ./gen-corpus --fsck2 tests/fuzz/corpus/fsck
+ *   ./gen-corpus --fsck-more tests/fuzz/corpus/fsck
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,18 +426,104 @@ static void fsck2_seeds(void)
 				   LOG(1, 2, 0), 1ULL << 41));
 }
 
+/* ------------------------------------------------------------ R2, HD */
+
+/* a fuzz-fsck input on another image: the 2-byte prefix, the commands */
+#define SEEDP(pre, name, ...)                         \
+	do {                                          \
+		struct script s_ = { .len = 0 };      \
+		struct script *s = &s_;               \
+		uint8_t b_[2 + sizeof(s_.buf)] = pre; \
+		__VA_ARGS__;                          \
+		memcpy(b_ + 2, s->buf, s->len);       \
+		put("fsck-" name, b_, 2 + s->len);    \
+	} while (0)
+
+#define R1 0x40 /* R2 region byte: region 1 */
+/* R2: region 0's ring for slot 1 (region 1) in the heap region (its
+ * header's xring_off, 0x2000 for this geometry), entry j, word w */
+#define RING01(j, w) ((uint32_t)(0x2000 + (64 + (j)) * 16 + (w)*8))
+#define XPROD(d) ((uint32_t)(PMA_XPROD_OFF + 8 * (d)))
+#define XCONS(s) ((uint32_t)(PMA_XPROD_OFF + 8 * PMA_XRING_SLOTS + 8 * (s)))
+
+static void fsck_r2_seeds(void)
+{
+	SEEDP("R2", "r2-clean", (void)s);
+	/* a pending entry names another block (64 B further) */
+	SEEDP("R2", "r2-ring-entry-block",
+	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_RAW, RING01(0, 0), 0x40));
+	/* a pending entry's tag (a torn entry) */
+	SEEDP("R2", "r2-ring-entry-tag",
+	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_RAW, RING01(1, 0), 1));
+	/* a pending entry's dest word */
+	SEEDP("R2", "r2-ring-entry-dest",
+	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_RAW, RING01(2, 1), 0x80));
+	/* the producer word ahead of the entries */
+	SEEDP("R2", "r2-xprod-ahead",
+	      cmd(s, HEAP_OP_ADD64, 0, HEAP_RGN_HDR, XPROD(1), 5));
+	/* region 1's consumer word of region 0's ring (its check) */
+	SEEDP("R2", "r2-xcons-check",
+	      cmd(s, HEAP_OP_SET64, 0, HEAP_RGN_HDR | R1, XCONS(0), 3));
+	SEEDP("R2", "r2-r1-log-flip",
+	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_LOG | R1, LOG(0, 1, 0),
+		  1ULL << 40));
+	SEEDP("R2", "r2-r1-slabent-owner",
+	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_SLABENT | R1, 8,
+		  1ULL << PMA_PMAP_OWNER_SHIFT));
+}
+
+#define BLK 0x40 /* HD region byte: a live block of the heap */
+/* HD: byte off of live block b (in pma_block_foreach's order: 0 the
+ * superblock, 1 the inode table, 2 the journal slots, 3.. indexes and
+ * names, 11.. the page objects) */
+#define BLOCK(b, off) ((uint32_t)((b) << 14 | (off)))
+
+static void fsck_hd_seeds(void)
+{
+	SEEDP("HD", "hd-clean", (void)s);
+	SEEDP("HD", "hd-sb-version",
+	      cmd(s, HEAP_OP_SET8, 0, BLK, BLOCK(0, 8), 99));
+	SEEDP("HD", "hd-sb-itable",
+	      cmd(s, HEAP_OP_XOR64, 0, BLK, BLOCK(0, 16), 0x40));
+	SEEDP("HD", "hd-sb-jslots",
+	      cmd(s, HEAP_OP_XOR64, 0, BLK, BLOCK(0, 88), 0x40));
+	SEEDP("HD", "hd-inode-flip",
+	      cmd(s, HEAP_OP_XOR64, 0, BLK, BLOCK(1, 64 + 16), 1));
+	SEEDP("HD", "hd-jslot-flip",
+	      cmd(s, HEAP_OP_XOR64, 0, BLK, BLOCK(2, 8), 1));
+	SEEDP("HD", "hd-index-word",
+	      cmd(s, HEAP_OP_XOR64, 0, BLK, BLOCK(3, 0), 0x40));
+	/* a page log's stored tail past its entries; an entry's bytes; a
+	 * page's nonce (every entry's crc) */
+	SEEDP("HD", "hd-page-tail",
+	      cmd(s, HEAP_OP_ADD64, 0, BLK, BLOCK(11, 8), 16));
+	SEEDP("HD", "hd-page-log-entry",
+	      cmd(s, HEAP_OP_XOR64, 0, BLK, BLOCK(11, 4160 + 8), 0xff));
+	SEEDP("HD", "hd-page-nonce",
+	      cmd(s, HEAP_OP_XOR64, 0, BLK, BLOCK(12, 16), 1));
+	SEEDP("HD", "hd-heap-log-flip",
+	      cmd(s, HEAP_OP_XOR64, 0, HEAP_RGN_LOG, LOG(0, 0, 0), 1ULL << 40));
+}
+
 int main(int argc, char **argv)
 {
 	int heap = argc == 3 && !strcmp(argv[1], "--heap");
 	int fsck2 = argc == 3 && !strcmp(argv[1], "--fsck2");
+	int more = argc == 3 && !strcmp(argv[1], "--fsck-more");
 
-	if (argc != 2 && !heap && !fsck2) {
-		fprintf(stderr, "usage: gen-corpus [--heap | --fsck2] DIR\n");
+	if (argc != 2 && !heap && !fsck2 && !more) {
+		fprintf(stderr, "usage: gen-corpus [--heap | --fsck2 | "
+				"--fsck-more] DIR\n");
 		return 2;
 	}
 	outdir = argv[argc - 1];
 	if (fsck2) {
 		fsck2_seeds();
+		return 0;
+	}
+	if (more) {
+		fsck_r2_seeds();
+		fsck_hd_seeds();
 		return 0;
 	}
 	if (heap) {

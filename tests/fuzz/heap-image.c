@@ -28,7 +28,7 @@
 const size_t sizes[NSIZES] = { 24,   64,    100,   300,	  1000,	 2000,
 			       5000, 14000, 20000, 70000, 200000 };
 
-struct heap_image fx, fx2[2];
+struct heap_image fx, fx2[2], fxr[2], fxh;
 
 void die(const char *what)
 {
@@ -49,6 +49,14 @@ void check_rc(int rc, const char *what)
 			what, rc, pma_errormsg());
 		abort();
 	}
+}
+
+/* a child building an image failed: say why (it has no other way) */
+void child_fail(int code, const char *what)
+{
+	fprintf(stderr, "fuzz-heap: image child: %s: %s\n", what,
+		pma_errormsg());
+	_exit(code);
 }
 
 /* ------------------------------------------------------------ the image */
@@ -154,18 +162,20 @@ static void survey_part(struct heap_image *image, struct pma_heap *heap)
 	}
 	if (getenv("FUZZ_HEAP_VERBOSE"))
 		fprintf(stderr,
-			"fuzz-heap: part %u: %u arenas, log_cap %u, %llu "
-			"pages, %u slabs, %u extents\n",
-			image->part, image->geom.narenas, image->geom.log_cap,
+			"fuzz-heap: part %u region at 0x%llx: %u arenas, "
+			"log_cap %u, %llu pages, %u slabs, %u extents, rings "
+			"at +0x%llx\n",
+			image->part, (unsigned long long)image->region,
+			image->geom.narenas, image->geom.log_cap,
 			(unsigned long long)image->geom.npages, image->nslab,
-			image->next);
+			image->next, (unsigned long long)image->geom.xring_off);
 	if (!image->nslab || !image->next)
 		die("image has no slab or extent");
 }
 
 /* remember where things are, from a read-only open of the image of n
- * parts (images[0] names the pool) */
-static void survey(struct heap_image *images, unsigned n)
+ * parts or regions (images[0] names the pool) */
+void image_survey(struct heap_image *images, unsigned n)
 {
 	struct pma_heap *heap;
 	uint64_t root;
@@ -228,7 +238,7 @@ void setup_file(uint64_t size)
 	if (fx.map == MAP_FAILED || !fx.pristine || !fx.patched)
 		die("image buffers");
 	memcpy(fx.pristine, fx.map, POOL_SIZE);
-	survey(&fx, 1);
+	image_survey(&fx, 1);
 }
 
 /* ------------------------------------------------------------ 2 parts */
@@ -303,13 +313,13 @@ static void build2(const char *path, uint64_t size)
 	pid = fork();
 	if (pid == 0) {
 		if (test_heap_open(path, PMA_HEAP_INTERLEAVE, &heap) < 0)
-			_exit(2);
+			child_fail(2, "open (2 parts)");
 		slots = slots_of(heap);
 		fill_both(heap, slots);
 		for (i = 0; i < NSLOTS; i += 5)
 			if (!slots[i] &&
 			    pma_malloc_to(heap, 3000, &slots[i]) < 0)
-				_exit(3);
+				child_fail(3, "malloc (2 parts)");
 		_exit(0); /* a crash: no checkpoint, no close */
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
@@ -359,7 +369,148 @@ void setup_file2(uint64_t size)
 			die("image buffers (2 parts)");
 		memcpy(fx2[p].pristine, fx2[p].map, size);
 	}
-	survey(fx2, 2);
+	image_survey(fx2, 2);
+}
+
+/* ------------------------------------------------------------ 2 regions */
+
+/* a new pool file's name in /dev/shm (or $TMPDIR, /tmp) */
+void image_name(char *buf, size_t len)
+{
+	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" :
+			  getenv("TMPDIR")		? getenv("TMPDIR") :
+							  "/tmp";
+	int fd;
+
+	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
+	snprintf(buf, (size_t)len, "%s/fuzz-heap.XXXXXX", dir);
+	fd = mkstemp(buf);
+	if (fd < 0)
+		die("mkstemp");
+	close(fd);
+}
+
+void image_hold(const char *name, struct heap_image *image, uint64_t size)
+{
+	int fd = open(name, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || unlink(name) < 0)
+		die("reopen pool file");
+	image->size = size;
+	snprintf(image->path, sizeof(image->path), "/proc/self/fd/%d", fd);
+	image->map =
+		mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	image->pristine = malloc(size);
+	image->patched = malloc(size);
+	if (image->map == MAP_FAILED || !image->pristine || !image->patched)
+		die("image buffers");
+	memcpy(image->pristine, image->map, size);
+}
+
+/* an open of the region slots in mask only */
+static struct pma_heap *open_mask(const char *path, uint64_t mask)
+{
+	struct pma_config c = test_cfg_with(0);
+	struct pma_heap *heap;
+
+	c.region_mask = mask;
+	if (pma_heap_open_cfg(path, &c, &heap) < 0)
+		return NULL;
+	return heap;
+}
+
+/* region 1's holder (a child of region 0's): blocks into slots 24..47
+ * of the root object and a close; with crash, it frees two of them and
+ * allocates one more and crashes */
+static void region1(const char *path, uint64_t root, int crash)
+{
+	struct pma_heap *b = open_mask(path, 0x2);
+	uint64_t *w;
+	unsigned i;
+
+	if (!b)
+		child_fail(2, "open region 1");
+	w = pma_direct(b, root);
+	for (i = NSLOTS / 2; i < NSLOTS && !crash; i++)
+		if (pma_malloc_to(b, sizes[i % NSIZES], &w[i]) < 0)
+			child_fail(3, "malloc (region 1)");
+	if (!crash) {
+		pma_heap_close(b);
+		_exit(0);
+	}
+	if (pma_free_from(b, &w[NSLOTS - 1]) < 0 ||
+	    pma_free_from(b, &w[NSLOTS - 2]) < 0 ||
+	    pma_malloc_to(b, 3000, &w[NSLOTS - 1]) < 0)
+		child_fail(4, "free, malloc (region 1)");
+	_exit(0); /* a crash: no checkpoint, no close */
+}
+
+/* region 0's holder: its blocks into slots 0..23, some freed, region 1's
+ * holder fills its slots, both close; then again: region 1's holder
+ * crashes, region 0's frees of region 1's blocks are entries in region
+ * 0's ring for region 1 (nobody applies them), region 0's holder
+ * allocates and frees its own and crashes */
+static void region0(const char *path)
+{
+	struct pma_heap *a = open_mask(path, 0x1);
+	uint64_t root, *w;
+	unsigned i, k;
+	int status;
+	pid_t pid;
+
+	if (!a || pma_root(a, NSLOTS * sizeof(uint64_t), &root) < 0)
+		child_fail(2, "open region 0");
+	w = pma_direct(a, root);
+	for (i = 0; i < NSLOTS / 2; i++)
+		if (pma_malloc_to(a, sizes[(i * 3) % NSIZES], &w[i]) < 0)
+			child_fail(3, "malloc (region 0)");
+	for (k = 0; k < 2; k++) {
+		pid = fork();
+		if (pid == 0)
+			region1(path, root, k);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+			child_fail(4, "region 1's child");
+		if (k)
+			break;
+		for (i = 0; i < NSLOTS / 2; i += 3)
+			if (pma_free_from(a, &w[i]) < 0)
+				child_fail(5, "free (region 0)");
+		pma_heap_close(a);
+		a = open_mask(path, 0x1);
+		if (!a)
+			child_fail(6, "reopen region 0");
+		w = pma_direct(a, root);
+	}
+	for (i = NSLOTS / 2; i < NSLOTS - 2; i += 4)
+		if (pma_free_from(a, &w[i]) < 0)
+			child_fail(7, "ring free (region 0)");
+	if (pma_malloc_to(a, 3000, &w[0]) < 0 || pma_free_from(a, &w[1]) < 0)
+		child_fail(8, "malloc, free (region 0)");
+	_exit(0); /* a crash: no checkpoint, no close */
+}
+
+void setup_regions(uint64_t size)
+{
+	struct pma_heap *heap;
+	char name[4096];
+	int status;
+	pid_t pid;
+
+	image_name(name, sizeof(name));
+	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
+	test_cfg.regions = 2;
+	if (test_heap_create(name, size, PMA_HEAP_FORCE, &heap) < 0)
+		die("create (2 regions)");
+	test_cfg.regions = 1;
+	pma_heap_close(heap);
+	pid = fork();
+	if (pid == 0)
+		region0(name);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+		die("crash children (2 regions)");
+	image_hold(name, &fxr[0], size);
+	fxr[1] = fxr[0]; /* one file: the same buffers */
+	image_survey(fxr, 2);
 }
 
 /* ------------------------------------------------------------ patching */

@@ -20,6 +20,7 @@
 #define NSLOTS 48 /* dest words in the root object */
 #define MAX_LIST 64 /* slabs / extents remembered from the image */
 #define NSIZES 11
+#define MAX_BLOCKS 128 /* live blocks remembered from the HDPM image */
 
 /* the allocation sizes the image and the targets use */
 extern const size_t sizes[NSIZES];
@@ -43,13 +44,23 @@ struct heap_image {
 	uint64_t head[PMA_MAX_ARENAS]; /* current heads in the image */
 	uint64_t slab[MAX_LIST], ext[MAX_LIST]; /* first pages */
 	unsigned nslab, next;
+	/* the HDPM image: its live blocks (file byte offsets, sizes) */
+	uint64_t blk[MAX_BLOCKS], blk_size[MAX_BLOCKS];
+	unsigned nblk;
 };
 extern struct heap_image fx;
 /* the 2-part image: fx2[p] is part p's file (setup_file2) */
 extern struct heap_image fx2[2];
+/* the image of one part of 2 regions: fxr[r] is region r's heap, both
+ * in one file (one map, pristine and patched buffer) (setup_regions) */
+extern struct heap_image fxr[2];
+/* the image whose heap holds an HDPM file system (setup_hdpm) */
+extern struct heap_image fxh;
 
 /* print what failed with pma_errormsg() and abort */
 void die(const char *what);
+/* a child building an image: print pma_errormsg() and _exit(code) */
+__attribute__((noreturn)) void child_fail(int code, const char *what);
 /* a failed call must return a negative errno and leave a message */
 void check_rc(int rc, const char *what);
 /* build the image of a pool of size bytes (once) and map it: fx.map,
@@ -57,6 +68,21 @@ void check_rc(int rc, const char *what);
 void setup_file(uint64_t size);
 /* the same for a pool of two parts of size bytes each (once): fx2 */
 void setup_file2(uint64_t size);
+/* one part of 2 regions (once): fxr. Region 1's holder crashed after
+ * allocations and a free; region 0's frees of region 1's blocks wait in
+ * its free ring for region 1 */
+void setup_regions(uint64_t size);
+/* a heap of size bytes holding an HDPM file system (once): fxh.
+ * Directories, files with full (CoW) pages and page logs; then a child
+ * appends to a log and crashes inside a journaled operation */
+void setup_hdpm(uint64_t size);
+/* helpers of the image builders: a new file's name; hold the file at
+ * name open, unlinked, and map it into image (path, map, pristine,
+ * patched); where the structures of the images of n parts or regions
+ * are */
+void image_name(char *buf, size_t len);
+void image_hold(const char *name, struct heap_image *image, uint64_t size);
+void image_survey(struct heap_image *images, unsigned n);
 /* apply command c to fx.patched */
 void cmd_apply(const struct heap_cmd *c);
 /* apply command c to image->patched (a part of the 2-part image too) */
