@@ -399,6 +399,23 @@ int pma_fsck_slabs(struct pma_fsck *f)
 
 /* ------------------------------------------------------------ root */
 
+/* the root word at off names root: a live block or extent after the
+ * logs' records (root-not-live) */
+static int root_live_fsck(struct pma_fsck *f, uint64_t off, uint64_t root)
+{
+	int live = pma_fsck_live_after(f, root);
+
+	if (live < 0)
+		return util_errmsg_set(ENOMEM, "out of memory");
+	if (!live)
+		return pma_fsck_report(f, "root-not-live", POOL_FSCK_ERROR, off,
+				       "root word at 0x%llx names 0x%llx, not "
+				       "a live block or extent",
+				       (unsigned long long)off,
+				       (unsigned long long)root);
+	return 0;
+}
+
 /* does pool offset off name a live block or extent after the window
  * (of its part's heap; a part whose walk did not end: unknown, 1)? */
 int pma_fsck_live_after(struct pma_fsck *f, uint64_t off)
@@ -438,7 +455,6 @@ int pma_fsck_root(struct pma_fsck *f)
 {
 	uint64_t root = f->hdr->root_off, check = f->hdr->root_check;
 	uint64_t off = f->region_off + PMA_ROOT_WORD_OFF;
-	int live;
 
 	if (f->checked && root && check && check != pma_check_root(root))
 		return pma_fsck_report(f, "root-check", POOL_FSCK_ERROR, off,
@@ -461,16 +477,7 @@ int pma_fsck_root(struct pma_fsck *f)
 		return f->sink->rc;
 	if (!root)
 		return 0;
-	live = pma_fsck_live_after(f, root);
-	if (live < 0)
-		return util_errmsg_set(ENOMEM, "out of memory");
-	if (!live)
-		return pma_fsck_report(f, "root-not-live", POOL_FSCK_ERROR, off,
-				       "root word at 0x%llx names 0x%llx, not "
-				       "a live block or extent",
-				       (unsigned long long)off,
-				       (unsigned long long)root);
-	return 0;
+	return root_live_fsck(f, off, root);
 }
 
 /*
@@ -484,7 +491,6 @@ int pma_fsck_root_other(struct pma_fsck *f)
 {
 	uint64_t root = f->hdr->root_off, check = f->hdr->root_check;
 	uint64_t off = f->region_off + PMA_ROOT_WORD_OFF, b;
-	int live;
 
 	if (!f->checked)
 		return 0;
@@ -498,16 +504,7 @@ int pma_fsck_root_other(struct pma_fsck *f)
 	if (!root || pool_off_part(root) != f->part || b < f->data_base ||
 	    (b - f->data_base) >> PMA_PAGE_SHIFT >= f->g.npages)
 		return 0;
-	live = pma_fsck_live_after(f, root);
-	if (live < 0)
-		return util_errmsg_set(ENOMEM, "out of memory");
-	if (!live)
-		return pma_fsck_report(f, "root-not-live", POOL_FSCK_ERROR, off,
-				       "root word at 0x%llx names 0x%llx, not "
-				       "a live block or extent",
-				       (unsigned long long)off,
-				       (unsigned long long)root);
-	return 0;
+	return root_live_fsck(f, off, root);
 }
 
 /* the rings of freer region fp for region fd (layout 12): fd's consumer
