@@ -263,10 +263,12 @@ static int touched_fsck(struct pma_fsck *f, uint64_t chunk,
 	uint64_t off = pma_fsck_page_off(f, chunk * PMA_CHUNK_PAGES);
 	uint64_t pre[PMA_SLAB_BANK_WORDS], any;
 	unsigned l, w;
+	int rc;
 
 	/* a SLAB_MORPH in the window starts the live bitmap again: every
 	 * bit is the log's, as for a new slab (the library's replay seals
-	 * it, banks.c) */
+	 * it, banks.c); every bank is looked at, so that a repair of one
+	 * does not leave another the open refuses */
 	for (l = 0; f->checked && !s->fresh && !s->morphed && l < PMA_NBANKS;
 	     l++) {
 		for (w = 0, any = 0; w < PMA_SLAB_BANK_WORDS; w++) {
@@ -281,9 +283,11 @@ static int touched_fsck(struct pma_fsck *f, uint64_t chunk,
 		    pma_check_prefix(s->pm_check[l], pre, s->ops[l], s->nops[l],
 				     off, l, 0))
 			continue;
-		return bank_bad(f, off, s, l,
-				"matches neither the state before the logs' "
-				"records nor after them");
+		rc = bank_bad(f, off, s, l,
+			      "matches neither the state before the logs' "
+			      "records nor after them");
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
