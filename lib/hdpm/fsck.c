@@ -364,6 +364,11 @@ static int jslot_fsck(struct hfsck *h, unsigned slot,
 				    st == HDPM_J_ACTIVE ? "undo" : "commit");
 			continue;
 		}
+		/* an undo leaves the inode a free record names alone
+		 * (tx.c rec_undo): only a commit frees its blocks */
+		if (st == HDPM_J_ACTIVE && (r->kind == HDPM_REC_FREE_TAIL ||
+					    r->kind == HDPM_REC_FREE_INODE))
+			continue;
 		rc = push_u64(&h->journaled, &h->njournaled, cj, r->word);
 		if (rc == 0 &&
 		    (r->kind == HDPM_REC_FREE_TAIL ||
@@ -845,8 +850,8 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 			keys[(*nkeys)++] =
 				(struct dirent_key){ in->parent, ino, name };
 	}
-	if (S_ISDIR(mode))
-		return 0;
+	/* a directory has no index, but the mount checks every inode's
+	 * (fs.c inode_check): one named is checked as a file's */
 	return index_fsck(h, ino, in, flux);
 }
 
