@@ -511,6 +511,106 @@ int pma_fsck_root_other(struct pma_fsck *f)
 	return root_live_fsck(f, off, root);
 }
 
+/* the byte offset (in fp's part) of entry j of fp's ring for slot d */
+static uint64_t xent_off(const struct pma_fsck *fp, unsigned d, uint64_t j)
+{
+	return fp->region_off + fp->hdr->xring_off +
+	       ((uint64_t)d * PMA_XRING_CAP + j % PMA_XRING_CAP) *
+		       sizeof(struct pma_xent);
+}
+
+/*
+ * Entries of fp's ring for slot d from j (the first invalid one at or
+ * above the consumer word cons) below the producer word prod: every one
+ * is committed (xring.c: an entry is fenced before the word that counts
+ * it is stored), so an invalid one is damage, and the holder's drain
+ * stops there for good. --repair --advanced voids each invalid entry
+ * before the last valid one (a block word of 0: the drain skips it; the
+ * free it held is lost, its block stays allocated), then sets the
+ * producer word back to one past that last valid entry.
+ */
+static int ring_gap(struct pma_fsck *fd, struct pma_fsck *fp,
+		    const struct pma_xent *ring, uint64_t cons, uint64_t j,
+		    uint64_t prod)
+{
+	uint64_t lim = prod - cons > PMA_XRING_CAP ? cons + PMA_XRING_CAP :
+						     prod,
+		 end = j, k, block, dest_off, bad = 0, prod_off;
+	unsigned d = fd->slot, flags = POOL_FSCK_ADVANCED;
+	int rc = 0;
+
+	for (k = j; k < lim; k++)
+		if (pma_xent_read(ring, k, &block, &dest_off))
+			end = k + 1;
+	for (k = j; k < end; k++)
+		bad += !pma_xent_read(ring, k, &block, &dest_off);
+	prod_off = fp->region_off + offsetof(struct pma_heap_hdr, xprod) +
+		   d * sizeof(uint64_t);
+	if (fp->plan && (fp->plan->flags & PMA_FSCK_ADVANCED)) {
+		for (k = j; rc == 0 && k < end; k++) {
+			if (pma_xent_read(ring, k, &block, &dest_off))
+				continue;
+			rc = pma_fsck_note(
+				fp, "repair-ring-entry-void",
+				xent_off(fp, d, k),
+				"free ring of region slot %u for slot %u: "
+				"entry %llu at 0x%llx voided: the free it "
+				"held is lost (its block stays allocated)",
+				fp->slot, d, (unsigned long long)k,
+				(unsigned long long)xent_off(fp, d, k));
+			if (rc == 0)
+				rc = pma_fsck_plan_store(
+					fp, xent_off(fp, d, k),
+					pma_xent_tag0(k / PMA_XRING_CAP));
+			if (rc == 0)
+				rc = pma_fsck_plan_store(
+					fp, xent_off(fp, d, k) + 8,
+					pma_xent_tag1(k / PMA_XRING_CAP));
+		}
+		if (rc == 0)
+			rc = pma_fsck_note(
+				fp, "repair-ring-prod", prod_off,
+				"free ring of region slot %u for slot %u: "
+				"producer word at 0x%llx set from %llu to %llu",
+				fp->slot, d, (unsigned long long)prod_off,
+				(unsigned long long)prod,
+				(unsigned long long)end);
+		if (rc == 0)
+			rc = pma_fsck_plan_store(fp, prod_off, end);
+		if (rc < 0)
+			return rc;
+	}
+	if (!bad)
+		return pma_fsck_report_flags(
+			fp, "ring-entry-invalid", POOL_FSCK_ERROR, flags,
+			xent_off(fp, d, j),
+			"free ring of region slot %u for slot %u: entries "
+			"%llu to %llu are not valid, below the producer word "
+			"(%llu): the holder stops at entry %llu, and frees "
+			"into the region fail once %u are owed; --repair "
+			"--advanced sets the producer word to %llu (if those "
+			"entries were written, their frees are lost)",
+			fp->slot, d, (unsigned long long)j,
+			(unsigned long long)(lim - 1), (unsigned long long)prod,
+			(unsigned long long)j, PMA_XRING_CAP,
+			(unsigned long long)end);
+	return pma_fsck_report_flags(
+		fp, "ring-entry-invalid", POOL_FSCK_ERROR, flags,
+		xent_off(fp, d, j),
+		"free ring of region slot %u for slot %u: entry %llu at 0x%llx "
+		"is not valid, below the producer word (%llu): the holder "
+		"applies no free from it on, and frees into the region fail "
+		"once %u are owed; --repair --advanced voids the %llu invalid "
+		"entr%s before the last valid one (the frees they held are "
+		"lost: the blocks stay allocated) and sets the producer word "
+		"to %llu",
+		fp->slot, d, (unsigned long long)j,
+		(unsigned long long)xent_off(fp, d, j),
+		(unsigned long long)prod, PMA_XRING_CAP,
+		(unsigned long long)bad, bad == 1 ? "y" : "ies",
+		(unsigned long long)end);
+}
+
 /* the rings of freer region fp for region fd (layout 12): fd's consumer
  * word for fp, and every committed entry at or above it (not applied
  * yet) names a live block of fd; *pending counts them */
@@ -519,7 +619,7 @@ static int ring_check(struct pma_fsck *fd, struct pma_fsck *fp,
 {
 	const struct pma_xent *ring =
 		pma_xring_of(fp->hdr, fp->region_size, fd->slot);
-	uint64_t cons, j, block, dest_off;
+	uint64_t cons, j, block, dest_off, prod;
 	int live;
 
 	if (!ring)
@@ -538,6 +638,8 @@ static int ring_check(struct pma_fsck *fd, struct pma_fsck *fp,
 	for (j = cons; j - cons < PMA_XRING_CAP &&
 		       pma_xent_read(ring, j, &block, &dest_off);
 	     j++) {
+		if (!block)
+			continue; /* void (ring_gap) */
 		(*pending)++;
 		live = pool_off_part(block) == fd->part &&
 				       pool_off_byte(block) >= fd->region_off &&
@@ -549,20 +651,22 @@ static int ring_check(struct pma_fsck *fd, struct pma_fsck *fp,
 		if (live < 0)
 			return util_errmsg_set(ENOMEM, "out of memory");
 		if (!live &&
-		    pma_fsck_report(
-			    fd, "ring-entry-not-live", POOL_FSCK_WARNING,
-			    fp->region_off + fp->hdr->xring_off +
-				    ((uint64_t)fd->slot * PMA_XRING_CAP +
-				     j % PMA_XRING_CAP) *
-					    sizeof(struct pma_xent),
-			    "free ring of region slot %u: entry %llu "
-			    "frees 0x%llx, not a live block of region "
-			    "slot %u (a double free or a bad offset: "
-			    "its holder skips it)",
-			    fp->slot, (unsigned long long)j,
-			    (unsigned long long)block, fd->slot) < 0)
+		    pma_fsck_report(fd, "ring-entry-not-live",
+				    POOL_FSCK_WARNING,
+				    xent_off(fp, fd->slot, j),
+				    "free ring of region slot %u: entry %llu "
+				    "frees 0x%llx, not a live block of region "
+				    "slot %u (a double free or a bad offset: "
+				    "its holder skips it)",
+				    fp->slot, (unsigned long long)j,
+				    (unsigned long long)block, fd->slot) < 0)
 			return fd->sink->rc;
 	}
+	/* (a producer word behind the consumer word is one a crash lost:
+	 * the freer's recovery moves it on) */
+	prod = fp->hdr->xprod[fd->slot];
+	if (j - cons < PMA_XRING_CAP && prod > j)
+		return ring_gap(fd, fp, ring, cons, j, prod);
 	return 0;
 }
 

@@ -167,7 +167,9 @@ _Static_assert(sizeof(struct pma_heap_hdr) == PMA_HDR_SIZE, "heap hdr size");
  *   word0 = pool offset of the block freed | (lap % 15 + 1)  (4 bits)
  *   word1 = pool offset of its dest word (0: none) | (lap % 7 + 1)
  * Valid iff both tags match the lap (never 0; consecutive laps differ,
- * so a slot of the last lap or a torn entry is invalid).
+ * so a slot of the last lap or a torn entry is invalid). A valid entry
+ * whose block is 0 is void: fsck --repair --advanced writes one over a
+ * damaged entry below the producer word, and the holder skips it.
  */
 struct pma_xent {
 	uint64_t word0;

@@ -260,6 +260,8 @@ static int drain_slot(struct pma_heap *o, unsigned s)
 				 (unsigned long long)j, s);
 			break;
 		}
+		if (!off)
+			continue; /* a void entry (fsck --repair --advanced) */
 		rc = pool_off_part(off) == o->part ?
 			     pma_xring_apply_locked(o, pool_off_byte(off)) :
 			     -EINVAL;
@@ -418,7 +420,7 @@ static uint64_t ring_pending_of(const struct pma_heap_hdr *dh,
 	for (j = cons; j - cons < PMA_XRING_CAP &&
 		       pma_xent_read(ring, j, &block, &dest_off);
 	     j++)
-		n++;
+		n += block != 0; /* (0: a void entry) */
 	return n;
 }
 

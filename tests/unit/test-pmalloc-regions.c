@@ -8,6 +8,7 @@
  * directory.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -658,6 +659,103 @@ static void test_mask_ring_fsck(void **state)
 	c = ring_fsck(f);
 	assert_int_equal(c.pending + c.not_live + c.errors, 0);
 	assert_int_equal(check_whole(f, 0, ROOT_WORDS, -1, &r), 0);
+}
+
+/* a committed ring entry damaged between two others (below the
+ * producer word): "ring-entry-invalid", the holder would apply nothing
+ * from it on; --repair --advanced voids it (that free is lost: its block
+ * stays allocated), the producer word stays, and the rest apply */
+struct ring_notes {
+	unsigned invalid, advanced, pending, voided, prod, errors;
+};
+
+static int ring_note(const struct pool_fsck_finding *fi, void *arg)
+{
+	struct ring_notes *c = arg;
+
+	if (!strcmp(fi->code, "ring-entry-invalid")) {
+		c->invalid++;
+		c->advanced += pma_fsck_blocks_repair(fi, 0) &&
+			       !pma_fsck_blocks_repair(fi, 1);
+	} else if (!strcmp(fi->code, "ring-pending"))
+		c->pending++;
+	else if (!strcmp(fi->code, "repair-ring-entry-void"))
+		c->voided++;
+	else if (!strcmp(fi->code, "repair-ring-prod"))
+		c->prod++;
+	else if (fi->severity != POOL_FSCK_INFO)
+		c->errors++;
+	return 0;
+}
+
+static void test_mask_ring_damaged(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL;
+	struct ring_notes c = { 0 }, n = { 0 };
+	struct pool_fsck_sink sink = { .fn = ring_note, .arg = &c };
+	struct pool_fsck_sink notes = { .fn = ring_note, .arg = &n };
+	uint64_t root, *w, *wb, blocks[4], xring_off, word, ent;
+	struct regs r;
+	unsigned i;
+	int st, fd;
+	pid_t pid;
+
+	a = two_regions(f, &r);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	w = pma_direct(a, root);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) { /* region 1: four blocks, then its holder dies */
+		if (open_mask(f, 0x2, 0, &b) < 0)
+			_exit(2);
+		wb = pma_direct(b, root);
+		for (i = 0; i < 4; i++)
+			if (pma_malloc_to(b, 300, &wb[i]) < 0)
+				_exit(3);
+		raise(SIGKILL);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	for (i = 0; i < 4; i++) {
+		blocks[i] = w[i];
+		assert_int_equal(pma_free_from(a, &w[i]), 0); /* entry i */
+	}
+	pma_heap_close(a);
+	/* entry 1 of region 0's ring for slot 1: its tag flipped */
+	fd = open(f->path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &xring_off, 8,
+			       (off_t)(r.offs[0] + offsetof(struct pma_heap_hdr,
+							    xring_off))),
+			 8);
+	ent = r.offs[0] + xring_off +
+	      (1 * PMA_XRING_CAP + 1) * sizeof(struct pma_xent);
+	assert_int_equal(pread(fd, &word, 8, (off_t)ent), 8);
+	word ^= 1;
+	assert_int_equal(pwrite(fd, &word, 8, (off_t)ent), 8);
+	close(fd);
+	assert_int_equal(pma_fsck(f->path, &sink), 0);
+	assert_int_equal(c.invalid, 1);
+	assert_int_equal(c.pending, 1); /* (entry 0 only, as a drain sees) */
+	assert_int_equal(c.errors, 0);
+	/* only --advanced repairs it (pmactl fsck --repair alone: exit 3) */
+	assert_int_equal(c.advanced, 1);
+	assert_int_equal(
+		pma_fsck_repair_flags(f->path, PMA_FSCK_DRY_RUN, &notes), 0);
+	assert_int_equal(n.voided + n.prod, 0);
+	assert_int_equal(
+		pma_fsck_repair_flags(f->path, PMA_FSCK_ADVANCED, &notes), 0);
+	assert_int_equal(n.voided, 1);
+	assert_int_equal(n.prod, 1);
+	/* the open of the repair applied entries 0, 2 and 3 */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(pma_fsck(f->path, &sink), 0);
+	assert_int_equal(c.invalid + c.pending + c.errors, 0);
+	assert_int_equal(pma_heap_open(f->path, 0, &a), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pma_usable_size(a, blocks[i]) != 0, i == 1);
+	pma_heap_close(a);
 }
 
 /* frees of blocks of a region whose holder closed: past a ring's worth,
@@ -1335,6 +1433,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_bad, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mask_ring_fsck, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mask_ring_damaged, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_ring_full, setup,
 						teardown),
