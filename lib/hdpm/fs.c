@@ -49,14 +49,57 @@ static int jslots_make(struct hdpm_fs *fs)
 	return 0;
 }
 
+/*
+ * A superblock without magic is a format that crashed (the magic is
+ * written last), whose inode table, if it got one, is reused: it must be
+ * a live block of the table's size that holds nothing but what the format
+ * writes (inode 0), or the superblock is a damaged file system's, whose
+ * files a format would wipe: -EIO, nothing written.
+ */
+static size_t format_table_size(void)
+{
+	return (hdpm_test_itable_log2 ? (size_t)1 << hdpm_test_itable_log2 :
+					HDPM_NINODES) *
+	       sizeof(struct hdpm_inode);
+}
+
+int hdpm_format_leftover(struct pma_heap *heap, const struct hdpm_super *sb)
+{
+	size_t i, size = format_table_size();
+	const struct hdpm_inode *in;
+	const unsigned char *p;
+
+	if (!sb->itable_off)
+		return 0;
+	if (pma_usable_size(heap, sb->itable_off) < size ||
+	    !(in = pma_direct(heap, sb->itable_off)))
+		return util_errmsg_set(EIO,
+				       "the superblock has no magic (a "
+				       "format that crashed?) but its inode "
+				       "table 0x%llx is not a live block of "
+				       "%zu bytes: a damaged file system",
+				       (unsigned long long)sb->itable_off,
+				       size);
+	p = (const unsigned char *)(in + 1);
+	for (i = 0; i < size - sizeof(*in); i++)
+		if (p[i])
+			return util_errmsg_set(
+				EIO,
+				"the superblock has no magic (a format that "
+				"crashed?) but its inode table 0x%llx holds "
+				"inode %zu: a damaged file system, which a "
+				"format would wipe",
+				(unsigned long long)sb->itable_off,
+				i / sizeof(*in) + 1);
+	return 0;
+}
+
 static int fs_format(struct hdpm_fs *fs)
 {
 	struct hdpm_super *sb = fs->sb;
 	struct hdpm_inode *root;
-	uint64_t n0 = hdpm_test_itable_log2 ?
-			      (uint64_t)1 << hdpm_test_itable_log2 :
-			      HDPM_NINODES;
-	size_t size = n0 * sizeof(struct hdpm_inode);
+	size_t size = format_table_size();
+	uint64_t n0 = size / sizeof(struct hdpm_inode);
 	int rc;
 
 	if (!sb->itable_off) {
@@ -68,6 +111,9 @@ static int fs_format(struct hdpm_fs *fs)
 					       pma_errormsg());
 	} else {
 		/* a format that crashed: its table is reused */
+		rc = hdpm_format_leftover(fs->heap, sb);
+		if (rc < 0)
+			return rc;
 		pma_memset_flush(fs->heap, hdpm_direct(fs, sb->itable_off), 0,
 				 size);
 	}
@@ -130,13 +176,15 @@ static int fs_attach(struct hdpm_fs *fs)
 {
 	struct hdpm_super *sb = fs->sb;
 	static const char zero[HDPM_MAGIC_LEN];
+	int rc;
 
 	if (memcmp(sb->magic, zero, sizeof(zero)) == 0) {
 		if (fs->rdonly)
 			return util_errmsg_set(ENOENT, "the heap holds no "
 						       "HDPM file system yet");
-		if (fs_format(fs) < 0)
-			return -ENOSPC;
+		rc = fs_format(fs);
+		if (rc < 0)
+			return rc;
 	} else if (memcmp(sb->magic, HDPM_MAGIC, HDPM_MAGIC_LEN) != 0) {
 		return util_errmsg_set(EINVAL, "the heap's root object is not "
 					       "an HDPM file system");

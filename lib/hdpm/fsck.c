@@ -1236,6 +1236,31 @@ static void hfsck_free(struct hfsck *h)
 	free(h->leaked);
 }
 
+/*
+ * A root block whose magic is zero is a format that crashed, which the
+ * next mount finishes, reusing its inode table: unless that table is
+ * not the format's (fs.c hdpm_format_leftover), and the mount refuses.
+ */
+static int unformatted_fsck(struct hfsck *h)
+{
+	static const char zero[HDPM_MAGIC_LEN];
+	const struct hdpm_super *sb;
+	uint64_t root;
+
+	root = __atomic_load_n(&h->heap->top->hdr->root_off, __ATOMIC_ACQUIRE);
+	if (!root || pma_usable_size(h->heap, root) < sizeof(*sb) ||
+	    !(sb = pma_direct(h->heap, root)) ||
+	    memcmp(sb->magic, zero, sizeof(zero)) != 0 ||
+	    hdpm_format_leftover(h->heap, sb) == 0)
+		return 0;
+	report(h, "hdpm-super-magic", POOL_FSCK_ERROR, 0, root,
+	       "HDPM superblock at 0x%llx (the root block): %s; a mount "
+	       "refuses it",
+	       (unsigned long long)root, util_errmsg());
+	util_errmsg_clear();
+	return h->sink->rc;
+}
+
 static int run(struct pma_heap *heap, struct pool_fsck_sink *sink,
 	       struct hfsck *h)
 {
@@ -1243,7 +1268,7 @@ static int run(struct pma_heap *heap, struct pool_fsck_sink *sink,
 	h->sink = sink;
 	h->sb_off = super_of(heap);
 	if (!h->sb_off)
-		return 0;
+		return unformatted_fsck(h);
 	h->sb = pma_direct(heap, h->sb_off);
 	return walk(h);
 }

@@ -170,6 +170,9 @@ struct hdpm_file {
 /* tests: the first chunk of a new file system holds 1 << this inodes
  * (0: HDPM_NINODES) */
 extern unsigned hdpm_test_itable_log2;
+/* may a format reuse the inode table of sb, which has no magic? 0, or
+ * -EIO with a message (fs.c) */
+int hdpm_format_leftover(struct pma_heap *heap, const struct hdpm_super *sb);
 
 /* the chunk of inode ino and its index in it: chunk k starts at
  * n0 * (2^k - 1) */

@@ -153,6 +153,17 @@ works() {
 @test "hdpm damage: the superblock's version -> hdpm-super-version" {
 	damaged version hdpm-super-version
 }
+@test "hdpm damage: the superblock's magic zeroed -> hdpm-super-magic, no format" {
+	damaged magic hdpm-super-magic
+	run --separate-stderr "$DAMAGE" work "$P"
+	assert_failure
+	[[ $stderr == *"holds inode"* ]] || fail "not refused for its files: $stderr"
+	# the refused mount formatted nothing: the files' table is there
+	run --separate-stderr pmactl fsck "$P"
+	assert_equal "$status" 1
+	assert_line --partial "error: hdpm-super-magic: "
+	assert_line --partial "holds inode"
+}
 @test "hdpm damage: a page index of too many entries -> hdpm-index-invalid" {
 	damaged index hdpm-index-invalid
 }

@@ -266,6 +266,13 @@ static void d_version(struct hdpm_fs *fs)
 	fs->sb->version = 99;
 	pma_persist(fs->heap, &fs->sb->version, sizeof(fs->sb->version));
 }
+/* the magic zeroed: a mount would take it for a format that crashed
+ * and wipe the files, if it did not find them in the table */
+static void d_magic(struct hdpm_fs *fs)
+{
+	memset(fs->sb->magic, 0, sizeof(fs->sb->magic));
+	pma_persist(fs->heap, fs->sb->magic, sizeof(fs->sb->magic));
+}
 static void d_free_blocks(struct hdpm_fs *fs)
 {
 	struct hdpm_inode *in = inode_of(fs, "/g", NULL);
@@ -396,6 +403,7 @@ static const struct damage {
 	{ "past-size", d_past_size },
 	{ "itable", d_itable },
 	{ "version", d_version },
+	{ "magic", d_magic },
 	{ "free-blocks", d_free_blocks },
 	{ "gc-journal", d_gc_journal },
 	{ "log-chunk", d_log_chunk },
