@@ -121,6 +121,7 @@ struct fsck_run {
 	unsigned long need_advanced; /* of them, repaired with --advanced */
 	unsigned long fix_warnings; /* warnings --repair repairs */
 	unsigned long hdpm_recovered; /* --recovery: HDPM mount's work */
+	int hdpm_unchecked; /* the heap did not open read-only */
 	struct cmd_progress progress; /* the check's progress bar */
 	struct json_object *repairs; /* --json: what the repair did */
 	char first_unrepairable[64];
@@ -189,14 +190,16 @@ static int fsck_wants_progress(const struct fsck_run *r)
 }
 
 /* the HDPM file system in the heap, if there is one (a heap the
- * read-only open refuses: the heap's findings say why) */
-static int fsck_hdpm(const char *path, struct pool_fsck_sink *sink)
+ * read-only open refuses: the heap's findings say why, and r is told) */
+static int fsck_hdpm(struct fsck_run *r, struct pool_fsck_sink *sink)
 {
 	struct pma_heap *heap;
 	int rc;
 
-	if (pma_heap_open(path, PMA_HEAP_RDONLY, &heap) < 0)
+	if (pma_heap_open(r->path, PMA_HEAP_RDONLY, &heap) < 0) {
+		r->hdpm_unchecked = 1;
 		return 0;
+	}
 	rc = hdpm_fsck_heap(heap, sink);
 	pma_heap_close(heap);
 	return rc;
@@ -221,7 +224,7 @@ static int fsck_check(struct fsck_run *r, struct pool_fsck_sink *sink)
 	if (rc == 0)
 		rc = pma_fsck(r->path, sink);
 	if (rc == 0)
-		rc = fsck_hdpm(r->path, sink);
+		rc = fsck_hdpm(r, sink);
 	cmd_progress_done(&r->progress);
 	if (rc == 0)
 		return 0;
@@ -438,6 +441,37 @@ static int repair_hdpm(struct fsck_run *r, unsigned flags,
 	return rc;
 }
 
+/*
+ * A heap the first check could not open read-only hid its HDPM file
+ * system: once the heap is repaired, the file system is checked (its
+ * findings printed after the first check's) before its repair, which
+ * is not tried if it has an error fsck does not repair: -EUCLEAN.
+ */
+static int hdpm_recheck(struct fsck_run *r)
+{
+	struct pool_fsck_sink sink = { .fn = finding, .arg = r };
+	unsigned long before = r->unrepairable;
+	int rc;
+
+	if (!r->hdpm_unchecked)
+		return 0;
+	r->hdpm_unchecked = 0;
+	r->prefix = "after the heap's repair: ";
+	rc = fsck_hdpm(r, &sink);
+	r->prefix = NULL;
+	if (rc < 0 || sink.rc < 0)
+		return rc < 0 ? rc : sink.rc;
+	if (r->unrepairable == before)
+		return 0;
+	return util_errmsg_set(EUCLEAN,
+			       "the heap is repaired, but the HDPM file system "
+			       "it holds, checked only now, has %lu error%s "
+			       "fsck does not repair (the first: %s)",
+			       r->unrepairable - before,
+			       r->unrepairable - before == 1 ? "" : "s",
+			       r->first_unrepairable);
+}
+
 /* pma_fsck_repair_flags with the notes to stdout / r->repairs */
 static int repair_run(struct fsck_run *r, unsigned flags)
 {
@@ -449,6 +483,8 @@ static int repair_run(struct fsck_run *r, unsigned flags)
 	rc = pma_fsck_repair_flags(
 		r->path, flags | (r->opts->advanced ? PMA_FSCK_ADVANCED : 0),
 		&notes);
+	if (rc == 0 && notes.rc == 0 && !(flags & PMA_FSCK_DRY_RUN))
+		rc = hdpm_recheck(r);
 	if (rc == 0 && notes.rc == 0)
 		rc = repair_hdpm(r, flags, &notes);
 	return notes.rc < 0 ? notes.rc : rc;
@@ -585,6 +621,10 @@ static int fsck_repair(struct fsck_run *r, unsigned long errors,
 	if (rc < 0) {
 		cmd_error(r->ctx, "cannot repair '%s': %s", r->path,
 			  pool_errormsg());
+		/* (the heap's repair was made: what is left, counted) */
+		r->quiet = 1;
+		if (rc == -EUCLEAN && fsck_check(r, &sink) == 0)
+			*ret_after = sink.counts[POOL_FSCK_ERROR];
 		return FSCK_EXIT_CANNOT_REPAIR;
 	}
 	r->quiet = 1;

@@ -384,3 +384,29 @@ crashed() {
 	done
 	[ "$n" -ge 20 ] || fail "only $n codes found"
 }
+
+@test "a file system the heap's damage hides is checked after the heap's repair" {
+	# the bank makes the read-only open refuse the heap: the first
+	# check cannot look at the file system, whose version is bad
+	mkfs
+	run "$DAMAGE" version "$P"
+	assert_success
+	run "$PMAD_BUILDDIR/tests/corrupt/fsck-damage" bank-check "$P"
+	assert_success
+	run --separate-stderr pmactl fsck "$P"
+	assert_equal "$status" 1
+	assert_line --partial "error: slab-bitmap-bank-check: "
+	refute_output --partial "hdpm-super-version"
+	run --separate-stderr pmactl fsck --repair --yes "$P"
+	assert_equal "$status" 3
+	assert_line --partial "repair: repair-bank-bit: "
+	assert_line --partial "after the heap's repair: error: hdpm-super-version: "
+	[[ $stderr == *"the heap is repaired, but the HDPM file system"*"(the first: hdpm-super-version)"* ]] ||
+		fail "stderr: $stderr"
+	# the heap's repair stands; the file system is left as it was
+	fsck_json "$P"
+	assert_equal "$status" 1
+	jq -e '[.findings[] | select(.severity == "error") | .code] ==
+		["hdpm-super-version"]' <<<"$output" >/dev/null ||
+		fail "not only hdpm-super-version: $output"
+}
