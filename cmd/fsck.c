@@ -119,7 +119,7 @@ struct fsck_run {
 	unsigned long rec_errors; /* errors of the recovered state */
 	unsigned long unrepairable; /* errors --repair does not repair */
 	unsigned long need_advanced; /* of them, repaired with --advanced */
-	unsigned long fix_warnings; /* warnings --repair repairs */
+	unsigned long fixes; /* warnings and infos --repair repairs */
 	unsigned long hdpm_recovered; /* --recovery: HDPM mount's work */
 	int hdpm_unchecked; /* the heap did not open read-only */
 	struct cmd_progress progress; /* the check's progress bar */
@@ -143,9 +143,10 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 
 	if (!strcmp(f->code, "hdpm-recovery"))
 		r->hdpm_recovered++;
-	if (f->severity == POOL_FSCK_WARNING &&
+	/* (an info too: a torn append the open drops) */
+	if (f->severity != POOL_FSCK_ERROR &&
 	    (pma_fsck_repairable(f->code) || (f->flags & POOL_FSCK_REPAIRABLE)))
-		r->fix_warnings++;
+		r->fixes++;
 	if (!r->quiet &&
 	    (pma_fsck_repairable(f->code) ||
 	     (!strncmp(f->code, "hdpm-", 5) &&
@@ -662,17 +663,16 @@ static int fsck_text(const struct fsck_run *r, const struct pool_fsck_sink *s,
 		printf("repaired: %s (%lu error%s found, none left)\n", r->path,
 		       errors, errors == 1 ? "" : "s");
 	else if (!strcmp(action, "repaired"))
-		printf("repaired: %s (%lu warning%s repaired)\n", r->path,
-		       r->fix_warnings, r->fix_warnings == 1 ? "" : "s");
+		printf("repaired: %s (%lu finding%s repaired)\n", r->path,
+		       r->fixes, r->fixes == 1 ? "" : "s");
 	else if (!strcmp(action, "would_repair") && errors)
 		printf("would repair: %s (%lu error%s; run without "
 		       "--dry-run)\n",
 		       r->path, errors, errors == 1 ? "" : "s");
 	else if (!strcmp(action, "would_repair"))
-		printf("would repair: %s (%lu warning%s; run without "
+		printf("would repair: %s (%lu finding%s; run without "
 		       "--dry-run)\n",
-		       r->path, r->fix_warnings,
-		       r->fix_warnings == 1 ? "" : "s");
+		       r->path, r->fixes, r->fixes == 1 ? "" : "s");
 	else
 		printf("%s: %s (%lu error%s, %lu warning%s%s%s)\n",
 		       errors || r->rec_errors ? "inconsistent" : "consistent",
@@ -747,7 +747,7 @@ static int fsck_run(struct cmd_ctx *ctx, const char *path,
 	}
 	rc = errors || r.rec_errors ? FSCK_EXIT_INCONSISTENT :
 				      FSCK_EXIT_CONSISTENT;
-	if ((errors || r.fix_warnings) && opts->repair)
+	if ((errors || r.fixes) && opts->repair)
 		rc = fsck_repair(&r, errors, &action, &after);
 	if (rc == -ENOMEM) {
 		json_object_put(r.arr);

@@ -301,7 +301,7 @@ hdpm_recovered() {
 		fail "$output"
 	run --separate-stderr pmactl fsck --repair --yes "$P"
 	assert_success
-	assert_line "repaired: $P (1 warning repaired)"
+	assert_line "repaired: $P (1 finding repaired)"
 	run --separate-stderr pmactl --json fsck "$P"
 	assert_success
 	assert_equal "$(jq '.findings | length' <<<"$output")" 0

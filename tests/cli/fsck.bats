@@ -449,6 +449,13 @@ damaged_regions() {
 	run --separate-stderr pmactl fsck -v "$T/p"
 	assert_success
 	assert_line --partial "info: log-torn-tail: "
+	# --repair drops it (the library's open), and says so
+	run --separate-stderr pmactl fsck --repair --yes "$T/p"
+	assert_success
+	assert_line "repaired: $T/p (1 finding repaired)"
+	fsck_json "$T/p"
+	assert_success
+	assert_equal "$(jq '.findings | length' <<<"$output")" 0
 }
 
 @test "random garbage of several sizes: exit 1 with findings, never a crash" {
