@@ -1409,8 +1409,10 @@ int hdpm_fsck_recover(struct pma_heap *heap, struct pool_fsck_sink *sink)
 	struct hdpm_fs *fs;
 	int rc = 0;
 
+	/* (a root block the heap's recovery left without magic: a format
+	 * the mount finishes, unless its table is not the format's) */
 	if (!sb_off)
-		return 0;
+		return hdpm_fsck_heap(heap, sink);
 	if (hdpm_mount(heap, HDPM_NO_GC_THREAD, &fs) < 0)
 		return pool_fsck_report(sink, "hdpm-recovery-refused",
 					POOL_FSCK_ERROR, pool_off_part(sb_off),
