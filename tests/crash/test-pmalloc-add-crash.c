@@ -8,18 +8,23 @@
  * ring for slot 1 while open B (slot 2) adds slot 1 (recovery, drain),
  * applies the rings (pma_heap_sync), frees some as its own blocks and
  * allocates into slot 1 again; in some runs the ring's end is crossed.
- * Both opens map the same file (the simulator's shadow is the file's): an
- * image at EVERY fence of either. The parent recovers a copy as a
- * whole-pool open does, or first as pmad recovers dead clients (masked
- * opens of A's and B's slots, in either order), and checks against the
- * ops that had returned: a freed word is 0, an unfreed one names its
- * block, the op in flight either; the live blocks are exactly the root
- * and the words' (no leak, no block freed and named); no ring entry
- * waits; the heap works; fsck finds no error in the image and nothing
- * after recovery. `test-pmalloc-add-crash replay FILE` checks a saved
- * image again (the op progress is lost then: every word may be either).
+ * The threads sweeps run A's frees and B's ops in two threads (B starts
+ * after A's third free), so that frees are made while the add recovers
+ * and drains. Both opens map the same file (the simulator's shadow is
+ * the file's): an image at EVERY fence of either. The parent recovers a
+ * copy as a whole-pool open does, or first as pmad recovers dead clients
+ * (masked opens of A's and B's slots, in either order), and checks
+ * against the ops that had returned: a freed word is 0, an unfreed one
+ * names its block, an op in flight either; the live blocks are exactly
+ * the root and the words' (no leak, no block freed and named); no ring
+ * entry waits; the heap works; fsck finds no error in the image and
+ * nothing after recovery. `test-pmalloc-add-crash replay FILE` checks a
+ * saved image again (the op progress is lost then: every word may be
+ * either).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,15 +66,18 @@ struct op {
 	unsigned char word; /* the root word it frees or allocates into */
 };
 
+enum op_state { OP_NOT_BEGUN, OP_IN_FLIGHT, OP_RETURNED };
+
 /*
  * The child's ops and how far it got, in a page shared with the parent,
- * which reads it while the child waits in its fence hook: ops [0, done)
- * returned, op done is in flight if started > done.
+ * which reads it while the child waits in its fence hook (holding the
+ * simulator's lock: another thread of the child stops at its next flush
+ * or fence, so an op returned meanwhile had fenced before the image).
  */
 struct progress {
 	unsigned nops; /* 0: unknown (a replay) */
 	struct op ops[MAX_OPS];
-	unsigned started, done;
+	unsigned char state[MAX_OPS]; /* enum op_state */
 	uint64_t orig[H_WORDS]; /* the blocks the words named at the start */
 };
 
@@ -248,26 +256,66 @@ static void child_setup(const char *path, uint64_t rnd, struct pma_heap **ret_a,
 	*ret_root = root;
 }
 
-static void child_run(const char *path, uint64_t rnd)
-{
-	struct pma_heap *a = NULL, *b = NULL;
+struct runner {
+	struct pma_heap *a, *b;
 	uint64_t root;
+	int thread; /* -1: every op, else the ops of this open (0 A, 1 B) */
+};
+
+static int op_of_thread(const struct op *op, int thread)
+{
+	return thread < 0 || (op->kind == OP_RING_FREE) == (thread == 0);
+}
+
+/* the ops of r's thread in order; B's wait for A's first three frees */
+static void *ops_run(void *arg)
+{
+	const struct runner *r = arg;
 	unsigned i;
 
-	child_setup(path, rnd, &a, &root);
-	if (open_mask(path, 0x4, &b) < 0)
+	while (r->thread == 1 &&
+	       __atomic_load_n(&prog->state[2], __ATOMIC_ACQUIRE) !=
+		       OP_RETURNED)
+		sched_yield();
+	for (i = 0; i < prog->nops; i++) {
+		if (!op_of_thread(&prog->ops[i], r->thread))
+			continue;
+		__atomic_store_n(&prog->state[i], OP_IN_FLIGHT,
+				 __ATOMIC_RELEASE);
+		if (op_run(r->a, r->b, r->root, &prog->ops[i]) < 0)
+			_exit(20 + prog->ops[i].kind);
+		__atomic_store_n(&prog->state[i], OP_RETURNED,
+				 __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* the ops in one thread in order, or (PMA_ADD_THREADS set) A's frees
+ * in one thread and B's add, syncs, allocations and frees in another */
+static void child_run(const char *path, uint64_t rnd)
+{
+	struct runner r[2] = { { .thread = -1 }, { .thread = 1 } };
+	pthread_t tid;
+
+	child_setup(path, rnd, &r[0].a, &r[0].root);
+	if (open_mask(path, 0x4, &r[0].b) < 0)
 		_exit(10);
 	ops_build(prog, rnd);
-	__atomic_store_n(&prog->started, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&prog->done, 0, __ATOMIC_RELEASE);
+	memset(prog->state, OP_NOT_BEGUN, sizeof(prog->state));
+	r[1].a = r[0].a;
+	r[1].b = r[0].b;
+	r[1].root = r[0].root;
 	/* one file, one shadow: a's mapping images b's stores too */
-	crash_sweep_arm(a->map);
-	for (i = 0; i < prog->nops; i++) {
-		__atomic_store_n(&prog->started, i + 1, __ATOMIC_RELEASE);
-		if (op_run(a, b, root, &prog->ops[i]) < 0)
-			_exit(20 + prog->ops[i].kind);
-		__atomic_store_n(&prog->done, i + 1, __ATOMIC_RELEASE);
+	crash_sweep_arm(r[0].a->map);
+	if (!getenv("PMA_ADD_THREADS")) {
+		(void)ops_run(&r[0]);
+		crash_sweep_finish(prog->nops);
 	}
+	r[0].thread = 0;
+	if (pthread_create(&tid, NULL, ops_run, &r[1]))
+		_exit(11);
+	(void)ops_run(&r[0]);
+	pthread_join(tid, NULL);
 	crash_sweep_finish(prog->nops);
 }
 
@@ -301,14 +349,16 @@ static int recover_masked(const char *file, int b_first)
  * or unknown */
 static int op_state(unsigned j)
 {
-	unsigned started = __atomic_load_n(&prog->started, __ATOMIC_ACQUIRE);
-	unsigned done = __atomic_load_n(&prog->done, __ATOMIC_ACQUIRE);
-
-	if (!prog->nops)
+	if (!prog->nops || j >= prog->nops)
 		return -1;
-	if (j < done)
+	switch (__atomic_load_n(&prog->state[j], __ATOMIC_ACQUIRE)) {
+	case OP_RETURNED:
 		return 1;
-	return j >= started ? 0 : -1;
+	case OP_NOT_BEGUN:
+		return 0;
+	default:
+		return -1;
+	}
 }
 
 /* the op that touches word w (its free or its allocation) */
@@ -456,12 +506,14 @@ static unsigned image_pending(const char *file)
 
 static void note_cut(void)
 {
-	unsigned started = __atomic_load_n(&prog->started, __ATOMIC_ACQUIRE);
-	unsigned done = __atomic_load_n(&prog->done, __ATOMIC_ACQUIRE);
+	unsigned j, n = 0;
 
-	if (prog->nops && started > done)
-		cut_in[prog->ops[done].kind]++;
-	else
+	for (j = 0; j < prog->nops; j++)
+		if (op_state(j) < 0) {
+			cut_in[prog->ops[j].kind]++;
+			n++;
+		}
+	if (!n)
 		cut_in[OP_LOCAL_FREE + 1]++;
 }
 
@@ -534,31 +586,45 @@ static const struct crash_sweep_ops add_ops = {
 	.extra_name = "ops",
 };
 
-static struct crash_sweep sweeps[] = {
-	/* run r's rnd is r * 0x1000193: bit 0 (runs 1, 3): the holder
-	 * closed, else it died; its first blocks freed first, else its last;
-	 * bit 1 (runs 1, 2): the ring's end crossed */
-	{ .name = "add durable", .runs = 2 },
-	{ .name = "add torn", .seed_base = 0xadd00000, .runs = 4 },
-	{ .name = "add recrash",
-	  .seed_base = 0xadd0abcd0000,
-	  .recrash_every = 2,
-	  .recrash_fences = 3,
-	  .runs = 2 },
-	{ .name = "add byte torn",
-	  .seed_base = 0xadd0b1700000,
-	  .runs = 2,
-	  .byte = 1 },
+struct add_sweep {
+	struct crash_sweep sw;
+	int threads; /* A's frees and B's ops in two threads */
+};
+
+/* run r's rnd is r * 0x1000193: bit 0 (runs 1, 3): the holder closed,
+ * else it died; its first blocks freed first, else its last; bit 1
+ * (runs 1, 2): the ring's end crossed */
+static struct add_sweep sweeps[] = {
+	{ { .name = "add durable", .runs = 2 }, 0 },
+	{ { .name = "add torn", .seed_base = 0xadd00000, .runs = 4 }, 0 },
+	{ { .name = "add recrash",
+	    .seed_base = 0xadd0abcd0000,
+	    .recrash_every = 2,
+	    .recrash_fences = 3,
+	    .runs = 2 },
+	  0 },
+	{ { .name = "add byte torn",
+	    .seed_base = 0xadd0b1700000,
+	    .runs = 2,
+	    .byte = 1 },
+	  0 },
+	{ { .name = "add threads durable", .runs = 4 }, 1 },
+	{ { .name = "add threads torn", .seed_base = 0xadd07700000, .runs = 4 },
+	  1 },
 };
 
 static void test_sweep(void **state)
 {
-	struct crash_sweep sw = *(const struct crash_sweep *)*state;
+	const struct add_sweep *as = *state;
+	struct crash_sweep sw = as->sw;
 
 	memset(cut_in, 0, sizeof(cut_in));
 	memset(recovered_by, 0, sizeof(recovered_by));
+	if (as->threads)
+		setenv("PMA_ADD_THREADS", "1", 1);
 	if (crash_sweep_run(&add_ops, &sw) < 0)
 		fail_msg("%s failed", sw.name);
+	unsetenv("PMA_ADD_THREADS");
 	printf("# %s: images cut in the add %u, A's ring frees %u, B's "
 	       "syncs %u, B's allocations %u, B's frees %u, between ops %u; "
 	       "recovered by a whole open %u, after masked opens A, B %u, "
@@ -583,6 +649,10 @@ int main(int argc, char **argv)
 		{ "test_sweep_torn", test_sweep, NULL, NULL, &sweeps[1] },
 		{ "test_sweep_recrash", test_sweep, NULL, NULL, &sweeps[2] },
 		{ "test_sweep_byte_torn", test_sweep, NULL, NULL, &sweeps[3] },
+		{ "test_sweep_threads_durable", test_sweep, NULL, NULL,
+		  &sweeps[4] },
+		{ "test_sweep_threads_torn", test_sweep, NULL, NULL,
+		  &sweeps[5] },
 	};
 	int rc;
 
