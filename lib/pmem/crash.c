@@ -16,12 +16,19 @@
  * the two): that includes every prefix of the stores, which is all eADR
  * can leave, and more (a later store without an earlier one), as the
  * CACHE_LINE model does for lines that were not flushed.
+ *
+ * Mappings of one file (same device and inode, same size: two opens of a
+ * pool in one process) share one shadow: the media is the file's, so a
+ * store one mapping flushed and fenced is durable for the other too, and
+ * a mapping made while another is live starts from the durable image,
+ * not from what is in the page cache.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pmem/crash.h"
@@ -32,9 +39,12 @@
 /* per armed mapping */
 struct pm_crash_map {
 	struct pm_map *map; /* owner */
+	/* both shared by the live mappings of one file (dev, ino) */
 	unsigned char *shadow; /* durable image, map->size bytes */
 	uint64_t *line_seq; /* per line: flush number of its durable content */
 	int fd; /* dup of the mapped fd (PM_CRASH_AT) */
+	dev_t dev; /* the file's identity */
+	ino_t ino;
 	struct pm_crash_map *next; /* sim.maps */
 };
 
@@ -135,33 +145,79 @@ int pm_crash_set_hook(pm_crash_hook_fn fn, void *arg)
 
 /* ------------------------------------------------------------ mappings */
 
+/* a live armed mapping of the same file and size as cm, or NULL */
+static struct pm_crash_map *sim_twin_locked(const struct pm_crash_map *cm)
+{
+	struct pm_crash_map *o;
+
+	for (o = sim.maps; o; o = o->next)
+		if (o != cm && o->dev == cm->dev && o->ino == cm->ino &&
+		    o->map->size == cm->map->size)
+			return o;
+	return NULL;
+}
+
+/* cm's shadow: another live mapping's of the file, or a new one holding
+ * what the media holds now (durable by definition) */
+static int sim_shadow_get_locked(struct pm_crash_map *cm)
+{
+	struct pm_crash_map *twin = sim_twin_locked(cm);
+	size_t size = cm->map->size;
+	unsigned char *shadow;
+	uint64_t *line_seq;
+
+	if (twin) {
+		cm->shadow = twin->shadow;
+		cm->line_seq = twin->line_seq;
+		return 0;
+	}
+	shadow = malloc(size);
+	line_seq = calloc(size / PM_CACHELINE + 1, sizeof(uint64_t));
+	if (!shadow || !line_seq) {
+		free(line_seq);
+		free(shadow);
+		util_errmsg_set(ENOMEM,
+				"crash sim: no memory for a %zu-byte shadow "
+				"image",
+				size);
+		return -ENOMEM;
+	}
+	memcpy(shadow, cm->map->addr, size);
+	cm->shadow = shadow;
+	cm->line_seq = line_seq;
+	return 0;
+}
+
 static int sim_attach_locked(struct pm_map *map, int fd)
 {
 	struct pm_crash_map *cm = calloc(1, sizeof(*cm));
+	struct stat st;
+	int ret;
 
 	if (!cm)
 		return util_errmsg_set(ENOMEM, "crash sim: out of memory");
-	cm->shadow = malloc(map->size);
-	cm->line_seq = calloc(map->size / PM_CACHELINE + 1, sizeof(uint64_t));
-	if (!cm->shadow || !cm->line_seq) {
-		free(cm->line_seq);
-		free(cm->shadow);
+	if (fstat(fd, &st)) {
 		free(cm);
-		return util_errmsg_set(ENOMEM,
-				       "crash sim: no memory for a "
-				       "%zu-byte shadow image",
-				       map->size);
+		return util_errmsg_set(errno, "crash sim: fstat: %m");
+	}
+	cm->map = map;
+	cm->dev = st.st_dev;
+	cm->ino = st.st_ino;
+	ret = sim_shadow_get_locked(cm);
+	if (ret) {
+		free(cm);
+		return ret;
 	}
 	cm->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (cm->fd < 0) {
-		free(cm->shadow);
-		free(cm->line_seq);
+		ret = util_errmsg_set(errno, "crash sim: dup: %m");
+		if (!sim_twin_locked(cm)) {
+			free(cm->shadow);
+			free(cm->line_seq);
+		}
 		free(cm);
-		return util_errmsg_set(errno, "crash sim: dup: %m");
+		return ret;
 	}
-	/* what the media holds now is durable by definition */
-	memcpy(cm->shadow, map->addr, map->size);
-	cm->map = map;
 	cm->next = sim.maps;
 	sim.maps = cm;
 	map->crash = cm;
@@ -200,6 +256,7 @@ void pm_crash_map_detach(struct pm_map *map)
 {
 	struct pm_crash_map *cm = map->crash, **pp;
 	struct crash_thread *t;
+	int shared;
 
 	sim_lock();
 	for (pp = &sim.maps; *pp; pp = &(*pp)->next) {
@@ -210,11 +267,15 @@ void pm_crash_map_detach(struct pm_map *map)
 	}
 	for (t = sim.threads; t; t = t->next)
 		thread_drop_map(t, cm);
+	/* (cm is off the list: a twin left is another mapping's) */
+	shared = sim_twin_locked(cm) != NULL;
 	sim_unlock();
 	/* XXX: close of a dup'd fd cannot lose data we care about */
 	(void)close(cm->fd);
-	free(cm->shadow);
-	free(cm->line_seq);
+	if (!shared) {
+		free(cm->shadow);
+		free(cm->line_seq);
+	}
 	free(cm);
 	map->crash = NULL;
 	pm_map_noflush_update(map);
@@ -455,11 +516,18 @@ size_t pm_crash_dirty_lines(struct pm_map *map)
  */
 static void sim_crash_now(void)
 {
-	struct pm_crash_map *cm;
+	struct pm_crash_map *cm, *o;
 	unsigned char *img;
 	size_t size;
 
 	for (cm = sim.maps; cm; cm = cm->next) {
+		/* a file once: its written image is what the other
+		 * mappings would tear against */
+		for (o = sim.maps; o != cm && o->shadow != cm->shadow;
+		     o = o->next)
+			;
+		if (o != cm)
+			continue;
 		size = cm->map->size;
 		img = malloc(size);
 		if (!img)

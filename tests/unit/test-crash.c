@@ -3,7 +3,8 @@
  * test-crash: the crash simulator itself (--enable-crash-sim builds).
  * Durability rules (unflushed / unfenced stores are lost, snapshot at
  * flush time, per-thread fences), the seeded torn images (only dirty lines,
- * whole 8-byte words, seed-dependent), the fence hook, and PM_CRASH_AT in
+ * whole 8-byte words, seed-dependent), mappings of one file sharing one
+ * durable image, the fence hook, and PM_CRASH_AT in
  * a re-executed child ("--crash-child PATH") that must _exit with the image.
  */
 #include <errno.h>
@@ -26,6 +27,7 @@
 
 #define MAP_SIZE (64 * 1024)
 #define LINE(f, n) ((f)->base + (size_t)(n)*PM_CACHELINE)
+#define LINE_OFF(n) ((size_t)(n)*PM_CACHELINE)
 
 struct fixture {
 	char path[64];
@@ -353,6 +355,50 @@ static void test_multiple_maps(void **state)
 	unlink(p3);
 }
 
+/* two mappings of one file (two opens of a pool in one process): one
+ * shadow, the durable image of the file */
+static void test_maps_of_one_file(void **state)
+{
+	struct fixture *f = *state;
+	struct pm_map *m2 = NULL;
+	unsigned char *b2, *img2 = malloc((size_t)MAP_SIZE);
+	int fd2 = open(f->path, O_RDWR | O_CLOEXEC);
+
+	assert_non_null(img2);
+	assert_true(fd2 >= 0);
+	/* not durable when the second mapping is made: not in its image */
+	memcpy(LINE(f, 3), "lost", 5);
+	assert_int_equal(pm_map_new(fd2, 0, &m2), 0);
+	b2 = pm_map_addr(m2);
+	assert_memory_equal(b2 + LINE_OFF(3), "lost", 5);
+	assert_int_equal(pm_crash_image(m2, 0, img2), 0);
+	assert_int_equal(img2[LINE_OFF(3)], 0);
+	/* made durable through either mapping: in both images */
+	memcpy(b2 + LINE_OFF(4), "two", 4);
+	pm_persist(m2, b2 + LINE_OFF(4), 4);
+	memcpy(LINE(f, 5), "one", 4);
+	pm_persist(f->map, LINE(f, 5), 4);
+	durable(f);
+	assert_int_equal(pm_crash_image(m2, 0, img2), 0);
+	assert_memory_equal(f->img, img2, (size_t)MAP_SIZE);
+	assert_memory_equal(img2 + LINE_OFF(4), "two", 4);
+	assert_memory_equal(img2 + LINE_OFF(5), "one", 4);
+	assert_int_equal(img2[LINE_OFF(3)], 0);
+	/* the first mapping goes: the second keeps the shadow */
+	pm_map_delete(&f->map);
+	assert_int_equal(pm_crash_image(m2, 0, img2), 0);
+	assert_memory_equal(img2 + LINE_OFF(5), "one", 4);
+	assert_int_equal(img2[LINE_OFF(3)], 0);
+	assert_int_equal(pm_map_new(f->fd, 0, &f->map), 0);
+	f->base = pm_map_addr(f->map);
+	pm_map_delete(&m2);
+	durable(f);
+	assert_memory_equal(f->img + LINE_OFF(5), "one", 4);
+	assert_int_equal(f->img[LINE_OFF(3)], 0);
+	close(fd2);
+	free(img2);
+}
+
 static void test_write_image(void **state)
 {
 	struct fixture *f = *state;
@@ -602,6 +648,7 @@ int main(int argc, char **argv)
 		T(test_fence_is_per_thread),
 		T(test_late_fence_does_not_roll_back),
 		T(test_multiple_maps),
+		T(test_maps_of_one_file),
 		T(test_write_image),
 		T(test_unarmed_map),
 		T(test_hook_every_fence),
