@@ -635,6 +635,7 @@ static int ring_check(struct pma_fsck *fd, struct pma_fsck *fp,
 			"its check: an open refuses the pool",
 			fp->slot);
 	}
+	cons = pma_xring_start(ring, cons);
 	for (j = cons; j - cons < PMA_XRING_CAP &&
 		       pma_xent_read(ring, j, &block, &dest_off);
 	     j++) {

@@ -1490,6 +1490,9 @@ struct pma_xent *pma_xring_of(const struct pma_heap_hdr *hdr, uint64_t size,
  * dest word's pool offsets into *block and *dest_off; else 0 */
 int pma_xent_read(const struct pma_xent *ring, uint64_t j, uint64_t *block,
 		  uint64_t *dest_off);
+/* where reading ring starts for the consumer word cons on media (past
+ * the next lap's entries that a lost store of the word left below it) */
+uint64_t pma_xring_start(const struct pma_xent *ring, uint64_t cons);
 /* is the block at pool offset off of o freed by a ring entry o has not
  * applied? (recovery's dest redo) */
 int pma_xring_pending(const struct pma_heap *o, uint64_t off);

@@ -71,6 +71,32 @@ int pma_xent_read(const struct pma_xent *ring, uint64_t j, uint64_t *block,
 	return 1;
 }
 
+/*
+ * Where reading ring starts for a consumer word cons as persisted. The
+ * holder's drain stores its consumer word (visible at once to other
+ * opens) before that store is durable: a power loss in between leaves
+ * the older word on media while a freer may already have taken the new
+ * one and written the next lap's entries into the slots below it. Such
+ * slots, valid as index + PMA_XRING_CAP, are a prefix from cons (a freer
+ * writes index k + CAP only once the word is past k, in index order):
+ * reading starts after them, where the lost word was or below it. An
+ * entry below the lost word was applied (a drain's frees are fenced
+ * before its word): applied again it finds its block free and is
+ * ignored (the drain's locks held its blocks until the word was
+ * durable).
+ */
+uint64_t pma_xring_start(const struct pma_xent *ring, uint64_t cons)
+{
+	uint64_t k, block, dest_off;
+
+	for (k = cons;
+	     k - cons < PMA_XRING_CAP &&
+	     pma_xent_read(ring, k + PMA_XRING_CAP, &block, &dest_off);
+	     k++)
+		;
+	return k;
+}
+
 /* entries other opens published for o that o has not applied */
 static uint64_t drain_pending(const struct pma_heap *o)
 {
@@ -342,6 +368,7 @@ static int xring_recover(struct pma_heap *p)
 					       "mismatch)",
 					       d % top->nreg, d / top->nreg,
 					       p->slot);
+		cons = pma_xring_start(ring, cons);
 		j = p->hdr->xprod[d] > cons ? p->hdr->xprod[d] : cons;
 		for (; j - cons < PMA_XRING_CAP &&
 		       pma_xent_read(ring, j, &block, &dest_off);
@@ -392,6 +419,7 @@ int pma_xring_pending(const struct pma_heap *o, uint64_t off)
 		ring = pma_xring_of(sh, top->slot_size[s], o->slot);
 		if (!ring || pma_check_cons_decode(o->hdr->xcons[s], s, &cons))
 			continue;
+		cons = pma_xring_start(ring, cons);
 		for (j = cons; j - cons < PMA_XRING_CAP &&
 			       pma_xent_read(ring, j, &block, &dest_off);
 		     j++)
@@ -417,6 +445,7 @@ static uint64_t ring_pending_of(const struct pma_heap_hdr *dh,
 							   __ATOMIC_ACQUIRE),
 					   p, &cons) < 0)
 		return 0;
+	cons = pma_xring_start(ring, cons);
 	for (j = cons; j - cons < PMA_XRING_CAP &&
 		       pma_xent_read(ring, j, &block, &dest_off);
 	     j++)
@@ -478,12 +507,15 @@ int pma_pool_ring_pending(struct pool *pool, uint64_t dest_mask,
 	return 0;
 }
 
-/* o's consumer words into DRAM */
+/* o's consumer words into DRAM (each moved past the next lap's
+ * entries a lost store of it left below, pma_xring_start: persisted) */
 static int xring_cons_load(struct pma_heap *o)
 {
+	const struct pma_heap *top = o->top;
+	const struct pma_xent *ring;
 	unsigned s;
 
-	for (s = 0; s < PMA_MAX_SLOTS; s++)
+	for (s = 0; s < PMA_MAX_SLOTS; s++) {
 		if (pma_check_cons_decode(o->hdr->xcons[s], s, &o->xcons[s]) <
 		    0)
 			return util_errmsg_set(
@@ -492,6 +524,18 @@ static int xring_cons_load(struct pma_heap *o)
 				"applied from slot %u is damaged "
 				"(check mismatch)",
 				s);
+		ring = s != o->slot && top->slot_hdr[s] ?
+			       pma_xring_of(top->slot_hdr[s], top->slot_size[s],
+					    o->slot) :
+			       NULL;
+		if (!ring || pma_xring_start(ring, o->xcons[s]) == o->xcons[s])
+			continue;
+		o->xcons[s] = pma_xring_start(ring, o->xcons[s]);
+		__atomic_store_n(&o->hdr->xcons[s],
+				 pma_check_cons(o->xcons[s], s),
+				 __ATOMIC_RELEASE);
+		pm_persist(o->map, &o->hdr->xcons[s], sizeof(uint64_t));
+	}
 	return 0;
 }
 

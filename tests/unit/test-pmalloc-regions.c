@@ -758,6 +758,98 @@ static void test_mask_ring_damaged(void **state)
 	pma_heap_close(a);
 }
 
+/*
+ * A consumer word whose store was lost (power) after a freer took it: the
+ * freer wrote the next lap's entries into the slots below it. Made here
+ * by storing an older consumer word back over the one a drain persisted.
+ * The open moves the word past those slots (pma_xring_start): every free
+ * is applied, the freer's frees go on (no -EAGAIN), fsck is clean.
+ */
+#define LOST_N 76 /* frees: 8, drained; 60, drained; 8 more (slots 4..11) */
+static void test_mask_ring_lost_cons(void **state)
+{
+	struct fixture *f = *state;
+	struct pma_heap *a = NULL, *b = NULL;
+	uint64_t root, *w, *wb, *tab, old_word = 0, *shared;
+	struct ring_codes c;
+	struct regs r;
+	unsigned i;
+	int st, fd;
+	off_t cons_at;
+	pid_t pid;
+
+	a = two_regions(f, &r);
+	assert_int_equal(pma_root(a, ROOT_WORDS * 8, &root), 0);
+	pma_heap_close(a);
+	cons_at = (off_t)(r.offs[1] + offsetof(struct pma_heap_hdr, xcons));
+	shared = shared_page();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (open_mask(f, 0x1, 0, &a) < 0 ||
+		    open_mask(f, 0x2, 0, &b) < 0)
+			_exit(2);
+		w = pma_direct(a, root);
+		wb = pma_direct(b, root);
+		if (pma_malloc_to(b, (LOST_N + 4) * 8, &wb[0]) < 0)
+			_exit(3);
+		tab = pma_direct(b, wb[0]);
+		for (i = 0; i < LOST_N + 4; i++)
+			if (pma_malloc_to(b, 200, &tab[i]) < 0)
+				_exit(4);
+		memcpy(shared, tab, (LOST_N + 4) * 8);
+		tab = pma_direct(a, w[0]);
+		for (i = 0; i < LOST_N; i++) {
+			if (pma_free_from(a, &tab[i]) < 0)
+				_exit(5);
+			if (i == 7 && pma_heap_sync(b) != 8)
+				_exit(6);
+			if (i == 7) /* the consumer word at 8 */
+				shared[511] = __atomic_load_n(&b->hdr->xcons[0],
+							      __ATOMIC_ACQUIRE);
+			if (i == 67 && pma_heap_sync(b) != 60)
+				_exit(7);
+		}
+		raise(SIGKILL); /* entries 68..75 wait in slots 4..11 */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	old_word = shared[511];
+	assert_true(old_word != 0);
+	fd = open(f->path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &old_word, 8, cons_at), 8);
+	close(fd);
+	/* fsck reads past the next lap's slots too: no error (entries
+	 * below the lost word are warned as not live: applied already) */
+	c = ring_fsck(f);
+	assert_int_equal(c.errors, 0);
+	assert_int_equal(pma_heap_open(f->path, 0, &a), 0);
+	w = pma_direct(a, root);
+	tab = pma_direct(a, w[0]);
+	for (i = 0; i < LOST_N + 4; i++) {
+		assert_int_equal(tab[i] != 0, i >= LOST_N);
+		assert_int_equal(pma_usable_size(a, shared[i]) != 0,
+				 i >= LOST_N);
+	}
+	/* and frees through the ring go on (the word moved past slot 11) */
+	pma_heap_close(a);
+	assert_int_equal(open_mask(f, 0x1, 0, &a), 0);
+	w = pma_direct(a, root);
+	tab = pma_direct(a, w[0]);
+	for (i = LOST_N; i < LOST_N + 4; i++)
+		assert_int_equal(pma_free_from(a, &tab[i]), 0);
+	pma_heap_close(a);
+	c = ring_fsck(f);
+	assert_int_equal(c.pending, 1); /* (one finding: 4 frees) */
+	assert_int_equal(c.not_live + c.errors, 0);
+	assert_int_equal(pma_heap_open(f->path, 0, &a), 0);
+	for (i = 0; i < LOST_N + 4; i++)
+		assert_int_equal(pma_usable_size(a, shared[i]), 0);
+	pma_heap_close(a);
+	munmap(shared, 4096);
+}
+
 /* frees of blocks of a region whose holder closed: past a ring's worth,
  * the freer opens the region itself (its open applies the ring) */
 static void test_mask_ring_adopt(void **state)
@@ -1435,6 +1527,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mask_ring_fsck, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_ring_damaged, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mask_ring_lost_cons, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mask_ring_full, setup,
 						teardown),
