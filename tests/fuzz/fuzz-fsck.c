@@ -76,7 +76,23 @@ static int own_file(unsigned k)
 struct fsck_count {
 	unsigned long unrepairable; /* errors fsck does not repair */
 	char first[64]; /* the first of them, or the first error */
+	/* the error codes found (the first 16), and whether one not in
+	 * known[] was (check_recovery) */
+	char codes[16][48];
+	unsigned ncodes;
+	const struct fsck_count *known;
+	int unknown;
 };
+
+static int code_in(const struct fsck_count *c, const char *code)
+{
+	unsigned i;
+
+	for (i = 0; i < c->ncodes; i++)
+		if (!strcmp(c->codes[i], code))
+			return 1;
+	return 0;
+}
 
 static int finding(const struct pool_fsck_finding *f, void *arg)
 {
@@ -92,6 +108,13 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 		fprintf(stderr, "fuzz-fsck: %s: %s: %s\n",
 			pool_fsck_severity_name(f->severity), f->code,
 			f->message);
+	if (f->severity == POOL_FSCK_ERROR && !code_in(c, f->code) &&
+	    c->ncodes < 16)
+		snprintf(c->codes[c->ncodes++], sizeof(c->codes[0]), "%s",
+			 f->code);
+	if (f->severity == POOL_FSCK_ERROR && c->known &&
+	    !code_in(c->known, f->code))
+		c->unknown = 1;
 	if (pma_fsck_blocks_repair(f, 1) && !c->unrepairable++)
 		snprintf(c->first, sizeof(c->first), "%s", f->code);
 	else if (f->severity == POOL_FSCK_ERROR && !c->first[0])
@@ -383,10 +406,11 @@ static void must_work(unsigned salt)
 
 /* pmactl fsck --recovery (HDPM image): recovery on a private view and
  * the check of what it leaves; its findings must be well-formed, and it
- * must leave the file as it was. 1 if it found an error */
-static int check_recovery(void)
+ * must leave the file as it was. 1 if it found an error of a code the
+ * check (plain) did not */
+static int check_recovery(const struct fsck_count *plain)
 {
-	struct fsck_count c = { 0 };
+	struct fsck_count c = { .known = plain };
 	struct pool_fsck_sink sink = { .fn = finding, .arg = &c };
 	struct pma_fsck_pending p;
 
@@ -399,7 +423,7 @@ static int check_recovery(void)
 		fprintf(stderr, "fuzz-fsck: --recovery wrote the pool\n");
 		abort();
 	}
-	return c.first[0] != 0;
+	return c.unknown;
 }
 
 /*
@@ -484,11 +508,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "fuzz-fsck: the check wrote the pool\n");
 		abort();
 	}
-	/* an error only the recovered state shows (a log record whose redo
-	 * stores into the file system's metadata: the plain check reads
-	 * it as on media) is reported by pmactl fsck --recovery, and the
-	 * mount refuses it: no workload */
-	if (hdpm && check_recovery() && !errors)
+	/* an error only the recovered state shows (a log record whose
+	 * redo stores into the file system's metadata: the plain check
+	 * reads it as on media) is reported by pmactl fsck --recovery, and
+	 * the mount refuses it, after a repair too: no repair, no workload */
+	if (hdpm && check_recovery(&c))
 		return 0;
 	if (c.unrepairable)
 		return 0; /* pmactl fsck --repair: exit 3, writes nothing;
