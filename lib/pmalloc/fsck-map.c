@@ -624,8 +624,11 @@ static int ring_check(struct pma_fsck *fd, struct pma_fsck *fp,
 
 	if (!ring)
 		return 0;
-	if (pma_check_cons_decode(fd->hdr->xcons[fp->slot], fp->slot, &cons) <
-	    0) {
+	/* (a region the open formats gets consumer words of 0) */
+	if (fd->unformatted)
+		cons = 0;
+	else if (pma_check_cons_decode(fd->hdr->xcons[fp->slot], fp->slot,
+				       &cons) < 0) {
 		util_errmsg_clear();
 		return pma_fsck_report(
 			fd, "ring-cons-check", POOL_FSCK_ERROR,
@@ -642,7 +645,8 @@ static int ring_check(struct pma_fsck *fd, struct pma_fsck *fp,
 		if (!block)
 			continue; /* void (ring_gap) */
 		(*pending)++;
-		live = pool_off_part(block) == fd->part &&
+		/* (an unformatted region has no live block) */
+		live = fd->walked && pool_off_part(block) == fd->part &&
 				       pool_off_byte(block) >= fd->region_off &&
 				       pool_off_byte(block) <
 					       fd->region_off +
@@ -699,6 +703,25 @@ static int cons_check_rest(struct pma_fsck_set *set, struct pma_fsck *fd,
 	return 0;
 }
 
+/* the rings of every walked region for the unformatted region fd */
+static int rings_for_new(struct pma_fsck_set *set, struct pma_fsck *fd)
+{
+	uint64_t pending = 0;
+	unsigned p;
+	int rc;
+
+	for (p = 0; p < PMA_MAX_SLOTS; p++) {
+		if (p == fd->slot || !set->part[p].present ||
+		    !set->part[p].walked ||
+		    set->part[p].g.version < PMA_HEAP_VERSION_XRING)
+			continue;
+		rc = ring_check(fd, &set->part[p], &pending);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int pma_fsck_rings(struct pma_fsck_set *set)
 {
 	struct pma_fsck *fd;
@@ -708,6 +731,14 @@ int pma_fsck_rings(struct pma_fsck_set *set)
 
 	for (d = 0; d < PMA_MAX_SLOTS; d++) {
 		fd = &set->part[d];
+		/* a region a writable open formats (its consumer words 0)
+		 * then drains the rings the other regions hold for it */
+		if (fd->present && fd->unformatted) {
+			rc = rings_for_new(set, fd);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		if (!fd->present || !fd->walked ||
 		    fd->g.version < PMA_HEAP_VERSION_XRING)
 			continue;

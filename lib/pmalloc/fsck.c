@@ -198,6 +198,7 @@ static int header_fsck(struct pma_fsck *f)
 	const char *code = NULL;
 
 	if (!memcmp(h->magic, zero, sizeof(zero))) {
+		f->unformatted = 1;
 		pma_fsck_report(f, "heap-unformatted", POOL_FSCK_INFO,
 				f->region_off,
 				"heap region at 0x%llx is not formatted (no "

@@ -242,6 +242,7 @@ struct pma_fsck {
 	unsigned slot; /* region slot: part * set->nreg + region in part */
 	int present; /* the part has a heap region */
 	int walked; /* the walk reached its end (the state is complete) */
+	int unformatted; /* no magic: a writable open formats it */
 	struct pool *pool; /* open read-only during the walk */
 	const char *base; /* the part's mapping */
 	uint64_t region_off; /* byte offset of the heap region in the part */
