@@ -27,6 +27,7 @@
 
 #include "hdpm/fsck.h"
 #include "hdpm/internal.h"
+#include "pmalloc/fsck.h"
 #include "pmalloc/internal.h"
 #include "pool/pool.h"
 #include "util/crc.h"
@@ -1162,6 +1163,77 @@ static int super_fsck(struct hfsck *h)
 	return 0;
 }
 
+/*
+ * The dest words of the heap's log windows: HDPM hands only never-freed
+ * words to the allocator (layout.h: the superblock's alloc_slot,
+ * free_slot, gc_slot, gc_free_slot, itable_off and jslots_off, each
+ * journal slot's alloc_slot and free_slot; the heap's root word), so a
+ * record naming another word is damaged, and recovery's redo would
+ * store an offset or 0 into it (the file system's metadata or a file's
+ * data) unseen by a check of the words as they are on media.
+ */
+struct dests {
+	struct hfsck *h;
+	uint64_t ok[8 + 2 * (HDPM_JSLOTS - 1)];
+	unsigned nok;
+	int rc;
+};
+
+static int dest_word(unsigned part, unsigned arena, uint64_t index,
+		     uint64_t dest, void *arg)
+{
+	struct dests *d = arg;
+	struct hfsck *h = d->h;
+	unsigned i;
+
+	for (i = 0; i < d->nok; i++)
+		if (d->ok[i] == dest)
+			return 0;
+	d->rc = report(h, "hdpm-log-dest", POOL_FSCK_ERROR, 0, dest,
+		       "part %u arena %u log record %llu names dest word 0x%llx"
+		       "%s, which HDPM never allocates or frees through: a "
+		       "damaged record, whose redo at the heap's recovery "
+		       "would store into it",
+		       part, arena, (unsigned long long)index,
+		       (unsigned long long)dest,
+		       dest >= h->sb_off && dest - h->sb_off <
+						    sizeof(struct hdpm_super) ?
+			       " (in the superblock)" :
+			       "");
+	return d->rc < 0 ? d->rc : 0;
+}
+
+static int dests_fsck(struct hfsck *h)
+{
+	static const size_t sbw[] = {
+		offsetof(struct hdpm_super, alloc_slot),
+		offsetof(struct hdpm_super, free_slot),
+		offsetof(struct hdpm_super, gc_slot),
+		offsetof(struct hdpm_super, gc_free_slot),
+		offsetof(struct hdpm_super, itable_off),
+		offsetof(struct hdpm_super, jslots_off),
+	};
+	const struct pma_heap *top = h->heap->top;
+	struct dests d = { .h = h };
+	uint64_t js = h->sb->jslots_off, w;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < sizeof(sbw) / sizeof(sbw[0]); i++)
+		d.ok[d.nok++] = h->sb_off + sbw[i];
+	d.ok[d.nok++] =
+		pool_off_make(top->part, top->region_off + PMA_ROOT_WORD_OFF);
+	for (i = 0; js && live(h, js, sizeof(struct hdpm_jslots)) &&
+		    i < HDPM_JSLOTS - 1;
+	     i++) {
+		w = js + i * sizeof(struct hdpm_jslot);
+		d.ok[d.nok++] = w + offsetof(struct hdpm_jslot, alloc_slot);
+		d.ok[d.nok++] = w + offsetof(struct hdpm_jslot, free_slot);
+	}
+	rc = pma_fsck_window_dests(h->heap, dest_word, &d);
+	return rc < 0 ? rc : d.rc;
+}
+
 static int walk(struct hfsck *h)
 {
 	struct dirent_key *keys;
@@ -1185,6 +1257,8 @@ static int walk(struct hfsck *h)
 	if (rc == 0 && h->sb->jslots_off &&
 	    (h->sb->version >= 4 || live(h, h->sb->jslots_off, 1)))
 		rc = own(h, h->sb->jslots_off, ~0ULL, 0, "journal slots");
+	if (rc == 0)
+		rc = dests_fsck(h);
 	if (rc == 0)
 		rc = journal_fsck(h);
 	if (rc == 0)

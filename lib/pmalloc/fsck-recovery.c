@@ -153,6 +153,38 @@ int pma_fsck_pending(const char *path, struct pma_fsck_pending *ret)
 	return rc;
 }
 
+int pma_fsck_window_dests(struct pma_heap *heap, pma_fsck_dest_fn fn, void *arg)
+{
+	const struct pma_heap *top = heap->top, *h;
+	uint32_t cap;
+	struct pma_op op;
+	unsigned p, a;
+	uint64_t k;
+	int rc = 0;
+
+	for (p = 0; rc == 0 && p < PMA_MAX_SLOTS; p++) {
+		h = top->sib[p];
+		if (!h)
+			continue;
+		cap = h->geom.log_cap;
+		for (a = 0; rc == 0 && a < h->geom.narenas; a++) {
+			const struct pma_arena *ar = &h->arenas[a];
+
+			for (k = ar->head; rc == 0 && k < ar->tail;
+			     k += op.nrecs) {
+				if (pma_booklog_read_op(ar->log, cap, k, h->osh,
+							&op))
+					break;
+				/* (a SLAB_NEW's value is no dest) */
+				if (op.dest && op.type != PMA_REC_SLAB_NEW)
+					rc = fn(h->part, a, op.index, op.dest,
+						arg);
+			}
+		}
+	}
+	return rc;
+}
+
 void pma_fsck_pending_free(struct pma_fsck_pending *p)
 {
 	free(p->arenas);

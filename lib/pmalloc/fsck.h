@@ -126,6 +126,17 @@ struct pma_fsck_pending {
  * pma_fsck_pending_free (also after an error).
  */
 int pma_fsck_pending(const char *path, struct pma_fsck_pending *ret);
+/*
+ * Every dest word an operation of the logs' windows names (recovery's
+ * redo stores into the last ones: an allocation's block, 0 for a free),
+ * in heap (an open, read-only or not, of every part): fn(part, arena,
+ * index of its record, dest pool offset, arg) for each; a nonzero return
+ * of fn stops the walk and is returned.
+ */
+typedef int (*pma_fsck_dest_fn)(unsigned part, unsigned arena, uint64_t index,
+				uint64_t dest, void *arg);
+int pma_fsck_window_dests(struct pma_heap *heap, pma_fsck_dest_fn fn,
+			  void *arg);
 void pma_fsck_pending_free(struct pma_fsck_pending *p);
 
 /*

@@ -328,6 +328,30 @@ crashed() {
 	crashed crash-tx hdpm-journal-pending
 }
 
+@test "hdpm: a log record whose dest is the superblock's magic -> hdpm-log-dest" {
+	mkfs
+	run --separate-stderr "$DAMAGE" crash-write "$P"
+	assert_success
+	fsck_json "$P"
+	assert_success
+	run --separate-stderr "$PMAD_BUILDDIR/tests/corrupt/fsck-damage" \
+		dest-root-obj "$P"
+	assert_success
+	cp "$P" "$T/ref"
+	fsck_json "$P"
+	assert_equal "$status" 1
+	jq -e '[.findings[] | select(.severity == "error") | .code] ==
+		["hdpm-log-dest"]' <<<"$output" >/dev/null ||
+		fail "not exactly hdpm-log-dest: $output"
+	run --separate-stderr pmactl fsck "$P"
+	assert_equal "$status" 1
+	assert_line --partial "(in the superblock), which HDPM never allocates"
+	# not repaired: the redo would zero the magic; nothing written
+	run --separate-stderr pmactl fsck --repair --yes "$P"
+	assert_equal "$status" 3
+	cmp "$P" "$T/ref" || fail "written"
+}
+
 @test "hdpm crash inside a background merge: consistent; --recovery finishes it" {
 	crashed crash-gc hdpm-gc-pending
 }

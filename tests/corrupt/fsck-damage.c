@@ -583,6 +583,38 @@ static void d_pmap_overlap(struct where *w)
 
 	put(w, pmap_off(w, page), &e, sizeof(e));
 }
+/* a record of a window (alloc or free with a dest) whose dest is
+ * rewritten to the root object's first word, resealed: for a heap that
+ * holds an HDPM file system, the superblock's magic (hdpm-log-dest) */
+static void d_dest_root_obj(struct where *w)
+{
+	struct pma_heap *h = w->heap;
+	uint64_t k, payload, value, off, root = h->top->hdr->root_off;
+	unsigned a, type;
+	struct pma_rec r;
+
+	for (a = 0; root && a < h->geom.narenas; a++) {
+		struct pma_arena *ar = &h->arenas[a];
+
+		for (k = ar->tail; k-- > ar->head;) {
+			if (pma_booklog_decode(ar->log, h->geom.log_cap, k,
+					       &type, &payload, &value) < 0 ||
+			    (type != PMA_REC_ALLOC && type != PMA_REC_FREE) ||
+			    !value)
+				continue;
+			pma_booklog_encode(k, h->geom.log_cap, type, payload,
+					   root, &r);
+			off = (uint64_t)((char *)pma_booklog_slot(
+						 ar->log, h->geom.log_cap, k) -
+					 h->part_base);
+			put(w, off, &r, sizeof(r));
+			return;
+		}
+	}
+	fprintf(stderr, "fsck-damage: no root object, or no alloc or free "
+			"record with a dest in a window\n");
+	exit(99);
+}
 /* one bit of a slab bitmap bank's check word */
 static void d_bank_check(struct where *w)
 {
@@ -1201,6 +1233,7 @@ static const struct damage {
 	{ "summary", d_summary },
 	{ "root-word", d_root_word },
 	{ "bank-check", d_bank_check },
+	{ "dest-root-obj", d_dest_root_obj },
 	{ "slot-ahead", d_slot_ahead },
 	{ "unmarked", d_unmarked },
 	{ "dest-meta", d_dest_meta },

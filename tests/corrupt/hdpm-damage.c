@@ -326,6 +326,13 @@ static void crash_tx(struct hdpm_fs *fs)
 }
 
 /* crash-tx whose journal record names a misaligned word, resealed */
+/* a new file written, then a crash with the heap's logs unretired: the
+ * allocations and frees of its operations are in the logs' windows */
+static void crash_write(struct hdpm_fs *fs)
+{
+	put_file(fs, "/n", 2 * PG, NULL, 0);
+	_exit(0);
+}
 static void crash_tx_record(struct hdpm_fs *fs)
 {
 	struct hdpm_inode *in = inode_of(fs, "/f", NULL);
@@ -424,12 +431,14 @@ int main(int argc, char **argv)
 
 	if (argc != 3) {
 		fputs("usage: hdpm-damage make|work|KIND|crash-tx|"
-		      "crash-tx-record|crash-gc POOL\n",
+		      "crash-tx-record|crash-write|crash-gc POOL\n",
 		      stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "crash-tx"))
 		return crash(argv[2], crash_tx);
+	if (!strcmp(argv[1], "crash-write"))
+		return crash(argv[2], crash_write);
 	if (!strcmp(argv[1], "crash-tx-record"))
 		return crash(argv[2], crash_tx_record);
 	if (!strcmp(argv[1], "crash-gc"))
