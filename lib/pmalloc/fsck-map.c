@@ -397,6 +397,14 @@ int pma_fsck_slabs(struct pma_fsck *f)
 		pma_fsck_progress(f, page);
 		if (pma_pmap_kind(f->pmap[page]) == PMA_PMAP_SLAB)
 			rc = slab_fsck(f, page, f->pmap[page]);
+		/* a slab in a group the summary does not mark, which the
+		 * window's ops use: the open ignores its entry, but its
+		 * replay of those ops reads the slab and checks its banks */
+		else if (!f->pmap[page] && page % PMA_CHUNK_PAGES == 0 &&
+			 f->slabs[page / PMA_CHUNK_PAGES] && f->sum &&
+			 !pma_fsck_sum_has(f, page) &&
+			 pma_pmap_kind(f->pmap_pm[page]) == PMA_PMAP_SLAB)
+			rc = slab_fsck(f, page, f->pmap_pm[page]);
 	}
 	return rc;
 }
