@@ -821,10 +821,14 @@ static int inode_fsck(struct hfsck *h, uint64_t ino, struct dirent_key *keys,
 						 "directory");
 	if (ino != 0) {
 		par = in->parent < h->ninodes ? h_inode(h, in->parent) : NULL;
+		/* (the parent excused only if the undo may change its mode:
+		 * another field of it in flux, a size, leaves it a file) */
 		if ((!par || !S_ISDIR(hdpm_mode(par)) || in->parent == ino) &&
 		    !field_flux(h, ino, offsetof(struct hdpm_inode, parent),
 				8) &&
-		    !inode_flux(h, in->parent)) {
+		    !(par &&
+		      field_flux(h, in->parent,
+				 offsetof(struct hdpm_inode, mode_gen), 8))) {
 			rc = report(h, "hdpm-dirent-parent", POOL_FSCK_ERROR, 0,
 				    off + offsetof(struct hdpm_inode, parent),
 				    "inode %llu: its parent %llu is not a "
