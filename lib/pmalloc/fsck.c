@@ -1235,6 +1235,17 @@ static int op_xfree(struct pma_fsck *f, unsigned a, const struct pma_op *op)
 		pma_fsck_route(f->set, pool_off_make(op->owner, op->off));
 	char where[160];
 
+	/* a heap not formatted yet holds no block (a writable open
+	 * formats it, and its replay refuses an XFREE out of its data
+	 * area) */
+	if (o && o->part != f->part && o->present && o->unformatted)
+		return pma_fsck_report(
+			f, "log-op-range", POOL_FSCK_ERROR,
+			rec_off(f, a, op->index),
+			"%s names 0x%llx of part %u, whose heap is not "
+			"formatted",
+			op_where(f, a, op, where, sizeof(where)),
+			(unsigned long long)op->off, op->owner);
 	/* a heap whose header fails its check has its own finding: where
 	 * its data area is is not known */
 	if (o && o->part != f->part && o->present &&
@@ -1598,6 +1609,11 @@ static void part_init(struct pma_fsck_set *set, struct pool *pool, unsigned p,
 	f->hdr = (const struct pma_heap_hdr *)(const void *)(f->base +
 							     region->off);
 	set->nheaps++;
+	{
+		static const char zero[PMA_HEAP_MAGIC_LEN];
+
+		f->unformatted = !memcmp(f->hdr->magic, zero, sizeof(zero));
+	}
 	if (memcmp(f->hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN) != 0 ||
 	    pma_heap_hdr_check(f->hdr, f->region_size, &g) < 0) {
 		util_errmsg_clear();
