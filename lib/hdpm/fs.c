@@ -50,11 +50,13 @@ static int jslots_make(struct hdpm_fs *fs)
 }
 
 /*
- * A superblock without magic is a format that crashed (the magic is
- * written last), whose inode table, if it got one, is reused: it must be
- * a live block of the table's size that holds nothing but what the format
- * writes (inode 0), or the superblock is a damaged file system's, whose
- * files a format would wipe: -EIO, nothing written.
+ * A superblock without magic is a new root object (zeroed) or a format
+ * that crashed (the magic is written last), whose inode table, if it got
+ * one, is reused: no word but those a format writes may be set, and the
+ * table must be a live block of the table's size that holds nothing but
+ * what the format writes (inode 0). Else it is a damaged file system,
+ * whose files a format would wipe (or another object): -EIO, nothing
+ * written.
  */
 static size_t format_table_size(void)
 {
@@ -68,7 +70,25 @@ int hdpm_format_leftover(struct pma_heap *heap, const struct hdpm_super *sb)
 	size_t i, size = format_table_size();
 	const struct hdpm_inode *in;
 	const unsigned char *p;
+	struct hdpm_super rest;
 
+	memcpy(&rest, sb, sizeof(rest));
+	/* a format writes these words before the magic; the root object
+	 * was zeroed when made, so every other word is still 0 */
+	rest.version = 0;
+	rest.itable_log2 = 0;
+	rest.itable_off = 0;
+	rest.ninodes = 0;
+	rest.jslots_off = 0;
+	p = (const unsigned char *)&rest;
+	for (i = 0; i < sizeof(rest); i++)
+		if (p[i])
+			return util_errmsg_set(
+				EIO,
+				"the superblock has no magic (a format that "
+				"crashed?) but its byte %zu is not 0 (no "
+				"format writes it): a damaged file system",
+				i);
 	if (!sb->itable_off)
 		return 0;
 	if (pma_usable_size(heap, sb->itable_off) < size ||
@@ -102,6 +122,10 @@ static int fs_format(struct hdpm_fs *fs)
 	uint64_t n0 = size / sizeof(struct hdpm_inode);
 	int rc;
 
+	/* (a crashed format's superblock, or a zeroed root object) */
+	rc = hdpm_format_leftover(fs->heap, sb);
+	if (rc < 0)
+		return rc;
 	if (!sb->itable_off) {
 		rc = pma_zalloc_to(fs->heap, size, &sb->itable_off);
 		if (rc < 0)
@@ -111,9 +135,6 @@ static int fs_format(struct hdpm_fs *fs)
 					       pma_errormsg());
 	} else {
 		/* a format that crashed: its table is reused */
-		rc = hdpm_format_leftover(fs->heap, sb);
-		if (rc < 0)
-			return rc;
 		pma_memset_flush(fs->heap, hdpm_direct(fs, sb->itable_off), 0,
 				 size);
 	}

@@ -1318,6 +1318,7 @@ static void hfsck_free(struct hfsck *h)
  * A root block whose magic is zero is a format that crashed, which the
  * next mount finishes, reusing its inode table: unless that table is
  * not the format's (fs.c hdpm_format_leftover), and the mount refuses.
+ * Reported only for a root block with a file system's structure in it.
  */
 static int unformatted_fsck(struct hfsck *h)
 {
@@ -1328,7 +1329,14 @@ static int unformatted_fsck(struct hfsck *h)
 	root = __atomic_load_n(&h->heap->top->hdr->root_off, __ATOMIC_ACQUIRE);
 	if (!root || pma_usable_size(h->heap, root) < sizeof(*sb) ||
 	    !(sb = pma_direct(h->heap, root)) ||
-	    memcmp(sb->magic, zero, sizeof(zero)) != 0 ||
+	    memcmp(sb->magic, zero, sizeof(zero)) != 0)
+		return 0;
+	/* only a root block that holds a file system's structure (its
+	 * journal slots and a whole inode table, live): another heap's
+	 * root object may start with zeros too */
+	if (!live(h, sb->jslots_off, sizeof(struct hdpm_jslots)) ||
+	    !live(h, sb->itable_off,
+		  (size_t)HDPM_NINODES * sizeof(struct hdpm_inode)) ||
 	    hdpm_format_leftover(h->heap, sb) == 0)
 		return 0;
 	report(h, "hdpm-super-magic", POOL_FSCK_ERROR, 0, root,

@@ -157,12 +157,13 @@ works() {
 	damaged magic hdpm-super-magic
 	run --separate-stderr "$DAMAGE" work "$P"
 	assert_failure
-	[[ $stderr == *"holds inode"* ]] || fail "not refused for its files: $stderr"
+	[[ $stderr == *"no magic"*"a damaged file system"* ]] ||
+		fail "not refused as damaged: $stderr"
 	# the refused mount formatted nothing: the files' table is there
 	run --separate-stderr pmactl fsck "$P"
 	assert_equal "$status" 1
 	assert_line --partial "error: hdpm-super-magic: "
-	assert_line --partial "holds inode"
+	assert_line --partial "a damaged file system"
 }
 @test "hdpm damage: a page index of too many entries -> hdpm-index-invalid" {
 	damaged index hdpm-index-invalid

@@ -340,8 +340,10 @@ static void hdpm_work(struct pma_heap *heap, unsigned salt)
 	int rc;
 
 	rc = hdpm_mount(heap, HDPM_NO_GC_THREAD, &fs);
-	if (rc == -EINVAL && !hdpm_fsck_present(heap))
-		return; /* no file system (its magic lost): nothing to use */
+	/* no file system (its magic lost): nothing to use; a root block
+	 * that is no format's leftover is not formatted over (-EIO) */
+	if ((rc == -EINVAL || rc == -EIO) && !hdpm_fsck_present(heap))
+		return;
 	if (rc < 0) {
 		fprintf(stderr,
 			"fuzz-fsck: a file system fsck found consistent does "
