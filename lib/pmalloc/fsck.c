@@ -193,12 +193,10 @@ struct pma_fsck_slab *pma_fsck_slab_get(struct pma_fsck *f, uint64_t chunk)
 /* magic, checksum, version, geometry; 1 if the heap cannot be walked */
 static int header_fsck(struct pma_fsck *f)
 {
-	static const char zero[PMA_HEAP_MAGIC_LEN];
 	const struct pma_heap_hdr *h = f->hdr;
 	const char *code = NULL;
 
-	if (!memcmp(h->magic, zero, sizeof(zero))) {
-		f->unformatted = 1;
+	if (f->unformatted) { /* (part_init) */
 		pma_fsck_report(f, "heap-unformatted", POOL_FSCK_INFO,
 				f->region_off,
 				"heap region at 0x%llx is not formatted (no "
@@ -1590,6 +1588,7 @@ struct pma_fsck *pma_fsck_route(const struct pma_fsck_set *set, uint64_t off)
 static void part_init(struct pma_fsck_set *set, struct pool *pool, unsigned p,
 		      unsigned s, const struct pool_region *region)
 {
+	static const char zero[PMA_HEAP_MAGIC_LEN];
 	struct pma_fsck *f = &set->part[s];
 	struct pma_geom g;
 
@@ -1609,11 +1608,7 @@ static void part_init(struct pma_fsck_set *set, struct pool *pool, unsigned p,
 	f->hdr = (const struct pma_heap_hdr *)(const void *)(f->base +
 							     region->off);
 	set->nheaps++;
-	{
-		static const char zero[PMA_HEAP_MAGIC_LEN];
-
-		f->unformatted = !memcmp(f->hdr->magic, zero, sizeof(zero));
-	}
+	f->unformatted = !memcmp(f->hdr->magic, zero, sizeof(zero));
 	if (memcmp(f->hdr->magic, PMA_HEAP_MAGIC, PMA_HEAP_MAGIC_LEN) != 0 ||
 	    pma_heap_hdr_check(f->hdr, f->region_size, &g) < 0) {
 		util_errmsg_clear();
