@@ -513,6 +513,7 @@ static int xring_cons_load(struct pma_heap *o)
 {
 	const struct pma_heap *top = o->top;
 	const struct pma_xent *ring;
+	uint64_t start;
 	unsigned s;
 
 	for (s = 0; s < PMA_MAX_SLOTS; s++) {
@@ -528,9 +529,10 @@ static int xring_cons_load(struct pma_heap *o)
 			       pma_xring_of(top->slot_hdr[s], top->slot_size[s],
 					    o->slot) :
 			       NULL;
-		if (!ring || pma_xring_start(ring, o->xcons[s]) == o->xcons[s])
+		start = ring ? pma_xring_start(ring, o->xcons[s]) : o->xcons[s];
+		if (start == o->xcons[s])
 			continue;
-		o->xcons[s] = pma_xring_start(ring, o->xcons[s]);
+		o->xcons[s] = start;
 		__atomic_store_n(&o->hdr->xcons[s],
 				 pma_check_cons(o->xcons[s], s),
 				 __ATOMIC_RELEASE);
