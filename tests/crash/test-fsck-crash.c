@@ -16,7 +16,10 @@
  * log slot ahead of the tail and an entry in an unmarked group, which
  * fsck repairs itself; with --advanced a damaged record inside a window,
  * whose log is cut there; arena 0's head or its generation word
- * damaged, whose log is dropped), is repaired (pma_fsck_repair_flags, in a
+ * damaged, whose log is dropped; with --advanced, a free ring's damaged
+ * entries voided or its producer word set back; and no damage but a
+ * consumer word whose store was lost, which the repair's open moves and
+ * persists), is repaired (pma_fsck_repair_flags, in a
  * re-exec of this test with PM_CRASH_AT=N) and crashed at every fence N
  * of the repair in turn: each crash image may only show findings the
  * repair repairs (as before, or repaired), and repairing it again leaves
@@ -26,10 +29,12 @@
  * of random files and of heaps with random bytes never crashes.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <string.h>
@@ -473,6 +478,162 @@ static void damage_sealed(const char *path)
 	sealed_banks(path, 0);
 }
 
+/* ------------------------------------------------------------ rings */
+
+/* a pool of one part with two heap regions (layout 12 free rings):
+ * region 1's holder allocated RING_N blocks and died; region 0's holder
+ * freed them all into its ring for region 1, which nothing drained */
+#define RING_N 6
+
+static struct {
+	uint64_t ent0; /* entry 0 of region 0's ring for region 1 */
+	uint64_t prod; /* that ring's producer word */
+} ring;
+
+static int ring_open(const char *path, uint64_t mask,
+		     struct pma_heap **ret_heap)
+{
+	struct pma_config c = test_cfg_with(0);
+
+	assert_int_equal(pma_config_set_region_mask(&c, mask), 0);
+	return pma_heap_open_cfg(path, &c, ret_heap);
+}
+
+/* a new pool of two regions, its root word's block */
+static uint64_t ring_create(const char *path)
+{
+	struct pma_config c = test_cfg_with(PMA_HEAP_FORCE);
+	struct pma_heap *heap;
+	uint64_t root;
+
+	assert_int_equal(pma_config_set_regions(&c, 2), 0);
+	assert_int_equal(pma_heap_create_cfg(path, HEAP_SIZE, &c, &heap), 0);
+	assert_int_equal(pma_root(heap, (size_t)NSLOTS * 8, &root), 0);
+	pma_heap_close(heap);
+	return root;
+}
+
+static void ring_base(const char *path)
+{
+	struct pma_heap *heap;
+	uint64_t root = ring_create(path), *w;
+	unsigned i;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		if (ring_open(path, 0x2, &heap) < 0)
+			_exit(2);
+		w = pma_direct(heap, root);
+		for (i = 0; i < RING_N; i++)
+			if (pma_malloc_to(heap, 300, &w[i]) < 0)
+				_exit(3);
+		raise(SIGKILL); /* no close: nothing drains region 1 */
+	}
+	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(ring_open(path, 0x1, &heap), 0);
+	w = pma_direct(heap, root);
+	for (i = 0; i < RING_N; i++) {
+		assert_true(w[i] != 0);
+		assert_int_equal(pma_free_from(heap, &w[i]), 0);
+	}
+	ring.ent0 = heap->region_off + heap->hdr->xring_off +
+		    (uint64_t)PMA_XRING_CAP * sizeof(struct pma_xent);
+	ring.prod = heap->region_off + offsetof(struct pma_heap_hdr, xprod) +
+		    sizeof(uint64_t);
+	pma_heap_close(heap); /* drains region 0 only */
+}
+
+/*
+ * A consumer word whose store was lost (test-pmalloc-regions,
+ * test_mask_ring_lost_cons): region 1's holder drained 8 of region 0's
+ * frees, then 60 more; region 0's holder took the second word and wrote
+ * 8 frees of the next lap into slots 4..11; then both died, and the
+ * first word is stored back over the second. The repair's open moves
+ * the word past those slots (persisted: pma_xring_start) and applies
+ * them; crashed at every fence of it.
+ */
+#define LOST_N 76
+
+static void ring_lost_base(const char *path)
+{
+	struct pma_heap *a, *b;
+	uint64_t root = ring_create(path), *w, *wb, *tab, *shared;
+	unsigned i;
+	int status, fd;
+	pid_t pid;
+
+	shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(shared != MAP_FAILED);
+	pid = fork();
+	if (pid == 0) {
+		if (ring_open(path, 0x1, &a) < 0 ||
+		    ring_open(path, 0x2, &b) < 0)
+			_exit(2);
+		w = pma_direct(a, root);
+		wb = pma_direct(b, root);
+		if (pma_malloc_to(b, LOST_N * 8, &wb[0]) < 0)
+			_exit(3);
+		tab = pma_direct(b, wb[0]);
+		for (i = 0; i < LOST_N; i++)
+			if (pma_malloc_to(b, 200, &tab[i]) < 0)
+				_exit(4);
+		tab = pma_direct(a, w[0]);
+		for (i = 0; i < LOST_N; i++) {
+			if (pma_free_from(a, &tab[i]) < 0)
+				_exit(5);
+			if (i == 7 && pma_heap_sync(b) != 8)
+				_exit(6);
+			if (i == 7) { /* the consumer word at 8 */
+				shared[0] = __atomic_load_n(&b->hdr->xcons[0],
+							    __ATOMIC_ACQUIRE);
+				shared[1] =
+					b->region_off +
+					offsetof(struct pma_heap_hdr, xcons);
+			}
+			if (i == 67 && pma_heap_sync(b) != 60)
+				_exit(7);
+		}
+		/* entries 68..75 wait in slots 4..11: read from 8, the
+		 * ring starts after them */
+		shared[2] = pma_xring_start(
+			pma_xring_of(a->hdr, a->geom.region_size, b->slot), 8);
+		raise(SIGKILL);
+	}
+	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid);
+	assert_true(WIFSIGNALED(status));
+	assert_true(shared[0] != 0 && shared[1] != 0);
+	assert_int_equal(shared[2], 12);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &shared[0], 8, (off_t)shared[1]), 8);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(munmap(shared, 4096), 0);
+}
+
+static void damage_none(const char *path)
+{
+	(void)path;
+}
+
+/* entries 1 and 3 damaged: both voided, the producer word stays */
+static void damage_ring_entries(const char *path)
+{
+	flip_at(path, ring.ent0 + 1 * sizeof(struct pma_xent));
+	flip_at(path, ring.ent0 + 3 * sizeof(struct pma_xent) + 8);
+}
+
+/* the producer word ahead of the entries written: set back */
+static void damage_ring_prod(const char *path)
+{
+	uint64_t prod = RING_N + 5;
+
+	put_at(path, ring.prod, &prod, sizeof(prod));
+}
+
 struct repair_case {
 	const char *name;
 	void (*damage)(const char *path);
@@ -480,6 +641,7 @@ struct repair_case {
 	unsigned min_errors;
 	const char *code; /* an error it must give (NULL: any) */
 	void (*base)(const char *path); /* NULL: repair_base */
+	int own_damage; /* the base says where (no damage_survey) */
 };
 
 static const struct repair_case repair_cases[] = {
@@ -497,6 +659,11 @@ static const struct repair_case repair_cases[] = {
 	  repair_base_local },
 	{ "drop-local-sealed", damage_sealed, 1, 1, "arena-head-check",
 	  repair_base_local },
+	{ "ring-void", damage_ring_entries, 1, 1, "ring-entry-invalid",
+	  ring_base, 1 },
+	{ "ring-prod", damage_ring_prod, 1, 1, "ring-entry-invalid", ring_base,
+	  1 },
+	{ "ring-lost-cons", damage_none, 0, 0, NULL, ring_lost_base, 1 },
 };
 
 /* the repair in a re-exec crashing at fence n (torn with seed != 0):
@@ -554,7 +721,8 @@ static void repair_case_run(const struct repair_case *c)
 	snprintf(base, sizeof(base), "%s/base", repair_dir);
 	snprintf(work, sizeof(work), "%s/work", repair_dir);
 	(c->base ? c->base : repair_base)(base);
-	damage_survey(base);
+	if (!c->own_damage)
+		damage_survey(base);
 	c->damage(base);
 	assert_int_equal(pool_fsck(base, &sink), 0);
 	assert_int_equal(pma_fsck(base, &sink), 0);
