@@ -50,15 +50,6 @@ static unsigned allowed_cpus(int *cpus, unsigned max)
 	return n;
 }
 
-static int pin_cpu(int cpu)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-}
-
 /* the config of a pool with a part per node of nodes[n] */
 static int numa_config(struct pma_config *cfg, const int *nodes, unsigned n)
 {
@@ -112,18 +103,54 @@ static int numa_create(struct bench_numa *b, const char *dir,
 	return rc;
 }
 
-/* a table of nslots dest words in the part of each CPU's node, made by
- * this thread pinned to that CPU (local-first puts it there) */
+/* one CPU's share of numa_tables, in a thread started on that CPU: a
+ * new thread reads its CPU at its first allocation (a thread that moves
+ * is followed only within PMA_PLACE_RECHECK of its allocations, so the
+ * opening thread pinned in turn would still allocate on its first CPU) */
+struct table_job {
+	struct bench_numa *b;
+	size_t nslots;
+	unsigned part; /* out: the part its blocks go to */
+	int rc;
+};
+
+static void *table_thread(void *arg)
+{
+	struct table_job *j = arg;
+	struct bench_numa *b = j->b;
+	uint64_t *probe = &b->root[NUMA_MAX_PARTS];
+
+	/* a probe block shows the thread's part */
+	j->rc = pma_malloc_to(b->heap, 64, probe);
+	if (j->rc < 0)
+		return NULL;
+	j->part = (unsigned)(*probe >> 56);
+	j->rc = pma_free_from(b->heap, probe);
+	if (j->rc == 0 && j->part >= NUMA_MAX_PARTS)
+		j->rc = -ERANGE;
+	if (j->rc == 0 && !b->table[j->part]) {
+		j->rc = pma_zalloc_to(b->heap, j->nslots * sizeof(uint64_t),
+				      &b->root[j->part]);
+		if (j->rc == 0)
+			b->table[j->part] =
+				pma_direct(b->heap, b->root[j->part]);
+	}
+	return NULL;
+}
+
+/* a table of nslots dest words in the part of each CPU's node, made by a
+ * thread on that CPU (local-first puts it there), one CPU at a time */
 static int numa_tables(struct bench_numa *b, size_t nslots)
 {
 	int cpus[CPU_SETSIZE];
-	cpu_set_t saved;
-	unsigned k, p;
+	struct table_job job = { b, nslots, 0, 0 };
+	pthread_attr_t attr;
+	cpu_set_t one;
+	pthread_t tid;
+	unsigned k;
 	uint64_t root;
 	int rc;
 
-	if (pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved))
-		return -EINVAL;
 	b->ncpus = allowed_cpus(cpus, CPU_SETSIZE);
 	b->cpu_table = calloc(b->ncpus ? b->ncpus : 1, sizeof(*b->cpu_table));
 	if (!b->cpu_table || !b->ncpus)
@@ -134,27 +161,22 @@ static int numa_tables(struct bench_numa *b, size_t nslots)
 		return rc;
 	b->root = pma_direct(b->heap, root);
 	for (k = 0; k < b->ncpus && rc == 0; k++) {
-		rc = pin_cpu(cpus[k]);
+		CPU_ZERO(&one);
+		CPU_SET(cpus[k], &one);
+		rc = -pthread_attr_init(&attr);
 		if (rc < 0)
 			break;
-		/* a probe block shows the thread's part */
-		rc = pma_malloc_to(b->heap, 64, &b->root[NUMA_MAX_PARTS]);
+		rc = -pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		if (rc == 0)
+			rc = -pthread_create(&tid, &attr, table_thread, &job);
+		pthread_attr_destroy(&attr);
 		if (rc < 0)
 			break;
-		p = (unsigned)(b->root[NUMA_MAX_PARTS] >> 56);
-		rc = pma_free_from(b->heap, &b->root[NUMA_MAX_PARTS]);
-		if (rc < 0 || p >= NUMA_MAX_PARTS)
-			break;
-		if (!b->table[p]) {
-			rc = pma_zalloc_to(b->heap, nslots * sizeof(uint64_t),
-					   &b->root[p]);
-			if (rc < 0)
-				break;
-			b->table[p] = pma_direct(b->heap, b->root[p]);
-		}
-		b->cpu_table[k] = b->table[p];
+		pthread_join(tid, NULL);
+		rc = job.rc;
+		if (rc == 0)
+			b->cpu_table[k] = b->table[job.part];
 	}
-	(void)pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
 	return rc;
 }
 
