@@ -100,7 +100,7 @@ static int finding(const struct pool_fsck_finding *f, void *arg)
 
 	if (!f->code || !f->code[0] || strlen(f->code) >= 48 || !f->message ||
 	    strlen(f->message) >= 4096 || f->severity > POOL_FSCK_ERROR) {
-		fprintf(stderr, "fuzz-fsck: malformed finding '%s'\n",
+		fprintf(stderr, "fuzz-fsck: ERROR: malformed finding '%s'\n",
 			f->code ? f->code : "(null)");
 		abort();
 	}
@@ -151,8 +151,8 @@ static unsigned long check(const char *what, struct fsck_count *c)
 	if (rc == 0 && hdpm)
 		rc = check_hdpm(&sink);
 	if (rc) {
-		fprintf(stderr, "fuzz-fsck: %s could not run: %d %s\n", what,
-			rc, pool_errormsg());
+		fprintf(stderr, "fuzz-fsck: ERROR: %s could not run: %d %s\n",
+			what, rc, pool_errormsg());
 		abort();
 	}
 	return sink.counts[POOL_FSCK_ERROR];
@@ -324,7 +324,8 @@ static void hdpm_rc(long rc, const char *what)
 	if (rc >= 0)
 		return;
 	if (rc < -4095 || !hdpm_errormsg()[0]) {
-		fprintf(stderr, "fuzz-fsck: %s returned %ld, message '%s'\n",
+		fprintf(stderr,
+			"fuzz-fsck: ERROR: %s returned %ld, message '%s'\n",
 			what, rc, hdpm_errormsg());
 		abort();
 	}
@@ -346,7 +347,7 @@ static void hdpm_work(struct pma_heap *heap, unsigned salt)
 		return;
 	if (rc < 0) {
 		fprintf(stderr,
-			"fuzz-fsck: a file system fsck found consistent does "
+			"fuzz-fsck: ERROR: a file system fsck found consistent does "
 			"not mount: %s\n",
 			hdpm_errormsg());
 		abort();
@@ -399,7 +400,7 @@ static void must_work(unsigned salt)
 	dump_image(getenv("FUZZ_FSCK_DUMP_AFTER"));
 	if (check("the check after a workload", &c)) {
 		fprintf(stderr,
-			"fuzz-fsck: a workload on a consistent pool "
+			"fuzz-fsck: ERROR: a workload on a consistent pool "
 			"left errors (the first: %s)\n",
 			c.first);
 		abort();
@@ -422,7 +423,8 @@ static int check_recovery(const struct fsck_count *plain)
 					       hdpm_fsck_recover);
 	pma_fsck_pending_free(&p);
 	if (metadata_written()) {
-		fprintf(stderr, "fuzz-fsck: --recovery wrote the pool\n");
+		fprintf(stderr,
+			"fuzz-fsck: ERROR: --recovery wrote the pool\n");
 		abort();
 	}
 	return c.unknown;
@@ -456,7 +458,7 @@ static int repair(struct fsck_count *c)
 	}
 	if (rc < 0) {
 		fprintf(stderr,
-			"fuzz-fsck: repair of repairable errors (the first: "
+			"fuzz-fsck: ERROR: repair of repairable errors (the first: "
 			"%s) fails: %s\n",
 			c->first, hdpm ? hdpm_errormsg() : pool_errormsg());
 		abort();
@@ -507,7 +509,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the pool and heap metadata (the data area is only ever mapped
 	 * read-only by the check, and comparing it too halves the speed) */
 	if (metadata_written()) {
-		fprintf(stderr, "fuzz-fsck: the check wrote the pool\n");
+		fprintf(stderr, "fuzz-fsck: ERROR: the check wrote the pool\n");
 		abort();
 	}
 	/* an error only the recovered state shows (a log record whose
@@ -524,7 +526,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 		if (check("the check after repair", &c)) {
 			fprintf(stderr,
-				"fuzz-fsck: errors left after repair (the "
+				"fuzz-fsck: ERROR: errors left after repair (the "
 				"first: %s)\n",
 				c.first);
 			abort();
