@@ -1518,20 +1518,50 @@ static int xring_apply_extent(struct pma_heap *o, uint64_t b)
 	return 0;
 }
 
-int pma_xring_apply_locked(struct pma_heap *o, uint64_t b)
+/* n more records by the caller's entries since its last fence (see
+ * pma_xring_apply_locked) */
+static void xring_fence_due(struct pma_heap *o, unsigned *unfenced, unsigned n)
 {
-	struct pma_op op = { .type = PMA_REC_FREE, .off = b };
+	if (*unfenced + n > 2) {
+		pm_drain(o->map);
+		*unfenced = 0;
+	}
+}
+
+static int xring_apply_slab(struct pma_heap *o, uint64_t b,
+			    struct pma_slab *slab, unsigned *unfenced);
+
+int pma_xring_apply_locked(struct pma_heap *o, uint64_t b, unsigned *unfenced)
+{
 	uint64_t rel = b - o->data_base;
-	struct pma_arena *arena;
 	struct pma_slab *slab;
-	uint32_t idx;
+	int rc;
 
 	if (b < o->data_base || rel >= o->data_len ||
 	    rel & ((1ULL << o->osh) - 1))
 		return -EINVAL;
 	slab = pma_heap_slab_at_rel(o, rel);
-	if (!slab)
-		return xring_apply_extent(o, b);
+	/* an extent's op is two records, a block's one */
+	xring_fence_due(o, unfenced, slab ? 1 : 2);
+	rc = slab ? xring_apply_slab(o, b, slab, unfenced) :
+		    xring_apply_extent(o, b);
+	if (rc == 0 && !slab)
+		*unfenced += 2;
+	if (*unfenced >= 2) {
+		pm_drain(o->map);
+		*unfenced = 0;
+	}
+	return rc;
+}
+
+/* pma_xring_apply_locked for a slab's block */
+static int xring_apply_slab(struct pma_heap *o, uint64_t b,
+			    struct pma_slab *slab, unsigned *unfenced)
+{
+	struct pma_op op = { .type = PMA_REC_FREE, .off = b };
+	struct pma_arena *arena;
+	uint32_t idx;
+
 	arena = &o->arenas[slab->owner];
 	if (!xring_room(arena))
 		return -ENOSPC;
@@ -1544,6 +1574,7 @@ int pma_xring_apply_locked(struct pma_heap *o, uint64_t b)
 		pma_morph_note(arena, slab);
 		if (pma_morph_free_old(arena, slab, b)) {
 			pma_expect_ok(pma_log_append_op(arena, &op));
+			++*unfenced;
 			if (slab->navail)
 				pma_partial_push(arena, slab);
 			pma_slab_empty_check(arena, slab);
@@ -1554,6 +1585,7 @@ int pma_xring_apply_locked(struct pma_heap *o, uint64_t b)
 	if (pma_slab_index(slab, b, &idx) < 0 || pma_slab_unlive(slab, idx) < 0)
 		return -EINVAL;
 	pma_expect_ok(pma_log_append_op(arena, &op));
+	++*unfenced;
 	/* not taken before the drain persisted its consumer word: every
 	 * arena lock of o is held until then */
 	pma_slab_give(slab, idx);

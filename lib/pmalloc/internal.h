@@ -1497,9 +1497,13 @@ uint64_t pma_xring_start(const struct pma_xent *ring, uint64_t cons);
  * applied? (recovery's dest redo) */
 int pma_xring_pending(const struct pma_heap *o, uint64_t off);
 /* alloc.c: o's owner frees block b (byte offset in o's part) for a ring
- * entry, every arena lock of o held, nothing fenced: 0; -EINVAL (no
- * live block there: nothing changed); -ENOSPC (no log room) */
-int pma_xring_apply_locked(struct pma_heap *o, uint64_t b);
+ * entry, every arena lock of o held: 0; -EINVAL (no live block there:
+ * nothing changed); -ENOSPC (no log room). *unfenced counts the records
+ * the caller's entries appended since its last fence: this fences first
+ * if the records would make more than two (recovery allows two unfenced
+ * records at a log's end), and after its records if they make two; the
+ * caller fences what is left before its consumer word */
+int pma_xring_apply_locked(struct pma_heap *o, uint64_t b, unsigned *unfenced);
 
 static inline struct pma_heap *pma_heap_route(const struct pma_heap *heap,
 					      uint64_t off)

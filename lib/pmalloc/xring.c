@@ -270,7 +270,7 @@ static int drain_slot(struct pma_heap *o, unsigned s)
 	const struct pma_xent *ring =
 		pma_xring_of(sh, top->slot_size[s], o->slot);
 	uint64_t prod, j, off, dest_off;
-	unsigned n = 0;
+	unsigned n = 0, unfenced = 0;
 	int rc;
 
 	if (!ring)
@@ -289,7 +289,8 @@ static int drain_slot(struct pma_heap *o, unsigned s)
 		if (!off)
 			continue; /* a void entry (fsck --repair --advanced) */
 		rc = pool_off_part(off) == o->part ?
-			     pma_xring_apply_locked(o, pool_off_byte(off)) :
+			     pma_xring_apply_locked(o, pool_off_byte(off),
+						    &unfenced) :
 			     -EINVAL;
 		if (rc == -ENOSPC)
 			break; /* the next drain, after a checkpoint */
@@ -305,14 +306,13 @@ static int drain_slot(struct pma_heap *o, unsigned s)
 			atomic_fetch_add_explicit(&top->xring_applied, 1,
 						  memory_order_relaxed);
 		}
-		/* one op's records a fence (an extent's may be two:
-		 * recovery allows two unfenced records at a log's end) */
-		pm_drain(o->map);
 		n++;
 	}
 	if (j == o->xcons[s])
 		return 0;
-	/* the frees are durable ... */
+	/* the frees are durable (two records a fence) ... */
+	if (unfenced)
+		pm_drain(o->map);
 	o->xcons[s] = j;
 	__atomic_store_n(&o->hdr->xcons[s], pma_check_cons(j, s),
 			 __ATOMIC_RELEASE);
