@@ -65,38 +65,22 @@ static struct {
 	uint64_t rnd;
 	_Atomic int filled; /* the fill is done: compaction may start */
 	uint64_t released, punched;
+	struct pma_check_slots sl; /* the root's slots */
 } work;
 
-static void gen_set(unsigned s, uint64_t gen)
-{
-	work.root->gen[s] = gen;
-	pma_persist(work.heap, &work.root->gen[s], sizeof(uint64_t));
-}
-
-/* allocate slot s and write its pattern; the generation word is set
- * only once the pattern is durable */
+/* allocate slot s (if there is room) and write its pattern; the
+ * generation word is set only once the pattern is durable */
 static void slot_alloc(unsigned s, uint64_t gen)
 {
-	unsigned char *p;
-	size_t j, n = slot_size(s);
-	int rc;
+	int rc = pma_check_slot_alloc(work.heap, &work.sl, s, gen);
 
-	rc = pma_malloc_to(work.heap, n, &work.root->slot[s]);
-	if (rc == -ENOMEM)
-		return;
-	if (rc)
+	if (rc && rc != -ENOMEM)
 		_exit(4);
-	p = pma_direct(work.heap, work.root->slot[s]);
-	for (j = 0; j < n; j++)
-		p[j] = pma_check_pattern(s, gen, j);
-	pma_persist(work.heap, p, n);
-	gen_set(s, gen);
 }
 
 static void slot_free(unsigned s)
 {
-	gen_set(s, 0);
-	if (pma_free_from(work.heap, &work.root->slot[s]))
+	if (pma_check_slot_free(work.heap, &work.sl, s))
 		_exit(5);
 }
 
@@ -153,6 +137,8 @@ static void child_run(const char *path, uint64_t rnd)
 	    pma_root(work.heap, sizeof(struct root), &root))
 		_exit(7);
 	work.root = pma_direct(work.heap, root);
+	work.sl = (struct pma_check_slots){ NSLOTS, work.root->slot,
+					    work.root->gen, slot_size };
 	work.rnd = rnd;
 	crash_sweep_arm(work.heap->map);
 	pthread_create(&a, NULL, allocator, NULL);

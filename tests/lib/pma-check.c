@@ -21,6 +21,39 @@ unsigned char pma_check_pattern(unsigned s, uint64_t gen, size_t j)
 	return (unsigned char)(s * 31 + gen * 7 + j * 13 + 1);
 }
 
+static void gen_set(struct pma_heap *heap, const struct pma_check_slots *sl,
+		    unsigned s, uint64_t gen)
+{
+	sl->gen[s] = gen;
+	pma_persist(heap, &sl->gen[s], sizeof(uint64_t));
+}
+
+int pma_check_slot_alloc(struct pma_heap *heap,
+			 const struct pma_check_slots *sl, unsigned s,
+			 uint64_t gen)
+{
+	unsigned char *p;
+	size_t j, n = sl->size(s);
+	int rc;
+
+	rc = pma_malloc_to(heap, n, &sl->slot[s]);
+	if (rc)
+		return rc;
+	p = pma_direct(heap, sl->slot[s]);
+	for (j = 0; j < n; j++)
+		p[j] = pma_check_pattern(s, gen, j);
+	pma_persist(heap, p, n);
+	gen_set(heap, sl, s, gen);
+	return 0;
+}
+
+int pma_check_slot_free(struct pma_heap *heap, const struct pma_check_slots *sl,
+			unsigned s)
+{
+	gen_set(heap, sl, s, 0);
+	return pma_free_from(heap, &sl->slot[s]);
+}
+
 int pma_check_slot(struct pma_heap *heap, const struct pma_check_slots *sl,
 		   unsigned s, char *why, size_t why_len)
 {

@@ -40,10 +40,22 @@ unsigned char pma_check_pattern(unsigned s, uint64_t gen, size_t j);
  * the block's bytes are not known durable; else it holds pattern gen */
 struct pma_check_slots {
 	unsigned n; /* slots */
-	const uint64_t *slot; /* n block offsets (0: none) */
-	const uint64_t *gen; /* n generation words */
+	uint64_t *slot; /* n block offsets (0: none) */
+	uint64_t *gen; /* n generation words */
 	size_t (*size)(unsigned s); /* the size slot s asks for */
 };
+
+/* the workload's side: allocate slot s (pma_malloc_to's rc) and write
+ * its pattern gen; gen[s] is set (persisted) only once the pattern is
+ * durable */
+int pma_check_slot_alloc(struct pma_heap *heap,
+			 const struct pma_check_slots *sl, unsigned s,
+			 uint64_t gen);
+
+/* the workload's side: gen[s] cleared (persisted), then slot s freed
+ * (pma_free_from's rc) */
+int pma_check_slot_free(struct pma_heap *heap, const struct pma_check_slots *sl,
+			unsigned s);
 
 /* slot s's block (not 0) is a live block of its size holding its
  * pattern if its gen is set */
