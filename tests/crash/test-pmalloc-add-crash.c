@@ -46,6 +46,7 @@
 #include "../lib/test-cfg.h"
 #include "crash-fsck.h"
 #include "crash-sweep.h"
+#include "pma-check.h"
 
 #define POOL_SIZE (8ULL << 20)
 #define NREG 4 /* slots 0..3: A holds 0, B 2 and then 1; 3 stays free */
@@ -97,15 +98,6 @@ static size_t word_size(unsigned i)
 	if (i == 13)
 		return 100000;
 	return 24 + (i * 2654435761u >> 8) % 2000;
-}
-
-static int open_mask(const char *path, uint64_t mask,
-		     struct pma_heap **ret_heap)
-{
-	struct pma_config c = test_cfg;
-
-	c.region_mask = mask;
-	return pma_heap_open_cfg(path, &c, ret_heap);
 }
 
 /* ------------------------------------------------------------ child */
@@ -181,7 +173,7 @@ static void holder_run(const char *path, uint64_t root, int dies)
 	uint64_t *w;
 	unsigned i;
 
-	if (open_mask(path, 0x2, &h) < 0)
+	if (pma_check_open_mask(&test_cfg, path, 0x2, &h) < 0)
 		_exit(2);
 	w = pma_direct(h, root);
 	for (i = 0; i < H_WORDS; i++)
@@ -201,7 +193,8 @@ static void ring_warm(const char *path)
 	uint64_t word;
 	unsigned i;
 
-	if (open_mask(path, 0x1, &a) < 0 || open_mask(path, 0x2, &h) < 0)
+	if (pma_check_open_mask(&test_cfg, path, 0x1, &a) < 0 ||
+	    pma_check_open_mask(&test_cfg, path, 0x2, &h) < 0)
 		_exit(11);
 	for (i = 0; i < WARM; i++) {
 		/* a dest outside the pool: the entry names none */
@@ -234,7 +227,7 @@ static void child_setup(const char *path, uint64_t rnd, struct pma_heap **ret_a,
 	if (test_heap_create(path, POOL_SIZE, 0, &heap) < 0)
 		_exit(7);
 	pma_heap_close(heap);
-	if (open_mask(path, 0x1, &heap) < 0 ||
+	if (pma_check_open_mask(&test_cfg, path, 0x1, &heap) < 0 ||
 	    pma_root(heap, ROOT_WORDS * sizeof(uint64_t), &root) < 0)
 		_exit(8);
 	pma_heap_close(heap);
@@ -247,7 +240,8 @@ static void child_setup(const char *path, uint64_t rnd, struct pma_heap **ret_a,
 	    WEXITSTATUS(st))
 		_exit(9);
 	/* A opens after the holder: its shadow starts from the file */
-	if (open_mask(path, 0x1, ret_a) < 0 || !pma_sib(*ret_a, 0) ||
+	if (pma_check_open_mask(&test_cfg, path, 0x1, ret_a) < 0 ||
+	    !pma_sib(*ret_a, 0) ||
 	    pma_sib(*ret_a, 0)->hdr->xprod[1] != (rnd & 2 ? WARM : 0))
 		_exit(8);
 	w = pma_direct(*ret_a, root);
@@ -298,7 +292,7 @@ static void child_run(const char *path, uint64_t rnd)
 	pthread_t tid;
 
 	child_setup(path, rnd, &r[0].a, &r[0].root);
-	if (open_mask(path, 0x4, &r[0].b) < 0)
+	if (pma_check_open_mask(&test_cfg, path, 0x4, &r[0].b) < 0)
 		_exit(10);
 	ops_build(prog, rnd);
 	memset(prog->state, OP_NOT_BEGUN, sizeof(prog->state));
@@ -321,14 +315,6 @@ static void child_run(const char *path, uint64_t rnd)
 
 /* ----------------------------------------------------------- parent */
 
-#define CHECK(cond, ...)                                     \
-	do {                                                 \
-		if (!(cond)) {                               \
-			snprintf(why, why_len, __VA_ARGS__); \
-			goto out_close;                      \
-		}                                            \
-	} while (0)
-
 /* as pmad recovers dead clients: masked opens of A's slot and of B's
  * (its grant and the slot it added), closed, in the order given */
 static int recover_masked(const char *file, int b_first)
@@ -338,7 +324,9 @@ static int recover_masked(const char *file, int b_first)
 	unsigned i;
 
 	for (i = 0; i < 2; i++) {
-		if (open_mask(file, masks[i ^ (unsigned)b_first], &heap) < 0)
+		if (pma_check_open_mask(&test_cfg, file,
+					masks[i ^ (unsigned)b_first],
+					&heap) < 0)
 			return -1;
 		pma_heap_close(heap);
 	}
@@ -654,16 +642,11 @@ int main(int argc, char **argv)
 		{ "test_sweep_threads_torn", test_sweep, NULL, NULL,
 		  &sweeps[5] },
 	};
-	int rc;
 
 	prog = mmap(NULL, sizeof(*prog), PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (prog == MAP_FAILED)
 		return 1;
-	rc = crash_sweep_main(&add_ops, argc, argv);
-	if (rc >= 0)
-		return rc;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	crash_sweep_cleanup();
-	return rc;
+	return pma_check_main(&add_ops, argc, argv, tests,
+			      sizeof(tests) / sizeof(tests[0]), NULL);
 }

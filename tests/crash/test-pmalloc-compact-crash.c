@@ -10,8 +10,9 @@
  * durable image gets the zeros). At EVERY fence the image is recovered
  * and checked: every slot whose generation word is set names a live block
  * holding its pattern (a punch never hit a live block), no block is named
- * twice, live blocks == named blocks + root, and the heap keeps working.
- * The driver is tests/lib/crash-sweep.c.
+ * twice or overlaps another, live blocks == named blocks + root, and the
+ * heap keeps working. The driver is tests/lib/crash-sweep.c, the shared
+ * checks tests/lib/pma-check.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -33,6 +34,7 @@
 #include "pmem/fast.h"
 #include "crash-fsck.h"
 #include "crash-sweep.h"
+#include "pma-check.h"
 
 #define HEAP_SIZE (4ULL << 20)
 #define NSLOTS 40
@@ -55,11 +57,6 @@ static size_t slot_size(unsigned s)
 	return 64 + (h >> 8) % 1500;
 }
 
-static unsigned char pattern(unsigned s, uint64_t gen, size_t j)
-{
-	return (unsigned char)(s * 31 + gen * 7 + j * 13 + 1);
-}
-
 /* ------------------------------------------------------------ child */
 
 static struct {
@@ -68,38 +65,22 @@ static struct {
 	uint64_t rnd;
 	_Atomic int filled; /* the fill is done: compaction may start */
 	uint64_t released, punched;
+	struct pma_check_slots sl; /* the root's slots */
 } work;
 
-static void gen_set(unsigned s, uint64_t gen)
-{
-	work.root->gen[s] = gen;
-	pma_persist(work.heap, &work.root->gen[s], sizeof(uint64_t));
-}
-
-/* allocate slot s and write its pattern; the generation word is set
- * only once the pattern is durable */
+/* allocate slot s (if there is room) and write its pattern; the
+ * generation word is set only once the pattern is durable */
 static void slot_alloc(unsigned s, uint64_t gen)
 {
-	unsigned char *p;
-	size_t j, n = slot_size(s);
-	int rc;
+	int rc = pma_check_slot_alloc(work.heap, &work.sl, s, gen);
 
-	rc = pma_malloc_to(work.heap, n, &work.root->slot[s]);
-	if (rc == -ENOMEM)
-		return;
-	if (rc)
+	if (rc && rc != -ENOMEM)
 		_exit(4);
-	p = pma_direct(work.heap, work.root->slot[s]);
-	for (j = 0; j < n; j++)
-		p[j] = pattern(s, gen, j);
-	pma_persist(work.heap, p, n);
-	gen_set(s, gen);
 }
 
 static void slot_free(unsigned s)
 {
-	gen_set(s, 0);
-	if (pma_free_from(work.heap, &work.root->slot[s]))
+	if (pma_check_slot_free(work.heap, &work.sl, s))
 		_exit(5);
 }
 
@@ -156,6 +137,8 @@ static void child_run(const char *path, uint64_t rnd)
 	    pma_root(work.heap, sizeof(struct root), &root))
 		_exit(7);
 	work.root = pma_direct(work.heap, root);
+	work.sl = (struct pma_check_slots){ NSLOTS, work.root->slot,
+					    work.root->gen, slot_size };
 	work.rnd = rnd;
 	crash_sweep_arm(work.heap->map);
 	pthread_create(&a, NULL, allocator, NULL);
@@ -172,69 +155,13 @@ static void child_run(const char *path, uint64_t rnd)
 
 /* ------------------------------------------------------------ check */
 
-#define CHECK(cond, ...)                                     \
-	do {                                                 \
-		if (!(cond)) {                               \
-			snprintf(why, why_len, __VA_ARGS__); \
-			goto out_close;                      \
-		}                                            \
-	} while (0)
-
-static int off_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* live blocks and extents, from the heap's own state */
-static uint64_t heap_live(struct pma_heap *heap)
-{
-	uint64_t c, page, live = 0;
-	struct pma_slab *slab;
-	uint32_t i;
-
-	for (c = 0; c < heap->nchunks; c++) {
-		slab = pma_heap_slab_at(
-			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
-		for (i = 0; slab && i < slab->nblocks; i++)
-			live += pma_slab_is_live(slab, i);
-	}
-	for (page = 0; page < heap->geom.npages; page++)
-		live += pma_pmap_kind(heap->pmap[page]) == PMA_PMAP_EXTENT;
-	return live;
-}
-
-/* a named slot's block: usable, and its pattern if its gen is set */
-static int check_slot(struct pma_heap *heap, const struct root *r, unsigned s,
-		      char *why, size_t why_len)
-{
-	const unsigned char *p = pma_direct(heap, r->slot[s]);
-	size_t j, n = slot_size(s);
-
-	if (pma_usable_size(heap, r->slot[s]) < n) {
-		snprintf(why, why_len, "slot %u: 0x%llx is not a live block", s,
-			 (unsigned long long)r->slot[s]);
-		return -1;
-	}
-	for (j = 0; r->gen[s] && j < n; j++)
-		if (p[j] != pattern(s, r->gen[s], j)) {
-			snprintf(why, why_len,
-				 "slot %u (gen %llu): byte %zu is 0x%02x, "
-				 "want 0x%02x",
-				 s, (unsigned long long)r->gen[s], j, p[j],
-				 pattern(s, r->gen[s], j));
-			return -1;
-		}
-	return 0;
-}
-
 static int check_heap(const char *file, unsigned *ret_live, char *why,
 		      size_t why_len)
 {
-	uint64_t root = 0, offs[NSLOTS], live;
+	struct pma_check_slots sl = { .n = NSLOTS, .size = slot_size };
 	struct pma_compact_report rep;
 	struct pma_heap *heap;
+	uint64_t root = 0, live;
 	struct root *r;
 	unsigned s, n = 0;
 
@@ -249,28 +176,21 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	CHECK(pma_root(heap, sizeof(*r), &root) == 0, "root: %s",
 	      pma_errormsg());
 	r = pma_direct(heap, root);
-	for (s = 0; s < NSLOTS; s++) {
-		CHECK(!r->gen[s] || r->slot[s],
-		      "slot %u: gen %llu set, no block", s,
-		      (unsigned long long)r->gen[s]);
-		if (!r->slot[s])
-			continue;
-		if (check_slot(heap, r, s, why, why_len) < 0)
-			goto out_close;
-		offs[n++] = r->slot[s];
-	}
-	qsort(offs, n, sizeof(offs[0]), off_cmp);
-	for (s = 1; s < n; s++)
-		CHECK(offs[s] != offs[s - 1], "0x%llx named twice",
-		      (unsigned long long)offs[s]);
-	live = heap_live(heap);
+	sl.slot = r->slot;
+	sl.gen = r->gen;
+	/* every named block live and holding its pattern, none named
+	 * twice or overlapping another */
+	if (pma_check_slots(heap, &sl, &n, why, why_len) < 0)
+		goto out_close;
+	live = pma_check_live(heap, NULL, 0, 0);
 	CHECK(live == n + 1ULL, "%llu live blocks, %u named + root (leak)",
 	      (unsigned long long)live, n);
 	*ret_live = n;
 	/* compaction of the recovered heap works and keeps every block */
 	CHECK(pma_heap_compact(heap, &rep) == 0, "compact: %s", pma_errormsg());
 	for (s = 0; s < NSLOTS; s++)
-		if (r->slot[s] && check_slot(heap, r, s, why, why_len) < 0)
+		if (r->slot[s] &&
+		    pma_check_slot(heap, &sl, s, why, why_len) < 0)
 			goto out_close;
 	for (s = 0; s < NSLOTS; s++)
 		CHECK(pma_free_from(heap, &r->slot[s]) == 0, "free slot %u: %s",
@@ -287,24 +207,9 @@ out_close:
 	return -1;
 }
 
-/* how many images fsck checked, in how long (CRASH_FSCK_EVERY: doc) */
-static void fsck_stats(void)
-{
-	unsigned long n;
-	double t;
-
-	crash_fsck_stats(&n, &t);
-	printf("# fsck: %lu images checked in %.1f s\n", n, t);
-}
-
 static int recover_only(const char *file)
 {
-	struct pma_heap *heap;
-
-	if (test_heap_open(file, 0, &heap))
-		return 1;
-	pma_heap_close(heap);
-	return 0;
+	return pma_check_recover(file, &test_cfg);
 }
 
 static const struct crash_sweep_ops compact_ops = {
@@ -328,20 +233,11 @@ static struct crash_sweep sweeps[] = {
 	{ .name = "byte durable", .runs = 1, .byte = 1 },
 };
 
-static unsigned env_runs(unsigned dflt)
-{
-	const char *s = getenv("PMA_CRASH_RUNS");
-
-	return s && atoi(s) > 0 ? (unsigned)atoi(s) : dflt;
-}
-
 static void test_sweep(void **state)
 {
 	struct crash_sweep sw = *(const struct crash_sweep *)*state;
 
-	sw.runs = env_runs(sw.runs);
-	if (crash_sweep_run(&compact_ops, &sw) < 0)
-		fail_msg("%s failed", sw.name);
+	pma_check_sweep(&compact_ops, &sw);
 	assert_true(sw.fences > (uint64_t)NSLOTS * sw.runs);
 	/* every run released slabs by compaction (and punched: exit 8) */
 	assert_true(sw.extra >= sw.runs);
@@ -357,13 +253,8 @@ int main(int argc, char **argv)
 		{ "test_compact_byte_durable", test_sweep, NULL, NULL,
 		  &sweeps[3] },
 	};
-	int rc;
 
-	rc = crash_sweep_main(&compact_ops, argc, argv);
-	if (rc >= 0)
-		return rc;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	fsck_stats();
-	crash_sweep_cleanup();
-	return rc;
+	return pma_check_main(&compact_ops, argc, argv, tests,
+			      sizeof(tests) / sizeof(tests[0]),
+			      crash_fsck_report);
 }

@@ -41,6 +41,7 @@
 #include "pool/pool.h"
 #include "crash-fsck.h"
 #include "crash-sweep.h"
+#include "pma-check.h"
 
 #define HEAP_SIZE (4ULL << 20)
 #define NSLOTS 64
@@ -239,62 +240,6 @@ static void dump_image(const char *file)
 
 /* ------------------------------------------------------------ check */
 
-#define CHECK(cond, ...)                                     \
-	do {                                                 \
-		if (!(cond)) {                               \
-			snprintf(why, why_len, __VA_ARGS__); \
-			goto out_close;                      \
-		}                                            \
-	} while (0)
-
-static int off_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int named(const uint64_t *offs, unsigned n, uint64_t off)
-{
-	return bsearch(&off, offs, n, sizeof(*offs), off_cmp) != NULL;
-}
-
-/* live blocks counted from the heap's own state; print unnamed ones */
-static uint64_t heap_live_blocks(struct pma_heap *heap, const uint64_t *offs,
-				 unsigned n, uint64_t root)
-{
-	uint64_t c, page, off, live = 0;
-	struct pma_slab *slab;
-	uint32_t i;
-
-	for (c = 0; c < heap->nchunks; c++) {
-		/* loads the slabs not used since open (lazy.c) */
-		slab = pma_heap_slab_at(
-			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
-		for (i = 0; slab && i < slab->nblocks; i++) {
-			if (!pma_slab_is_live(slab, i))
-				continue;
-			live++;
-			off = pma_pool_off(heap, pma_slab_block_off(slab, i));
-			if (offs && off != root && !named(offs, n, off))
-				print_message("# leaked block 0x%llx (class "
-					      "%u, owner %u)\n",
-					      (unsigned long long)off,
-					      slab->cls, slab->owner);
-		}
-	}
-	for (page = 0; page < heap->geom.npages; page++) {
-		if (pma_pmap_kind(heap->pmap[page]) != PMA_PMAP_EXTENT)
-			continue;
-		live++;
-		off = pma_pool_off(heap, pma_page_off(heap, page));
-		if (offs && off != root && !named(offs, n, off))
-			print_message("# leaked extent 0x%llx\n",
-				      (unsigned long long)off);
-	}
-	return live;
-}
-
 /* PMA_HEAP_RDONLY view of the image (logs replayed in DRAM only) */
 static int rdonly_stats(const char *file, struct pma_heap_stats *ret_st,
 			char *why, size_t why_len)
@@ -365,17 +310,16 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	for (s = 0; s < NSLOTS; s++) {
 		if (!slots[s])
 			continue;
-		CHECK(pma_usable_size(heap, slots[s]) >= slot_size(s),
-		      "slot %u: 0x%llx usable %zu want %zu", s,
-		      (unsigned long long)slots[s],
-		      pma_usable_size(heap, slots[s]), slot_size(s));
+		if (pma_check_usable(heap, s, slots[s], slot_size(s), why,
+				     why_len) < 0)
+			goto out_close;
 		offs[n++] = slots[s];
 	}
-	qsort(offs, n, sizeof(offs[0]), off_cmp);
-	for (s = 1; s < n; s++)
-		CHECK(offs[s] != offs[s - 1], "0x%llx named twice",
-		      (unsigned long long)offs[s]);
-	live = heap_live_blocks(heap, offs, n, root);
+	if (pma_check_unique(offs, n, why, why_len) < 0)
+		goto out_close;
+	/* live blocks counted from the heap's own state; unnamed ones
+	 * printed */
+	live = pma_check_live(heap, offs, n, root);
 	CHECK(live == n + 1ULL, "%llu live blocks, %u named + root (leak)",
 	      (unsigned long long)live, n);
 	*ret_live = n;
@@ -383,7 +327,7 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	for (s = 0; s < NSLOTS; s++)
 		CHECK(pma_free_from(heap, &slots[s]) == 0, "free slot %u: %s",
 		      s, pma_errormsg());
-	live = heap_live_blocks(heap, NULL, 0, 0);
+	live = pma_check_live(heap, NULL, 0, 0);
 	CHECK(live == 1, "%llu live blocks after freeing all",
 	      (unsigned long long)live);
 	for (s = 0; s < NSLOTS; s += 3)
@@ -400,24 +344,9 @@ out_close:
 
 /* ------------------------------------------------------------ sweeps */
 
-/* how many images fsck checked, in how long (CRASH_FSCK_EVERY: doc) */
-static void fsck_stats(void)
-{
-	unsigned long n;
-	double t;
-
-	crash_fsck_stats(&n, &t);
-	printf("# fsck: %lu images checked in %.1f s\n", n, t);
-}
-
 static int recover_only(const char *file)
 {
-	struct pma_heap *heap;
-
-	if (test_heap_open(file, 0, &heap))
-		return 1;
-	pma_heap_close(heap);
-	return 0;
+	return pma_check_recover(file, &test_cfg);
 }
 
 static const struct crash_sweep_ops pmalloc_ops = {
@@ -432,19 +361,11 @@ static const struct crash_sweep_ops pmalloc_ops = {
 
 static void sweep(struct crash_sweep *sw)
 {
-	if (crash_sweep_run(&pmalloc_ops, sw) < 0)
-		fail_msg("%s failed", sw->name);
+	pma_check_sweep(&pmalloc_ops, sw);
 	assert_true(sw->fences > 2ULL * OPS_PER_THREAD * sw->runs);
 	/* the images cover checkpoints that release slabs */
 	assert_true(sw->extra >= sw->runs);
 	assert_int_equal(sw->images, sw->fences);
-}
-
-static unsigned env_runs(unsigned dflt)
-{
-	const char *s = getenv("PMA_CRASH_RUNS");
-
-	return s && atoi(s) > 0 ? (unsigned)atoi(s) : dflt;
 }
 
 /*
@@ -478,7 +399,6 @@ static void test_sweep(void **state)
 {
 	struct crash_sweep sw = *(const struct crash_sweep *)*state;
 
-	sw.runs = env_runs(sw.runs);
 	sweep(&sw);
 }
 
@@ -494,13 +414,8 @@ int main(int argc, char **argv)
 		{ "test_sweep_byte_recrash", test_sweep, NULL, NULL,
 		  &sweeps[5] },
 	};
-	int rc;
 
-	rc = crash_sweep_main(&pmalloc_ops, argc, argv);
-	if (rc >= 0)
-		return rc;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	fsck_stats();
-	crash_sweep_cleanup();
-	return rc;
+	return pma_check_main(&pmalloc_ops, argc, argv, tests,
+			      sizeof(tests) / sizeof(tests[0]),
+			      crash_fsck_report);
 }

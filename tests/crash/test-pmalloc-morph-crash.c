@@ -36,6 +36,7 @@
 #include "pmem/crash.h"
 #include "crash-fsck.h"
 #include "crash-sweep.h"
+#include "pma-check.h"
 
 #define HEAP_SIZE (4ULL << 20)
 #define NOLD 126 /* old-class slots: two slabs of 1024-byte blocks */
@@ -57,45 +58,26 @@ static size_t slot_size(unsigned s)
 	return s < NOLD ? OLD_SIZE : NEW_SIZE;
 }
 
-static unsigned char pattern(unsigned s, uint64_t gen, size_t j)
-{
-	return (unsigned char)(s * 31 + gen * 7 + j * 13 + 1);
-}
-
 /* ------------------------------------------------------------ child */
 
 static struct {
 	struct pma_heap *heap;
 	struct root *root;
+	struct pma_check_slots sl; /* the root's slots */
 	uint64_t rnd;
 } work;
-
-static void gen_set(unsigned s, uint64_t gen)
-{
-	work.root->gen[s] = gen;
-	pma_persist(work.heap, &work.root->gen[s], sizeof(uint64_t));
-}
 
 /* allocate slot s and write its pattern; the generation word is set
  * only once the pattern is durable */
 static void slot_alloc(unsigned s, uint64_t gen)
 {
-	unsigned char *p;
-	size_t j, n = slot_size(s);
-
-	if (pma_malloc_to(work.heap, n, &work.root->slot[s]))
+	if (pma_check_slot_alloc(work.heap, &work.sl, s, gen))
 		_exit(4);
-	p = pma_direct(work.heap, work.root->slot[s]);
-	for (j = 0; j < n; j++)
-		p[j] = pattern(s, gen, j);
-	pma_persist(work.heap, p, n);
-	gen_set(s, gen);
 }
 
 static void slot_free(unsigned s)
 {
-	gen_set(s, 0);
-	if (pma_free_from(work.heap, &work.root->slot[s]))
+	if (pma_check_slot_free(work.heap, &work.sl, s))
 		_exit(5);
 }
 
@@ -151,6 +133,8 @@ static void child_common(const char *path, uint64_t rnd, int pass)
 	    pma_root(work.heap, sizeof(struct root), &root))
 		_exit(7);
 	work.root = pma_direct(work.heap, root);
+	work.sl = (struct pma_check_slots){ NSLOTS, work.root->slot,
+					    work.root->gen, slot_size };
 	work.rnd = rnd;
 	for (s = 0; s < NOLD; s++)
 		slot_alloc(s, 1);
@@ -192,112 +176,10 @@ static void child_pass(const char *path, uint64_t rnd)
 
 /* ------------------------------------------------------------ check */
 
-#define CHECK(cond, ...)                                     \
-	do {                                                 \
-		if (!(cond)) {                               \
-			snprintf(why, why_len, __VA_ARGS__); \
-			goto out_close;                      \
-		}                                            \
-	} while (0)
-
-struct blk {
-	uint64_t off, size;
-};
-
-static int blk_cmp(const void *a, const void *b)
-{
-	const struct blk *x = a, *y = b;
-
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* live blocks (of both classes of a mixed slab) and extents, from the
- * heap's own state */
-static uint64_t heap_live(struct pma_heap *heap)
-{
-	uint64_t c, page, live = 0;
-	struct pma_slab *slab;
-	uint32_t i;
-	unsigned l, k;
-
-	for (c = 0; c < heap->nchunks; c++) {
-		slab = pma_heap_slab_at(
-			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
-		for (i = 0; slab && i < slab->nblocks; i++)
-			live += pma_slab_is_live(slab, i);
-		if (!slab || slab->old_cls == PMA_CLS_NONE)
-			continue;
-		for (l = 0; l < PMA_NBANKS; l++)
-			for (k = 0; k < PMA_SLAB_LINE_WORDS; k++)
-				live += (uint64_t)__builtin_popcountll(
-					slab->old_live[l][k]);
-	}
-	for (page = 0; page < heap->geom.npages; page++)
-		live += pma_pmap_kind(heap->pmap[page]) == PMA_PMAP_EXTENT;
-	return live;
-}
-
-/* a named slot's block: usable, and its pattern if its gen is set */
-static int check_slot(struct pma_heap *heap, const struct root *r, unsigned s,
-		      char *why, size_t why_len)
-{
-	const unsigned char *p = pma_direct(heap, r->slot[s]);
-	size_t j, n = slot_size(s);
-
-	if (pma_usable_size(heap, r->slot[s]) < n) {
-		snprintf(why, why_len, "slot %u: 0x%llx is not a live block", s,
-			 (unsigned long long)r->slot[s]);
-		return -1;
-	}
-	for (j = 0; r->gen[s] && j < n; j++)
-		if (p[j] != pattern(s, r->gen[s], j)) {
-			snprintf(why, why_len,
-				 "slot %u (gen %llu): byte %zu is 0x%02x, "
-				 "want 0x%02x",
-				 s, (unsigned long long)r->gen[s], j, p[j],
-				 pattern(s, r->gen[s], j));
-			return -1;
-		}
-	return 0;
-}
-
-/* every named block live and intact, none overlapping another; their
- * number in *ret_n */
-static int check_slots(struct pma_heap *heap, const struct root *r,
-		       unsigned *ret_n, char *why, size_t why_len)
-{
-	struct blk b[NSLOTS];
-	unsigned s, n = 0;
-
-	for (s = 0; s < NSLOTS; s++) {
-		if (r->gen[s] && !r->slot[s]) {
-			snprintf(why, why_len,
-				 "slot %u: gen %llu set, no block", s,
-				 (unsigned long long)r->gen[s]);
-			return -1;
-		}
-		if (!r->slot[s])
-			continue;
-		if (check_slot(heap, r, s, why, why_len) < 0)
-			return -1;
-		b[n].off = r->slot[s];
-		b[n++].size = pma_usable_size(heap, r->slot[s]);
-	}
-	qsort(b, n, sizeof(b[0]), blk_cmp);
-	for (s = 1; s < n; s++)
-		if (b[s - 1].off + b[s - 1].size > b[s].off) {
-			snprintf(why, why_len, "0x%llx overlaps 0x%llx",
-				 (unsigned long long)b[s - 1].off,
-				 (unsigned long long)b[s].off);
-			return -1;
-		}
-	*ret_n = n;
-	return 0;
-}
-
 static int check_heap(const char *file, unsigned *ret_live, char *why,
 		      size_t why_len)
 {
+	struct pma_check_slots sl = { .n = NSLOTS, .size = slot_size };
 	struct pma_heap *heap;
 	uint64_t root = 0, live;
 	struct root *r;
@@ -316,9 +198,13 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 	CHECK(pma_root(heap, sizeof(*r), &root) == 0, "root: %s",
 	      pma_errormsg());
 	r = pma_direct(heap, root);
-	if (check_slots(heap, r, &n, why, why_len) < 0)
+	sl.slot = r->slot;
+	sl.gen = r->gen;
+	/* every named block live and intact, none overlapping another */
+	if (pma_check_slots(heap, &sl, &n, why, why_len) < 0)
 		goto out_close;
-	live = heap_live(heap);
+	/* live blocks of both classes of a mixed slab, and extents */
+	live = pma_check_live(heap, NULL, 0, 0);
 	CHECK(live == n + 1ULL, "%llu live blocks, %u named + root (leak)",
 	      (unsigned long long)live, n);
 	*ret_live = n;
@@ -328,7 +214,7 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 		if (!r->slot[s])
 			CHECK(pma_malloc_to(heap, NEW_SIZE, &r->slot[s]) == 0,
 			      "malloc slot %u: %s", s, pma_errormsg());
-	if (check_slots(heap, r, &m, why, why_len) < 0)
+	if (pma_check_slots(heap, &sl, &m, why, why_len) < 0)
 		goto out_close;
 	for (s = 0; s < NSLOTS; s += 2)
 		CHECK(pma_free_from(heap, &r->slot[s]) == 0, "free slot %u: %s",
@@ -343,25 +229,12 @@ out_close:
 	return -1;
 }
 
-static void fsck_stats(void)
-{
-	unsigned long n;
-	double t;
-
-	crash_fsck_stats(&n, &t);
-	printf("# fsck: %lu images checked in %.1f s\n", n, t);
-}
-
 static int recover_only(const char *file)
 {
-	struct pma_heap *heap;
-
 	test_cfg.format_version = PMA_HEAP_VERSION;
-	if (pma_config_set_morph(&test_cfg, 100, 0) < 0 ||
-	    test_heap_open(file, 0, &heap))
+	if (pma_config_set_morph(&test_cfg, 100, 0) < 0)
 		return 1;
-	pma_heap_close(heap);
-	return 0;
+	return pma_check_recover(file, &test_cfg);
 }
 
 static const struct crash_sweep_ops morph_ops = {
@@ -402,22 +275,12 @@ static struct crash_sweep sweeps[] = {
 	  .runs = 1 },
 };
 
-static unsigned env_runs(unsigned dflt)
-{
-	const char *s = getenv("PMA_CRASH_RUNS");
-
-	return s && atoi(s) > 0 ? (unsigned)atoi(s) : dflt;
-}
-
 static void test_sweep(void **state)
 {
 	struct crash_sweep sw = *(const struct crash_sweep *)*state;
 
-	sw.runs = env_runs(sw.runs);
-	if (crash_sweep_run(strncmp(sw.name, "pass", 4) ? &morph_ops :
-							  &pass_ops,
-			    &sw) < 0)
-		fail_msg("%s failed", sw.name);
+	pma_check_sweep(strncmp(sw.name, "pass", 4) ? &morph_ops : &pass_ops,
+			&sw);
 	assert_true(sw.fences > (uint64_t)NNEW * sw.runs);
 	/* every run morphed (exit 8 otherwise) */
 	assert_true(sw.extra >= sw.runs);
@@ -438,13 +301,8 @@ int main(int argc, char **argv)
 		{ "test_morph_pass_recrash", test_sweep, NULL, NULL,
 		  &sweeps[6] },
 	};
-	int rc;
 
-	rc = crash_sweep_main(&morph_ops, argc, argv);
-	if (rc >= 0)
-		return rc;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	fsck_stats();
-	crash_sweep_cleanup();
-	return rc;
+	return pma_check_main(&morph_ops, argc, argv, tests,
+			      sizeof(tests) / sizeof(tests[0]),
+			      crash_fsck_report);
 }

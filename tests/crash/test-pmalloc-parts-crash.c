@@ -43,6 +43,7 @@
 #include "pool/fsck.h"
 #include "pool/pool.h"
 #include "crash-sweep.h"
+#include "pma-check.h"
 
 #define PART_SIZE (4ULL << 20)
 #define NSLOTS 32 /* per table */
@@ -292,36 +293,8 @@ static void child_run(const char *path, uint64_t rnd)
 
 /* ------------------------------------------------------------ checks */
 
-#define CHECK(cond, ...)                                     \
-	do {                                                 \
-		if (!(cond)) {                               \
-			snprintf(why, why_len, __VA_ARGS__); \
-			goto out_close;                      \
-		}                                            \
-	} while (0)
-
-/* live blocks (a mixed slab's old ones too) and extents of one part's
- * heap */
-static uint64_t part_live(struct pma_heap *heap)
-{
-	uint64_t c, page, live = 0;
-	struct pma_slab *slab;
-	uint32_t i;
-
-	for (c = 0; c < heap->nchunks; c++) {
-		slab = pma_heap_slab_at(
-			heap, pma_page_off(heap, c * PMA_CHUNK_PAGES));
-		for (i = 0; slab && i < slab->nblocks; i++)
-			live += pma_slab_is_live(slab, i) != 0;
-		if (slab && slab->old_cls != PMA_CLS_NONE)
-			live += slab->old_count;
-	}
-	for (page = 0; page < heap->geom.npages; page++)
-		live += pma_pmap_kind(heap->pmap[page]) == PMA_PMAP_EXTENT;
-	return live;
-}
-
-/* the same over the regions of part */
+/* live blocks (a mixed slab's old ones too) and extents over the regions
+ * of part */
 static uint64_t part_live_all(struct pma_heap *top, unsigned part)
 {
 	uint64_t live = 0;
@@ -329,15 +302,9 @@ static uint64_t part_live_all(struct pma_heap *top, unsigned part)
 
 	for (i = 0; i < top->nreg; i++)
 		if (top->sib[part * top->nreg + i])
-			live += part_live(top->sib[part * top->nreg + i]);
+			live += pma_check_live(top->sib[part * top->nreg + i],
+					       NULL, 0, 0);
 	return live;
-}
-
-static int off_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 struct fsck_first {
@@ -452,17 +419,14 @@ static int check_heap(const char *file, unsigned *ret_live, char *why,
 
 		if (!v)
 			continue;
-		CHECK(pma_usable_size(heap, v) >= slot_size(s),
-		      "slot %u: 0x%llx usable %zu want %zu", s,
-		      (unsigned long long)v, pma_usable_size(heap, v),
-		      slot_size(s));
+		if (pma_check_usable(heap, s, v, slot_size(s), why, why_len) <
+		    0)
+			goto out_close;
 		named_in[(v >> 56) & 1]++;
 		offs[n++] = v;
 	}
-	qsort(offs, n, sizeof(offs[0]), off_cmp);
-	for (s = 1; s < n; s++)
-		CHECK(offs[s] != offs[s - 1], "0x%llx named twice",
-		      (unsigned long long)offs[s]);
+	if (pma_check_unique(offs, n, why, why_len) < 0)
+		goto out_close;
 	/* part 0: the named blocks there and the root; part 1: the named
 	 * ones and table 1 */
 	live = part_live_all(heap, 0);
@@ -509,13 +473,6 @@ static const struct crash_sweep_ops parts_ops = {
 	.stat_name = "live slots",
 	.extra_name = "XFREEs and ring frees (frees across parts or regions)",
 };
-
-static unsigned env_runs(unsigned dflt)
-{
-	const char *s = getenv("PMA_CRASH_RUNS");
-
-	return s && atoi(s) > 0 ? (unsigned)atoi(s) : dflt;
-}
 
 static struct crash_sweep sweeps[] = {
 	{ .name = "parts durable", .runs = 2, .nparts = 2 },
@@ -589,7 +546,6 @@ static void test_sweep(void **state)
 	if (sched_getaffinity(0, sizeof(set), &set) < 0 ||
 	    !CPU_ISSET(0, &set) || !CPU_ISSET(1, &set))
 		skip();
-	sw.runs = env_runs(sw.runs);
 	if (sw.seed_base & GLOBAL_ONLY)
 		setenv("PMA_PARTS_GLOBAL_ONLY", "1", 1);
 	else
@@ -606,8 +562,7 @@ static void test_sweep(void **state)
 		setenv("PMA_PARTS_RINGS", "1", 1);
 	else
 		unsetenv("PMA_PARTS_RINGS");
-	if (crash_sweep_run(&parts_ops, &sw) < 0)
-		fail_msg("%s failed", sw.name);
+	pma_check_sweep(&parts_ops, &sw);
 	assert_true(sw.fences > 2ULL * OPS_PER_THREAD * sw.runs / 2);
 	assert_int_equal(sw.images, sw.fences);
 	/* blocks were freed from the other part's node, logged XFREE */
@@ -641,15 +596,10 @@ int main(int argc, char **argv)
 		{ "test_sweep_rings_byte_torn", test_sweep, NULL, NULL,
 		  &sweeps[13] },
 	};
-	int rc;
 
-	rc = crash_sweep_main(&parts_ops, argc, argv);
-	if (rc >= 0)
-		return rc;
 	/* e.g. "*rings*": one kind of sweep */
 	if (getenv("CRASH_SWEEP_FILTER"))
 		cmocka_set_test_filter(getenv("CRASH_SWEEP_FILTER"));
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	crash_sweep_cleanup();
-	return rc;
+	return pma_check_main(&parts_ops, argc, argv, tests,
+			      sizeof(tests) / sizeof(tests[0]), NULL);
 }

@@ -35,6 +35,7 @@
 #include "../lib/test-cfg.h"
 #include "crash-fsck.h"
 #include "crash-sweep.h"
+#include "pma-check.h"
 
 #define POOL_SIZE (8ULL << 20)
 #define ROOT_WORDS 32
@@ -43,15 +44,6 @@
 static size_t word_size(unsigned i)
 {
 	return 24 + (i * 2654435761u >> 8) % 2000;
-}
-
-static int open_mask(const char *path, uint64_t mask,
-		     struct pma_heap **ret_heap)
-{
-	struct pma_config c = test_cfg;
-
-	c.region_mask = mask;
-	return pma_heap_open_cfg(path, &c, ret_heap);
 }
 
 /* ------------------------------------------------------------ child */
@@ -70,7 +62,7 @@ static void child_run(const char *path, uint64_t rnd)
 	pma_heap_close(heap);
 	/* region 0 had a holder before: slabs of several classes, their
 	 * blocks freed again (DRAM dests) */
-	if (open_mask(path, 0x1, &heap) < 0)
+	if (pma_check_open_mask(&test_cfg, path, 0x1, &heap) < 0)
 		_exit(8);
 	for (i = 0; i < KEEP_WORDS; i++)
 		if (pma_malloc_to(heap, word_size(i), &keep[i]) < 0)
@@ -79,7 +71,7 @@ static void child_run(const char *path, uint64_t rnd)
 		if (pma_free_from(heap, &keep[i]) < 0)
 			_exit(9);
 	pma_heap_close(heap);
-	if (open_mask(path, 0x2, &heap) < 0)
+	if (pma_check_open_mask(&test_cfg, path, 0x2, &heap) < 0)
 		_exit(10);
 	crash_sweep_arm(heap->map);
 	if (pma_root(heap, ROOT_WORDS * 8, &root) < 0)
@@ -97,14 +89,6 @@ static void child_run(const char *path, uint64_t rnd)
 
 /* ----------------------------------------------------------- parent */
 
-#define CHECK(cond, ...)                                     \
-	do {                                                 \
-		if (!(cond)) {                               \
-			snprintf(why, why_len, __VA_ARGS__); \
-			goto out_close;                      \
-		}                                            \
-	} while (0)
-
 /* bytes live in the whole heap */
 static uint64_t used_bytes(struct pma_heap *heap)
 {
@@ -121,7 +105,7 @@ static int recover_masked(const char *file)
 	uint64_t s;
 
 	for (s = 1; s <= 2; s <<= 1) {
-		if (open_mask(file, s, &heap) < 0)
+		if (pma_check_open_mask(&test_cfg, file, s, &heap) < 0)
 			return -1;
 		pma_heap_close(heap);
 	}
@@ -234,12 +218,7 @@ int main(int argc, char **argv)
 		{ "test_sweep_recrash", test_sweep, NULL, NULL, &sweeps[2] },
 		{ "test_sweep_byte_torn", test_sweep, NULL, NULL, &sweeps[3] },
 	};
-	int rc;
 
-	rc = crash_sweep_main(&root_ops, argc, argv);
-	if (rc >= 0)
-		return rc;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	crash_sweep_cleanup();
-	return rc;
+	return pma_check_main(&root_ops, argc, argv, tests,
+			      sizeof(tests) / sizeof(tests[0]), NULL);
 }

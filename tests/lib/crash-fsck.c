@@ -80,3 +80,12 @@ void crash_fsck_stats(unsigned long *ret_checked, double *ret_seconds)
 	*ret_checked = checked;
 	*ret_seconds = seconds;
 }
+
+void crash_fsck_report(void)
+{
+	unsigned long n;
+	double t;
+
+	crash_fsck_stats(&n, &t);
+	printf("# fsck: %lu images checked in %.1f s\n", n, t);
+}

@@ -28,5 +28,7 @@ int crash_fsck(const char *file, enum pool_fsck_severity min, const char *when,
 
 /* images crash_fsck checked and what they took (seconds), this process */
 void crash_fsck_stats(unsigned long *ret_checked, double *ret_seconds);
+/* print them: "# fsck: N images checked in T s" (a main's last line) */
+void crash_fsck_report(void);
 
 #endif

@@ -35,42 +35,13 @@
 #define NWRITERS 4
 #define STRIPE (PG / NWRITERS)
 #define SHARED_PAGES 8
-#define PRIV_MAX (8 * PG)
 #define NOPS 40000
 
 static int setup(void **state)
 {
-	struct hdpm_env *e = calloc(1, sizeof(*e));
-
 	/* real flushes and fences, not msync */
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
-	if (!e || hdpm_env_init(e, "test-hdpm-gc", HEAP_SIZE, 0, 0))
-		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct hdpm_env *e = *state;
-
-	hdpm_env_fini(e);
-	free(e);
-	return 0;
-}
-
-static uint64_t xorshift(uint64_t *r)
-{
-	*r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
-	return *r;
-}
-
-static void fill_rand(char *buf, size_t len, uint64_t *r)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		buf[i] = (char)(xorshift(r) >> 24);
+	return hdpm_env_setup(state, "test-hdpm-gc", HEAP_SIZE, 0, 0);
 }
 
 static struct hdpm_file *xopen(struct hdpm_fs *fs, const char *path, int oflags)
@@ -89,12 +60,12 @@ static void make_logs(struct hdpm_fs *fs, const char *path, unsigned n,
 	uint64_t r = 7;
 	unsigned p, k;
 
-	fill_rand(ref, (size_t)n * PG, &r);
+	hdpm_env_fill_rand(ref, (size_t)n * PG, &r);
 	assert_int_equal(hdpm_pwrite(f, ref, (size_t)n * PG, 0),
 			 (ssize_t)n * PG);
 	for (p = 0; p < n; p++)
 		for (k = 0; k < 6; k++) {
-			fill_rand(ref + p * PG + 100 * k + 3, 50, &r);
+			hdpm_env_fill_rand(ref + p * PG + 100 * k + 3, 50, &r);
 			assert_int_equal(hdpm_pwrite(f,
 						     ref + p * PG + 100 * k + 3,
 						     50, p * PG + 100 * k + 3),
@@ -234,8 +205,7 @@ struct writer {
 	struct hdpm_fs *fs;
 	unsigned id;
 	char shared[SHARED_PAGES * PG]; /* only this writer's stripes */
-	char priv[PRIV_MAX];
-	uint64_t priv_size;
+	struct hdpm_env_priv priv; /* the private file's model */
 	int failed; /* op index + 1 of the first mismatch */
 };
 
@@ -254,62 +224,16 @@ static int check_stripes(struct writer *w, struct hdpm_file *f)
 	return 0;
 }
 
-static int check_priv(struct writer *w, struct hdpm_file *f)
-{
-	static __thread char buf[PRIV_MAX + 1];
-
-	return hdpm_pread(f, buf, sizeof(buf), 0) == (ssize_t)w->priv_size &&
-			       !memcmp(buf, w->priv, w->priv_size) ?
-		       0 :
-		       -1;
-}
-
-/* one op on the private file: small, full page, extend or truncate */
-static int priv_op(struct writer *w, struct hdpm_file *f, uint64_t *r)
-{
-	char buf[PG];
-	unsigned pick = (unsigned)(xorshift(r) % 20), len;
-	uint64_t off;
-
-	if (pick < 14) {
-		len = 1 + (unsigned)(xorshift(r) % 300);
-		off = xorshift(r) % (PRIV_MAX - len);
-	} else if (pick < 17) {
-		len = PG;
-		off = (xorshift(r) % (PRIV_MAX / PG)) * PG;
-	} else if (pick < 19) {
-		len = 1 + (unsigned)(xorshift(r) % 200);
-		off = w->priv_size + len <= PRIV_MAX ? w->priv_size : 0;
-	} else {
-		off = xorshift(r) % PRIV_MAX;
-		if (hdpm_ftruncate(f, off))
-			return -1;
-		if (off < w->priv_size)
-			memset(w->priv + off, 0, w->priv_size - off);
-		w->priv_size = off;
-		return 0;
-	}
-	fill_rand(buf, len, r);
-	if (hdpm_pwrite(f, buf, len, off) != (ssize_t)len)
-		return -1;
-	if (off > w->priv_size)
-		memset(w->priv + w->priv_size, 0, off - w->priv_size);
-	memcpy(w->priv + off, buf, len);
-	if (off + len > w->priv_size)
-		w->priv_size = off + len;
-	return 0;
-}
-
 /* a small write inside one of this writer's stripes */
 static int shared_op(struct writer *w, struct hdpm_file *f, uint64_t *r)
 {
 	char buf[200];
-	unsigned p = (unsigned)(xorshift(r) % SHARED_PAGES);
-	unsigned len = 1 + (unsigned)(xorshift(r) % sizeof(buf));
-	unsigned a = (unsigned)(xorshift(r) % (STRIPE - len + 1));
+	unsigned p = (unsigned)(hdpm_env_rand(r) % SHARED_PAGES);
+	unsigned len = 1 + (unsigned)(hdpm_env_rand(r) % sizeof(buf));
+	unsigned a = (unsigned)(hdpm_env_rand(r) % (STRIPE - len + 1));
 	uint64_t off = (uint64_t)p * PG + w->id * STRIPE + a;
 
-	fill_rand(buf, len, r);
+	hdpm_env_fill_rand(buf, len, r);
 	if (hdpm_pwrite(f, buf, len, off) != (ssize_t)len)
 		return -1;
 	memcpy(w->shared + off, buf, len);
@@ -332,14 +256,17 @@ static void *writer_main(void *arg)
 		goto out;
 	}
 	for (i = 0; i < NOPS && !w->failed; i++) {
-		rc = (xorshift(&r) & 1) ? shared_op(w, sf, &r) :
-					  priv_op(w, pf, &r);
+		rc = (hdpm_env_rand(&r) & 1) ?
+			     shared_op(w, sf, &r) :
+			     hdpm_env_priv_op(&w->priv, pf, 14, 200, &r);
 		if (rc == 0 && i % 64 == 63)
-			rc = check_stripes(w, sf) || check_priv(w, pf);
+			rc = check_stripes(w, sf) ||
+			     hdpm_env_priv_check(&w->priv, pf);
 		if (rc)
 			w->failed = (int)i + 1;
 	}
-	if (!w->failed && (check_stripes(w, sf) || check_priv(w, pf)))
+	if (!w->failed &&
+	    (check_stripes(w, sf) || hdpm_env_priv_check(&w->priv, pf)))
 		w->failed = NOPS + 1;
 out:
 	hdpm_close(sf);
@@ -371,14 +298,6 @@ static void *stepper_main(void *arg)
 	return NULL;
 }
 
-static uint64_t used_bytes(struct pma_heap *heap)
-{
-	struct pma_heap_stats st;
-
-	assert_int_equal(pma_heap_stats(heap, &st), 0);
-	return st.used_bytes;
-}
-
 static void verify_all(struct hdpm_fs *fs, struct writer *w)
 {
 	static char shared[SHARED_PAGES * PG];
@@ -391,7 +310,7 @@ static void verify_all(struct hdpm_fs *fs, struct writer *w)
 			memcpy(shared + p * PG + t * STRIPE,
 			       w[t].shared + p * PG + t * STRIPE, STRIPE);
 		snprintf(name, sizeof(name), "/p%u", t);
-		check_file(fs, name, w[t].priv, w[t].priv_size);
+		check_file(fs, name, w[t].priv.data, w[t].priv.size);
 	}
 	check_file(fs, "/shared", shared, sizeof(shared));
 }
@@ -416,7 +335,7 @@ static void test_stress(void **state)
 	cfg.min_log_bytes = 16;
 	cfg.batch = 32;
 	assert_int_equal(hdpm_mount_config(e->heap, 0, &cfg, &e->fs), 0);
-	base = used_bytes(e->heap);
+	base = hdpm_env_used_bytes(e->heap);
 	f = xopen(e->fs, "/shared", O_CREAT | O_RDWR);
 	/* zeroed full pages: every later write is a log append */
 	assert_int_equal(hdpm_pwrite(f, w[0].shared, sizeof(w[0].shared), 0),
@@ -459,7 +378,7 @@ static void test_stress(void **state)
 		assert_int_equal(hdpm_unlink(e->fs, name), 0);
 	}
 	assert_int_equal(hdpm_unlink(e->fs, "/shared"), 0);
-	assert_int_equal(used_bytes(e->heap), base);
+	assert_int_equal(hdpm_env_used_bytes(e->heap), base);
 	free(w);
 }
 
@@ -467,12 +386,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_config_and_flags, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_background_step, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_thread_merges, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_stress, setup, teardown),
+						hdpm_env_teardown),
+		cmocka_unit_test_setup_teardown(test_stress, setup,
+						hdpm_env_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,41 +42,13 @@
 #define STRIPE 256 /* bytes; stripe s of a page belongs to s % NWRITERS */
 #define SHARED_PAGES 8
 #define SHARED_SIZE (SHARED_PAGES * PG)
-#define PRIV_MAX (8 * PG)
+#define PRIV_MAX HDPM_ENV_PRIV_MAX
 #define NOPS 12000
 
 static int setup(void **state)
 {
-	struct hdpm_env *e = calloc(1, sizeof(*e));
-
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 1);
-	if (!e || hdpm_env_init(e, "test-hdpm-mt", HEAP_SIZE, 0, 0))
-		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct hdpm_env *e = *state;
-
-	hdpm_env_fini(e);
-	free(e);
-	return 0;
-}
-
-static uint64_t xorshift(uint64_t *r)
-{
-	*r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
-	return *r;
-}
-
-static void fill_rand(char *buf, size_t len, uint64_t *r)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		buf[i] = (char)(xorshift(r) >> 24);
+	return hdpm_env_setup(state, "test-hdpm-mt", HEAP_SIZE, 0, 0);
 }
 
 static const char *shared_name(unsigned i)
@@ -103,8 +75,7 @@ struct writer {
 	unsigned id;
 	uint64_t seq; /* atomic: ops started */
 	char shared[NSHARED][SHARED_SIZE]; /* this writer's stripes */
-	char priv[PRIV_MAX];
-	uint64_t priv_size;
+	struct hdpm_env_priv priv; /* the private file's model */
 	int failed; /* op index + 1 of the first mismatch */
 };
 
@@ -127,26 +98,16 @@ static int check_stripes(struct writer *w, struct hdpm_file **f)
 	return 0;
 }
 
-static int check_priv(struct writer *w, struct hdpm_file *f)
-{
-	static __thread char buf[PRIV_MAX + 1];
-
-	return hdpm_pread(f, buf, sizeof(buf), 0) == (ssize_t)w->priv_size &&
-			       !memcmp(buf, w->priv, w->priv_size) ?
-		       0 :
-		       -1;
-}
-
 /* stamped words into one of this writer's stripes */
 static int shared_op(struct writer *w, struct hdpm_file **f, uint64_t *r)
 {
 	uint64_t words[STRIPE / 8], seq, off;
-	unsigned i = (unsigned)(xorshift(r) % NSHARED);
+	unsigned i = (unsigned)(hdpm_env_rand(r) % NSHARED);
 	unsigned s = w->id +
-		     NWRITERS * (unsigned)(xorshift(r) %
+		     NWRITERS * (unsigned)(hdpm_env_rand(r) %
 					   (SHARED_SIZE / STRIPE / NWRITERS));
-	unsigned n = 1 + (unsigned)(xorshift(r) % (STRIPE / 8));
-	unsigned a = (unsigned)(xorshift(r) % (STRIPE / 8 - n + 1)), k;
+	unsigned n = 1 + (unsigned)(hdpm_env_rand(r) % (STRIPE / 8));
+	unsigned a = (unsigned)(hdpm_env_rand(r) % (STRIPE / 8 - n + 1)), k;
 
 	seq = __atomic_add_fetch(&w->seq, 1, __ATOMIC_SEQ_CST);
 	off = (uint64_t)s * STRIPE + a * 8;
@@ -155,42 +116,6 @@ static int shared_op(struct writer *w, struct hdpm_file **f, uint64_t *r)
 	if (hdpm_pwrite(f[i], words, n * 8, off) != (ssize_t)(n * 8))
 		return -1;
 	memcpy(w->shared[i] + off, words, n * 8);
-	return 0;
-}
-
-/* one op on the private file: small, full page, extend or truncate */
-static int priv_op(struct writer *w, struct hdpm_file *f, uint64_t *r)
-{
-	char buf[PG];
-	unsigned pick = (unsigned)(xorshift(r) % 20), len;
-	uint64_t off;
-
-	if (pick < 13) {
-		len = 1 + (unsigned)(xorshift(r) % 300);
-		off = xorshift(r) % (PRIV_MAX - len);
-	} else if (pick < 17) {
-		len = PG;
-		off = (xorshift(r) % (PRIV_MAX / PG)) * PG;
-	} else if (pick < 19) {
-		len = 1 + (unsigned)(xorshift(r) % 2000);
-		off = w->priv_size + len <= PRIV_MAX ? w->priv_size : 0;
-	} else {
-		off = xorshift(r) % PRIV_MAX;
-		if (hdpm_ftruncate(f, off))
-			return -1;
-		if (off < w->priv_size)
-			memset(w->priv + off, 0, w->priv_size - off);
-		w->priv_size = off;
-		return 0;
-	}
-	fill_rand(buf, len, r);
-	if (hdpm_pwrite(f, buf, len, off) != (ssize_t)len)
-		return -1;
-	if (off > w->priv_size)
-		memset(w->priv + w->priv_size, 0, off - w->priv_size);
-	memcpy(w->priv + off, buf, len);
-	if (off + len > w->priv_size)
-		w->priv_size = off + len;
 	return 0;
 }
 
@@ -208,14 +133,17 @@ static void *writer_main(void *arg)
 		rc |= hdpm_open(w->fs, shared_name(i), O_RDWR, 0, &sf[i]);
 	rc |= hdpm_open(w->fs, name, O_CREAT | O_RDWR, 0644, &pf);
 	for (i = 0; i < NOPS && !rc; i++) {
-		rc = (xorshift(&r) % 3) ? shared_op(w, sf, &r) :
-					  priv_op(w, pf, &r);
+		rc = (hdpm_env_rand(&r) % 3) ?
+			     shared_op(w, sf, &r) :
+			     hdpm_env_priv_op(&w->priv, pf, 13, 2000, &r);
 		if (rc == 0 && i % 128 == 127)
-			rc = check_stripes(w, sf) || check_priv(w, pf);
+			rc = check_stripes(w, sf) ||
+			     hdpm_env_priv_check(&w->priv, pf);
 		if (rc)
 			w->failed = (int)i + 1;
 	}
-	if (!w->failed && (check_stripes(w, sf) || check_priv(w, pf)))
+	if (!w->failed &&
+	    (check_stripes(w, sf) || hdpm_env_priv_check(&w->priv, pf)))
 		w->failed = NOPS + 1;
 	for (i = 0; i < NSHARED; i++)
 		hdpm_close(sf[i]);
@@ -271,11 +199,11 @@ static void *reader_main(void *arg)
 			goto out;
 		}
 	while (!stop_all && !h->why[0]) {
-		i = (unsigned)(xorshift(&r) % NSHARED);
+		i = (unsigned)(hdpm_env_rand(&r) % NSHARED);
 		/* whole files, single pages, or pieces across pages */
-		off = (xorshift(&r) % (SHARED_SIZE / 8)) * 8;
+		off = (hdpm_env_rand(&r) % (SHARED_SIZE / 8)) * 8;
 		len = (h->rounds & 3) == 0 ? SHARED_SIZE :
-					     1 + xorshift(&r) % (2 * PG);
+					     1 + hdpm_env_rand(&r) % (2 * PG);
 		if (len == SHARED_SIZE)
 			off = 0;
 		if (off + len > SHARED_SIZE)
@@ -315,10 +243,10 @@ static void *ns_main(void *arg)
 	struct stat st;
 
 	while (!stop_all && !h->why[0]) {
-		k = (unsigned)(xorshift(&r) % 50);
+		k = (unsigned)(hdpm_env_rand(&r) % 50);
 		snprintf(a, sizeof(a), "/n/f%u", k);
 		snprintf(b, sizeof(b), "/n/g%u", k);
-		fill_rand(data, sizeof(data), &r);
+		hdpm_env_fill_rand(data, sizeof(data), &r);
 		if (hdpm_open(h->fs, a, O_CREAT | O_RDWR | O_TRUNC, 0644, &f) ||
 		    hdpm_pwrite(f, data, sizeof(data), 0) != sizeof(data) ||
 		    hdpm_close(f) || hdpm_rename(h->fs, a, b) ||
@@ -333,7 +261,7 @@ static void *ns_main(void *arg)
 			snprintf(h->why, sizeof(h->why), "readdir: %u", n);
 			break;
 		}
-		if ((xorshift(&r) & 3) == 0 && hdpm_unlink(h->fs, b)) {
+		if ((hdpm_env_rand(&r) & 3) == 0 && hdpm_unlink(h->fs, b)) {
 			snprintf(h->why, sizeof(h->why), "unlink %s: %s", b,
 				 hdpm_errormsg());
 			break;
@@ -359,14 +287,6 @@ static void *stepper_main(void *arg)
 		sched_yield();
 	}
 	return NULL;
-}
-
-static uint64_t used_bytes(struct pma_heap *heap)
-{
-	struct pma_heap_stats st;
-
-	assert_int_equal(pma_heap_stats(heap, &st), 0);
-	return st.used_bytes;
 }
 
 static void check_file(struct hdpm_fs *fs, const char *path, const char *ref,
@@ -397,7 +317,8 @@ static void verify_all(struct hdpm_fs *fs)
 	}
 	for (t = 0; t < NWRITERS; t++) {
 		snprintf(name, sizeof(name), "/d/p%u", t);
-		check_file(fs, name, writers[t].priv, writers[t].priv_size);
+		check_file(fs, name, writers[t].priv.data,
+			   writers[t].priv.size);
 	}
 }
 
@@ -457,7 +378,7 @@ static void test_threads(void **state)
 				  getenv("MT_NOGC") ? HDPM_NO_GC_THREAD : 0,
 				  &cfg, &e->fs),
 		0);
-	base = used_bytes(e->heap);
+	base = hdpm_env_used_bytes(e->heap);
 	assert_int_equal(hdpm_mkdir(e->fs, "/d", 0755), 0);
 	assert_int_equal(hdpm_mkdir(e->fs, "/n", 0755), 0);
 	for (i = 0; i < NSHARED; i++) {
@@ -525,14 +446,15 @@ static void test_threads(void **state)
 	unlink_all(e->fs, "/n");
 	unlink_all(e->fs, "/d");
 	assert_int_equal(hdpm_unlink(e->fs, shared_name(0)), 0);
-	assert_int_equal(used_bytes(e->heap), base);
+	assert_int_equal(hdpm_env_used_bytes(e->heap), base);
 	free(writers);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads, setup,
+						hdpm_env_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -61,22 +61,10 @@ static void stale_pages(struct hdpm_fs *fs)
 
 static int setup(void **state)
 {
-	struct hdpm_env *e = calloc(1, sizeof(*e));
-
-	if (!e ||
-	    hdpm_env_init(e, "test-hdpm-zero", HEAP_SIZE, HDPM_NO_GC_THREAD, 1))
+	if (hdpm_env_setup(state, "test-hdpm-zero", HEAP_SIZE,
+			   HDPM_NO_GC_THREAD, 1))
 		return -1;
-	stale_pages(e->fs);
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct hdpm_env *e = *state;
-
-	hdpm_env_fini(e);
-	free(e);
+	stale_pages(((struct hdpm_env *)*state)->fs);
 	return 0;
 }
 
@@ -559,15 +547,18 @@ static void test_orphan_older_redo(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_new_page, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_page, setup,
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_stale_blocks, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_truncate, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_upgrade, setup, teardown),
+						hdpm_env_teardown),
+		cmocka_unit_test_setup_teardown(test_truncate, setup,
+						hdpm_env_teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade, setup,
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_rerun_skips_reused, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_orphan_older_redo, setup,
-						teardown),
+						hdpm_env_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

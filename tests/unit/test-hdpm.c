@@ -28,12 +28,7 @@
 
 static int setup_flags(void **state, unsigned flags)
 {
-	struct hdpm_env *e = calloc(1, sizeof(*e));
-
-	if (!e || hdpm_env_init(e, "test-hdpm", HEAP_SIZE, flags, 1))
-		return -1;
-	*state = e;
-	return 0;
+	return hdpm_env_setup(state, "test-hdpm", HEAP_SIZE, flags, 1);
 }
 
 static int setup(void **state)
@@ -44,15 +39,6 @@ static int setup(void **state)
 static int setup_cow(void **state)
 {
 	return setup_flags(state, HDPM_COW_ONLY);
-}
-
-static int teardown(void **state)
-{
-	struct hdpm_env *e = *state;
-
-	hdpm_env_fini(e);
-	free(e);
-	return 0;
 }
 
 static struct hdpm_file *xopen(struct hdpm_env *e, const char *path, int oflags)
@@ -731,34 +717,36 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mount_args, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_mount_foreign_root, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_rw_errors, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_write_paths, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_cow_only, setup_cow,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_inline_gc, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_truncate, setup, teardown),
+						hdpm_env_teardown),
+		cmocka_unit_test_setup_teardown(test_truncate, setup,
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_namespace, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_remount_keeps_data, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_append_and_short_write,
-						setup, teardown),
+						setup, hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_ino_calls, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_info_and_rdonly, setup,
-						teardown),
+						hdpm_env_teardown),
 		cmocka_unit_test(test_rdonly_unformatted),
-		cmocka_unit_test_setup_teardown(test_model, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_model, setup,
+						hdpm_env_teardown),
 		cmocka_unit_test_setup_teardown(test_model, setup_cow,
-						teardown),
+						hdpm_env_teardown),
 	};
 
 	setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
