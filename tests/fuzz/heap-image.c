@@ -59,6 +59,30 @@ void child_fail(int code, const char *what)
 	_exit(code);
 }
 
+/* wait for the image child pid; die naming what, and how it ended
+ * (exit code or signal), unless it exited 0 */
+static void child_wait(pid_t pid, const char *what)
+{
+	int status = 0;
+
+	if (pid < 0)
+		die(what);
+	if (waitpid(pid, &status, 0) != pid) {
+		fprintf(stderr, "fuzz-heap: ERROR: %s: waitpid: %s\n", what,
+			strerror(errno));
+		abort();
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "fuzz-heap: ERROR: %s: killed by signal %d\n",
+			what, WTERMSIG(status));
+	else
+		fprintf(stderr, "fuzz-heap: ERROR: %s: exit code %d\n", what,
+			WEXITSTATUS(status));
+	abort();
+}
+
 /* ------------------------------------------------------------ the image */
 
 static uint64_t *slots_of(struct pma_heap *heap)
@@ -209,7 +233,7 @@ void setup_file(uint64_t size)
 			  getenv("TMPDIR")		? getenv("TMPDIR") :
 							  "/tmp";
 	char tmpl[4096];
-	int fd, status;
+	int fd;
 	pid_t pid;
 
 	fx.size = size;
@@ -229,8 +253,7 @@ void setup_file(uint64_t size)
 	pid = fork();
 	if (pid == 0)
 		build_crash(fx.path);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
-		die("crash child");
+	child_wait(pid, "crash child");
 	fx.map = mmap(NULL, POOL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		      0);
 	fx.pristine = malloc(POOL_SIZE);
@@ -293,7 +316,6 @@ static void build2(const char *path, uint64_t size)
 	struct pma_heap *heap;
 	uint64_t *slots;
 	unsigned i, parts[2] = { 0, 0 };
-	int status;
 	pid_t pid;
 
 	test_cfg.sum_shift = PMA_SUM_SHIFT_MIN;
@@ -322,8 +344,7 @@ static void build2(const char *path, uint64_t size)
 				child_fail(3, "malloc (2 parts)");
 		_exit(0); /* a crash: no checkpoint, no close */
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
-		die("crash child (2 parts)");
+	child_wait(pid, "crash child (2 parts)");
 }
 
 static char dir2[40];
@@ -493,7 +514,6 @@ void setup_regions(uint64_t size)
 {
 	struct pma_heap *heap;
 	char name[4096];
-	int status;
 	pid_t pid;
 
 	image_name(name, sizeof(name));
@@ -506,8 +526,7 @@ void setup_regions(uint64_t size)
 	pid = fork();
 	if (pid == 0)
 		region0(name);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
-		die("crash children (2 regions)");
+	child_wait(pid, "crash children (2 regions)");
 	image_hold(name, &fxr[0], size);
 	fxr[1] = fxr[0]; /* one file: the same buffers */
 	image_survey(fxr, 2);
