@@ -123,7 +123,6 @@ void setup_hdpm(uint64_t size)
 	struct hdpm_fs *fs;
 	char name[4096];
 	unsigned i;
-	int status;
 	pid_t pid;
 
 	image_name(name, sizeof(name));
@@ -140,8 +139,7 @@ void setup_hdpm(uint64_t size)
 	pid = fork();
 	if (pid == 0)
 		crash(name);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
-		die("crash child (HDPM)");
+	child_wait(pid, "crash child (HDPM)");
 	image_hold(name, &fxh, size);
 	image_survey(&fxh, 1);
 	if (pma_heap_open(fxh.path, PMA_HEAP_RDONLY, &heap) < 0 ||

@@ -59,15 +59,18 @@ void child_fail(int code, const char *what)
 	_exit(code);
 }
 
-/* wait for the image child pid; die naming what, and how it ended
- * (exit code or signal), unless it exited 0 */
-static void child_wait(pid_t pid, const char *what)
+void child_wait(pid_t pid, const char *what)
 {
 	int status = 0;
+	pid_t rc;
 
 	if (pid < 0)
 		die(what);
-	if (waitpid(pid, &status, 0) != pid) {
+	/* (libFuzzer's timer signal interrupts the wait: not a failure) */
+	do
+		rc = waitpid(pid, &status, 0);
+	while (rc < 0 && errno == EINTR);
+	if (rc != pid) {
 		fprintf(stderr, "fuzz-heap: ERROR: %s: waitpid: %s\n", what,
 			strerror(errno));
 		abort();
@@ -476,7 +479,6 @@ static void region0(const char *path)
 	struct pma_heap *a = open_mask(path, 0x1);
 	uint64_t root, *w;
 	unsigned i, k;
-	int status;
 	pid_t pid;
 
 	if (!a || pma_root(a, NSLOTS * sizeof(uint64_t), &root) < 0)
@@ -489,8 +491,7 @@ static void region0(const char *path)
 		pid = fork();
 		if (pid == 0)
 			region1(path, root, k);
-		if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
-			child_fail(4, "region 1's child");
+		child_wait(pid, "region 1's child");
 		if (k)
 			break;
 		for (i = 0; i < NSLOTS / 2; i += 3)

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "heap-script.h"
 #include "pmalloc/internal.h"
@@ -59,6 +60,9 @@ extern struct heap_image fxh;
 
 /* print what failed with pma_errormsg() and abort */
 void die(const char *what);
+/* wait for an image child: return if it exited 0, else print ERROR:
+ * with what and how it ended (exit code or signal) and abort */
+void child_wait(pid_t pid, const char *what);
 /* a child building an image: print pma_errormsg() and _exit(code) */
 __attribute__((noreturn)) void child_fail(int code, const char *what);
 /* a failed call must return a negative errno and leave a message */
