@@ -167,13 +167,12 @@ static int numa_tables(struct bench_numa *b, size_t nslots)
 		if (rc < 0)
 			break;
 		rc = -pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
-		if (rc == 0)
-			rc = -pthread_create(&tid, &attr, table_thread, &job);
+		if (rc == 0 && (rc = -pthread_create(&tid, &attr, table_thread,
+						     &job)) == 0) {
+			pthread_join(tid, NULL);
+			rc = job.rc;
+		}
 		pthread_attr_destroy(&attr);
-		if (rc < 0)
-			break;
-		pthread_join(tid, NULL);
-		rc = job.rc;
 		if (rc == 0)
 			b->cpu_table[k] = b->table[job.part];
 	}
