@@ -162,8 +162,9 @@ struct pma_slab {
 	 * without the owner's lock (a remote free, usable_size) first adds
 	 * to rbusy, then reads mixed: if set it takes the owner's lock
 	 * instead, else the morph waits for rbusy to drain (both seq_cst)
-	 * before it changes the geometry */
-	atomic_int mixed;
+	 * before it changes the geometry. A line of their own: the owner
+	 * writes the words around them (in_rlist, rret) */
+	_Alignas(PMA_LINE) atomic_int mixed;
 	atomic_int rbusy;
 	/* version 10: frees of this slab's blocks by arenas of another
 	 * part (XFREE in the freeing thread's own part, alloc.c): xdone
@@ -171,7 +172,7 @@ struct pma_slab {
 	 * modes; the block comes back through rret. A slab with xdone or
 	 * rret bits set by such a free is on its owner's xlist (xnext;
 	 * in_xlist says so) */
-	_Atomic uint64_t xdone[PMA_LIVE_WORDS];
+	_Alignas(PMA_LINE) _Atomic uint64_t xdone[PMA_LIVE_WORDS];
 	atomic_int in_xlist;
 	struct pma_slab *xnext;
 	/* such frees not yet retired by their freeing arena: counted from
