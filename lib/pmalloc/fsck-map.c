@@ -372,9 +372,38 @@ static int slab_fsck(struct pma_fsck *f, uint64_t page, uint64_t e)
 	return rc;
 }
 
+/*
+ * A slab in a group the summary does not mark, which the window's ops
+ * use: the open ignores its entry, but its replay of those ops reads the
+ * slab and checks its banks. The replay finds the header by the chunk's
+ * offset, not by the entry (apply.c, pma_slab_meta), so a header with
+ * the slab magic is checked whatever the entry holds (without the magic
+ * the replay refuses the op: log-op-target). 1 with the entry to check
+ * it against in *ret_e (the media entry if a slab's, else the header's
+ * own class and owner), else 0.
+ */
+static int unmarked_slab(struct pma_fsck *f, uint64_t page, uint64_t *ret_e)
+{
+	const struct pma_fsck_slab *s;
+
+	if (f->pmap[page] || page % PMA_CHUNK_PAGES || !f->sum ||
+	    pma_fsck_sum_has(f, page))
+		return 0;
+	s = f->slabs[page / PMA_CHUNK_PAGES];
+	if (!s)
+		return 0;
+	if (pma_pmap_kind(f->pmap_pm[page]) == PMA_PMAP_SLAB)
+		*ret_e = f->pmap_pm[page];
+	else if (s->hdr.magic == PMA_SLAB_MAGIC)
+		*ret_e = pma_pmap_make_slab(s->hdr.cls, s->hdr.owner);
+	else
+		return 0;
+	return 1;
+}
+
 int pma_fsck_slabs(struct pma_fsck *f)
 {
-	uint64_t c, page, nchunks = f->g.npages / PMA_CHUNK_PAGES + 1;
+	uint64_t c, page, e, nchunks = f->g.npages / PMA_CHUNK_PAGES + 1;
 	int rc = 0;
 
 	for (c = 0; rc == 0 && c < nchunks; c++) {
@@ -397,14 +426,8 @@ int pma_fsck_slabs(struct pma_fsck *f)
 		pma_fsck_progress(f, page);
 		if (pma_pmap_kind(f->pmap[page]) == PMA_PMAP_SLAB)
 			rc = slab_fsck(f, page, f->pmap[page]);
-		/* a slab in a group the summary does not mark, which the
-		 * window's ops use: the open ignores its entry, but its
-		 * replay of those ops reads the slab and checks its banks */
-		else if (!f->pmap[page] && page % PMA_CHUNK_PAGES == 0 &&
-			 f->slabs[page / PMA_CHUNK_PAGES] && f->sum &&
-			 !pma_fsck_sum_has(f, page) &&
-			 pma_pmap_kind(f->pmap_pm[page]) == PMA_PMAP_SLAB)
-			rc = slab_fsck(f, page, f->pmap_pm[page]);
+		else if (unmarked_slab(f, page, &e))
+			rc = slab_fsck(f, page, e);
 	}
 	return rc;
 }
