@@ -1518,8 +1518,8 @@ static int xring_apply_extent(struct pma_heap *o, uint64_t b)
 	return 0;
 }
 
-/* n more records by the caller's entries since its last fence (see
- * pma_xring_apply_locked) */
+/* pma_xring_apply_locked's fence: before n more records if they would
+ * leave more than two unfenced (recovery allows two at a log's end) */
 static void xring_fence_due(struct pma_heap *o, unsigned *unfenced, unsigned n)
 {
 	if (*unfenced + n > 2) {
@@ -1528,35 +1528,9 @@ static void xring_fence_due(struct pma_heap *o, unsigned *unfenced, unsigned n)
 	}
 }
 
-static int xring_apply_slab(struct pma_heap *o, uint64_t b,
-			    struct pma_slab *slab, unsigned *unfenced);
-
-int pma_xring_apply_locked(struct pma_heap *o, uint64_t b, unsigned *unfenced)
-{
-	uint64_t rel = b - o->data_base;
-	struct pma_slab *slab;
-	int rc;
-
-	if (b < o->data_base || rel >= o->data_len ||
-	    rel & ((1ULL << o->osh) - 1))
-		return -EINVAL;
-	slab = pma_heap_slab_at_rel(o, rel);
-	/* an extent's op is two records, a block's one */
-	xring_fence_due(o, unfenced, slab ? 1 : 2);
-	rc = slab ? xring_apply_slab(o, b, slab, unfenced) :
-		    xring_apply_extent(o, b);
-	if (rc == 0 && !slab)
-		*unfenced += 2;
-	if (*unfenced >= 2) {
-		pm_drain(o->map);
-		*unfenced = 0;
-	}
-	return rc;
-}
-
 /* pma_xring_apply_locked for a slab's block */
 static int xring_apply_slab(struct pma_heap *o, uint64_t b,
-			    struct pma_slab *slab, unsigned *unfenced)
+			    struct pma_slab *slab)
 {
 	struct pma_op op = { .type = PMA_REC_FREE, .off = b };
 	struct pma_arena *arena;
@@ -1574,7 +1548,6 @@ static int xring_apply_slab(struct pma_heap *o, uint64_t b,
 		pma_morph_note(arena, slab);
 		if (pma_morph_free_old(arena, slab, b)) {
 			pma_expect_ok(pma_log_append_op(arena, &op));
-			++*unfenced;
 			if (slab->navail)
 				pma_partial_push(arena, slab);
 			pma_slab_empty_check(arena, slab);
@@ -1585,7 +1558,6 @@ static int xring_apply_slab(struct pma_heap *o, uint64_t b,
 	if (pma_slab_index(slab, b, &idx) < 0 || pma_slab_unlive(slab, idx) < 0)
 		return -EINVAL;
 	pma_expect_ok(pma_log_append_op(arena, &op));
-	++*unfenced;
 	/* not taken before the drain persisted its consumer word: every
 	 * arena lock of o is held until then */
 	pma_slab_give(slab, idx);
@@ -1593,6 +1565,26 @@ static int xring_apply_slab(struct pma_heap *o, uint64_t b,
 	pma_slab_empty_check(arena, slab);
 	arena->fast_end = 0;
 	return 0;
+}
+
+int pma_xring_apply_locked(struct pma_heap *o, uint64_t b, unsigned *unfenced)
+{
+	uint64_t rel = b - o->data_base;
+	struct pma_slab *slab;
+	unsigned n;
+	int rc;
+
+	if (b < o->data_base || rel >= o->data_len ||
+	    rel & ((1ULL << o->osh) - 1))
+		return -EINVAL;
+	slab = pma_heap_slab_at_rel(o, rel);
+	n = slab ? 1 : 2; /* an extent's op is two records, a block's one */
+	xring_fence_due(o, unfenced, n);
+	rc = slab ? xring_apply_slab(o, b, slab) : xring_apply_extent(o, b);
+	if (rc == 0)
+		*unfenced += n;
+	xring_fence_due(o, unfenced, 1); /* two out: fenced now */
+	return rc;
 }
 
 /* free the block at pool offset off, named by dest (checked) */
